@@ -1,0 +1,233 @@
+//! Hash and verify under a tier's policy, synchronously (callers put this on
+//! the blocking pool through the gate). Stored hashes are self-describing:
+//!
+//! - unpeppered: the algorithm's own string, `$2b$10$...` or `$argon2id$v=19$m=...`;
+//! - peppered: `$hs384$<pepper id>` followed by that string, so verify knows
+//!   which pepper made it and a pepper can be rotated.
+
+use std::time::Instant;
+
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
+use secrecy::{ExposeSecret, SecretString};
+
+use super::config::{ConfigError, validate_policy};
+use super::pepper::PepperRing;
+use super::policy::{Algorithm, Policy, Tier};
+
+/// bcrypt's input limit. Without a pepper, longer passwords are refused rather
+/// than silently truncated. (Not the crate's `non_truncating_*` API: it refuses
+/// 72-byte inputs too, although bcrypt uses all 72 bytes and API.md accepts them.)
+pub const UNPEPPERED_MAX_BYTES: usize = 72;
+
+const PEPPERED_PREFIX: &str = "$hs384$";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verification {
+    pub matched: bool,
+    /// The stored hash was made under other parameters or another pepper than
+    /// the tier's current policy: after a successful match, store a new hash.
+    pub needs_rehash: bool,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum HashError {
+    #[error("password must be at most {max_bytes} bytes without a pepper (it is {len})")]
+    PasswordTooLong { max_bytes: usize, len: usize },
+    #[error("the stored password hash is malformed: {0}")]
+    MalformedHash(&'static str),
+    #[error("the stored password hash uses pepper {0}, which is no longer configured")]
+    UnknownPepper(String),
+    #[error("the {0} tier is peppered but no pepper is configured")]
+    NoPepper(Tier),
+    #[error("password hashing failed: {0}")]
+    Algorithm(String),
+}
+
+/// A parsed stored hash: which pepper (if any), and the algorithm's own string.
+#[derive(Debug, PartialEq, Eq)]
+pub struct StoredHash<'a> {
+    pub pepper_id: Option<&'a str>,
+    pub algorithm: Algorithm,
+    inner: &'a str,
+}
+
+impl<'a> StoredHash<'a> {
+    pub fn parse(stored: &'a str) -> Result<Self, HashError> {
+        let (pepper_id, inner) = match stored.strip_prefix(PEPPERED_PREFIX) {
+            Some(rest) => {
+                let at = rest.find('$').ok_or(HashError::MalformedHash("no hash after the pepper id"))?;
+                (Some(&rest[..at]), &rest[at..])
+            }
+            None => (None, stored),
+        };
+        Ok(StoredHash {
+            pepper_id,
+            algorithm: algorithm_of(inner)?,
+            inner,
+        })
+    }
+}
+
+fn algorithm_of(inner: &str) -> Result<Algorithm, HashError> {
+    if inner.starts_with("$argon2id$") {
+        let phc = PasswordHash::new(inner).map_err(|_| HashError::MalformedHash("not a PHC string"))?;
+        let params = argon2::Params::try_from(&phc).map_err(|_| HashError::MalformedHash("bad argon2 parameters"))?;
+        return Ok(Algorithm::Argon2id {
+            m_kib: params.m_cost(),
+            t: params.t_cost(),
+            p: params.p_cost(),
+        });
+    }
+    let bcrypt_prefix = ["$2a$", "$2b$", "$2y$"].iter().any(|p| inner.starts_with(p));
+    if bcrypt_prefix && inner.len() == 60 && inner.is_char_boundary(6) {
+        let cost = inner[4..6].parse().map_err(|_| HashError::MalformedHash("bad bcrypt cost"))?;
+        return Ok(Algorithm::Bcrypt { cost });
+    }
+    Err(HashError::MalformedHash("unknown algorithm"))
+}
+
+/// The tiers' policies and the peppers: everything needed to hash and verify.
+#[derive(Debug)]
+pub struct PasswordEngine {
+    member: Policy,
+    guest: Policy,
+    peppers: PepperRing,
+    dummy_member_hash: String,
+}
+
+impl PasswordEngine {
+    /// Refuses policies that break the rules (see [`validate_policy`]).
+    pub fn new(member: Policy, guest: Policy, peppers: PepperRing) -> Result<Self, ConfigError> {
+        validate_policy(Tier::Member, member, &peppers)?;
+        validate_policy(Tier::Guest, guest, &peppers)?;
+        let dummy_member_hash = dummy_hash(member, &peppers);
+        Ok(PasswordEngine {
+            member,
+            guest,
+            peppers,
+            dummy_member_hash,
+        })
+    }
+
+    pub fn policy(&self, tier: Tier) -> Policy {
+        match tier {
+            Tier::Member => self.member,
+            Tier::Guest => self.guest,
+        }
+    }
+
+    /// A new stored hash of `password` under `tier`'s current policy.
+    pub fn hash(&self, tier: Tier, password: &SecretString) -> Result<String, HashError> {
+        let policy = self.policy(tier);
+        let started = Instant::now();
+        let (prefix, input) = if policy.peppered {
+            let pepper = self.peppers.current().ok_or(HashError::NoPepper(tier))?;
+            let input = pepper.apply(password.expose_secret().as_bytes());
+            (format!("{PEPPERED_PREFIX}{}", pepper.id()), input)
+        } else {
+            check_unpeppered_length(password)?;
+            (String::new(), password.clone())
+        };
+        let inner = match policy.algorithm {
+            Algorithm::Bcrypt { cost } => bcrypt::hash(input.expose_secret(), cost)
+                .map_err(|e| HashError::Algorithm(e.to_string()))?,
+            Algorithm::Argon2id { m_kib, t, p } => argon2_with(m_kib, t, p)?
+                .hash_password(input.expose_secret().as_bytes())
+                .map_err(|e| HashError::Algorithm(e.to_string()))?
+                .to_string(),
+        };
+        record("hash", tier, policy.algorithm, started);
+        Ok(prefix + &inner)
+    }
+
+    /// Checks `password` against `stored`, with the algorithm, parameters and
+    /// pepper the stored hash names, whatever the tier's policy is now.
+    pub fn verify(&self, tier: Tier, password: &SecretString, stored: &str) -> Result<Verification, HashError> {
+        let started = Instant::now();
+        let parsed = StoredHash::parse(stored)?;
+        let input = match parsed.pepper_id {
+            Some(id) => {
+                let pepper = self.peppers.by_id(id).ok_or_else(|| HashError::UnknownPepper(id.to_owned()))?;
+                pepper.apply(password.expose_secret().as_bytes())
+            }
+            None => {
+                check_unpeppered_length(password)?;
+                password.clone()
+            }
+        };
+        let matched = match parsed.algorithm {
+            Algorithm::Bcrypt { .. } => bcrypt::verify(input.expose_secret(), parsed.inner)
+                .map_err(|_| HashError::MalformedHash("bcrypt rejected the stored hash"))?,
+            Algorithm::Argon2id { m_kib, t, p } => {
+                match argon2_with(m_kib, t, p)?.verify_password(input.expose_secret().as_bytes(), parsed.inner) {
+                    Ok(()) => true,
+                    Err(argon2::password_hash::Error::PasswordInvalid) => false,
+                    Err(_) => return Err(HashError::MalformedHash("argon2 rejected the stored hash")),
+                }
+            }
+        };
+        record("verify", tier, parsed.algorithm, started);
+        Ok(Verification {
+            matched,
+            needs_rehash: self.needs_rehash(tier, &parsed),
+        })
+    }
+
+    /// Spends the time of a member-tier verify without anyone's hash, so a
+    /// login for an unknown username takes as long as one with a wrong password.
+    pub fn verify_dummy(&self, password: &SecretString) -> Result<(), HashError> {
+        self.verify(Tier::Member, password, &self.dummy_member_hash).map(|_| ())
+    }
+
+    fn needs_rehash(&self, tier: Tier, stored: &StoredHash<'_>) -> bool {
+        let policy = self.policy(tier);
+        let current_pepper = policy.peppered.then(|| self.peppers.current().map(|p| p.id())).flatten();
+        stored.algorithm != policy.algorithm || stored.pepper_id != current_pepper
+    }
+}
+
+fn check_unpeppered_length(password: &SecretString) -> Result<(), HashError> {
+    let len = password.expose_secret().len();
+    if len > UNPEPPERED_MAX_BYTES {
+        return Err(HashError::PasswordTooLong {
+            max_bytes: UNPEPPERED_MAX_BYTES,
+            len,
+        });
+    }
+    Ok(())
+}
+
+fn argon2_with(m_kib: u32, t: u32, p: u32) -> Result<argon2::Argon2<'static>, HashError> {
+    let params = argon2::Params::new(m_kib, t, p, None).map_err(|e| HashError::Algorithm(e.to_string()))?;
+    Ok(argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params))
+}
+
+/// A well-formed hash under `policy` that no password matches (its digest is
+/// all zeros), built without hashing so a cold start pays nothing for it.
+fn dummy_hash(policy: Policy, peppers: &PepperRing) -> String {
+    let inner = match policy.algorithm {
+        Algorithm::Bcrypt { cost } => format!("$2b${cost:02}${}", ".".repeat(53)),
+        Algorithm::Argon2id { m_kib, t, p } => {
+            format!("$argon2id$v=19$m={m_kib},t={t},p={p}${}${}", "A".repeat(22), "A".repeat(43))
+        }
+    };
+    match peppers.current().filter(|_| policy.peppered) {
+        Some(pepper) => format!("{PEPPERED_PREFIX}{}{inner}", pepper.id()),
+        None => inner,
+    }
+}
+
+/// One structured event per hash/verify: the timing table can be rebuilt from these.
+fn record(op: &'static str, tier: Tier, algorithm: Algorithm, started: Instant) {
+    let duration_ms = started.elapsed().as_secs_f64() * 1e3;
+    tracing::info!(
+        target: "password_hash",
+        op,
+        tier = tier.as_str(),
+        algorithm = algorithm.name(),
+        cost = %algorithm.cost_label(),
+        duration_ms,
+        "password hash timing"
+    );
+}

@@ -1,0 +1,75 @@
+//! Tiered password hashing: the cost of each hash follows the value of what it
+//! protects. A [`Tier`] names a [`Policy`] (algorithm, parameters, pepper);
+//! [`Hashing`] runs hashes and verifies through the bounded [`HashingGate`].
+
+mod config;
+mod engine;
+mod gate;
+mod pepper;
+mod policy;
+pub mod tier_file;
+
+use std::sync::Arc;
+
+use secrecy::SecretString;
+
+pub use config::{ConfigError, HashingConfig, validate_policy};
+pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
+pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded, default_workers};
+pub use pepper::{MIN_PEPPER_BYTES, Pepper, PepperRing, PepperTooShort};
+pub use policy::{Algorithm, AlgorithmParseError, Policy, Tier};
+
+/// What can go wrong when a request hashes or verifies a password.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum HashError {
+    /// The gate's queue is full: answer 503 with `Retry-After`.
+    #[error(transparent)]
+    Overloaded(#[from] Overloaded),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// The hashing service a process builds once at start and shares.
+#[derive(Debug, Clone)]
+pub struct Hashing {
+    engine: Arc<PasswordEngine>,
+    gate: HashingGate,
+}
+
+impl Hashing {
+    pub fn new(config: HashingConfig) -> Result<Self, ConfigError> {
+        let engine = PasswordEngine::new(config.member, config.guest, config.peppers)?;
+        Ok(Hashing {
+            engine: Arc::new(engine),
+            gate: HashingGate::new(config.workers, config.queue),
+        })
+    }
+
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::new(HashingConfig::from_env()?)
+    }
+
+    pub fn engine(&self) -> &PasswordEngine {
+        &self.engine
+    }
+
+    pub fn gate(&self) -> &HashingGate {
+        &self.gate
+    }
+
+    pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
+        let engine = Arc::clone(&self.engine);
+        Ok(self.gate.run(move || engine.hash(tier, &password)).await??)
+    }
+
+    pub async fn verify(&self, tier: Tier, password: SecretString, stored: String) -> Result<Verification, HashError> {
+        let engine = Arc::clone(&self.engine);
+        Ok(self.gate.run(move || engine.verify(tier, &password, &stored)).await??)
+    }
+
+    /// For logins of unknown usernames: as slow as a real member verify, never a match.
+    pub async fn verify_dummy(&self, password: SecretString) -> Result<(), HashError> {
+        let engine = Arc::clone(&self.engine);
+        Ok(self.gate.run(move || engine.verify_dummy(&password)).await??)
+    }
+}

@@ -1,0 +1,5 @@
+//! The community-board library shared by every Lambda function and the
+//! single-process server. Its heart is [`hashing`]: password hashing whose
+//! cost follows the value of what each password protects.
+
+pub mod hashing;
