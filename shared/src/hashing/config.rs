@@ -66,7 +66,10 @@ impl HashingConfig {
                 })?;
                 (path, json)
             }
-            None => ("(embedded infra/tiers.json)".to_owned(), tier_file::EMBEDDED.to_owned()),
+            None => (
+                "(embedded infra/tiers.json)".to_owned(),
+                tier_file::EMBEDDED.to_owned(),
+            ),
         };
         let file = TierFile::parse(&file).map_err(|e| ConfigError::TierFile {
             path: path.clone(),
@@ -92,15 +95,24 @@ impl HashingConfig {
             let (spec, origin) = match lookup(setting) {
                 Some(spec) => (spec, setting.to_owned()),
                 None => {
-                    let chosen = file.tiers.get(tier.as_str()).ok_or_else(|| ConfigError::MissingTier {
-                        path: path.clone(),
-                        tier,
-                    })?;
+                    let chosen =
+                        file.tiers
+                            .get(tier.as_str())
+                            .ok_or_else(|| ConfigError::MissingTier {
+                                path: path.clone(),
+                                tier,
+                            })?;
                     (chosen.spec.clone(), format!("{path} tiers.{tier}.spec"))
                 }
             };
-            let algorithm = spec.parse().map_err(|source| ConfigError::BadTier { setting: origin, source })?;
-            Ok(Policy { algorithm, peppered })
+            let algorithm = spec.parse().map_err(|source| ConfigError::BadTier {
+                setting: origin,
+                source,
+            })?;
+            Ok(Policy {
+                algorithm,
+                peppered,
+            })
         };
 
         Ok(HashingConfig {
@@ -113,8 +125,14 @@ impl HashingConfig {
     }
 }
 
-fn number(lookup: &impl Fn(&str) -> Option<String>, setting: &'static str, min: usize) -> Result<Option<usize>, ConfigError> {
-    let Some(value) = lookup(setting) else { return Ok(None) };
+fn number(
+    lookup: &impl Fn(&str) -> Option<String>,
+    setting: &'static str,
+    min: usize,
+) -> Result<Option<usize>, ConfigError> {
+    let Some(value) = lookup(setting) else {
+        return Ok(None);
+    };
     match value.trim().parse::<usize>() {
         Ok(n) if n >= min => Ok(Some(n)),
         _ => Err(ConfigError::BadNumber {
@@ -126,7 +144,11 @@ fn number(lookup: &impl Fn(&str) -> Option<String>, setting: &'static str, min: 
 }
 
 /// The rules every tier must keep, checked before any hashing happens.
-pub fn validate_policy(tier: Tier, policy: Policy, peppers: &PepperRing) -> Result<(), ConfigError> {
+pub fn validate_policy(
+    tier: Tier,
+    policy: Policy,
+    peppers: &PepperRing,
+) -> Result<(), ConfigError> {
     if policy.peppered && peppers.current().is_none() {
         return Err(ConfigError::PepperMissing(tier));
     }

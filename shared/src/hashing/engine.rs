@@ -56,7 +56,9 @@ impl<'a> StoredHash<'a> {
     pub fn parse(stored: &'a str) -> Result<Self, HashError> {
         let (pepper_id, inner) = match stored.strip_prefix(PEPPERED_PREFIX) {
             Some(rest) => {
-                let at = rest.find('$').ok_or(HashError::MalformedHash("no hash after the pepper id"))?;
+                let at = rest
+                    .find('$')
+                    .ok_or(HashError::MalformedHash("no hash after the pepper id"))?;
                 (Some(&rest[..at]), &rest[at..])
             }
             None => (None, stored),
@@ -71,17 +73,23 @@ impl<'a> StoredHash<'a> {
 
 fn algorithm_of(inner: &str) -> Result<Algorithm, HashError> {
     if inner.starts_with("$argon2id$") {
-        let phc = PasswordHash::new(inner).map_err(|_| HashError::MalformedHash("not a PHC string"))?;
-        let params = argon2::Params::try_from(&phc).map_err(|_| HashError::MalformedHash("bad argon2 parameters"))?;
+        let phc =
+            PasswordHash::new(inner).map_err(|_| HashError::MalformedHash("not a PHC string"))?;
+        let params = argon2::Params::try_from(&phc)
+            .map_err(|_| HashError::MalformedHash("bad argon2 parameters"))?;
         return Ok(Algorithm::Argon2id {
             m_kib: params.m_cost(),
             t: params.t_cost(),
             p: params.p_cost(),
         });
     }
-    let bcrypt_prefix = ["$2a$", "$2b$", "$2y$"].iter().any(|p| inner.starts_with(p));
+    let bcrypt_prefix = ["$2a$", "$2b$", "$2y$"]
+        .iter()
+        .any(|p| inner.starts_with(p));
     if bcrypt_prefix && inner.len() == 60 && inner.is_char_boundary(6) {
-        let cost = inner[4..6].parse().map_err(|_| HashError::MalformedHash("bad bcrypt cost"))?;
+        let cost = inner[4..6]
+            .parse()
+            .map_err(|_| HashError::MalformedHash("bad bcrypt cost"))?;
         return Ok(Algorithm::Bcrypt { cost });
     }
     Err(HashError::MalformedHash("unknown algorithm"))
@@ -143,12 +151,20 @@ impl PasswordEngine {
 
     /// Checks `password` against `stored`, with the algorithm, parameters and
     /// pepper the stored hash names, whatever the tier's policy is now.
-    pub fn verify(&self, tier: Tier, password: &SecretString, stored: &str) -> Result<Verification, HashError> {
+    pub fn verify(
+        &self,
+        tier: Tier,
+        password: &SecretString,
+        stored: &str,
+    ) -> Result<Verification, HashError> {
         let started = Instant::now();
         let parsed = StoredHash::parse(stored)?;
         let input = match parsed.pepper_id {
             Some(id) => {
-                let pepper = self.peppers.by_id(id).ok_or_else(|| HashError::UnknownPepper(id.to_owned()))?;
+                let pepper = self
+                    .peppers
+                    .by_id(id)
+                    .ok_or_else(|| HashError::UnknownPepper(id.to_owned()))?;
                 pepper.apply(password.expose_secret().as_bytes())
             }
             None => {
@@ -160,10 +176,14 @@ impl PasswordEngine {
             Algorithm::Bcrypt { .. } => bcrypt::verify(input.expose_secret(), parsed.inner)
                 .map_err(|_| HashError::MalformedHash("bcrypt rejected the stored hash"))?,
             Algorithm::Argon2id { m_kib, t, p } => {
-                match argon2_with(m_kib, t, p)?.verify_password(input.expose_secret().as_bytes(), parsed.inner) {
+                match argon2_with(m_kib, t, p)?
+                    .verify_password(input.expose_secret().as_bytes(), parsed.inner)
+                {
                     Ok(()) => true,
                     Err(argon2::password_hash::Error::PasswordInvalid) => false,
-                    Err(_) => return Err(HashError::MalformedHash("argon2 rejected the stored hash")),
+                    Err(_) => {
+                        return Err(HashError::MalformedHash("argon2 rejected the stored hash"));
+                    }
                 }
             }
         };
@@ -177,12 +197,16 @@ impl PasswordEngine {
     /// Spends the time of a member-tier verify without anyone's hash, so a
     /// login for an unknown username takes as long as one with a wrong password.
     pub fn verify_dummy(&self, password: &SecretString) -> Result<(), HashError> {
-        self.verify(Tier::Member, password, &self.dummy_member_hash).map(|_| ())
+        self.verify(Tier::Member, password, &self.dummy_member_hash)
+            .map(|_| ())
     }
 
     fn needs_rehash(&self, tier: Tier, stored: &StoredHash<'_>) -> bool {
         let policy = self.policy(tier);
-        let current_pepper = policy.peppered.then(|| self.peppers.current().map(|p| p.id())).flatten();
+        let current_pepper = policy
+            .peppered
+            .then(|| self.peppers.current().map(|p| p.id()))
+            .flatten();
         stored.algorithm != policy.algorithm || stored.pepper_id != current_pepper
     }
 }
@@ -199,8 +223,13 @@ fn check_unpeppered_length(password: &SecretString) -> Result<(), HashError> {
 }
 
 fn argon2_with(m_kib: u32, t: u32, p: u32) -> Result<argon2::Argon2<'static>, HashError> {
-    let params = argon2::Params::new(m_kib, t, p, None).map_err(|e| HashError::Algorithm(e.to_string()))?;
-    Ok(argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params))
+    let params =
+        argon2::Params::new(m_kib, t, p, None).map_err(|e| HashError::Algorithm(e.to_string()))?;
+    Ok(argon2::Argon2::new(
+        argon2::Algorithm::Argon2id,
+        argon2::Version::V0x13,
+        params,
+    ))
 }
 
 /// A well-formed hash under `policy` that no password matches (its digest is
@@ -209,7 +238,11 @@ fn dummy_hash(policy: Policy, peppers: &PepperRing) -> String {
     let inner = match policy.algorithm {
         Algorithm::Bcrypt { cost } => format!("$2b${cost:02}${}", ".".repeat(53)),
         Algorithm::Argon2id { m_kib, t, p } => {
-            format!("$argon2id$v=19$m={m_kib},t={t},p={p}${}${}", "A".repeat(22), "A".repeat(43))
+            format!(
+                "$argon2id$v=19$m={m_kib},t={t},p={p}${}${}",
+                "A".repeat(22),
+                "A".repeat(43)
+            )
         }
     };
     match peppers.current().filter(|_| policy.peppered) {

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use secrecy::SecretString;
 
 pub use config::{ConfigError, HashingConfig, validate_policy};
-pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
+pub use engine::{
+    HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification,
+};
 pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded, default_workers};
 pub use pepper::{MIN_PEPPER_BYTES, Pepper, PepperRing, PepperTooShort};
 pub use policy::{Algorithm, AlgorithmParseError, Policy, Tier};
@@ -59,17 +61,31 @@ impl Hashing {
 
     pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
         let engine = Arc::clone(&self.engine);
-        Ok(self.gate.run(move || engine.hash(tier, &password)).await??)
+        Ok(self
+            .gate
+            .run(move || engine.hash(tier, &password))
+            .await??)
     }
 
-    pub async fn verify(&self, tier: Tier, password: SecretString, stored: String) -> Result<Verification, HashError> {
+    pub async fn verify(
+        &self,
+        tier: Tier,
+        password: SecretString,
+        stored: String,
+    ) -> Result<Verification, HashError> {
         let engine = Arc::clone(&self.engine);
-        Ok(self.gate.run(move || engine.verify(tier, &password, &stored)).await??)
+        Ok(self
+            .gate
+            .run(move || engine.verify(tier, &password, &stored))
+            .await??)
     }
 
     /// For logins of unknown usernames: as slow as a real member verify, never a match.
     pub async fn verify_dummy(&self, password: SecretString) -> Result<(), HashError> {
         let engine = Arc::clone(&self.engine);
-        Ok(self.gate.run(move || engine.verify_dummy(&password)).await??)
+        Ok(self
+            .gate
+            .run(move || engine.verify_dummy(&password))
+            .await??)
     }
 }

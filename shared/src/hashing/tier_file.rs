@@ -98,7 +98,10 @@ mod tests {
         let file = TierFile::parse(EMBEDDED).expect("infra/tiers.json parses");
         for tier in ["member", "guest"] {
             let chosen = &file.tiers[tier];
-            chosen.spec.parse::<crate::hashing::Algorithm>().expect("tier spec parses");
+            chosen
+                .spec
+                .parse::<crate::hashing::Algorithm>()
+                .expect("tier spec parses");
         }
         assert!(!file.table.is_empty());
     }

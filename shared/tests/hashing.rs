@@ -1,0 +1,485 @@
+//! The tiered-hashing module's contract, through its public API.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use proptest::prelude::*;
+use secrecy::SecretString;
+use shared::hashing::{
+    Algorithm, ConfigError, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper,
+    PepperRing, Policy, StoredHash, Tier,
+};
+
+const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
+const OLD_PEPPER: &str = "old-pepper-0123456789-abcdefghijklmnopq";
+
+fn pepper(secret: &str) -> Pepper {
+    Pepper::parse("PEPPER", SecretString::from(secret)).unwrap()
+}
+
+fn ring() -> PepperRing {
+    PepperRing::new(Some(pepper(PEPPER)), vec![pepper(OLD_PEPPER)])
+}
+
+fn secret(s: &str) -> SecretString {
+    SecretString::from(s)
+}
+
+fn policy(spec: &str, peppered: bool) -> Policy {
+    Policy {
+        algorithm: spec.parse().unwrap(),
+        peppered,
+    }
+}
+
+fn engine(member: Policy, guest: Policy) -> PasswordEngine {
+    PasswordEngine::new(member, guest, ring()).unwrap()
+}
+
+/// Cheap policies for property tests: weak, so they must be peppered.
+fn cheap_engine() -> PasswordEngine {
+    engine(policy("bcrypt:4", true), policy("argon2id:64:1:1", true))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn a_hash_verifies_its_password_and_no_other(password in ".{1,300}", other in ".{1,300}") {
+        prop_assume!(password != other);
+        let engine = cheap_engine();
+        for tier in Tier::ALL {
+            let stored = engine.hash(tier, &secret(&password)).unwrap();
+            prop_assert!(engine.verify(tier, &secret(&password), &stored).unwrap().matched);
+            prop_assert!(!engine.verify(tier, &secret(&other), &stored).unwrap().matched);
+        }
+    }
+
+    #[test]
+    fn peppered_passwords_that_differ_only_after_byte_72_are_told_apart(
+        prefix in "[a-zA-Z0-9]{72}", a in ".{1,50}", b in ".{1,50}"
+    ) {
+        prop_assume!(a != b);
+        let engine = cheap_engine();
+        let (first, second) = (prefix.clone() + &a, prefix + &b);
+        let stored = engine.hash(Tier::Member, &secret(&first)).unwrap();
+        prop_assert!(engine.verify(Tier::Member, &secret(&first), &stored).unwrap().matched);
+        prop_assert!(!engine.verify(Tier::Member, &secret(&second), &stored).unwrap().matched);
+    }
+}
+
+#[test]
+fn every_algorithm_verifies_with_and_without_the_pepper() {
+    // Unpeppered tiers must be at least as strong as bcrypt 10: these are the real floors.
+    for (spec, peppered) in [
+        ("bcrypt:10", false),
+        ("argon2id:7168:5:1", false),
+        ("bcrypt:5", true),
+        ("argon2id:256:2:1", true),
+    ] {
+        let engine = engine(policy(spec, peppered), policy(spec, peppered));
+        let stored = engine.hash(Tier::Guest, &secret("correct horse")).unwrap();
+        let parsed = StoredHash::parse(&stored).unwrap();
+        assert_eq!(
+            parsed.algorithm,
+            spec.parse::<Algorithm>().unwrap(),
+            "{spec}"
+        );
+        assert_eq!(parsed.pepper_id.is_some(), peppered, "{spec}");
+        let ok = engine
+            .verify(Tier::Guest, &secret("correct horse"), &stored)
+            .unwrap();
+        assert!(ok.matched && !ok.needs_rehash, "{spec}");
+        assert!(
+            !engine
+                .verify(Tier::Guest, &secret("correct horsf"), &stored)
+                .unwrap()
+                .matched,
+            "{spec}"
+        );
+    }
+}
+
+#[test]
+fn the_cost_is_read_from_the_stored_hash_not_from_the_tier() {
+    let old = engine(policy("bcrypt:5", true), policy("bcrypt:4", true));
+    let stored = old.hash(Tier::Member, &secret("hunter22")).unwrap();
+    assert_eq!(
+        StoredHash::parse(&stored).unwrap().algorithm,
+        Algorithm::Bcrypt { cost: 5 }
+    );
+    assert!(stored.contains("$2b$05$"));
+
+    // The tier moved to another cost and even another algorithm: the old hash still verifies.
+    let now = engine(policy("argon2id:128:1:1", true), policy("bcrypt:4", true));
+    let verdict = now
+        .verify(Tier::Member, &secret("hunter22"), &stored)
+        .unwrap();
+    assert!(verdict.matched);
+    assert!(verdict.needs_rehash);
+}
+
+#[test]
+fn needs_rehash_flips_when_the_tier_changes_and_clears_after_rehashing() {
+    let before = engine(policy("bcrypt:4", true), policy("bcrypt:4", true));
+    let stored = before.hash(Tier::Member, &secret("password1")).unwrap();
+    assert!(
+        !before
+            .verify(Tier::Member, &secret("password1"), &stored)
+            .unwrap()
+            .needs_rehash
+    );
+
+    let after = engine(policy("bcrypt:6", true), policy("bcrypt:4", true));
+    assert!(
+        after
+            .verify(Tier::Member, &secret("password1"), &stored)
+            .unwrap()
+            .needs_rehash
+    );
+    // The guest tier did not change, so the same hash is current there.
+    assert!(
+        !after
+            .verify(Tier::Guest, &secret("password1"), &stored)
+            .unwrap()
+            .needs_rehash
+    );
+
+    let rehashed = after.hash(Tier::Member, &secret("password1")).unwrap();
+    let verdict = after
+        .verify(Tier::Member, &secret("password1"), &rehashed)
+        .unwrap();
+    assert!(verdict.matched && !verdict.needs_rehash);
+}
+
+#[test]
+fn a_rotated_pepper_keeps_old_hashes_verifying_and_asks_for_a_rehash() {
+    let old = PasswordEngine::new(
+        policy("bcrypt:4", true),
+        policy("bcrypt:4", true),
+        PepperRing::new(Some(pepper(OLD_PEPPER)), vec![]),
+    )
+    .unwrap();
+    let stored = old.hash(Tier::Member, &secret("rotate me")).unwrap();
+
+    let rotated = cheap_engine(); // current PEPPER, OLD_PEPPER as previous
+    let verdict = rotated
+        .verify(Tier::Member, &secret("rotate me"), &stored)
+        .unwrap();
+    assert!(verdict.matched && verdict.needs_rehash);
+    assert!(
+        !rotated
+            .verify(Tier::Member, &secret("rotate mf"), &stored)
+            .unwrap()
+            .matched
+    );
+
+    let retired = PasswordEngine::new(
+        policy("bcrypt:4", true),
+        policy("bcrypt:4", true),
+        PepperRing::new(Some(pepper(PEPPER)), vec![]),
+    )
+    .unwrap();
+    assert!(matches!(
+        retired.verify(Tier::Member, &secret("rotate me"), &stored),
+        Err(EngineError::UnknownPepper(_))
+    ));
+}
+
+#[test]
+fn an_unpeppered_hash_asks_for_a_rehash_once_a_pepper_is_configured() {
+    let plain = PasswordEngine::new(
+        policy("bcrypt:10", false),
+        policy("bcrypt:10", false),
+        PepperRing::default(),
+    )
+    .unwrap();
+    let stored = plain.hash(Tier::Member, &secret("no pepper yet")).unwrap();
+    assert!(stored.starts_with("$2b$10$"));
+    let peppered = engine(policy("bcrypt:10", true), policy("bcrypt:4", true));
+    let verdict = peppered
+        .verify(Tier::Member, &secret("no pepper yet"), &stored)
+        .unwrap();
+    assert!(verdict.matched && verdict.needs_rehash);
+}
+
+#[test]
+fn without_a_pepper_72_bytes_are_all_significant_and_73_are_refused() {
+    let plain = PasswordEngine::new(
+        policy("bcrypt:10", false),
+        policy("bcrypt:10", false),
+        PepperRing::default(),
+    )
+    .unwrap();
+    let a = format!("{}a", "x".repeat(71));
+    let b = format!("{}b", "x".repeat(71));
+    let stored = plain.hash(Tier::Member, &secret(&a)).unwrap();
+    assert!(
+        plain
+            .verify(Tier::Member, &secret(&a), &stored)
+            .unwrap()
+            .matched
+    );
+    assert!(
+        !plain
+            .verify(Tier::Member, &secret(&b), &stored)
+            .unwrap()
+            .matched
+    );
+
+    let too_long = "y".repeat(73);
+    assert_eq!(
+        plain.hash(Tier::Member, &secret(&too_long)),
+        Err(EngineError::PasswordTooLong {
+            max_bytes: 72,
+            len: 73
+        })
+    );
+    assert_eq!(
+        plain.verify(Tier::Member, &secret(&too_long), &stored),
+        Err(EngineError::PasswordTooLong {
+            max_bytes: 72,
+            len: 73
+        })
+    );
+    // Multi-byte characters count in bytes: 25 x 3 bytes = 75.
+    assert!(matches!(
+        plain.hash(Tier::Member, &secret(&"한".repeat(25))),
+        Err(EngineError::PasswordTooLong { len: 75, .. })
+    ));
+}
+
+#[test]
+fn the_dummy_verify_never_matches_and_is_a_current_member_tier_hash() {
+    let engine = engine(policy("bcrypt:6", true), policy("bcrypt:4", true));
+    assert_eq!(engine.verify_dummy(&secret("anything at all")), Ok(()));
+    // Its cost is the member tier's, so it takes as long as a real member verify.
+    let plain = PasswordEngine::new(
+        policy("bcrypt:10", false),
+        policy("bcrypt:10", false),
+        PepperRing::default(),
+    )
+    .unwrap();
+    assert_eq!(plain.verify_dummy(&secret("")), Ok(()));
+}
+
+#[test]
+fn malformed_stored_hashes_are_errors_not_matches() {
+    let engine = cheap_engine();
+    for bad in [
+        "",
+        "plaintext",
+        "$2b$10$short",
+        "$hs384$abcd",
+        "$argon2id$v=19$m=zz",
+    ] {
+        assert!(
+            matches!(
+                engine.verify(Tier::Member, &secret("pw"), bad),
+                Err(EngineError::MalformedHash(_))
+            ),
+            "{bad}"
+        );
+    }
+}
+
+fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, ConfigError> {
+    let vars: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    HashingConfig::from_lookup(|name| vars.get(name).cloned())
+}
+
+#[test]
+fn environment_tiers_win_over_the_tier_file() {
+    let cfg = config(&[
+        ("PEPPER", PEPPER),
+        ("MEMBER_TIER", "argon2id:19456:2:1"),
+        ("GUEST_TIER", "bcrypt:6"),
+    ])
+    .unwrap();
+    assert_eq!(
+        cfg.member.algorithm,
+        Algorithm::Argon2id {
+            m_kib: 19456,
+            t: 2,
+            p: 1
+        }
+    );
+    assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 6 });
+    assert!(cfg.member.peppered && cfg.guest.peppered);
+
+    let dir = std::env::temp_dir().join(format!("tiers-{}.json", std::process::id()));
+    let mut file: serde_json::Value =
+        serde_json::from_str(shared::hashing::tier_file::EMBEDDED).unwrap();
+    file["tiers"]["member"]["spec"] = "bcrypt:12".into();
+    file["tiers"]["guest"]["spec"] = "bcrypt:7".into();
+    std::fs::write(&dir, file.to_string()).unwrap();
+    let path = dir.to_str().unwrap();
+    let cfg = config(&[("PEPPER", PEPPER), ("TIERS_FILE", path)]).unwrap();
+    assert_eq!(cfg.member.algorithm, Algorithm::Bcrypt { cost: 12 });
+    assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 7 });
+    let cfg = config(&[
+        ("PEPPER", PEPPER),
+        ("TIERS_FILE", path),
+        ("GUEST_TIER", "bcrypt:5"),
+    ])
+    .unwrap();
+    assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 5 });
+    std::fs::remove_file(dir).unwrap();
+}
+
+#[test]
+fn a_weak_tier_without_a_pepper_fails_at_start_with_a_clear_error() {
+    let cfg = config(&[("MEMBER_TIER", "bcrypt:10"), ("GUEST_TIER", "bcrypt:8")]).unwrap();
+    let err = Hashing::new(cfg).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the guest tier (bcrypt:8) is weaker than bcrypt cost 10, so it must be peppered: set PEPPER, or raise GUEST_TIER"
+    );
+    let cfg = config(&[("MEMBER_TIER", "bcrypt:10"), ("GUEST_TIER", "bcrypt:10")]).unwrap();
+    assert!(Hashing::new(cfg).is_ok(), "strong tiers may run unpeppered");
+}
+
+#[test]
+fn bad_settings_are_refused_naming_the_setting() {
+    let cases: [(&[(&str, &str)], &str); 6] = [
+        (
+            &[("MEMBER_TIER", "bcrypt:99")],
+            "MEMBER_TIER: bcrypt cost 99 is outside 4-31",
+        ),
+        (&[("GUEST_TIER", "md5")], "GUEST_TIER: `md5` is not a tier"),
+        (
+            &[("PEPPER", "short")],
+            "PEPPER must be at least 32 bytes (it is 5)",
+        ),
+        (
+            &[("PEPPER", PEPPER), ("PEPPER_PREVIOUS", "x")],
+            "PEPPER_PREVIOUS must be at least 32 bytes",
+        ),
+        (
+            &[("HASH_WORKERS", "0")],
+            "HASH_WORKERS must be a whole number of at least 1, got `0`",
+        ),
+        (
+            &[("TIERS_FILE", "/nonexistent/tiers.json")],
+            "tier file /nonexistent/tiers.json:",
+        ),
+    ];
+    for (vars, expected) in cases {
+        let err = config(vars).unwrap_err().to_string();
+        assert!(
+            err.starts_with(expected),
+            "{err:?} should start with {expected:?}"
+        );
+    }
+    let cfg = config(&[
+        ("PEPPER", PEPPER),
+        ("HASH_WORKERS", "3"),
+        ("HASH_QUEUE", "0"),
+    ])
+    .unwrap();
+    assert_eq!((cfg.workers, cfg.queue), (3, 0));
+}
+
+/// A tracing writer that keeps what was written.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn every_hash_and_verify_logs_duration_tier_algorithm_and_cost_and_never_the_password() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_writer(move || writer.clone())
+        .finish();
+    let engine = engine(policy("bcrypt:5", true), policy("argon2id:64:1:1", true));
+    tracing::subscriber::with_default(subscriber, || {
+        let stored = engine
+            .hash(Tier::Guest, &secret("s3cret-guest-pw"))
+            .unwrap();
+        engine
+            .verify(Tier::Guest, &secret("s3cret-guest-pw"), &stored)
+            .unwrap();
+        engine
+            .hash(Tier::Member, &secret("s3cret-member-pw"))
+            .unwrap();
+    });
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(!text.contains("s3cret"), "a password reached the log");
+    assert!(!text.contains(PEPPER));
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let fields: Vec<_> = events.iter().map(|e| &e["fields"]).collect();
+    assert_eq!(fields.len(), 3);
+    assert_eq!(fields[0]["op"], "hash");
+    assert_eq!(fields[0]["tier"], "guest");
+    assert_eq!(fields[0]["algorithm"], "argon2id");
+    assert_eq!(fields[0]["cost"], "64:1:1");
+    assert_eq!(fields[1]["op"], "verify");
+    assert_eq!(fields[2]["tier"], "member");
+    assert_eq!(fields[2]["algorithm"], "bcrypt");
+    assert_eq!(fields[2]["cost"], "5");
+    assert!(
+        fields
+            .iter()
+            .all(|f| f["duration_ms"].as_f64().unwrap() > 0.0)
+    );
+}
+
+#[tokio::test]
+async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
+    let cfg = config(&[
+        ("PEPPER", PEPPER),
+        ("MEMBER_TIER", "bcrypt:4"),
+        ("GUEST_TIER", "bcrypt:4"),
+    ])
+    .unwrap();
+    let hashing = Hashing::new(cfg).unwrap();
+    let stored = hashing
+        .hash(Tier::Member, secret("via the gate"))
+        .await
+        .unwrap();
+    let verdict = hashing
+        .verify(Tier::Member, secret("via the gate"), stored)
+        .await
+        .unwrap();
+    assert!(verdict.matched);
+    assert!(hashing.verify_dummy(secret("nobody")).await.is_ok());
+
+    // A gate with no queue and its only worker busy refuses the next request.
+    let cfg = config(&[
+        ("PEPPER", PEPPER),
+        ("MEMBER_TIER", "bcrypt:12"),
+        ("GUEST_TIER", "bcrypt:4"),
+        ("HASH_WORKERS", "1"),
+        ("HASH_QUEUE", "0"),
+    ])
+    .unwrap();
+    let hashing = Hashing::new(cfg).unwrap();
+    let busy = {
+        let hashing = hashing.clone();
+        tokio::spawn(async move { hashing.hash(Tier::Member, secret("slow one")).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let refused = hashing.hash(Tier::Guest, secret("next")).await;
+    assert!(
+        matches!(refused, Err(shared::hashing::HashError::Overloaded(_))),
+        "{refused:?}"
+    );
+    assert!(busy.await.unwrap().is_ok());
+}
