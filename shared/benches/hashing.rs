@@ -1,1 +1,47 @@
-fn main() {}
+//! Criterion benchmark of the hashing module per tier, with the tiers from the
+//! committed tier file (peppered, as deployed): one hash and one verify each.
+//! `cargo bench -p shared --bench hashing`
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use secrecy::SecretString;
+use shared::hashing::{HashingConfig, PasswordEngine, Tier};
+
+fn engine() -> PasswordEngine {
+    let config = HashingConfig::from_lookup(|name| match name {
+        "PEPPER" => Some("benchmark-pepper-not-a-secret-0123456789".to_owned()),
+        _ => None,
+    })
+    .expect("the embedded tier file configures both tiers");
+    PasswordEngine::new(config.member, config.guest, config.peppers).expect("valid tiers")
+}
+
+fn per_tier(c: &mut Criterion) {
+    let engine = engine();
+    let password = SecretString::from("correct horse battery staple");
+    for tier in Tier::ALL {
+        let policy = engine.policy(tier);
+        let mut group = c.benchmark_group(format!("{tier} ({})", policy.algorithm));
+        // Member hashes take a few hundred ms: few samples, long enough window.
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(8));
+        let stored = engine.hash(tier, &password).expect("hash");
+        group.bench_function("hash", |b| {
+            b.iter(|| engine.hash(tier, black_box(&password)).unwrap())
+        });
+        group.bench_function("verify", |b| {
+            b.iter(|| {
+                engine
+                    .verify(tier, black_box(&password), black_box(&stored))
+                    .unwrap()
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, per_tier);
+criterion_main!(benches);

@@ -1,1 +1,116 @@
-fn main() {}
+//! `cargo run --release -p calibrate -- measure` (the default) or `-- from-logs <files>`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+
+use calibrate::{Outputs, build_tier_file, logs, measure, report, this_machine, write_outputs};
+
+#[derive(Parser)]
+#[command(about = "Measure password-hash timings and write the tier file")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Time every candidate on this machine (the default).
+    Measure(MeasureArgs),
+    /// Rebuild the table from exported log lines of the functions (files, or stdin with `-`).
+    FromLogs { files: Vec<PathBuf> },
+}
+
+#[derive(Args, Clone)]
+struct MeasureArgs {
+    /// Rounds over all candidates (cheap ones repeat within a round).
+    #[arg(long, default_value_t = 31)]
+    rounds: usize,
+    #[arg(long, default_value_t = 4)]
+    min_cost: u32,
+    #[arg(long, default_value_t = 14)]
+    max_cost: u32,
+}
+
+#[derive(Args)]
+struct Common {
+    /// Hashing budget per request for member passwords, in ms.
+    #[arg(long, global = true, default_value_t = 250.0)]
+    member_budget_ms: f64,
+    /// Hashing budget per request for guest passwords, in ms.
+    #[arg(long, global = true, default_value_t = 25.0)]
+    guest_budget_ms: f64,
+    #[arg(long, global = true, default_value = "infra/tiers.json")]
+    out: PathBuf,
+    #[arg(long, global = true, default_value = "infra/timing-report.md")]
+    report: PathBuf,
+    #[arg(long, global = true, default_value = "infra/timing-chart.svg")]
+    chart: PathBuf,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let budgets = BTreeMap::from([
+        ("member".to_owned(), cli.common.member_budget_ms),
+        ("guest".to_owned(), cli.common.guest_budget_ms),
+    ]);
+    let file = match cli.command.unwrap_or(Command::Measure(MeasureArgs {
+        rounds: 31,
+        min_cost: 4,
+        max_cost: 14,
+    })) {
+        Command::Measure(args) => {
+            if cfg!(debug_assertions) {
+                eprintln!(
+                    "warning: a debug build measures slow code; use `cargo run --release -p calibrate`"
+                );
+            }
+            let candidates = measure::default_candidates(args.min_cost, args.max_cost);
+            let samples = measure::measure(&candidates, args.rounds)?;
+            build_tier_file(&samples, &budgets, this_machine(), "calibrate")?
+        }
+        Command::FromLogs { files } => {
+            let mut text = String::new();
+            for file in &files {
+                if file.as_os_str() == "-" {
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+                } else {
+                    text += &std::fs::read_to_string(file)
+                        .with_context(|| format!("reading {}", file.display()))?;
+                }
+            }
+            let (samples, used) = logs::samples_from_logs(&text);
+            anyhow::ensure!(used > 0, "no password-hash timing lines found in the input");
+            eprintln!("{used} timing lines over {} algorithms", samples.len());
+            let mut machine = this_machine();
+            machine.cpu = format!("production logs ({} lines)", used);
+            build_tier_file(&samples, &budgets, machine, "logs")?
+        }
+    };
+    write_outputs(
+        &file,
+        &Outputs {
+            tier_file: &cli.common.out,
+            report: &cli.common.report,
+            chart: &cli.common.chart,
+        },
+    )?;
+    println!("{}", report::table(&file));
+    for (name, tier) in &file.tiers {
+        println!(
+            "{name}: {} (verify P95 {} ms, budget {} ms)",
+            tier.spec, tier.verify_p95_ms, tier.budget_ms
+        );
+    }
+    println!(
+        "wrote {}, {}, {}",
+        cli.common.out.display(),
+        cli.common.report.display(),
+        cli.common.chart.display()
+    );
+    Ok(())
+}

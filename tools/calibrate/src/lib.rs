@@ -1,0 +1,108 @@
+//! The calibration tool: measures hash timings (or reads them from logs),
+//! picks the tiers from the budgets, models Lambda, and writes the tier file,
+//! a Markdown report and an SVG chart.
+
+pub mod logs;
+pub mod measure;
+pub mod model;
+pub mod report;
+pub mod stats;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context as _;
+use shared::hashing::Algorithm;
+use shared::hashing::tier_file::{Machine, TierFile};
+
+use measure::Samples;
+
+/// Where the outputs go.
+pub struct Outputs<'a> {
+    pub tier_file: &'a Path,
+    pub report: &'a Path,
+    pub chart: &'a Path,
+}
+
+pub fn this_machine() -> Machine {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("CPU part"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    Machine {
+        cpu,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        arch: std::env::consts::ARCH.to_owned(),
+        os: std::env::consts::OS.to_owned(),
+    }
+}
+
+/// Turns samples into the tier file: the table, the chosen tiers, the sizing.
+pub fn build_tier_file(
+    samples: &[(Algorithm, Samples)],
+    budgets_ms: &BTreeMap<String, f64>,
+    machine: Machine,
+    source: &str,
+) -> anyhow::Result<TierFile> {
+    let model = model::lambda_model();
+    let table: Vec<_> = samples
+        .iter()
+        .map(|(algorithm, s)| {
+            // A log export may hold only verifies (login) or only hashes (signup):
+            // bcrypt and Argon2id do the same work either way, so one stands in for the other.
+            let hash = if s.hash.is_empty() {
+                &s.verify
+            } else {
+                &s.hash
+            };
+            let verify = if s.verify.is_empty() {
+                &s.hash
+            } else {
+                &s.verify
+            };
+            model::row(
+                &model,
+                algorithm.to_string(),
+                stats::summarize(hash),
+                stats::summarize(verify),
+            )
+        })
+        .collect();
+    let tiers = budgets_ms
+        .iter()
+        .map(|(name, &budget)| {
+            let chosen = model::choose_tier(&model, &table, budget)
+                .context("the table has no bcrypt row to choose from")?;
+            Ok((name.clone(), chosen))
+        })
+        .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
+    Ok(TierFile {
+        machine,
+        measured_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        source: source.to_owned(),
+        budgets_ms: budgets_ms.clone(),
+        functions: model::function_sizing(&tiers),
+        lambda_model: model,
+        table,
+        tiers,
+    })
+}
+
+pub fn write_outputs(file: &TierFile, out: &Outputs<'_>) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(file)? + "\n";
+    std::fs::write(out.tier_file, json)
+        .with_context(|| format!("writing {}", out.tier_file.display()))?;
+    report::chart(file, out.chart).with_context(|| format!("drawing {}", out.chart.display()))?;
+    let chart_name = out.chart.file_name().map_or_else(
+        || out.chart.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    std::fs::write(out.report, report::markdown(file, &chart_name))
+        .with_context(|| format!("writing {}", out.report.display()))?;
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! Timing one hash and one verify per candidate on this machine: a warm-up,
+//! then rounds in which every candidate runs in a fresh random order, so that
+//! noise from the rest of the machine hits all candidates alike.
+
+use std::time::Instant;
+
+use anyhow::Context as _;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::seq::SliceRandom as _;
+use secrecy::SecretString;
+use shared::hashing::{Algorithm, PasswordEngine, Pepper, PepperRing, Policy, Tier};
+
+/// Raw samples in milliseconds.
+#[derive(Debug, Default, Clone)]
+pub struct Samples {
+    pub hash: Vec<f64>,
+    pub verify: Vec<f64>,
+}
+
+/// Every bcrypt cost in the range plus OWASP's five Argon2id settings.
+pub fn default_candidates(min_cost: u32, max_cost: u32) -> Vec<Algorithm> {
+    let owasp_argon2id = [
+        (47_104, 1),
+        (19_456, 2),
+        (12_288, 3),
+        (9_216, 4),
+        (7_168, 5),
+    ];
+    (min_cost..=max_cost)
+        .map(|cost| Algorithm::Bcrypt { cost })
+        .chain(owasp_argon2id.map(|(m_kib, t)| Algorithm::Argon2id { m_kib, t, p: 1 }))
+        .collect()
+}
+
+/// Cheap candidates repeat within a round until they fill about this long, so
+/// they get enough samples for a stable P95 without slowing the run.
+const REPEAT_TARGET_MS: f64 = 60.0;
+const MAX_REPEATS: usize = 12;
+
+pub fn measure(
+    candidates: &[Algorithm],
+    rounds: usize,
+) -> anyhow::Result<Vec<(Algorithm, Samples)>> {
+    anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
+    // The deployed default is peppered, so measure the peppered path (the HMAC adds microseconds).
+    let ring = || -> anyhow::Result<PepperRing> {
+        let pepper = Pepper::parse(
+            "PEPPER",
+            SecretString::from("calibration-pepper-not-a-secret-0123456789"),
+        )?;
+        Ok(PepperRing::new(Some(pepper), vec![]))
+    };
+    let engines = candidates
+        .iter()
+        .map(|&algorithm| {
+            let policy = Policy {
+                algorithm,
+                peppered: true,
+            };
+            PasswordEngine::new(policy, policy, ring()?)
+                .with_context(|| format!("candidate {algorithm}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let password = SecretString::from("Tr0ub4dor&3-calibration");
+
+    // Warm-up: caches, page faults, CPU frequency; also sizes the repeats.
+    let progress = ProgressBar::new((rounds * candidates.len()) as u64 + candidates.len() as u64);
+    progress.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}",
+        )
+        .expect("valid template"),
+    );
+    let mut repeats = Vec::new();
+    for (algorithm, engine) in candidates.iter().zip(&engines) {
+        progress.set_message(format!("warm-up {algorithm}"));
+        let (hash_ms, verify_ms) = time_once(engine, &password)?;
+        let per_pair = hash_ms + verify_ms;
+        repeats.push(((REPEAT_TARGET_MS / per_pair).round() as usize).clamp(1, MAX_REPEATS));
+        progress.inc(1);
+    }
+
+    let mut samples = vec![Samples::default(); candidates.len()];
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let mut rng = rand::rng();
+    for round in 0..rounds {
+        order.shuffle(&mut rng);
+        for &i in &order {
+            progress.set_message(format!("round {}/{rounds} {}", round + 1, candidates[i]));
+            for _ in 0..repeats[i] {
+                let (hash_ms, verify_ms) = time_once(&engines[i], &password)?;
+                samples[i].hash.push(hash_ms);
+                samples[i].verify.push(verify_ms);
+            }
+            progress.inc(1);
+        }
+    }
+    progress.finish_with_message("done");
+    Ok(candidates.iter().copied().zip(samples).collect())
+}
+
+fn time_once(engine: &PasswordEngine, password: &SecretString) -> anyhow::Result<(f64, f64)> {
+    let started = Instant::now();
+    let stored = engine.hash(Tier::Member, password)?;
+    let hash_ms = started.elapsed().as_secs_f64() * 1e3;
+    let started = Instant::now();
+    let verdict = engine.verify(Tier::Member, password, &stored)?;
+    let verify_ms = started.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(verdict.matched, "a fresh hash did not verify");
+    Ok((hash_ms, verify_ms))
+}

@@ -1,0 +1,206 @@
+//! From timings to decisions: the Lambda cost model, the tiers chosen from
+//! the budgets, and the memory size of each function.
+
+use std::collections::BTreeMap;
+
+use shared::hashing::Algorithm;
+use shared::hashing::tier_file::{
+    ChosenTier, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
+};
+
+use crate::stats::round3;
+
+/// AWS Lambda arm64 prices (us-east-1) and the memory sizes we model.
+pub fn lambda_model() -> LambdaModel {
+    LambdaModel {
+        full_cpu_memory_mb: 1769,
+        usd_per_gb_second: 0.000_013_333_4,
+        usd_per_million_requests: 0.20,
+        memory_sizes_mb: vec![128, 256, 512, 1024, 1769, 3008],
+    }
+}
+
+/// Memory for functions that never hash: their work is I/O, so more CPU buys
+/// little; 256 MB keeps cold starts short at a price close to 128 MB's.
+pub const NON_HASHING_MEMORY_MB: u32 = 256;
+
+/// Which tier each function hashes with (API.md's route table).
+pub const FUNCTIONS: [(&str, Option<&str>); 7] = [
+    ("signup", Some("member")),
+    ("login", Some("member")),
+    ("read", None),
+    ("member-write", None),
+    ("guest-post", Some("guest")),
+    ("guest-comment", Some("guest")),
+    ("like", None),
+];
+
+/// The modelled duration and price of one invocation whose hashing takes
+/// `ms` on one full core, at `memory_mb`. A single thread gets at most one
+/// vCPU, and gets `memory / 1769` of one below that.
+pub fn lambda_cost(model: &LambdaModel, memory_mb: u32, ms: f64) -> LambdaCost {
+    let share = (f64::from(memory_mb) / f64::from(model.full_cpu_memory_mb)).min(1.0);
+    let duration_ms = ms / share;
+    let gb_seconds = f64::from(memory_mb) / 1024.0 * duration_ms / 1000.0;
+    let usd_per_million =
+        1e6 * gb_seconds * model.usd_per_gb_second + model.usd_per_million_requests;
+    LambdaCost {
+        memory_mb,
+        duration_ms: round3(duration_ms),
+        usd_per_million: (usd_per_million * 10_000.0).round() / 10_000.0,
+    }
+}
+
+/// A table row: the Lambda columns model the verify (what login pays on every request).
+pub fn row(model: &LambdaModel, spec: String, hash: Stats, verify: Stats) -> TimingRow {
+    let lambda = model
+        .memory_sizes_mb
+        .iter()
+        .map(|&mb| lambda_cost(model, mb, verify.median_ms))
+        .collect();
+    TimingRow {
+        spec,
+        hash,
+        verify,
+        lambda,
+    }
+}
+
+/// The strongest bcrypt cost whose verify P95 fits `budget_ms` (cost 4 if none
+/// does), and the smallest memory size at which it still fits on Lambda.
+pub fn choose_tier(model: &LambdaModel, table: &[TimingRow], budget_ms: f64) -> Option<ChosenTier> {
+    let mut bcrypt: Vec<(u32, &TimingRow)> = table
+        .iter()
+        .filter_map(|row| match row.spec.parse() {
+            Ok(Algorithm::Bcrypt { cost }) => Some((cost, row)),
+            _ => None,
+        })
+        .collect();
+    bcrypt.sort_by_key(|(cost, _)| *cost);
+    let (cost, row) = bcrypt
+        .iter()
+        .rev()
+        .find(|(_, row)| row.verify.p95_ms <= budget_ms)
+        .or_else(|| bcrypt.first())?;
+    let algorithm = Algorithm::Bcrypt { cost: *cost };
+    let recommended_memory_mb = model
+        .memory_sizes_mb
+        .iter()
+        .copied()
+        .filter(|&mb| mb <= model.full_cpu_memory_mb)
+        .find(|&mb| lambda_cost(model, mb, row.verify.p95_ms).duration_ms <= budget_ms)
+        .unwrap_or(model.full_cpu_memory_mb);
+    Some(ChosenTier {
+        spec: algorithm.to_string(),
+        budget_ms,
+        verify_p95_ms: row.verify.p95_ms,
+        requires_pepper: algorithm.is_weaker_than_bcrypt_10(),
+        recommended_memory_mb,
+    })
+}
+
+pub fn function_sizing(tiers: &BTreeMap<String, ChosenTier>) -> BTreeMap<String, FunctionSizing> {
+    FUNCTIONS
+        .iter()
+        .map(|(name, tier)| {
+            let memory_mb = tier
+                .and_then(|t| tiers.get(t))
+                .map_or(NON_HASHING_MEMORY_MB, |t| t.recommended_memory_mb);
+            (
+                (*name).to_owned(),
+                FunctionSizing {
+                    tier: tier.map(str::to_owned),
+                    memory_mb,
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(ms: f64) -> Stats {
+        Stats {
+            samples: 10,
+            median_ms: ms,
+            p95_ms: ms * 1.1,
+        }
+    }
+
+    fn table() -> Vec<TimingRow> {
+        let model = lambda_model();
+        (4..=14)
+            .map(|cost| {
+                let ms = 85.0 * 2f64.powi(cost - 10);
+                row(&model, format!("bcrypt:{cost}"), stats(ms), stats(ms))
+            })
+            .chain([row(
+                &model,
+                "argon2id:19456:2:1".into(),
+                stats(1.0),
+                stats(1.0),
+            )])
+            .collect()
+    }
+
+    #[test]
+    fn below_one_vcpu_the_price_stays_and_the_time_grows() {
+        let model = lambda_model();
+        let small = lambda_cost(&model, 128, 100.0);
+        let full = lambda_cost(&model, 1769, 100.0);
+        let big = lambda_cost(&model, 3008, 100.0);
+        assert!((small.duration_ms - 100.0 * 1769.0 / 128.0).abs() < 0.01);
+        assert_eq!(full.duration_ms, 100.0);
+        assert_eq!(
+            big.duration_ms, 100.0,
+            "one thread cannot use more than one vCPU"
+        );
+        assert!((small.usd_per_million - full.usd_per_million).abs() < 0.001);
+        assert!(big.usd_per_million > full.usd_per_million);
+        // 1769 MB for 0.1 s: 0.17275 GB-s x 13.3334 $/M GB-s + 0.20 $.
+        assert!((full.usd_per_million - (1769.0 / 1024.0 * 0.1 * 13.3334 + 0.2)).abs() < 0.001);
+    }
+
+    #[test]
+    fn tiers_take_the_strongest_bcrypt_cost_within_budget() {
+        let model = lambda_model();
+        let member = choose_tier(&model, &table(), 250.0).unwrap();
+        assert_eq!(member.spec, "bcrypt:11"); // 170 x 1.1 fits, 340 x 1.1 does not
+        assert!(!member.requires_pepper);
+        let guest = choose_tier(&model, &table(), 25.0).unwrap();
+        assert_eq!(guest.spec, "bcrypt:8");
+        assert!(guest.requires_pepper);
+        assert_eq!(
+            choose_tier(&model, &table(), 0.001).unwrap().spec,
+            "bcrypt:4"
+        );
+        assert!(choose_tier(&model, &[], 25.0).is_none());
+    }
+
+    #[test]
+    fn memory_is_the_smallest_size_that_keeps_the_budget() {
+        let model = lambda_model();
+        // bcrypt:4 verifies in ~1.5 ms: even 128 MB stays under 25 ms.
+        let cheap = choose_tier(&model, &table(), 2.0).unwrap();
+        assert_eq!(cheap.spec, "bcrypt:4");
+        assert_eq!(
+            cheap.recommended_memory_mb, 1769,
+            "1.46 ms x 13.8 = 20 ms > 2 ms"
+        );
+        let roomy = choose_tier(&model, &table()[..1], 25.0).unwrap();
+        assert_eq!(roomy.recommended_memory_mb, 128);
+
+        let tiers = BTreeMap::from([
+            ("member".to_owned(), roomy.clone()),
+            ("guest".to_owned(), cheap),
+        ]);
+        let sizing = function_sizing(&tiers);
+        assert_eq!(sizing["login"].memory_mb, 128);
+        assert_eq!(sizing["guest-post"].memory_mb, 1769);
+        assert_eq!(sizing["read"].memory_mb, NON_HASHING_MEMORY_MB);
+        assert_eq!(sizing["read"].tier, None);
+        assert_eq!(sizing.len(), 7);
+    }
+}

@@ -1,0 +1,133 @@
+//! The calibration pipeline end to end, on a tiny candidate set, and the
+//! committed tier file's consistency.
+
+use std::collections::BTreeMap;
+
+use calibrate::{Outputs, build_tier_file, logs, measure, model, this_machine, write_outputs};
+use shared::hashing::tier_file::{EMBEDDED, TierFile};
+use shared::hashing::{Algorithm, HashingConfig};
+
+fn budgets(member: f64, guest: f64) -> BTreeMap<String, f64> {
+    BTreeMap::from([("member".to_owned(), member), ("guest".to_owned(), guest)])
+}
+
+#[test]
+fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_chart() {
+    let candidates = [
+        Algorithm::Bcrypt { cost: 4 },
+        Algorithm::Bcrypt { cost: 5 },
+        Algorithm::Argon2id {
+            m_kib: 256,
+            t: 1,
+            p: 1,
+        },
+    ];
+    let samples = measure::measure(&candidates, 2).unwrap();
+    assert_eq!(samples.len(), 3);
+    assert!(
+        samples
+            .iter()
+            .all(|(_, s)| s.hash.len() >= 2 && s.hash.len() == s.verify.len())
+    );
+
+    let file = build_tier_file(
+        &samples,
+        &budgets(10_000.0, 0.000_1),
+        this_machine(),
+        "calibrate",
+    )
+    .unwrap();
+    assert_eq!(
+        file.tiers["member"].spec, "bcrypt:5",
+        "the strongest that fits a huge budget"
+    );
+    assert_eq!(
+        file.tiers["guest"].spec, "bcrypt:4",
+        "the weakest when nothing fits"
+    );
+    assert!(file.tiers["guest"].requires_pepper);
+    assert_eq!(file.table.len(), 3);
+    assert_eq!(file.table[0].lambda.len(), 6);
+
+    let dir = std::env::temp_dir().join(format!("calibrate-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Outputs {
+        tier_file: &dir.join("tiers.json"),
+        report: &dir.join("report.md"),
+        chart: &dir.join("chart.svg"),
+    };
+    write_outputs(&file, &out).unwrap();
+
+    let written = TierFile::parse(&std::fs::read_to_string(out.tier_file).unwrap()).unwrap();
+    assert_eq!(written, file);
+    let report = std::fs::read_to_string(out.report).unwrap();
+    assert!(
+        report.contains("| `bcrypt:5` |") && report.contains("![bcrypt cost vs ms](chart.svg)")
+    );
+    let svg = std::fs::read_to_string(out.chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("member budget"));
+
+    let path = out.tier_file.to_str().unwrap().to_owned();
+    let config = HashingConfig::from_lookup(|name| match name {
+        "TIERS_FILE" => Some(path.clone()),
+        "PEPPER" => Some("x".repeat(40)),
+        _ => None,
+    })
+    .unwrap();
+    assert_eq!(config.member.algorithm, Algorithm::Bcrypt { cost: 5 });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_table_rebuilt_from_log_lines_picks_tiers_like_a_measured_one() {
+    let mut lines = String::new();
+    for cost in 8..=12u32 {
+        let ms = 85.0 * 2f64.powi(cost as i32 - 10);
+        for i in 0..20 {
+            lines += &format!(
+                "{{\"fields\":{{\"op\":\"verify\",\"tier\":\"member\",\"algorithm\":\"bcrypt\",\"cost\":\"{cost}\",\"duration_ms\":{}}}}}\n",
+                ms + f64::from(i) * 0.1
+            );
+        }
+    }
+    let (samples, used) = logs::samples_from_logs(&lines);
+    assert_eq!(used, 100);
+    let file = build_tier_file(&samples, &budgets(250.0, 25.0), this_machine(), "logs").unwrap();
+    assert_eq!(file.tiers["member"].spec, "bcrypt:11");
+    assert_eq!(file.tiers["guest"].spec, "bcrypt:8");
+    assert_eq!(
+        file.table[0].hash.samples, 20,
+        "verifies stand in for missing hashes"
+    );
+}
+
+#[test]
+fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_table() {
+    let file = TierFile::parse(EMBEDDED).unwrap();
+    assert_eq!(
+        file.source, "calibrate",
+        "infra/tiers.json must come from a measurement"
+    );
+    let specs: Vec<&str> = file.table.iter().map(|r| r.spec.as_str()).collect();
+    for cost in 4..=14 {
+        assert!(
+            specs.contains(&format!("bcrypt:{cost}").as_str()),
+            "bcrypt:{cost} missing"
+        );
+    }
+    assert!(
+        specs.contains(&"argon2id:19456:2:1"),
+        "OWASP's Argon2id preset missing"
+    );
+    assert!(
+        file.table
+            .iter()
+            .all(|r| r.verify.samples >= 20 && r.verify.median_ms > 0.0)
+    );
+    let lambda = model::lambda_model();
+    for (name, chosen) in &file.tiers {
+        let again = model::choose_tier(&lambda, &file.table, file.budgets_ms[name]).unwrap();
+        assert_eq!(&again, chosen, "tier {name} does not follow from the table");
+    }
+    assert_eq!(file.functions, model::function_sizing(&file.tiers));
+}
