@@ -131,3 +131,19 @@ fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_tabl
     }
     assert_eq!(file.functions, model::function_sizing(&file.tiers));
 }
+
+#[test]
+fn the_readme_shows_the_committed_timing_table() {
+    let file = TierFile::parse(EMBEDDED).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    assert!(
+        readme.contains(&calibrate::report::table(&file)),
+        "README.md's timing table differs from infra/tiers.json: paste the table from infra/timing-report.md"
+    );
+    for (name, tier) in &file.tiers {
+        assert!(
+            readme.contains(&format!("| {name} |")) && readme.contains(&format!("`{}`", tier.spec))
+        );
+    }
+}
