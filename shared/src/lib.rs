@@ -2,4 +2,6 @@
 //! single-process server. Its heart is [`hashing`]: password hashing whose
 //! cost follows the value of what each password protects.
 
+pub mod domain;
 pub mod hashing;
+pub mod store;

@@ -1,0 +1,174 @@
+//! The board's records as the store keeps them and the API shows them.
+//! Field names are API.md's; guest password hashes live only in [`Guard`].
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A new unique, time-ordered id (a ULID, 26 characters). Ids made by one
+/// process increase strictly, even within one millisecond, so "newest first"
+/// is exact for them; across processes it holds to the millisecond.
+pub fn new_id() -> String {
+    static GENERATOR: std::sync::Mutex<ulid::Generator> =
+        std::sync::Mutex::new(ulid::Generator::new());
+    let mut generator = GENERATOR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Overflow needs 2^80 ids in one millisecond; fall back to a random one.
+    generator
+        .generate()
+        .unwrap_or_else(|_| ulid::Ulid::generate())
+        .to_string()
+}
+
+/// Times are kept and shown as RFC 3339 UTC with milliseconds.
+pub fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+pub fn now() -> String {
+    timestamp(Utc::now())
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Author {
+    Member { member_id: String, nickname: String },
+    Guest { nickname: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub id: String,
+    pub username: String,
+    pub nickname: String,
+    pub created_at: String,
+}
+
+/// A member with the password hash, for login only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberCredentials {
+    pub member: Member,
+    pub password_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostSummary {
+    pub id: String,
+    pub board: String,
+    pub title: String,
+    pub author: Author,
+    pub created_at: String,
+    pub view_count: u64,
+    pub like_count: u64,
+    pub comment_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Post {
+    #[serde(flatten)]
+    pub summary: PostSummary,
+    pub body: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: String,
+    pub post_id: String,
+    pub parent_id: Option<String>,
+    pub body: String,
+    pub author: Author,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostDetail {
+    #[serde(flatten)]
+    pub post: Post,
+    /// Oldest first.
+    pub comments: Vec<Comment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    /// Newest first.
+    pub posts: Vec<PostSummary>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LikeState {
+    pub liked: bool,
+    pub like_count: u64,
+}
+
+/// Who may change a post or comment: its author and, for guests, the hash of
+/// the guest password. Used for checks only, never shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    pub author: Author,
+    pub guest_password_hash: Option<String>,
+}
+
+/// A fixed window for counting failures: `[start, start + length)` in Unix seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: i64,
+    pub length_secs: i64,
+}
+
+impl Window {
+    /// The window of `length_secs` that contains the Unix time `now`.
+    pub fn containing(now: i64, length_secs: i64) -> Self {
+        Window {
+            start: now - now.rem_euclid(length_secs),
+            length_secs,
+        }
+    }
+
+    pub fn end(&self) -> i64 {
+        self.start + self.length_secs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_fixed_and_aligned() {
+        let w = Window::containing(1_000_299, 300);
+        assert_eq!((w.start, w.end()), (1_000_200, 1_000_500));
+        assert_eq!(Window::containing(1_000_200, 300), w);
+        assert_ne!(Window::containing(1_000_500, 300), w);
+    }
+
+    #[test]
+    fn authors_serialize_as_the_api_says() {
+        let member = Author::Member {
+            member_id: "m1".into(),
+            nickname: "Kim".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&member).unwrap(),
+            serde_json::json!({"kind": "member", "member_id": "m1", "nickname": "Kim"})
+        );
+        let guest = Author::Guest {
+            nickname: "Lee".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&guest).unwrap(),
+            serde_json::json!({"kind": "guest", "nickname": "Lee"})
+        );
+    }
+
+    #[test]
+    fn ids_are_unique_and_sort_by_time() {
+        let ids: Vec<String> = (0..1000).map(|_| new_id()).collect();
+        assert!(ids.iter().all(|id| id.len() == 26));
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "strictly increasing, even within a millisecond"
+        );
+    }
+}

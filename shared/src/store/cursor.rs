@@ -1,0 +1,39 @@
+//! The opaque page cursor: the id of the last post on the page, base64url.
+//! Both adapters continue strictly after it, so nothing repeats across pages.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::StoreError;
+
+pub fn encode(last_post_id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(last_post_id)
+}
+
+/// The post id a cursor continues after.
+pub fn decode(cursor: &str) -> Result<String, StoreError> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| StoreError::InvalidCursor)?;
+    let id = String::from_utf8(bytes).map_err(|_| StoreError::InvalidCursor)?;
+    if ulid::Ulid::from_string(&id).is_err() {
+        return Err(StoreError::InvalidCursor);
+    }
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_refused() {
+        let id = crate::domain::new_id();
+        assert_eq!(decode(&encode(&id)).unwrap(), id);
+        assert_eq!(decode("not base64!"), Err(StoreError::InvalidCursor));
+        assert_eq!(
+            decode(&encode("not-a-ulid")),
+            Err(StoreError::InvalidCursor)
+        );
+    }
+}

@@ -1,0 +1,833 @@
+//! The DynamoDB adapter: one table, the layout in [`items`], the schema in
+//! `infra/table.json`. Counters change in the same transaction as the items
+//! they count, so a like or comment is never counted without existing.
+
+mod items;
+pub mod schema;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, Region, RuntimeComponents};
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, ReturnValue, TransactWriteItem,
+    Update, WriteRequest,
+};
+use aws_smithy_runtime_api::box_error::BoxError;
+use serde::de::DeserializeOwned;
+
+use super::{Attempts, Comments, Likes, Members, Posts, StoreError, StoreResult, cursor};
+use crate::domain::{
+    Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, Window,
+};
+use items::*;
+
+type Item = HashMap<String, AttributeValue>;
+
+#[derive(Clone, Debug)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+}
+
+/// Counts HTTP requests sent to DynamoDB (retries included): tests use it to
+/// prove how many round trips an operation costs.
+#[derive(Debug, Default, Clone)]
+pub struct RequestCounter(Arc<AtomicU64>);
+
+impl RequestCounter {
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Intercept for RequestCounter {
+    fn name(&self) -> &'static str {
+        "RequestCounter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Timeouts and retries, chosen rather than defaulted: against AWS a request
+/// fails within 3 s instead of hanging (DynamoDB answers in milliseconds), and
+/// a throttled or dropped call is retried twice with the SDK's standard
+/// jittered backoff before we answer 503. DynamoDB Local, a JVM emulator that
+/// serialises requests, gets 10x the time so a busy test machine is not
+/// mistaken for an outage.
+pub fn timeouts(local: bool) -> TimeoutConfig {
+    let scale = if local { 10 } else { 1 };
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_millis(500) * scale)
+        .operation_attempt_timeout(Duration::from_secs(1) * scale)
+        .operation_timeout(Duration::from_secs(3) * scale)
+        .build()
+}
+
+pub fn retries() -> RetryConfig {
+    RetryConfig::standard().with_max_attempts(3)
+}
+
+/// The SDK client configuration: the environment's region and credentials,
+/// or, with an `endpoint` (DynamoDB Local), that endpoint with dummy credentials.
+pub async fn client_config(endpoint: Option<&str>) -> aws_sdk_dynamodb::config::Builder {
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .timeout_config(timeouts(endpoint.is_some()))
+        .retry_config(retries());
+    if let Some(endpoint) = endpoint {
+        let region = aws_config::meta::region::RegionProviderChain::default_provider()
+            .or_else(Region::new("us-east-1"));
+        loader = loader
+            .endpoint_url(endpoint)
+            .region(region)
+            .credentials_provider(Credentials::new(
+                "local",
+                "local",
+                None,
+                None,
+                "dynamodb-local",
+            ));
+    }
+    aws_sdk_dynamodb::config::Builder::from(&loader.load().await)
+}
+
+impl DynamoStore {
+    /// Connects to `table`; with a local `endpoint`, creates the table when missing.
+    pub async fn connect(table: &str, endpoint: Option<&str>) -> StoreResult<Self> {
+        let client = Client::from_conf(client_config(endpoint).await.build());
+        Self::with_client(client, table, endpoint.is_some()).await
+    }
+
+    pub async fn with_client(
+        client: Client,
+        table: &str,
+        create_if_missing: bool,
+    ) -> StoreResult<Self> {
+        if create_if_missing {
+            schema::ensure_table(&client, table).await?;
+        }
+        Ok(DynamoStore {
+            client,
+            table: table.to_owned(),
+        })
+    }
+}
+
+/// Throttling, timeouts and unreachable endpoints are "unavailable" (503).
+pub(crate) fn sdk_error<E, R>(err: SdkError<E, R>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    let transient = match &err {
+        SdkError::ServiceError(service) => matches!(
+            service.err().code(),
+            Some(
+                "ProvisionedThroughputExceededException"
+                    | "ThrottlingException"
+                    | "RequestLimitExceeded"
+                    | "InternalServerError"
+                    | "ServiceUnavailable"
+                    | "LimitExceededException"
+            )
+        ),
+        _ => true, // dispatch failures, timeouts, unreadable responses
+    };
+    let message = DisplayErrorContext(&err).to_string();
+    if transient {
+        StoreError::Unavailable(message)
+    } else {
+        StoreError::Internal(message)
+    }
+}
+
+fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+fn n(value: i64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+fn key(pk: String, sk: String) -> Item {
+    HashMap::from([("PK".to_owned(), s(pk)), ("SK".to_owned(), s(sk))])
+}
+
+fn to_item<T: serde::Serialize>(value: &T) -> StoreResult<Item> {
+    serde_dynamo::to_item(value).map_err(|e| StoreError::Internal(format!("encoding item: {e}")))
+}
+
+fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
+    serde_dynamo::from_item(item).map_err(|e| StoreError::Internal(format!("decoding item: {e}")))
+}
+
+fn number(item: &Item, name: &str) -> StoreResult<u64> {
+    item.get(name)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| StoreError::Internal(format!("item has no number `{name}`")))
+}
+
+fn is_conditional_failure<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
+    err.as_service_error()
+        .is_some_and(|e| e.code() == Some("ConditionalCheckFailedException"))
+}
+
+/// How a transaction ended when it did not commit.
+enum TxFailure {
+    /// Which items' conditions failed, in request order.
+    Conditions(Vec<bool>),
+    Store(StoreError),
+}
+
+const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
+
+impl DynamoStore {
+    /// Runs a transaction, retrying when it lost a race with another
+    /// transaction on the same items (a hot post under many likes).
+    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), TxFailure> {
+        let mut backoff = Duration::from_millis(5);
+        for _ in 0..12 {
+            let result = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await;
+            let err = match result {
+                Ok(_) => return Ok(()),
+                Err(err) => err,
+            };
+            let conflict = match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                    let codes: Vec<Option<&str>> = cancelled
+                        .cancellation_reasons()
+                        .iter()
+                        .map(|r| r.code())
+                        .collect();
+                    if codes.contains(&Some("ConditionalCheckFailed")) {
+                        return Err(TxFailure::Conditions(
+                            codes
+                                .iter()
+                                .map(|c| *c == Some("ConditionalCheckFailed"))
+                                .collect(),
+                        ));
+                    }
+                    codes.contains(&Some("TransactionConflict"))
+                }
+                Some(TransactWriteItemsError::TransactionInProgressException(_)) => true,
+                _ => false,
+            };
+            if !conflict {
+                return Err(TxFailure::Store(sdk_error(err)));
+            }
+            let jitter =
+                Duration::from_micros(rand::random::<u64>() % (backoff.as_micros() as u64 + 1));
+            tokio::time::sleep(backoff + jitter).await;
+            backoff = (backoff * 2).min(Duration::from_millis(200));
+        }
+        Err(TxFailure::Store(StoreError::Unavailable(
+            "transaction kept conflicting with concurrent writes".into(),
+        )))
+    }
+
+    fn put(&self, item: Item, condition: &str) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    fn delete(&self, key: Item, condition: &str) -> StoreResult<TransactWriteItem> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .condition_expression(condition)
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// `ADD <counter> <delta>` on a post of `board`.
+    fn count_on_post(
+        &self,
+        board: &str,
+        post_id: &str,
+        counter: &str,
+        delta: i64,
+    ) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .update_expression(format!("ADD {counter} :delta"))
+            .condition_expression(POST_ON_BOARD)
+            .expression_attribute_values(":delta", n(delta))
+            .expression_attribute_values(":board", s(board))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    async fn get(&self, key: Item) -> StoreResult<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(sdk_error)?;
+        Ok(out.item)
+    }
+
+    /// A guarded replace of an item's password hash: only if it is still `old`.
+    async fn replace_hash(
+        &self,
+        key: Item,
+        attribute: &str,
+        board: Option<&str>,
+        old: &str,
+        new: &str,
+    ) -> StoreResult<bool> {
+        let mut condition = format!("{attribute} = :old");
+        let mut update = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .update_expression(format!("SET {attribute} = :new"))
+            .expression_attribute_values(":old", s(old))
+            .expression_attribute_values(":new", s(new));
+        if let Some(board) = board {
+            condition += " AND board = :board";
+            update = update.expression_attribute_values(":board", s(board));
+        }
+        match update.condition_expression(condition).send().await {
+            Ok(_) => Ok(true),
+            Err(e) if is_conditional_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    /// Every item key under one partition key (for deleting a post's children).
+    async fn keys_under(&self, pk: String) -> StoreResult<Vec<Item>> {
+        let mut keys = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .projection_expression("PK, SK")
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(sdk_error)?;
+            keys.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(keys);
+            }
+        }
+    }
+
+    /// Deletes keys 25 at a time, retrying what DynamoDB leaves unprocessed.
+    async fn delete_all(&self, keys: Vec<Item>) -> StoreResult<()> {
+        for chunk in keys.chunks(25) {
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|k| {
+                    let delete = DeleteRequest::builder()
+                        .set_key(Some(k.clone()))
+                        .build()
+                        .map_err(|e| StoreError::Internal(e.to_string()))?;
+                    Ok(WriteRequest::builder().delete_request(delete).build())
+                })
+                .collect::<StoreResult<_>>()?;
+            let mut backoff = Duration::from_millis(20);
+            for attempt in 0.. {
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .map_err(sdk_error)?;
+                pending = out
+                    .unprocessed_items
+                    .and_then(|mut m| m.remove(&self.table))
+                    .unwrap_or_default();
+                if pending.is_empty() {
+                    break;
+                }
+                if attempt >= 8 {
+                    return Err(StoreError::Unavailable(format!(
+                        "{} deletes left unprocessed",
+                        pending.len()
+                    )));
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+        Ok(())
+    }
+
+    async fn like_state(&self, post_id: &str, liked: bool) -> StoreResult<Option<LikeState>> {
+        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
+            return Ok(None);
+        };
+        Ok(Some(LikeState {
+            liked,
+            like_count: number(&item, "like_count")?,
+        }))
+    }
+
+    async fn set_like(
+        &self,
+        board: &str,
+        post_id: &str,
+        member_id: &str,
+        liked: bool,
+    ) -> StoreResult<Option<LikeState>> {
+        let like_key = key(likes_pk(post_id), like_sk(member_id));
+        let (change, delta) = if liked {
+            (self.put(like_key, "attribute_not_exists(PK)")?, 1)
+        } else {
+            (self.delete(like_key, "attribute_exists(PK)")?, -1)
+        };
+        let counter = self.count_on_post(board, post_id, "like_count", delta)?;
+        match self.transact(vec![change, counter]).await {
+            Ok(()) => {}
+            Err(TxFailure::Conditions(failed)) if failed.get(1) == Some(&true) => return Ok(None),
+            // Already liked (or not liked): nothing to change, which is not an error.
+            Err(TxFailure::Conditions(_)) => {}
+            Err(TxFailure::Store(e)) => return Err(e),
+        }
+        self.like_state(post_id, liked).await
+    }
+}
+
+#[async_trait]
+impl Members for DynamoStore {
+    async fn create_member(&self, member: &Member, password_hash: &str) -> StoreResult<()> {
+        let item = to_item(&MemberItem {
+            pk: member_pk(&member.username),
+            sk: MEMBER_SK.into(),
+            id: member.id.clone(),
+            username: member.username.clone(),
+            nickname: member.nickname.clone(),
+            password_hash: password_hash.to_owned(),
+            created_at: member.created_at.clone(),
+        })?;
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(()),
+            Err(e) if is_conditional_failure(&e) => Err(StoreError::UsernameTaken),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    async fn member_credentials(&self, username: &str) -> StoreResult<Option<MemberCredentials>> {
+        let Some(item) = self.get(key(member_pk(username), MEMBER_SK.into())).await? else {
+            return Ok(None);
+        };
+        let m: MemberItem = from_item(item)?;
+        Ok(Some(MemberCredentials {
+            member: Member {
+                id: m.id,
+                username: m.username,
+                nickname: m.nickname,
+                created_at: m.created_at,
+            },
+            password_hash: m.password_hash,
+        }))
+    }
+
+    async fn replace_password_hash(
+        &self,
+        username: &str,
+        old_hash: &str,
+        new_hash: &str,
+    ) -> StoreResult<bool> {
+        self.replace_hash(
+            key(member_pk(username), MEMBER_SK.into()),
+            "password_hash",
+            None,
+            old_hash,
+            new_hash,
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl Posts for DynamoStore {
+    async fn create_post(&self, post: &Post, guest_password_hash: Option<&str>) -> StoreResult<()> {
+        let item = to_item(&PostItem::new(post, guest_password_hash))?;
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await
+            .map_err(sdk_error)?;
+        Ok(())
+    }
+
+    /// One Query: the post and its comments share the partition `POST#<id>`.
+    async fn post_detail(&self, board: &str, post_id: &str) -> StoreResult<Option<PostDetail>> {
+        let mut post = None;
+        let mut comments = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(post_pk(post_id)))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(sdk_error)?;
+            for item in out.items.unwrap_or_default() {
+                match item
+                    .get("SK")
+                    .and_then(|v| v.as_s().ok())
+                    .map(String::as_str)
+                {
+                    Some(POST_SK) => post = Some(from_item::<PostItem>(item)?),
+                    Some(sk) if sk.starts_with("COMMENT#") => {
+                        comments.push(from_item::<CommentItem>(item)?.into_comment())
+                    }
+                    _ => {}
+                }
+            }
+            // More than 1 MB of comments: keep reading.
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                break;
+            }
+        }
+        Ok(post
+            .filter(|p| p.summary.board == board)
+            .map(|p| PostDetail {
+                post: p.into_post(),
+                comments,
+            }))
+    }
+
+    async fn count_view(&self, board: &str, post_id: &str) -> StoreResult<Option<u64>> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .update_expression("ADD view_count :one")
+            .condition_expression(POST_ON_BOARD)
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":board", s(board))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match out {
+            Ok(out) => Ok(Some(number(
+                &out.attributes.unwrap_or_default(),
+                "view_count",
+            )?)),
+            Err(e) if is_conditional_failure(&e) => Ok(None),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    async fn list_posts(
+        &self,
+        board: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let mut query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(BOARD_INDEX)
+            .expression_attribute_values(":board", s(board_pk(board)))
+            .scan_index_forward(false)
+            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX));
+        query = match after {
+            Some(after) => query
+                .key_condition_expression("GSI1PK = :board AND GSI1SK < :after")
+                .expression_attribute_values(":after", s(after)),
+            None => query.key_condition_expression("GSI1PK = :board"),
+        };
+        let out = query.send().await.map_err(sdk_error)?;
+        let mut posts = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| from_item::<SummaryFields>(item).map(Into::into))
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(super::sqlite::page_of(&mut posts, limit))
+    }
+
+    async fn post_guard(&self, board: &str, post_id: &str) -> StoreResult<Option<Guard>> {
+        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
+            return Ok(None);
+        };
+        let post: PostItem = from_item(item)?;
+        Ok((post.summary.board == board).then(|| Guard {
+            author: post.summary.author.into(),
+            guest_password_hash: post.guest_password_hash,
+        }))
+    }
+
+    async fn update_post(
+        &self,
+        board: &str,
+        post_id: &str,
+        title: &str,
+        body: &str,
+        updated_at: &str,
+    ) -> StoreResult<Option<Post>> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .update_expression("SET title = :title, body = :body, updated_at = :updated_at")
+            .condition_expression(POST_ON_BOARD)
+            .expression_attribute_values(":title", s(title))
+            .expression_attribute_values(":body", s(body))
+            .expression_attribute_values(":updated_at", s(updated_at))
+            .expression_attribute_values(":board", s(board))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match out {
+            Ok(out) => Ok(Some(
+                from_item::<PostItem>(out.attributes.unwrap_or_default())?.into_post(),
+            )),
+            Err(e) if is_conditional_failure(&e) => Ok(None),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    async fn delete_post(&self, board: &str, post_id: &str) -> StoreResult<bool> {
+        // The post goes first, atomically: from then on it reads as gone and
+        // no comment or like can be added (their writes require the post).
+        let deleted = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .condition_expression(POST_ON_BOARD)
+            .expression_attribute_values(":board", s(board))
+            .send()
+            .await;
+        match deleted {
+            Ok(_) => {}
+            Err(e) if is_conditional_failure(&e) => return Ok(false),
+            Err(e) => return Err(sdk_error(e)),
+        }
+        let mut children = self.keys_under(post_pk(post_id)).await?;
+        children.extend(self.keys_under(likes_pk(post_id)).await?);
+        self.delete_all(children).await?;
+        Ok(true)
+    }
+
+    async fn replace_post_guest_hash(
+        &self,
+        board: &str,
+        post_id: &str,
+        old: &str,
+        new: &str,
+    ) -> StoreResult<bool> {
+        let key = key(post_pk(post_id), POST_SK.into());
+        self.replace_hash(key, "guest_password_hash", Some(board), old, new)
+            .await
+    }
+}
+
+#[async_trait]
+impl Comments for DynamoStore {
+    async fn create_comment(
+        &self,
+        board: &str,
+        comment: &Comment,
+        guest_password_hash: Option<&str>,
+    ) -> StoreResult<()> {
+        let item = to_item(&CommentItem::new(board, comment, guest_password_hash))?;
+        let mut items = vec![
+            self.put(item, "attribute_not_exists(PK)")?,
+            self.count_on_post(board, &comment.post_id, "comment_count", 1)?,
+        ];
+        if let Some(parent) = &comment.parent_id {
+            let check = ConditionCheck::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(post_pk(&comment.post_id), comment_sk(parent))))
+                .condition_expression("attribute_exists(PK) AND attribute_not_exists(parent_id)")
+                .build()
+                .map_err(|e| StoreError::Internal(e.to_string()))?;
+            items.push(TransactWriteItem::builder().condition_check(check).build());
+        }
+        match self.transact(items).await {
+            Ok(()) => Ok(()),
+            Err(TxFailure::Conditions(failed)) if failed.get(1) == Some(&true) => {
+                Err(StoreError::NotFound)
+            }
+            Err(TxFailure::Conditions(failed)) if failed.get(2) == Some(&true) => {
+                Err(StoreError::InvalidParent)
+            }
+            Err(TxFailure::Conditions(_)) => {
+                Err(StoreError::Internal("comment id collision".into()))
+            }
+            Err(TxFailure::Store(e)) => Err(e),
+        }
+    }
+
+    async fn comment_guard(
+        &self,
+        board: &str,
+        post_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<Option<Guard>> {
+        let Some(item) = self
+            .get(key(post_pk(post_id), comment_sk(comment_id)))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let comment: CommentItem = from_item(item)?;
+        Ok((comment.board == board).then(|| Guard {
+            author: comment.author.into(),
+            guest_password_hash: comment.guest_password_hash,
+        }))
+    }
+
+    async fn delete_comment(
+        &self,
+        board: &str,
+        post_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<bool> {
+        let items = vec![
+            self.delete(
+                key(post_pk(post_id), comment_sk(comment_id)),
+                "attribute_exists(PK)",
+            )?,
+            self.count_on_post(board, post_id, "comment_count", -1)?,
+        ];
+        match self.transact(items).await {
+            Ok(()) => Ok(true),
+            Err(TxFailure::Conditions(_)) => Ok(false),
+            Err(TxFailure::Store(e)) => Err(e),
+        }
+    }
+
+    async fn replace_comment_guest_hash(
+        &self,
+        board: &str,
+        post_id: &str,
+        comment_id: &str,
+        old: &str,
+        new: &str,
+    ) -> StoreResult<bool> {
+        let key = key(post_pk(post_id), comment_sk(comment_id));
+        self.replace_hash(key, "guest_password_hash", Some(board), old, new)
+            .await
+    }
+}
+
+#[async_trait]
+impl Likes for DynamoStore {
+    async fn like(
+        &self,
+        board: &str,
+        post_id: &str,
+        member_id: &str,
+    ) -> StoreResult<Option<LikeState>> {
+        self.set_like(board, post_id, member_id, true).await
+    }
+
+    async fn unlike(
+        &self,
+        board: &str,
+        post_id: &str,
+        member_id: &str,
+    ) -> StoreResult<Option<LikeState>> {
+        self.set_like(board, post_id, member_id, false).await
+    }
+
+    async fn has_liked(&self, post_id: &str, member_id: &str) -> StoreResult<bool> {
+        Ok(self
+            .get(key(likes_pk(post_id), like_sk(member_id)))
+            .await?
+            .is_some())
+    }
+}
+
+#[async_trait]
+impl Attempts for DynamoStore {
+    async fn record_failure(&self, key_name: &str, window: Window) -> StoreResult<u64> {
+        // The window start is in the key, so a late TTL deletion never
+        // stretches a window: expires_at only cleans up.
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
+            .update_expression("ADD failures :one SET expires_at = :expires_at")
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":expires_at", n(window.end()))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(sdk_error)?;
+        number(&out.attributes.unwrap_or_default(), "failures")
+    }
+
+    async fn failures(&self, key_name: &str, window: Window) -> StoreResult<u64> {
+        match self
+            .get(key(attempt_pk(key_name), window_sk(window.start)))
+            .await?
+        {
+            Some(item) => number(&item, "failures"),
+            None => Ok(0),
+        }
+    }
+}

@@ -1,0 +1,718 @@
+//! The embedded adapter: one SQLite file (WAL, foreign keys, migrations at
+//! open). All work runs on the blocking pool over one connection behind a
+//! mutex: SQLite has one writer anyway, its statements take microseconds, and
+//! one connection makes every read-modify-write trivially atomic.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite_migration::{M, Migrations};
+
+use super::{Attempts, Comments, Likes, Members, Posts, StoreError, StoreResult, cursor};
+use crate::domain::{
+    Author, Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail,
+    PostSummary, Window,
+};
+
+const MIGRATIONS: &[M<'static>] = &[M::up(
+    "CREATE TABLE members (
+        id TEXT PRIMARY KEY,
+        username TEXT NOT NULL UNIQUE,
+        nickname TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE posts (
+        id TEXT PRIMARY KEY,
+        board TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        author_kind TEXT NOT NULL CHECK (author_kind IN ('member', 'guest')),
+        author_nickname TEXT NOT NULL,
+        author_member_id TEXT,
+        guest_password_hash TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        view_count INTEGER NOT NULL DEFAULT 0,
+        like_count INTEGER NOT NULL DEFAULT 0,
+        comment_count INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX posts_by_board ON posts (board, id DESC);
+    CREATE TABLE comments (
+        id TEXT PRIMARY KEY,
+        post_id TEXT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+        parent_id TEXT,
+        body TEXT NOT NULL,
+        author_kind TEXT NOT NULL CHECK (author_kind IN ('member', 'guest')),
+        author_nickname TEXT NOT NULL,
+        author_member_id TEXT,
+        guest_password_hash TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX comments_by_post ON comments (post_id, id);
+    CREATE TABLE likes (
+        post_id TEXT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+        member_id TEXT NOT NULL,
+        PRIMARY KEY (post_id, member_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE attempts (
+        key TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (key, window_start)
+    ) WITHOUT ROWID;
+    CREATE INDEX attempts_by_expiry ON attempts (expires_at);",
+)];
+
+const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
+                            view_count, like_count, comment_count, body, updated_at";
+const COMMENT_COLUMNS: &str =
+    "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at";
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating when missing) the database file and brings its schema up to date.
+    pub fn open(path: &Path) -> StoreResult<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Unavailable(format!("creating {}: {e}", dir.display())))?;
+        }
+        let mut conn = Connection::open(path).map_err(sql_error)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql_error)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql_error)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sql_error)?;
+        Migrations::from_slice(MIGRATIONS)
+            .to_latest(&mut conn)
+            .map_err(|e| StoreError::Internal(format!("migrating {}: {e}", path.display())))?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    async fn with<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut conn = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Internal(format!("sqlite task failed: {e}")))?
+    }
+}
+
+/// Disk, lock and permission trouble is "unavailable" (503, retry later); the rest is a bug.
+fn sql_error(e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(
+            ErrorCode::DatabaseBusy
+            | ErrorCode::DatabaseLocked
+            | ErrorCode::ReadOnly
+            | ErrorCode::CannotOpen
+            | ErrorCode::DiskFull
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::PermissionDenied
+            | ErrorCode::OutOfMemory,
+        ) => StoreError::Unavailable(e.to_string()),
+        _ => StoreError::Internal(e.to_string()),
+    }
+}
+
+fn author_columns(author: &Author) -> (&'static str, &str, Option<&str>) {
+    match author {
+        Author::Member {
+            member_id,
+            nickname,
+        } => ("member", nickname, Some(member_id)),
+        Author::Guest { nickname } => ("guest", nickname, None),
+    }
+}
+
+fn author_from(kind: String, nickname: String, member_id: Option<String>) -> Author {
+    match (kind.as_str(), member_id) {
+        ("member", Some(member_id)) => Author::Member {
+            member_id,
+            nickname,
+        },
+        _ => Author::Guest { nickname },
+    }
+}
+
+fn count(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
+    Ok(u64::try_from(row.get::<_, i64>(index)?).unwrap_or(0))
+}
+
+fn summary_from(row: &Row<'_>) -> rusqlite::Result<PostSummary> {
+    Ok(PostSummary {
+        id: row.get(0)?,
+        board: row.get(1)?,
+        title: row.get(2)?,
+        author: author_from(row.get(3)?, row.get(4)?, row.get(5)?),
+        created_at: row.get(6)?,
+        view_count: count(row, 7)?,
+        like_count: count(row, 8)?,
+        comment_count: count(row, 9)?,
+    })
+}
+
+fn post_from(row: &Row<'_>) -> rusqlite::Result<Post> {
+    Ok(Post {
+        summary: summary_from(row)?,
+        body: row.get(10)?,
+        updated_at: row.get(11)?,
+    })
+}
+
+fn comment_from(row: &Row<'_>) -> rusqlite::Result<Comment> {
+    Ok(Comment {
+        id: row.get(0)?,
+        post_id: row.get(1)?,
+        parent_id: row.get(2)?,
+        body: row.get(3)?,
+        author: author_from(row.get(4)?, row.get(5)?, row.get(6)?),
+        created_at: row.get(7)?,
+    })
+}
+
+fn guard_from(row: &Row<'_>) -> rusqlite::Result<Guard> {
+    Ok(Guard {
+        author: author_from(row.get(0)?, row.get(1)?, row.get(2)?),
+        guest_password_hash: row.get(3)?,
+    })
+}
+
+fn post_exists(conn: &Connection, board: &str, post_id: &str) -> StoreResult<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM posts WHERE id = ?1 AND board = ?2)",
+        params![post_id, board],
+        |row| row.get(0),
+    )
+    .map_err(sql_error)
+}
+
+fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
+    conn.query_row(
+        "SELECT like_count FROM posts WHERE id = ?1",
+        [post_id],
+        |row| count(row, 0),
+    )
+    .map_err(sql_error)
+}
+
+#[async_trait]
+impl Members for SqliteStore {
+    async fn create_member(&self, member: &Member, password_hash: &str) -> StoreResult<()> {
+        let (member, hash) = (member.clone(), password_hash.to_owned());
+        self.with(move |conn| {
+            conn.execute(
+                "INSERT INTO members (id, username, nickname, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![member.id, member.username, member.nickname, hash, member.created_at],
+            )
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(ErrorCode::ConstraintViolation) => StoreError::UsernameTaken,
+                _ => sql_error(e),
+            })?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn member_credentials(&self, username: &str) -> StoreResult<Option<MemberCredentials>> {
+        let username = username.to_owned();
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT id, username, nickname, created_at, password_hash FROM members WHERE username = ?1",
+                [username],
+                |row| {
+                    Ok(MemberCredentials {
+                        member: Member {
+                            id: row.get(0)?,
+                            username: row.get(1)?,
+                            nickname: row.get(2)?,
+                            created_at: row.get(3)?,
+                        },
+                        password_hash: row.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn replace_password_hash(
+        &self,
+        username: &str,
+        old_hash: &str,
+        new_hash: &str,
+    ) -> StoreResult<bool> {
+        let (username, old, new) = (
+            username.to_owned(),
+            old_hash.to_owned(),
+            new_hash.to_owned(),
+        );
+        self.with(move |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE members SET password_hash = ?1 WHERE username = ?2 AND password_hash = ?3",
+                    params![new, username, old],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Posts for SqliteStore {
+    async fn create_post(&self, post: &Post, guest_password_hash: Option<&str>) -> StoreResult<()> {
+        let (post, hash) = (post.clone(), guest_password_hash.map(str::to_owned));
+        self.with(move |conn| {
+            let s = &post.summary;
+            let (kind, nickname, member_id) = author_columns(&s.author);
+            conn.execute(
+                "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
+                    guest_password_hash, created_at, updated_at, view_count, like_count, comment_count)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0)",
+                params![s.id, s.board, s.title, post.body, kind, nickname, member_id, hash, s.created_at, post.updated_at],
+            )
+            .map_err(sql_error)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn post_detail(&self, board: &str, post_id: &str) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+        self.with(move |conn| {
+            let tx = conn.transaction().map_err(sql_error)?;
+            let post = tx
+                .query_row(
+                    &format!("SELECT {POST_COLUMNS} FROM posts WHERE id = ?1 AND board = ?2"),
+                    params![post_id, board],
+                    post_from,
+                )
+                .optional()
+                .map_err(sql_error)?;
+            let Some(post) = post else { return Ok(None) };
+            let comments = tx
+                .prepare_cached(&format!(
+                    "SELECT {COMMENT_COLUMNS} FROM comments WHERE post_id = ?1 ORDER BY id"
+                ))
+                .and_then(|mut stmt| {
+                    stmt.query_map([&post_id], comment_from)?
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .map_err(sql_error)?;
+            Ok(Some(PostDetail { post, comments }))
+        })
+        .await
+    }
+
+    async fn count_view(&self, board: &str, post_id: &str) -> StoreResult<Option<u64>> {
+        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+        self.with(move |conn| {
+            conn.query_row(
+                "UPDATE posts SET view_count = view_count + 1 WHERE id = ?1 AND board = ?2 RETURNING view_count",
+                params![post_id, board],
+                |row| count(row, 0),
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn list_posts(
+        &self,
+        board: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let board = board.to_owned();
+        self.with(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {POST_COLUMNS} FROM posts WHERE board = ?1 AND (?2 IS NULL OR id < ?2)
+                     ORDER BY id DESC LIMIT ?3"
+                ))
+                .map_err(sql_error)?;
+            let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+            let mut posts = stmt
+                .query_map(params![board, after, fetch], summary_from)
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(sql_error)?;
+            Ok(page_of(&mut posts, limit))
+        })
+        .await
+    }
+
+    async fn post_guard(&self, board: &str, post_id: &str) -> StoreResult<Option<Guard>> {
+        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT author_kind, author_nickname, author_member_id, guest_password_hash
+                 FROM posts WHERE id = ?1 AND board = ?2",
+                params![post_id, board],
+                guard_from,
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn update_post(
+        &self,
+        board: &str,
+        post_id: &str,
+        title: &str,
+        body: &str,
+        updated_at: &str,
+    ) -> StoreResult<Option<Post>> {
+        let (board, post_id, title, body, updated_at) = (
+            board.to_owned(),
+            post_id.to_owned(),
+            title.to_owned(),
+            body.to_owned(),
+            updated_at.to_owned(),
+        );
+        self.with(move |conn| {
+            conn.query_row(
+                &format!(
+                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5
+                     RETURNING {POST_COLUMNS}"
+                ),
+                params![title, body, updated_at, post_id, board],
+                post_from,
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn delete_post(&self, board: &str, post_id: &str) -> StoreResult<bool> {
+        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+        self.with(move |conn| {
+            // Comments and likes go with it (ON DELETE CASCADE), in the same statement.
+            let deleted = conn
+                .execute(
+                    "DELETE FROM posts WHERE id = ?1 AND board = ?2",
+                    params![post_id, board],
+                )
+                .map_err(sql_error)?;
+            Ok(deleted == 1)
+        })
+        .await
+    }
+
+    async fn replace_post_guest_hash(
+        &self,
+        board: &str,
+        post_id: &str,
+        old: &str,
+        new: &str,
+    ) -> StoreResult<bool> {
+        let (board, post_id, old, new) = (
+            board.to_owned(),
+            post_id.to_owned(),
+            old.to_owned(),
+            new.to_owned(),
+        );
+        self.with(move |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE posts SET guest_password_hash = ?1
+                     WHERE id = ?2 AND board = ?3 AND guest_password_hash = ?4",
+                    params![new, post_id, board, old],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+}
+
+/// Trims a `limit + 1` fetch to the page and sets the cursor when more follow.
+pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {
+    let more = posts.len() > limit;
+    posts.truncate(limit);
+    Page {
+        next_cursor: more
+            .then(|| posts.last().map(|p| cursor::encode(&p.id)))
+            .flatten(),
+        posts: std::mem::take(posts),
+    }
+}
+
+#[async_trait]
+impl Comments for SqliteStore {
+    async fn create_comment(
+        &self,
+        board: &str,
+        comment: &Comment,
+        guest_password_hash: Option<&str>,
+    ) -> StoreResult<()> {
+        let (board, c, hash) = (
+            board.to_owned(),
+            comment.clone(),
+            guest_password_hash.map(str::to_owned),
+        );
+        self.with(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_error)?;
+            if !post_exists(&tx, &board, &c.post_id)? {
+                return Err(StoreError::NotFound);
+            }
+            if let Some(parent) = &c.parent_id {
+                let top_level_sibling: bool = tx
+                    .query_row(
+                        "SELECT EXISTS (SELECT 1 FROM comments WHERE id = ?1 AND post_id = ?2 AND parent_id IS NULL)",
+                        params![parent, c.post_id],
+                        |row| row.get(0),
+                    )
+                    .map_err(sql_error)?;
+                if !top_level_sibling {
+                    return Err(StoreError::InvalidParent);
+                }
+            }
+            let (kind, nickname, member_id) = author_columns(&c.author);
+            tx.execute(
+                "INSERT INTO comments (id, post_id, parent_id, body, author_kind, author_nickname, author_member_id,
+                    guest_password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![c.id, c.post_id, c.parent_id, c.body, kind, nickname, member_id, hash, c.created_at],
+            )
+            .map_err(sql_error)?;
+            tx.execute("UPDATE posts SET comment_count = comment_count + 1 WHERE id = ?1", [&c.post_id])
+                .map_err(sql_error)?;
+            tx.commit().map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn comment_guard(
+        &self,
+        board: &str,
+        post_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<Option<Guard>> {
+        let (board, post_id, comment_id) =
+            (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash
+                 FROM comments c JOIN posts p ON p.id = c.post_id
+                 WHERE c.id = ?1 AND c.post_id = ?2 AND p.board = ?3",
+                params![comment_id, post_id, board],
+                guard_from,
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn delete_comment(
+        &self,
+        board: &str,
+        post_id: &str,
+        comment_id: &str,
+    ) -> StoreResult<bool> {
+        let (board, post_id, comment_id) =
+            (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if !post_exists(&tx, &board, &post_id)? {
+                return Ok(false);
+            }
+            let deleted = tx
+                .execute(
+                    "DELETE FROM comments WHERE id = ?1 AND post_id = ?2",
+                    params![comment_id, post_id],
+                )
+                .map_err(sql_error)?;
+            if deleted == 1 {
+                tx.execute(
+                    "UPDATE posts SET comment_count = comment_count - 1 WHERE id = ?1",
+                    [&post_id],
+                )
+                .map_err(sql_error)?;
+            }
+            tx.commit().map_err(sql_error)?;
+            Ok(deleted == 1)
+        })
+        .await
+    }
+
+    async fn replace_comment_guest_hash(
+        &self,
+        board: &str,
+        post_id: &str,
+        comment_id: &str,
+        old: &str,
+        new: &str,
+    ) -> StoreResult<bool> {
+        let (board, post_id, comment_id, old, new) = (
+            board.to_owned(),
+            post_id.to_owned(),
+            comment_id.to_owned(),
+            old.to_owned(),
+            new.to_owned(),
+        );
+        self.with(move |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE comments SET guest_password_hash = ?1
+                     WHERE id = ?2 AND post_id = ?3 AND guest_password_hash = ?4
+                       AND post_id IN (SELECT id FROM posts WHERE board = ?5)",
+                    params![new, comment_id, post_id, old, board],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Likes for SqliteStore {
+    async fn like(
+        &self,
+        board: &str,
+        post_id: &str,
+        member_id: &str,
+    ) -> StoreResult<Option<LikeState>> {
+        self.set_like(board, post_id, member_id, true).await
+    }
+
+    async fn unlike(
+        &self,
+        board: &str,
+        post_id: &str,
+        member_id: &str,
+    ) -> StoreResult<Option<LikeState>> {
+        self.set_like(board, post_id, member_id, false).await
+    }
+
+    async fn has_liked(&self, post_id: &str, member_id: &str) -> StoreResult<bool> {
+        let (post_id, member_id) = (post_id.to_owned(), member_id.to_owned());
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND member_id = ?2)",
+                params![post_id, member_id],
+                |row| row.get(0),
+            )
+            .map_err(sql_error)
+        })
+        .await
+    }
+}
+
+impl SqliteStore {
+    async fn set_like(
+        &self,
+        board: &str,
+        post_id: &str,
+        member_id: &str,
+        liked: bool,
+    ) -> StoreResult<Option<LikeState>> {
+        let (board, post_id, member_id) =
+            (board.to_owned(), post_id.to_owned(), member_id.to_owned());
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if !post_exists(&tx, &board, &post_id)? {
+                return Ok(None);
+            }
+            let (change, delta) = if liked {
+                (
+                    "INSERT OR IGNORE INTO likes (post_id, member_id) VALUES (?1, ?2)",
+                    "+ 1",
+                )
+            } else {
+                (
+                    "DELETE FROM likes WHERE post_id = ?1 AND member_id = ?2",
+                    "- 1",
+                )
+            };
+            if tx
+                .execute(change, params![post_id, member_id])
+                .map_err(sql_error)?
+                == 1
+            {
+                tx.execute(
+                    &format!("UPDATE posts SET like_count = like_count {delta} WHERE id = ?1"),
+                    [&post_id],
+                )
+                .map_err(sql_error)?;
+            }
+            let like_count = like_count(&tx, &post_id)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(Some(LikeState { liked, like_count }))
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Attempts for SqliteStore {
+    async fn record_failure(&self, key: &str, window: Window) -> StoreResult<u64> {
+        let key = key.to_owned();
+        self.with(move |conn| {
+            // Old windows are useless once over; sweep them as we go.
+            conn.execute("DELETE FROM attempts WHERE expires_at < ?1", [window.start])
+                .map_err(sql_error)?;
+            conn.query_row(
+                "INSERT INTO attempts (key, window_start, count, expires_at) VALUES (?1, ?2, 1, ?3)
+                 ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
+                 RETURNING count",
+                params![key, window.start, window.end()],
+                |row| count(row, 0),
+            )
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn failures(&self, key: &str, window: Window) -> StoreResult<u64> {
+        let key = key.to_owned();
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT count FROM attempts WHERE key = ?1 AND window_start = ?2",
+                params![key, window.start],
+                |row| count(row, 0),
+            )
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(sql_error)
+        })
+        .await
+    }
+}

@@ -1,0 +1,863 @@
+//! The storage conformance suite: every test runs against both adapters, the
+//! embedded SQLite file and DynamoDB Local (started by `tools/test-all`; the
+//! DynamoDB tests fail, never skip, without `DYNAMODB_ENDPOINT`). Each test
+//! gets its own SQLite file or DynamoDB table, so they run in parallel.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::future::join_all;
+use shared::domain::{Author, Comment, Member, Post, PostSummary, Window, new_id, now};
+use shared::store::dynamo::{DynamoStore, RequestCounter, client_config};
+use shared::store::sqlite::SqliteStore;
+use shared::store::{Store, StoreError};
+
+type Dyn = Arc<dyn Store>;
+
+struct Fixture {
+    store: Dyn,
+    _dir: Option<tempfile::TempDir>,
+}
+
+fn sqlite() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("boards.sqlite3")).unwrap();
+    Fixture {
+        store: Arc::new(store),
+        _dir: Some(dir),
+    }
+}
+
+fn endpoint() -> String {
+    std::env::var("DYNAMODB_ENDPOINT")
+        .expect("DYNAMODB_ENDPOINT is not set: run the suite with `bash tools/test-all`, which starts DynamoDB Local")
+}
+
+async fn dynamodb() -> Fixture {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let store = DynamoStore::connect(&table, Some(&endpoint()))
+        .await
+        .unwrap();
+    Fixture {
+        store: Arc::new(store),
+        _dir: None,
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::sqlite().store).await
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::dynamodb().await.store).await
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    members_are_unique_by_username,
+    a_password_hash_is_replaced_only_while_unchanged,
+    a_post_reads_back_with_its_comments_oldest_first,
+    posts_of_another_board_are_not_found,
+    listing_is_newest_first_and_pages_neither_skip_nor_repeat,
+    a_cursor_that_was_not_issued_is_refused,
+    updating_a_post_changes_title_body_and_updated_at,
+    deleting_a_post_removes_its_comments_and_likes,
+    guest_password_hashes_appear_only_in_guards,
+    replies_must_name_a_top_level_comment_of_the_same_post,
+    deleting_a_comment_uncounts_it_once,
+    liking_and_unliking_are_idempotent,
+    views_are_counted_one_by_one,
+    failures_are_counted_per_key_and_window,
+    fifty_members_liking_one_post_at_once_are_all_counted,
+    one_member_liking_twenty_times_at_once_counts_once,
+    two_hundred_concurrent_views_count_exactly_two_hundred,
+    concurrent_comments_are_all_counted,
+    pagination_under_concurrent_inserts_never_repeats_a_post,
+);
+
+fn member(username: &str) -> Member {
+    Member {
+        id: new_id(),
+        username: username.to_owned(),
+        nickname: format!("{username} nick"),
+        created_at: now(),
+    }
+}
+
+fn member_author() -> Author {
+    Author::Member {
+        member_id: new_id(),
+        nickname: "Kim".into(),
+    }
+}
+
+fn post(board: &str, title: &str, author: Author) -> Post {
+    let at = now();
+    Post {
+        summary: PostSummary {
+            id: new_id(),
+            board: board.to_owned(),
+            title: title.to_owned(),
+            author,
+            created_at: at.clone(),
+            view_count: 0,
+            like_count: 0,
+            comment_count: 0,
+        },
+        body: format!("body of {title}"),
+        updated_at: at,
+    }
+}
+
+async fn created_post(store: &Dyn, board: &str) -> Post {
+    let p = post(board, "hello", member_author());
+    store.create_post(&p, None).await.unwrap();
+    p
+}
+
+fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
+    Comment {
+        id: new_id(),
+        post_id: post_id.to_owned(),
+        parent_id: parent_id.map(str::to_owned),
+        body: body.to_owned(),
+        author: Author::Guest {
+            nickname: "Lee".into(),
+        },
+        created_at: now(),
+    }
+}
+
+async fn comment_count(store: &Dyn, board: &str, post_id: &str) -> u64 {
+    store
+        .post_detail(board, post_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .post
+        .summary
+        .comment_count
+}
+
+async fn members_are_unique_by_username(store: Dyn) {
+    let kim = member("kim");
+    store.create_member(&kim, "hash-1").await.unwrap();
+    assert_eq!(
+        store.create_member(&member("kim"), "hash-2").await,
+        Err(StoreError::UsernameTaken)
+    );
+    let found = store.member_credentials("kim").await.unwrap().unwrap();
+    assert_eq!(found.member, kim);
+    assert_eq!(found.password_hash, "hash-1");
+    assert_eq!(store.member_credentials("nobody").await.unwrap(), None);
+}
+
+async fn a_password_hash_is_replaced_only_while_unchanged(store: Dyn) {
+    store.create_member(&member("lee"), "old").await.unwrap();
+    assert!(
+        !store
+            .replace_password_hash("lee", "not-the-stored-one", "new")
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .replace_password_hash("lee", "old", "new")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .replace_password_hash("lee", "old", "newer")
+            .await
+            .unwrap(),
+        "a second upgrade lost the race"
+    );
+    assert_eq!(
+        store
+            .member_credentials("lee")
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "new"
+    );
+    assert!(
+        !store
+            .replace_password_hash("ghost", "old", "new")
+            .await
+            .unwrap()
+    );
+}
+
+async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let first = comment(&p.summary.id, None, "first");
+    store
+        .create_comment("free", &first, Some("guest-hash"))
+        .await
+        .unwrap();
+    let reply = comment(&p.summary.id, Some(&first.id), "reply");
+    store.create_comment("free", &reply, None).await.unwrap();
+    let third = comment(&p.summary.id, None, "third");
+    store.create_comment("free", &third, None).await.unwrap();
+
+    let detail = store
+        .post_detail("free", &p.summary.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.post.summary.comment_count, 3);
+    assert_eq!(detail.post.body, p.body);
+    assert_eq!(detail.post.summary.title, p.summary.title);
+    assert_eq!(detail.post.summary.author, p.summary.author);
+    assert_eq!(detail.comments, vec![first, reply, third]);
+    assert_eq!(store.post_detail("free", &new_id()).await.unwrap(), None);
+}
+
+async fn posts_of_another_board_are_not_found(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = &p.summary.id;
+    assert_eq!(store.post_detail("qna", id).await.unwrap(), None);
+    assert_eq!(store.count_view("qna", id).await.unwrap(), None);
+    assert_eq!(store.post_guard("qna", id).await.unwrap(), None);
+    assert_eq!(
+        store
+            .update_post("qna", id, "t", "b", &now())
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.like("qna", id, "m1").await.unwrap(), None);
+    assert_eq!(
+        store
+            .create_comment("qna", &comment(id, None, "x"), None)
+            .await,
+        Err(StoreError::NotFound)
+    );
+    assert!(!store.delete_post("qna", id).await.unwrap());
+    // Nothing above touched the post.
+    let detail = store.post_detail("free", id).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            detail.post.summary.view_count,
+            detail.post.summary.like_count,
+            detail.post.summary.comment_count
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(detail.post.summary.title, "hello");
+}
+
+async fn listing_is_newest_first_and_pages_neither_skip_nor_repeat(store: Dyn) {
+    let mut ids = Vec::new();
+    for i in 0..23 {
+        let p = post("qna", &format!("post {i}"), member_author());
+        store.create_post(&p, None).await.unwrap();
+        ids.push(p.summary.id);
+    }
+    store
+        .create_post(&post("free", "elsewhere", member_author()), None)
+        .await
+        .unwrap();
+    ids.reverse(); // newest first
+
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.list_posts("qna", 7, cursor.as_deref()).await.unwrap();
+        assert!(page.posts.len() <= 7);
+        seen.extend(page.posts.iter().map(|p| p.id.clone()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ids);
+    let exact = store.list_posts("qna", 23, None).await.unwrap();
+    assert_eq!(exact.posts.len(), 23);
+    assert_eq!(exact.next_cursor, None, "no cursor when nothing follows");
+    assert!(
+        store
+            .list_posts("notice", 20, None)
+            .await
+            .unwrap()
+            .posts
+            .is_empty()
+    );
+}
+
+async fn a_cursor_that_was_not_issued_is_refused(store: Dyn) {
+    assert_eq!(
+        store.list_posts("free", 20, Some("garbage!")).await,
+        Err(StoreError::InvalidCursor)
+    );
+}
+
+async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let later = "2030-01-01T00:00:00.000Z";
+    let updated = store
+        .update_post("free", &p.summary.id, "new title", "new body", later)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(updated.summary.title, "new title");
+    assert_eq!(updated.body, "new body");
+    assert_eq!(updated.updated_at, later);
+    assert_eq!(updated.summary.created_at, p.summary.created_at);
+    let detail = store
+        .post_detail("free", &p.summary.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.post, updated);
+    assert_eq!(
+        store
+            .update_post("free", &new_id(), "t", "b", later)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = &p.summary.id;
+    let c = comment(id, None, "bye");
+    store.create_comment("free", &c, Some("h")).await.unwrap();
+    store.like("free", id, "m1").await.unwrap();
+    let survivor = created_post(&store, "free").await;
+    store
+        .like("free", &survivor.summary.id, "m1")
+        .await
+        .unwrap();
+
+    assert!(store.delete_post("free", id).await.unwrap());
+    assert!(
+        !store.delete_post("free", id).await.unwrap(),
+        "already gone"
+    );
+    assert_eq!(store.post_detail("free", id).await.unwrap(), None);
+    assert_eq!(store.comment_guard("free", id, &c.id).await.unwrap(), None);
+    assert!(!store.has_liked(id, "m1").await.unwrap());
+    assert!(
+        store.has_liked(&survivor.summary.id, "m1").await.unwrap(),
+        "other posts keep their likes"
+    );
+    let listed: Vec<_> = store.list_posts("free", 20, None).await.unwrap().posts;
+    assert_eq!(
+        listed.iter().map(|p| &p.id).collect::<Vec<_>>(),
+        vec![&survivor.summary.id]
+    );
+}
+
+async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
+    let guest = Author::Guest {
+        nickname: "visitor".into(),
+    };
+    let p = post("free", "guest post", guest.clone());
+    store
+        .create_post(&p, Some("$2b$08$post-secret-hash"))
+        .await
+        .unwrap();
+    let c = comment(&p.summary.id, None, "guest comment");
+    store
+        .create_comment("free", &c, Some("$2b$08$comment-secret-hash"))
+        .await
+        .unwrap();
+
+    let guard = store
+        .post_guard("free", &p.summary.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(guard.author, guest);
+    assert_eq!(
+        guard.guest_password_hash.as_deref(),
+        Some("$2b$08$post-secret-hash")
+    );
+    let guard = store
+        .comment_guard("free", &p.summary.id, &c.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        guard.guest_password_hash.as_deref(),
+        Some("$2b$08$comment-secret-hash")
+    );
+    assert_eq!(
+        store
+            .comment_guard("qna", &p.summary.id, &c.id)
+            .await
+            .unwrap(),
+        None
+    );
+
+    let shown = serde_json::to_string(&store.post_detail("free", &p.summary.id).await.unwrap())
+        .unwrap()
+        + &serde_json::to_string(&store.list_posts("free", 20, None).await.unwrap()).unwrap()
+        + &serde_json::to_string(
+            &store
+                .update_post("free", &p.summary.id, "t", "b", &now())
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+    assert!(
+        !shown.contains("secret-hash"),
+        "a hash reached a response type: {shown}"
+    );
+
+    assert!(
+        store
+            .replace_post_guest_hash(
+                "free",
+                &p.summary.id,
+                "$2b$08$post-secret-hash",
+                "new-post-hash"
+            )
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .replace_post_guest_hash("free", &p.summary.id, "$2b$08$post-secret-hash", "x")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .replace_post_guest_hash("qna", &p.summary.id, "new-post-hash", "x")
+            .await
+            .unwrap()
+    );
+    let guard = store
+        .post_guard("free", &p.summary.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(guard.guest_password_hash.as_deref(), Some("new-post-hash"));
+    assert!(
+        store
+            .replace_comment_guest_hash(
+                "free",
+                &p.summary.id,
+                &c.id,
+                "$2b$08$comment-secret-hash",
+                "new-comment-hash"
+            )
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .replace_comment_guest_hash("qna", &p.summary.id, &c.id, "new-comment-hash", "x")
+            .await
+            .unwrap()
+    );
+    let guard = store
+        .comment_guard("free", &p.summary.id, &c.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        guard.guest_password_hash.as_deref(),
+        Some("new-comment-hash")
+    );
+}
+
+async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let other = created_post(&store, "free").await;
+    let top = comment(&p.summary.id, None, "top");
+    store.create_comment("free", &top, None).await.unwrap();
+    let reply = comment(&p.summary.id, Some(&top.id), "reply");
+    store.create_comment("free", &reply, None).await.unwrap();
+    let elsewhere = comment(&other.summary.id, None, "elsewhere");
+    store
+        .create_comment("free", &elsewhere, None)
+        .await
+        .unwrap();
+
+    for parent in [
+        elsewhere.id.as_str(),
+        reply.id.as_str(),
+        "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    ] {
+        let bad = comment(&p.summary.id, Some(parent), "bad");
+        assert_eq!(
+            store.create_comment("free", &bad, None).await,
+            Err(StoreError::InvalidParent),
+            "{parent}"
+        );
+    }
+    assert_eq!(
+        comment_count(&store, "free", &p.summary.id).await,
+        2,
+        "refused replies are not counted"
+    );
+}
+
+async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let (a, b) = (
+        comment(&p.summary.id, None, "a"),
+        comment(&p.summary.id, None, "b"),
+    );
+    store.create_comment("free", &a, None).await.unwrap();
+    store.create_comment("free", &b, None).await.unwrap();
+    assert!(
+        !store
+            .delete_comment("qna", &p.summary.id, &a.id)
+            .await
+            .unwrap(),
+        "wrong board"
+    );
+    assert!(
+        store
+            .delete_comment("free", &p.summary.id, &a.id)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .delete_comment("free", &p.summary.id, &a.id)
+            .await
+            .unwrap()
+    );
+    let detail = store
+        .post_detail("free", &p.summary.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.post.summary.comment_count, 1);
+    assert_eq!(detail.comments, vec![b]);
+}
+
+async fn liking_and_unliking_are_idempotent(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = &p.summary.id;
+    for _ in 0..2 {
+        let state = store.like("free", id, "m1").await.unwrap().unwrap();
+        assert!(state.liked);
+        assert_eq!(state.like_count, 1);
+    }
+    assert_eq!(
+        store
+            .like("free", id, "m2")
+            .await
+            .unwrap()
+            .unwrap()
+            .like_count,
+        2
+    );
+    for _ in 0..2 {
+        let state = store.unlike("free", id, "m1").await.unwrap().unwrap();
+        assert!(!state.liked);
+        assert_eq!(state.like_count, 1);
+    }
+    assert!(!store.has_liked(id, "m1").await.unwrap());
+    assert!(store.has_liked(id, "m2").await.unwrap());
+    assert_eq!(store.like("free", &new_id(), "m1").await.unwrap(), None);
+    assert_eq!(store.unlike("free", &new_id(), "m1").await.unwrap(), None);
+}
+
+async fn views_are_counted_one_by_one(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    for expected in 1..=3 {
+        assert_eq!(
+            store.count_view("free", &p.summary.id).await.unwrap(),
+            Some(expected)
+        );
+    }
+    assert_eq!(
+        store
+            .post_detail("free", &p.summary.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .post
+            .summary
+            .view_count,
+        3
+    );
+    assert_eq!(store.count_view("free", &new_id()).await.unwrap(), None);
+}
+
+async fn failures_are_counted_per_key_and_window(store: Dyn) {
+    let now = 1_800_000_123;
+    let window = Window::containing(now, 300);
+    for expected in 1..=3 {
+        assert_eq!(
+            store
+                .record_failure("login:user:kim", window)
+                .await
+                .unwrap(),
+            expected
+        );
+    }
+    assert_eq!(store.failures("login:user:kim", window).await.unwrap(), 3);
+    assert_eq!(store.failures("login:user:lee", window).await.unwrap(), 0);
+    let next = Window::containing(window.end(), 300);
+    assert_eq!(
+        store.failures("login:user:kim", next).await.unwrap(),
+        0,
+        "a new window starts at zero"
+    );
+    assert_eq!(
+        store.record_failure("login:user:kim", next).await.unwrap(),
+        1
+    );
+}
+
+async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = p.summary.id.clone();
+    let members: Vec<String> = (0..50).map(|_| new_id()).collect();
+    let likes = members.iter().map(|m| {
+        let (store, id, m) = (store.clone(), id.clone(), m.clone());
+        tokio::spawn(async move { store.like("free", &id, &m).await })
+    });
+    for result in join_all(likes).await {
+        assert!(result.unwrap().unwrap().unwrap().liked);
+    }
+    assert_eq!(
+        store
+            .post_detail("free", &id)
+            .await
+            .unwrap()
+            .unwrap()
+            .post
+            .summary
+            .like_count,
+        50
+    );
+    for m in &members {
+        assert!(store.has_liked(&id, m).await.unwrap());
+    }
+}
+
+async fn one_member_liking_twenty_times_at_once_counts_once(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = p.summary.id.clone();
+    let likes = (0..20).map(|_| {
+        let (store, id) = (store.clone(), id.clone());
+        tokio::spawn(async move { store.like("free", &id, "same-member").await })
+    });
+    for result in join_all(likes).await {
+        assert!(result.unwrap().unwrap().unwrap().liked);
+    }
+    assert_eq!(
+        store
+            .post_detail("free", &id)
+            .await
+            .unwrap()
+            .unwrap()
+            .post
+            .summary
+            .like_count,
+        1
+    );
+}
+
+async fn two_hundred_concurrent_views_count_exactly_two_hundred(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = p.summary.id.clone();
+    let views = (0..200).map(|_| {
+        let (store, id) = (store.clone(), id.clone());
+        tokio::spawn(async move { store.count_view("free", &id).await })
+    });
+    let mut counts: Vec<u64> = join_all(views)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().unwrap().unwrap())
+        .collect();
+    counts.sort_unstable();
+    assert_eq!(
+        counts,
+        (1..=200).collect::<Vec<_>>(),
+        "every view saw its own distinct count"
+    );
+    assert_eq!(
+        store
+            .post_detail("free", &id)
+            .await
+            .unwrap()
+            .unwrap()
+            .post
+            .summary
+            .view_count,
+        200
+    );
+}
+
+async fn concurrent_comments_are_all_counted(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let id = p.summary.id.clone();
+    let writes = (0..30).map(|i| {
+        let (store, c) = (store.clone(), comment(&id, None, &format!("comment {i}")));
+        tokio::spawn(async move { store.create_comment("free", &c, None).await })
+    });
+    for result in join_all(writes).await {
+        result.unwrap().unwrap();
+    }
+    let detail = store.post_detail("free", &id).await.unwrap().unwrap();
+    assert_eq!(detail.comments.len(), 30);
+    assert_eq!(detail.post.summary.comment_count, 30);
+}
+
+async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
+    for i in 0..30 {
+        store
+            .create_post(&post("notice", &format!("old {i}"), member_author()), None)
+            .await
+            .unwrap();
+    }
+    let writer = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for i in 0..30 {
+                store
+                    .create_post(&post("notice", &format!("new {i}"), member_author()), None)
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let mut seen = HashSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store
+            .list_posts("notice", 4, cursor.as_deref())
+            .await
+            .unwrap();
+        for p in &page.posts {
+            assert!(seen.insert(p.id.clone()), "post {} repeated", p.id);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    writer.await.unwrap();
+    assert!(
+        seen.len() >= 30,
+        "every post that existed before the walk was seen"
+    );
+}
+
+/// DynamoDB only: the cost in requests of reading a post and counting the view.
+#[tokio::test]
+async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_a_megabyte_of_comments()
+ {
+    let counter = RequestCounter::default();
+    let config = client_config(Some(&endpoint()))
+        .await
+        .interceptor(counter.clone())
+        .build();
+    let table = format!("test-{}", new_id().to_lowercase());
+    let store: Dyn = Arc::new(
+        DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), &table, true)
+            .await
+            .unwrap(),
+    );
+    let p = created_post(&store, "free").await;
+    let id = p.summary.id.clone();
+
+    for comments in [0usize, 5, 420] {
+        let have = comment_count(&store, "free", &id).await as usize;
+        let bodies: Vec<usize> = (have..comments).collect();
+        for chunk in bodies.chunks(10) {
+            let writes = chunk.iter().map(|i| {
+                // 2,000-character bodies: 420 of them make about 0.85 MB.
+                let (store, c) = (
+                    store.clone(),
+                    comment(&id, None, &format!("{i:04}{}", "x".repeat(1996))),
+                );
+                tokio::spawn(async move { store.create_comment("free", &c, None).await })
+            });
+            for result in join_all(writes).await {
+                result.unwrap().unwrap();
+            }
+        }
+        let before = counter.count();
+        let views = store.count_view("free", &id).await.unwrap().unwrap();
+        let detail = store.post_detail("free", &id).await.unwrap().unwrap();
+        let requests = counter.count() - before;
+        assert_eq!(detail.comments.len(), comments);
+        assert!(detail.post.summary.view_count >= views);
+        assert!(
+            requests <= 2,
+            "{requests} requests for a post with {comments} comments"
+        );
+    }
+}
+
+/// DynamoDB only: the table made for tests has the keys and index of infra/table.json.
+#[tokio::test]
+async fn tables_are_created_from_the_shared_schema() {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let client =
+        aws_sdk_dynamodb::Client::from_conf(client_config(Some(&endpoint())).await.build());
+    DynamoStore::with_client(client.clone(), &table, true)
+        .await
+        .unwrap();
+    let described = client
+        .describe_table()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap()
+        .table
+        .unwrap();
+    let def = shared::store::dynamo::schema::TableDefinition::load();
+    let keys: Vec<(String, String)> = described
+        .key_schema()
+        .iter()
+        .map(|k| {
+            (
+                k.attribute_name().to_owned(),
+                k.key_type().as_str().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = def
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.clone(), k.key_type.clone()))
+        .collect();
+    assert_eq!(keys, expected);
+    let indexes: Vec<String> = described
+        .global_secondary_indexes()
+        .iter()
+        .filter_map(|i| i.index_name().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        indexes,
+        vec![def.global_secondary_indexes[0].index_name.clone()]
+    );
+    let ttl = client
+        .describe_time_to_live()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ttl.time_to_live_description()
+            .and_then(|d| d.attribute_name()),
+        Some(def.time_to_live_specification.attribute_name.as_str())
+    );
+}
