@@ -5,6 +5,9 @@ pub mod cursor;
 pub mod dynamo;
 pub mod sqlite;
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use crate::domain::{
@@ -147,3 +150,82 @@ impl<T: Members + Posts + Comments + Likes + Attempts> Store for T {}
 
 /// Page sizes the API allows.
 pub const MAX_PAGE: usize = 100;
+
+/// Which store a deployment uses: DynamoDB when `TABLE_NAME` is set (with
+/// `DYNAMODB_ENDPOINT` for DynamoDB Local), else the SQLite file under `DATA_DIR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreConfig {
+    Dynamo {
+        table: String,
+        endpoint: Option<String>,
+    },
+    Sqlite {
+        path: PathBuf,
+    },
+}
+
+impl StoreConfig {
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        match set("TABLE_NAME") {
+            Some(table) => StoreConfig::Dynamo {
+                table,
+                endpoint: set("DYNAMODB_ENDPOINT"),
+            },
+            None => StoreConfig::Sqlite {
+                path: PathBuf::from(set("DATA_DIR").unwrap_or_else(|| "./data".to_owned()))
+                    .join("boards.sqlite3"),
+            },
+        }
+    }
+
+    pub async fn open(&self) -> StoreResult<Arc<dyn Store>> {
+        Ok(match self {
+            StoreConfig::Dynamo { table, endpoint } => {
+                Arc::new(dynamo::DynamoStore::connect(table, endpoint.as_deref()).await?)
+            }
+            StoreConfig::Sqlite { path } => Arc::new(sqlite::SqliteStore::open(path)?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_is_the_default_and_a_table_name_selects_dynamodb() {
+        let none = |_: &str| None;
+        assert_eq!(
+            StoreConfig::from_lookup(none),
+            StoreConfig::Sqlite {
+                path: PathBuf::from("./data/boards.sqlite3")
+            }
+        );
+        let dynamo = StoreConfig::from_lookup(|name| match name {
+            "TABLE_NAME" => Some("boards".into()),
+            "DYNAMODB_ENDPOINT" => Some("http://127.0.0.1:8000".into()),
+            "DATA_DIR" => Some("/srv".into()),
+            _ => None,
+        });
+        assert_eq!(
+            dynamo,
+            StoreConfig::Dynamo {
+                table: "boards".into(),
+                endpoint: Some("http://127.0.0.1:8000".into())
+            }
+        );
+        let data_dir =
+            StoreConfig::from_lookup(|name| (name == "DATA_DIR").then(|| "/srv/boards".into()));
+        assert_eq!(
+            data_dir,
+            StoreConfig::Sqlite {
+                path: PathBuf::from("/srv/boards/boards.sqlite3")
+            }
+        );
+    }
+}
