@@ -4,4 +4,8 @@
 
 pub mod domain;
 pub mod hashing;
+pub mod http;
+pub mod lambda;
+pub mod server;
 pub mod store;
+pub mod telemetry;

@@ -10,6 +10,7 @@ mod policy;
 pub mod tier_file;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use secrecy::SecretString;
 
@@ -36,6 +37,8 @@ pub enum HashError {
 pub struct Hashing {
     engine: Arc<PasswordEngine>,
     gate: HashingGate,
+    /// Hashes and verifies run so far (tests and load runs read it).
+    runs: Arc<AtomicU64>,
 }
 
 impl Hashing {
@@ -44,6 +47,7 @@ impl Hashing {
         Ok(Hashing {
             engine: Arc::new(engine),
             gate: HashingGate::new(config.workers, config.queue),
+            runs: Arc::default(),
         })
     }
 

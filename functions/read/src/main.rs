@@ -1,0 +1,7 @@
+//! Lambda function `read`: config, store and hashing are built once per cold
+//! start by `shared::lambda`, which then serves this function's routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(shared::http::Function::Read).await
+}

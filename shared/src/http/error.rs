@@ -1,0 +1,143 @@
+//! The one error type of the HTTP layer: each variant is a row of API.md's
+//! error table, and turns into `{"error": {"code", "message"}}` with its status.
+
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::json;
+
+use crate::hashing::{EngineError, HashError};
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ApiError {
+    #[error("{0}")]
+    MalformedJson(String),
+    #[error("{0}")]
+    Validation(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("username or password is incorrect")]
+    InvalidCredentials,
+    #[error("password does not match")]
+    WrongPassword,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("method {0} is not allowed on this path")]
+    MethodNotAllowed(String),
+    #[error("username is already taken")]
+    UsernameTaken,
+    #[error("request body must be at most 65536 bytes")]
+    PayloadTooLarge,
+    #[error("too many failed attempts; retry after {retry_after} seconds")]
+    TooManyAttempts { retry_after: u64 },
+    #[error("{message}")]
+    Unavailable { message: String, retry_after: u64 },
+    /// A bug or a broken configuration: logged in full, answered without details.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::MalformedJson(_) | ApiError::Validation(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            ApiError::WrongPassword | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::UsernameTaken => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::MalformedJson(_) => "malformed_json",
+            ApiError::Validation(_) => "validation_failed",
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::InvalidCredentials => "invalid_credentials",
+            ApiError::WrongPassword => "wrong_password",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed(_) => "method_not_allowed",
+            ApiError::UsernameTaken => "username_taken",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::TooManyAttempts { .. } => "too_many_attempts",
+            ApiError::Unavailable { .. } => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::TooManyAttempts { retry_after } | ApiError::Unavailable { retry_after, .. } => {
+                Some((*retry_after).max(1))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn validation(message: impl Into<String>) -> Self {
+        ApiError::Validation(message.into())
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        ApiError::NotFound(format!("{what} not found"))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(detail) = &self {
+            tracing::error!(error = %detail, "internal error");
+        }
+        let body = json!({"error": {"code": self.code(), "message": self.to_string()}});
+        let mut response = (self.status(), Json(body)).into_response();
+        if let Some(seconds) = self.retry_after() {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::UsernameTaken => ApiError::UsernameTaken,
+            StoreError::NotFound => ApiError::not_found("post"),
+            StoreError::InvalidParent => ApiError::validation("parent_id must be a top-level comment of the same post"),
+            StoreError::InvalidCursor => ApiError::validation("cursor is not a cursor this service issued"),
+            StoreError::Unavailable(detail) => {
+                tracing::warn!(error = %detail, "store unavailable");
+                ApiError::Unavailable {
+                    message: "the store is unavailable; nothing was written, retry later".into(),
+                    retry_after: 1,
+                }
+            }
+            StoreError::Internal(detail) => ApiError::Internal(detail),
+        }
+    }
+}
+
+impl From<HashError> for ApiError {
+    fn from(e: HashError) -> Self {
+        match e {
+            HashError::Overloaded(_) => ApiError::Unavailable {
+                message: "password hashing is at capacity; nothing was written, retry later".into(),
+                retry_after: 1,
+            },
+            HashError::Engine(EngineError::PasswordTooLong { max_bytes, .. }) => {
+                ApiError::validation(format!("password must be at most {max_bytes} bytes"))
+            }
+            HashError::Engine(other) => ApiError::Internal(other.to_string()),
+        }
+    }
+}

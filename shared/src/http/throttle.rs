@@ -1,0 +1,95 @@
+//! Failure throttling (API.md, Throttling): failures are counted per key in
+//! fixed windows; once a key reaches its limit, further attempts are refused
+//! with 429 and `Retry-After` until the window ends, before any hashing.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::error::ApiError;
+use crate::domain::Window;
+use crate::store::Attempts;
+
+/// At most `max` failures per `window_secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub max: u64,
+    pub window_secs: i64,
+}
+
+impl Limit {
+    /// Parses `max/seconds`, e.g. `5/300`.
+    pub fn parse(setting: &str, value: &str) -> Result<Self, String> {
+        let parsed = value.split_once('/').and_then(|(max, secs)| {
+            Some(Limit {
+                max: max.trim().parse().ok().filter(|m| *m > 0)?,
+                window_secs: secs.trim().parse().ok().filter(|s| *s > 0)?,
+            })
+        });
+        parsed.ok_or_else(|| format!("{setting} must be `<max failures>/<window seconds>`, e.g. 5/300; got {value:?}"))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottlePolicy {
+    pub login_per_username: Limit,
+    pub login_per_ip: Limit,
+    pub guest_per_target_and_ip: Limit,
+}
+
+impl Default for ThrottlePolicy {
+    fn default() -> Self {
+        ThrottlePolicy {
+            login_per_username: Limit { max: 5, window_secs: 300 },
+            login_per_ip: Limit { max: 50, window_secs: 300 },
+            guest_per_target_and_ip: Limit { max: 10, window_secs: 600 },
+        }
+    }
+}
+
+pub fn unix_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Refuses when any key has reached its limit in its current window.
+pub async fn check(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<(), ApiError> {
+    let now = unix_now();
+    for (key, limit) in keys {
+        let window = Window::containing(now, limit.window_secs);
+        if store.failures(key, window).await? >= limit.max {
+            return Err(ApiError::TooManyAttempts {
+                retry_after: (window.end() - now).max(1) as u64,
+            });
+        }
+    }
+    Ok(())
+}
+
+pub async fn record_failure(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<(), ApiError> {
+    let now = unix_now();
+    for (key, limit) in keys {
+        store.record_failure(key, Window::containing(now, limit.window_secs)).await?;
+    }
+    Ok(())
+}
+
+pub fn login_keys(policy: &ThrottlePolicy, username: &str, ip: &str) -> Vec<(String, Limit)> {
+    vec![
+        (format!("login:user:{username}"), policy.login_per_username),
+        (format!("login:ip:{ip}"), policy.login_per_ip),
+    ]
+}
+
+pub fn guest_keys(policy: &ThrottlePolicy, target_id: &str, ip: &str) -> Vec<(String, Limit)> {
+    vec![(format!("guest:{target_id}:{ip}"), policy.guest_per_target_and_ip)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_from_settings() {
+        assert_eq!(Limit::parse("X", "5/300"), Ok(Limit { max: 5, window_secs: 300 }));
+        assert!(Limit::parse("THROTTLE_LOGIN_USERNAME", "5").unwrap_err().starts_with("THROTTLE_LOGIN_USERNAME"));
+        assert!(Limit::parse("X", "0/300").is_err());
+    }
+}
