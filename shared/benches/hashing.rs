@@ -25,19 +25,11 @@ fn per_tier(c: &mut Criterion) {
         let policy = engine.policy(tier);
         let mut group = c.benchmark_group(format!("{tier} ({})", policy.algorithm));
         // Member hashes take a few hundred ms: few samples, long enough window.
-        group
-            .sample_size(10)
-            .measurement_time(Duration::from_secs(8));
+        group.sample_size(10).measurement_time(Duration::from_secs(8));
         let stored = engine.hash(tier, &password).expect("hash");
-        group.bench_function("hash", |b| {
-            b.iter(|| engine.hash(tier, black_box(&password)).unwrap())
-        });
+        group.bench_function("hash", |b| b.iter(|| engine.hash(tier, black_box(&password)).unwrap()));
         group.bench_function("verify", |b| {
-            b.iter(|| {
-                engine
-                    .verify(tier, black_box(&password), black_box(&stored))
-                    .unwrap()
-            })
+            b.iter(|| engine.verify(tier, black_box(&password), black_box(&stored)).unwrap())
         });
         group.finish();
     }

@@ -57,7 +57,10 @@ async fn access_log(request: Request, next: Next) -> Response {
 pub fn app(state: AppState, cors_origins: &[String]) -> Router {
     let mut app = router(state, &Function::ALL).layer(middleware::from_fn(access_log));
     if !cors_origins.is_empty() {
-        let origins: Vec<HeaderValue> = cors_origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect();
+        let origins: Vec<HeaderValue> = cors_origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o).ok())
+            .collect();
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::list(origins))
@@ -73,7 +76,11 @@ pub fn app(state: AppState, cors_origins: &[String]) -> Router {
 
 /// Serves `app` on `listener` until `shutdown` resolves, then finishes the
 /// requests in flight.
-pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use secrecy::SecretString;
 use shared::hashing::{
-    Algorithm, ConfigError, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper,
-    PepperRing, Policy, StoredHash, Tier,
+    Algorithm, ConfigError, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper, PepperRing, Policy,
+    StoredHash, Tier,
 };
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
@@ -80,15 +80,9 @@ fn every_algorithm_verifies_with_and_without_the_pepper() {
         let engine = engine(policy(spec, peppered), policy(spec, peppered));
         let stored = engine.hash(Tier::Guest, &secret("correct horse")).unwrap();
         let parsed = StoredHash::parse(&stored).unwrap();
-        assert_eq!(
-            parsed.algorithm,
-            spec.parse::<Algorithm>().unwrap(),
-            "{spec}"
-        );
+        assert_eq!(parsed.algorithm, spec.parse::<Algorithm>().unwrap(), "{spec}");
         assert_eq!(parsed.pepper_id.is_some(), peppered, "{spec}");
-        let ok = engine
-            .verify(Tier::Guest, &secret("correct horse"), &stored)
-            .unwrap();
+        let ok = engine.verify(Tier::Guest, &secret("correct horse"), &stored).unwrap();
         assert!(ok.matched && !ok.needs_rehash, "{spec}");
         assert!(
             !engine
@@ -112,9 +106,7 @@ fn the_cost_is_read_from_the_stored_hash_not_from_the_tier() {
 
     // The tier moved to another cost and even another algorithm: the old hash still verifies.
     let now = engine(policy("argon2id:128:1:1", true), policy("bcrypt:4", true));
-    let verdict = now
-        .verify(Tier::Member, &secret("hunter22"), &stored)
-        .unwrap();
+    let verdict = now.verify(Tier::Member, &secret("hunter22"), &stored).unwrap();
     assert!(verdict.matched);
     assert!(verdict.needs_rehash);
 }
@@ -146,9 +138,7 @@ fn needs_rehash_flips_when_the_tier_changes_and_clears_after_rehashing() {
     );
 
     let rehashed = after.hash(Tier::Member, &secret("password1")).unwrap();
-    let verdict = after
-        .verify(Tier::Member, &secret("password1"), &rehashed)
-        .unwrap();
+    let verdict = after.verify(Tier::Member, &secret("password1"), &rehashed).unwrap();
     assert!(verdict.matched && !verdict.needs_rehash);
 }
 
@@ -163,9 +153,7 @@ fn a_rotated_pepper_keeps_old_hashes_verifying_and_asks_for_a_rehash() {
     let stored = old.hash(Tier::Member, &secret("rotate me")).unwrap();
 
     let rotated = cheap_engine(); // current PEPPER, OLD_PEPPER as previous
-    let verdict = rotated
-        .verify(Tier::Member, &secret("rotate me"), &stored)
-        .unwrap();
+    let verdict = rotated.verify(Tier::Member, &secret("rotate me"), &stored).unwrap();
     assert!(verdict.matched && verdict.needs_rehash);
     assert!(
         !rotated
@@ -214,33 +202,17 @@ fn without_a_pepper_72_bytes_are_all_significant_and_73_are_refused() {
     let a = format!("{}a", "x".repeat(71));
     let b = format!("{}b", "x".repeat(71));
     let stored = plain.hash(Tier::Member, &secret(&a)).unwrap();
-    assert!(
-        plain
-            .verify(Tier::Member, &secret(&a), &stored)
-            .unwrap()
-            .matched
-    );
-    assert!(
-        !plain
-            .verify(Tier::Member, &secret(&b), &stored)
-            .unwrap()
-            .matched
-    );
+    assert!(plain.verify(Tier::Member, &secret(&a), &stored).unwrap().matched);
+    assert!(!plain.verify(Tier::Member, &secret(&b), &stored).unwrap().matched);
 
     let too_long = "y".repeat(73);
     assert_eq!(
         plain.hash(Tier::Member, &secret(&too_long)),
-        Err(EngineError::PasswordTooLong {
-            max_bytes: 72,
-            len: 73
-        })
+        Err(EngineError::PasswordTooLong { max_bytes: 72, len: 73 })
     );
     assert_eq!(
         plain.verify(Tier::Member, &secret(&too_long), &stored),
-        Err(EngineError::PasswordTooLong {
-            max_bytes: 72,
-            len: 73
-        })
+        Err(EngineError::PasswordTooLong { max_bytes: 72, len: 73 })
     );
     // Multi-byte characters count in bytes: 25 x 3 bytes = 75.
     assert!(matches!(
@@ -266,13 +238,7 @@ fn the_dummy_verify_never_matches_and_is_a_current_member_tier_hash() {
 #[test]
 fn malformed_stored_hashes_are_errors_not_matches() {
     let engine = cheap_engine();
-    for bad in [
-        "",
-        "plaintext",
-        "$2b$10$short",
-        "$hs384$abcd",
-        "$argon2id$v=19$m=zz",
-    ] {
+    for bad in ["", "plaintext", "$2b$10$short", "$hs384$abcd", "$argon2id$v=19$m=zz"] {
         assert!(
             matches!(
                 engine.verify(Tier::Member, &secret("pw"), bad),
@@ -284,10 +250,7 @@ fn malformed_stored_hashes_are_errors_not_matches() {
 }
 
 fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, ConfigError> {
-    let vars: HashMap<String, String> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     HashingConfig::from_lookup(|name| vars.get(name).cloned())
 }
 
@@ -311,8 +274,7 @@ fn environment_tiers_win_over_the_tier_file() {
     assert!(cfg.member.peppered && cfg.guest.peppered);
 
     let dir = std::env::temp_dir().join(format!("tiers-{}.json", std::process::id()));
-    let mut file: serde_json::Value =
-        serde_json::from_str(shared::hashing::tier_file::EMBEDDED).unwrap();
+    let mut file: serde_json::Value = serde_json::from_str(shared::hashing::tier_file::EMBEDDED).unwrap();
     file["tiers"]["member"]["spec"] = "bcrypt:12".into();
     file["tiers"]["guest"]["spec"] = "bcrypt:7".into();
     std::fs::write(&dir, file.to_string()).unwrap();
@@ -320,12 +282,7 @@ fn environment_tiers_win_over_the_tier_file() {
     let cfg = config(&[("PEPPER", PEPPER), ("TIERS_FILE", path)]).unwrap();
     assert_eq!(cfg.member.algorithm, Algorithm::Bcrypt { cost: 12 });
     assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 7 });
-    let cfg = config(&[
-        ("PEPPER", PEPPER),
-        ("TIERS_FILE", path),
-        ("GUEST_TIER", "bcrypt:5"),
-    ])
-    .unwrap();
+    let cfg = config(&[("PEPPER", PEPPER), ("TIERS_FILE", path), ("GUEST_TIER", "bcrypt:5")]).unwrap();
     assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 5 });
     std::fs::remove_file(dir).unwrap();
 }
@@ -350,10 +307,7 @@ fn bad_settings_are_refused_naming_the_setting() {
             "MEMBER_TIER: bcrypt cost 99 is outside 4-31",
         ),
         (&[("GUEST_TIER", "md5")], "GUEST_TIER: `md5` is not a tier"),
-        (
-            &[("PEPPER", "short")],
-            "PEPPER must be at least 32 bytes (it is 5)",
-        ),
+        (&[("PEPPER", "short")], "PEPPER must be at least 32 bytes (it is 5)"),
         (
             &[("PEPPER", PEPPER), ("PEPPER_PREVIOUS", "x")],
             "PEPPER_PREVIOUS must be at least 32 bytes",
@@ -369,17 +323,9 @@ fn bad_settings_are_refused_naming_the_setting() {
     ];
     for (vars, expected) in cases {
         let err = config(vars).unwrap_err().to_string();
-        assert!(
-            err.starts_with(expected),
-            "{err:?} should start with {expected:?}"
-        );
+        assert!(err.starts_with(expected), "{err:?} should start with {expected:?}");
     }
-    let cfg = config(&[
-        ("PEPPER", PEPPER),
-        ("HASH_WORKERS", "3"),
-        ("HASH_QUEUE", "0"),
-    ])
-    .unwrap();
+    let cfg = config(&[("PEPPER", PEPPER), ("HASH_WORKERS", "3"), ("HASH_QUEUE", "0")]).unwrap();
     assert_eq!((cfg.workers, cfg.queue), (3, 0));
 }
 
@@ -407,23 +353,14 @@ fn every_hash_and_verify_logs_duration_tier_algorithm_and_cost_and_never_the_pas
         .finish();
     let engine = engine(policy("bcrypt:5", true), policy("argon2id:64:1:1", true));
     tracing::subscriber::with_default(subscriber, || {
-        let stored = engine
-            .hash(Tier::Guest, &secret("s3cret-guest-pw"))
-            .unwrap();
-        engine
-            .verify(Tier::Guest, &secret("s3cret-guest-pw"), &stored)
-            .unwrap();
-        engine
-            .hash(Tier::Member, &secret("s3cret-member-pw"))
-            .unwrap();
+        let stored = engine.hash(Tier::Guest, &secret("s3cret-guest-pw")).unwrap();
+        engine.verify(Tier::Guest, &secret("s3cret-guest-pw"), &stored).unwrap();
+        engine.hash(Tier::Member, &secret("s3cret-member-pw")).unwrap();
     });
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(!text.contains("s3cret"), "a password reached the log");
     assert!(!text.contains(PEPPER));
-    let events: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let fields: Vec<_> = events.iter().map(|e| &e["fields"]).collect();
     assert_eq!(fields.len(), 3);
     assert_eq!(fields[0]["op"], "hash");
@@ -434,11 +371,7 @@ fn every_hash_and_verify_logs_duration_tier_algorithm_and_cost_and_never_the_pas
     assert_eq!(fields[2]["tier"], "member");
     assert_eq!(fields[2]["algorithm"], "bcrypt");
     assert_eq!(fields[2]["cost"], "5");
-    assert!(
-        fields
-            .iter()
-            .all(|f| f["duration_ms"].as_f64().unwrap() > 0.0)
-    );
+    assert!(fields.iter().all(|f| f["duration_ms"].as_f64().unwrap() > 0.0));
 }
 
 #[tokio::test]
@@ -450,10 +383,7 @@ async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
     ])
     .unwrap();
     let hashing = Hashing::new(cfg).unwrap();
-    let stored = hashing
-        .hash(Tier::Member, secret("via the gate"))
-        .await
-        .unwrap();
+    let stored = hashing.hash(Tier::Member, secret("via the gate")).await.unwrap();
     let verdict = hashing
         .verify(Tier::Member, secret("via the gate"), stored)
         .await

@@ -35,9 +35,7 @@ fn endpoint() -> String {
 
 async fn dynamodb() -> Fixture {
     let table = format!("test-{}", new_id().to_lowercase());
-    let store = DynamoStore::connect(&table, Some(&endpoint()))
-        .await
-        .unwrap();
+    let store = DynamoStore::connect(&table, Some(&endpoint())).await.unwrap();
     Fixture {
         store: Arc::new(store),
         _dir: None,
@@ -133,9 +131,7 @@ fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
         post_id: post_id.to_owned(),
         parent_id: parent_id.map(str::to_owned),
         body: body.to_owned(),
-        author: Author::Guest {
-            nickname: "Lee".into(),
-        },
+        author: Author::Guest { nickname: "Lee".into() },
         created_at: now(),
     }
 }
@@ -172,53 +168,28 @@ async fn a_password_hash_is_replaced_only_while_unchanged(store: Dyn) {
             .await
             .unwrap()
     );
+    assert!(store.replace_password_hash("lee", "old", "new").await.unwrap());
     assert!(
-        store
-            .replace_password_hash("lee", "old", "new")
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .replace_password_hash("lee", "old", "newer")
-            .await
-            .unwrap(),
+        !store.replace_password_hash("lee", "old", "newer").await.unwrap(),
         "a second upgrade lost the race"
     );
     assert_eq!(
-        store
-            .member_credentials("lee")
-            .await
-            .unwrap()
-            .unwrap()
-            .password_hash,
+        store.member_credentials("lee").await.unwrap().unwrap().password_hash,
         "new"
     );
-    assert!(
-        !store
-            .replace_password_hash("ghost", "old", "new")
-            .await
-            .unwrap()
-    );
+    assert!(!store.replace_password_hash("ghost", "old", "new").await.unwrap());
 }
 
 async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
     let p = created_post(&store, "free").await;
     let first = comment(&p.summary.id, None, "first");
-    store
-        .create_comment("free", &first, Some("guest-hash"))
-        .await
-        .unwrap();
+    store.create_comment("free", &first, Some("guest-hash")).await.unwrap();
     let reply = comment(&p.summary.id, Some(&first.id), "reply");
     store.create_comment("free", &reply, None).await.unwrap();
     let third = comment(&p.summary.id, None, "third");
     store.create_comment("free", &third, None).await.unwrap();
 
-    let detail = store
-        .post_detail("free", &p.summary.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let detail = store.post_detail("free", &p.summary.id).await.unwrap().unwrap();
     assert_eq!(detail.post.summary.comment_count, 3);
     assert_eq!(detail.post.body, p.body);
     assert_eq!(detail.post.summary.title, p.summary.title);
@@ -233,18 +204,10 @@ async fn posts_of_another_board_are_not_found(store: Dyn) {
     assert_eq!(store.post_detail("qna", id).await.unwrap(), None);
     assert_eq!(store.count_view("qna", id).await.unwrap(), None);
     assert_eq!(store.post_guard("qna", id).await.unwrap(), None);
-    assert_eq!(
-        store
-            .update_post("qna", id, "t", "b", &now())
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(store.update_post("qna", id, "t", "b", &now()).await.unwrap(), None);
     assert_eq!(store.like("qna", id, "m1").await.unwrap(), None);
     assert_eq!(
-        store
-            .create_comment("qna", &comment(id, None, "x"), None)
-            .await,
+        store.create_comment("qna", &comment(id, None, "x"), None).await,
         Err(StoreError::NotFound)
     );
     assert!(!store.delete_post("qna", id).await.unwrap());
@@ -289,14 +252,7 @@ async fn listing_is_newest_first_and_pages_neither_skip_nor_repeat(store: Dyn) {
     let exact = store.list_posts("qna", 23, None).await.unwrap();
     assert_eq!(exact.posts.len(), 23);
     assert_eq!(exact.next_cursor, None, "no cursor when nothing follows");
-    assert!(
-        store
-            .list_posts("notice", 20, None)
-            .await
-            .unwrap()
-            .posts
-            .is_empty()
-    );
+    assert!(store.list_posts("notice", 20, None).await.unwrap().posts.is_empty());
 }
 
 async fn a_cursor_that_was_not_issued_is_refused(store: Dyn) {
@@ -318,17 +274,10 @@ async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
     assert_eq!(updated.body, "new body");
     assert_eq!(updated.updated_at, later);
     assert_eq!(updated.summary.created_at, p.summary.created_at);
-    let detail = store
-        .post_detail("free", &p.summary.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let detail = store.post_detail("free", &p.summary.id).await.unwrap().unwrap();
     assert_eq!(detail.post, updated);
     assert_eq!(
-        store
-            .update_post("free", &new_id(), "t", "b", later)
-            .await
-            .unwrap(),
+        store.update_post("free", &new_id(), "t", "b", later).await.unwrap(),
         None
     );
 }
@@ -340,16 +289,10 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
     store.create_comment("free", &c, Some("h")).await.unwrap();
     store.like("free", id, "m1").await.unwrap();
     let survivor = created_post(&store, "free").await;
-    store
-        .like("free", &survivor.summary.id, "m1")
-        .await
-        .unwrap();
+    store.like("free", &survivor.summary.id, "m1").await.unwrap();
 
     assert!(store.delete_post("free", id).await.unwrap());
-    assert!(
-        !store.delete_post("free", id).await.unwrap(),
-        "already gone"
-    );
+    assert!(!store.delete_post("free", id).await.unwrap(), "already gone");
     assert_eq!(store.post_detail("free", id).await.unwrap(), None);
     assert_eq!(store.comment_guard("free", id, &c.id).await.unwrap(), None);
     assert!(!store.has_liked(id, "m1").await.unwrap());
@@ -369,45 +312,25 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
         nickname: "visitor".into(),
     };
     let p = post("free", "guest post", guest.clone());
-    store
-        .create_post(&p, Some("$2b$08$post-secret-hash"))
-        .await
-        .unwrap();
+    store.create_post(&p, Some("$2b$08$post-secret-hash")).await.unwrap();
     let c = comment(&p.summary.id, None, "guest comment");
     store
         .create_comment("free", &c, Some("$2b$08$comment-secret-hash"))
         .await
         .unwrap();
 
-    let guard = store
-        .post_guard("free", &p.summary.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let guard = store.post_guard("free", &p.summary.id).await.unwrap().unwrap();
     assert_eq!(guard.author, guest);
-    assert_eq!(
-        guard.guest_password_hash.as_deref(),
-        Some("$2b$08$post-secret-hash")
-    );
+    assert_eq!(guard.guest_password_hash.as_deref(), Some("$2b$08$post-secret-hash"));
     let guard = store
         .comment_guard("free", &p.summary.id, &c.id)
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(
-        guard.guest_password_hash.as_deref(),
-        Some("$2b$08$comment-secret-hash")
-    );
-    assert_eq!(
-        store
-            .comment_guard("qna", &p.summary.id, &c.id)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(guard.guest_password_hash.as_deref(), Some("$2b$08$comment-secret-hash"));
+    assert_eq!(store.comment_guard("qna", &p.summary.id, &c.id).await.unwrap(), None);
 
-    let shown = serde_json::to_string(&store.post_detail("free", &p.summary.id).await.unwrap())
-        .unwrap()
+    let shown = serde_json::to_string(&store.post_detail("free", &p.summary.id).await.unwrap()).unwrap()
         + &serde_json::to_string(&store.list_posts("free", 20, None).await.unwrap()).unwrap()
         + &serde_json::to_string(
             &store
@@ -423,12 +346,7 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
 
     assert!(
         store
-            .replace_post_guest_hash(
-                "free",
-                &p.summary.id,
-                "$2b$08$post-secret-hash",
-                "new-post-hash"
-            )
+            .replace_post_guest_hash("free", &p.summary.id, "$2b$08$post-secret-hash", "new-post-hash")
             .await
             .unwrap()
     );
@@ -444,11 +362,7 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
             .await
             .unwrap()
     );
-    let guard = store
-        .post_guard("free", &p.summary.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let guard = store.post_guard("free", &p.summary.id).await.unwrap().unwrap();
     assert_eq!(guard.guest_password_hash.as_deref(), Some("new-post-hash"));
     assert!(
         store
@@ -473,10 +387,7 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(
-        guard.guest_password_hash.as_deref(),
-        Some("new-comment-hash")
-    );
+    assert_eq!(guard.guest_password_hash.as_deref(), Some("new-comment-hash"));
 }
 
 async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
@@ -487,16 +398,9 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
     let reply = comment(&p.summary.id, Some(&top.id), "reply");
     store.create_comment("free", &reply, None).await.unwrap();
     let elsewhere = comment(&other.summary.id, None, "elsewhere");
-    store
-        .create_comment("free", &elsewhere, None)
-        .await
-        .unwrap();
+    store.create_comment("free", &elsewhere, None).await.unwrap();
 
-    for parent in [
-        elsewhere.id.as_str(),
-        reply.id.as_str(),
-        "01ARZ3NDEKTSV4RRFFQ69G5FAV",
-    ] {
+    for parent in [elsewhere.id.as_str(), reply.id.as_str(), "01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
         let bad = comment(&p.summary.id, Some(parent), "bad");
         assert_eq!(
             store.create_comment("free", &bad, None).await,
@@ -513,36 +417,16 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
 
 async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
     let p = created_post(&store, "free").await;
-    let (a, b) = (
-        comment(&p.summary.id, None, "a"),
-        comment(&p.summary.id, None, "b"),
-    );
+    let (a, b) = (comment(&p.summary.id, None, "a"), comment(&p.summary.id, None, "b"));
     store.create_comment("free", &a, None).await.unwrap();
     store.create_comment("free", &b, None).await.unwrap();
     assert!(
-        !store
-            .delete_comment("qna", &p.summary.id, &a.id)
-            .await
-            .unwrap(),
+        !store.delete_comment("qna", &p.summary.id, &a.id).await.unwrap(),
         "wrong board"
     );
-    assert!(
-        store
-            .delete_comment("free", &p.summary.id, &a.id)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .delete_comment("free", &p.summary.id, &a.id)
-            .await
-            .unwrap()
-    );
-    let detail = store
-        .post_detail("free", &p.summary.id)
-        .await
-        .unwrap()
-        .unwrap();
+    assert!(store.delete_comment("free", &p.summary.id, &a.id).await.unwrap());
+    assert!(!store.delete_comment("free", &p.summary.id, &a.id).await.unwrap());
+    let detail = store.post_detail("free", &p.summary.id).await.unwrap().unwrap();
     assert_eq!(detail.post.summary.comment_count, 1);
     assert_eq!(detail.comments, vec![b]);
 }
@@ -555,15 +439,7 @@ async fn liking_and_unliking_are_idempotent(store: Dyn) {
         assert!(state.liked);
         assert_eq!(state.like_count, 1);
     }
-    assert_eq!(
-        store
-            .like("free", id, "m2")
-            .await
-            .unwrap()
-            .unwrap()
-            .like_count,
-        2
-    );
+    assert_eq!(store.like("free", id, "m2").await.unwrap().unwrap().like_count, 2);
     for _ in 0..2 {
         let state = store.unlike("free", id, "m1").await.unwrap().unwrap();
         assert!(!state.liked);
@@ -578,10 +454,7 @@ async fn liking_and_unliking_are_idempotent(store: Dyn) {
 async fn views_are_counted_one_by_one(store: Dyn) {
     let p = created_post(&store, "free").await;
     for expected in 1..=3 {
-        assert_eq!(
-            store.count_view("free", &p.summary.id).await.unwrap(),
-            Some(expected)
-        );
+        assert_eq!(store.count_view("free", &p.summary.id).await.unwrap(), Some(expected));
     }
     assert_eq!(
         store
@@ -601,13 +474,7 @@ async fn failures_are_counted_per_key_and_window(store: Dyn) {
     let now = 1_800_000_123;
     let window = Window::containing(now, 300);
     for expected in 1..=3 {
-        assert_eq!(
-            store
-                .record_failure("login:user:kim", window)
-                .await
-                .unwrap(),
-            expected
-        );
+        assert_eq!(store.record_failure("login:user:kim", window).await.unwrap(), expected);
     }
     assert_eq!(store.failures("login:user:kim", window).await.unwrap(), 3);
     assert_eq!(store.failures("login:user:lee", window).await.unwrap(), 0);
@@ -617,10 +484,7 @@ async fn failures_are_counted_per_key_and_window(store: Dyn) {
         0,
         "a new window starts at zero"
     );
-    assert_eq!(
-        store.record_failure("login:user:kim", next).await.unwrap(),
-        1
-    );
+    assert_eq!(store.record_failure("login:user:kim", next).await.unwrap(), 1);
 }
 
 async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
@@ -740,10 +604,7 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
     loop {
-        let page = store
-            .list_posts("notice", 4, cursor.as_deref())
-            .await
-            .unwrap();
+        let page = store.list_posts("notice", 4, cursor.as_deref()).await.unwrap();
         for p in &page.posts {
             assert!(seen.insert(p.id.clone()), "post {} repeated", p.id);
         }
@@ -753,16 +614,12 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
         }
     }
     writer.await.unwrap();
-    assert!(
-        seen.len() >= 30,
-        "every post that existed before the walk was seen"
-    );
+    assert!(seen.len() >= 30, "every post that existed before the walk was seen");
 }
 
 /// DynamoDB only: the cost in requests of reading a post and counting the view.
 #[tokio::test]
-async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_a_megabyte_of_comments()
- {
+async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_a_megabyte_of_comments() {
     let counter = RequestCounter::default();
     let config = client_config(Some(&endpoint()))
         .await
@@ -799,10 +656,7 @@ async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_
         let requests = counter.count() - before;
         assert_eq!(detail.comments.len(), comments);
         assert!(detail.post.summary.view_count >= views);
-        assert!(
-            requests <= 2,
-            "{requests} requests for a post with {comments} comments"
-        );
+        assert!(requests <= 2, "{requests} requests for a post with {comments} comments");
     }
 }
 
@@ -810,11 +664,8 @@ async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_
 #[tokio::test]
 async fn tables_are_created_from_the_shared_schema() {
     let table = format!("test-{}", new_id().to_lowercase());
-    let client =
-        aws_sdk_dynamodb::Client::from_conf(client_config(Some(&endpoint())).await.build());
-    DynamoStore::with_client(client.clone(), &table, true)
-        .await
-        .unwrap();
+    let client = aws_sdk_dynamodb::Client::from_conf(client_config(Some(&endpoint())).await.build());
+    DynamoStore::with_client(client.clone(), &table, true).await.unwrap();
     let described = client
         .describe_table()
         .table_name(&table)
@@ -827,12 +678,7 @@ async fn tables_are_created_from_the_shared_schema() {
     let keys: Vec<(String, String)> = described
         .key_schema()
         .iter()
-        .map(|k| {
-            (
-                k.attribute_name().to_owned(),
-                k.key_type().as_str().to_owned(),
-            )
-        })
+        .map(|k| (k.attribute_name().to_owned(), k.key_type().as_str().to_owned()))
         .collect();
     let expected: Vec<(String, String)> = def
         .key_schema
@@ -845,19 +691,10 @@ async fn tables_are_created_from_the_shared_schema() {
         .iter()
         .filter_map(|i| i.index_name().map(str::to_owned))
         .collect();
+    assert_eq!(indexes, vec![def.global_secondary_indexes[0].index_name.clone()]);
+    let ttl = client.describe_time_to_live().table_name(&table).send().await.unwrap();
     assert_eq!(
-        indexes,
-        vec![def.global_secondary_indexes[0].index_name.clone()]
-    );
-    let ttl = client
-        .describe_time_to_live()
-        .table_name(&table)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        ttl.time_to_live_description()
-            .and_then(|d| d.attribute_name()),
+        ttl.time_to_live_description().and_then(|d| d.attribute_name()),
         Some(def.time_to_live_specification.attribute_name.as_str())
     );
 }

@@ -8,11 +8,8 @@ use serde::{Deserialize, Serialize};
 /// process increase strictly, even within one millisecond, so "newest first"
 /// is exact for them; across processes it holds to the millisecond.
 pub fn new_id() -> String {
-    static GENERATOR: std::sync::Mutex<ulid::Generator> =
-        std::sync::Mutex::new(ulid::Generator::new());
-    let mut generator = GENERATOR
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    static GENERATOR: std::sync::Mutex<ulid::Generator> = std::sync::Mutex::new(ulid::Generator::new());
+    let mut generator = GENERATOR.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     // Overflow needs 2^80 ids in one millisecond; fall back to a random one.
     generator
         .generate()
@@ -153,9 +150,7 @@ mod tests {
             serde_json::to_value(&member).unwrap(),
             serde_json::json!({"kind": "member", "member_id": "m1", "nickname": "Kim"})
         );
-        let guest = Author::Guest {
-            nickname: "Lee".into(),
-        };
+        let guest = Author::Guest { nickname: "Lee".into() };
         assert_eq!(
             serde_json::to_value(&guest).unwrap(),
             serde_json::json!({"kind": "guest", "nickname": "Lee"})

@@ -66,10 +66,7 @@ impl HashingConfig {
                 })?;
                 (path, json)
             }
-            None => (
-                "(embedded infra/tiers.json)".to_owned(),
-                tier_file::EMBEDDED.to_owned(),
-            ),
+            None => ("(embedded infra/tiers.json)".to_owned(), tier_file::EMBEDDED.to_owned()),
         };
         let file = TierFile::parse(&file).map_err(|e| ConfigError::TierFile {
             path: path.clone(),
@@ -95,13 +92,10 @@ impl HashingConfig {
             let (spec, origin) = match lookup(setting) {
                 Some(spec) => (spec, setting.to_owned()),
                 None => {
-                    let chosen =
-                        file.tiers
-                            .get(tier.as_str())
-                            .ok_or_else(|| ConfigError::MissingTier {
-                                path: path.clone(),
-                                tier,
-                            })?;
+                    let chosen = file.tiers.get(tier.as_str()).ok_or_else(|| ConfigError::MissingTier {
+                        path: path.clone(),
+                        tier,
+                    })?;
                     (chosen.spec.clone(), format!("{path} tiers.{tier}.spec"))
                 }
             };
@@ -109,10 +103,7 @@ impl HashingConfig {
                 setting: origin,
                 source,
             })?;
-            Ok(Policy {
-                algorithm,
-                peppered,
-            })
+            Ok(Policy { algorithm, peppered })
         };
 
         Ok(HashingConfig {
@@ -144,11 +135,7 @@ fn number(
 }
 
 /// The rules every tier must keep, checked before any hashing happens.
-pub fn validate_policy(
-    tier: Tier,
-    policy: Policy,
-    peppers: &PepperRing,
-) -> Result<(), ConfigError> {
+pub fn validate_policy(tier: Tier, policy: Policy, peppers: &PepperRing) -> Result<(), ConfigError> {
     if policy.peppered && peppers.current().is_none() {
         return Err(ConfigError::PepperMissing(tier));
     }

@@ -73,19 +73,15 @@ impl<'a> StoredHash<'a> {
 
 fn algorithm_of(inner: &str) -> Result<Algorithm, HashError> {
     if inner.starts_with("$argon2id$") {
-        let phc =
-            PasswordHash::new(inner).map_err(|_| HashError::MalformedHash("not a PHC string"))?;
-        let params = argon2::Params::try_from(&phc)
-            .map_err(|_| HashError::MalformedHash("bad argon2 parameters"))?;
+        let phc = PasswordHash::new(inner).map_err(|_| HashError::MalformedHash("not a PHC string"))?;
+        let params = argon2::Params::try_from(&phc).map_err(|_| HashError::MalformedHash("bad argon2 parameters"))?;
         return Ok(Algorithm::Argon2id {
             m_kib: params.m_cost(),
             t: params.t_cost(),
             p: params.p_cost(),
         });
     }
-    let bcrypt_prefix = ["$2a$", "$2b$", "$2y$"]
-        .iter()
-        .any(|p| inner.starts_with(p));
+    let bcrypt_prefix = ["$2a$", "$2b$", "$2y$"].iter().any(|p| inner.starts_with(p));
     if bcrypt_prefix && inner.len() == 60 && inner.is_char_boundary(6) {
         let cost = inner[4..6]
             .parse()
@@ -138,8 +134,9 @@ impl PasswordEngine {
             (String::new(), password.clone())
         };
         let inner = match policy.algorithm {
-            Algorithm::Bcrypt { cost } => bcrypt::hash(input.expose_secret(), cost)
-                .map_err(|e| HashError::Algorithm(e.to_string()))?,
+            Algorithm::Bcrypt { cost } => {
+                bcrypt::hash(input.expose_secret(), cost).map_err(|e| HashError::Algorithm(e.to_string()))?
+            }
             Algorithm::Argon2id { m_kib, t, p } => argon2_with(m_kib, t, p)?
                 .hash_password(input.expose_secret().as_bytes())
                 .map_err(|e| HashError::Algorithm(e.to_string()))?
@@ -151,12 +148,7 @@ impl PasswordEngine {
 
     /// Checks `password` against `stored`, with the algorithm, parameters and
     /// pepper the stored hash names, whatever the tier's policy is now.
-    pub fn verify(
-        &self,
-        tier: Tier,
-        password: &SecretString,
-        stored: &str,
-    ) -> Result<Verification, HashError> {
+    pub fn verify(&self, tier: Tier, password: &SecretString, stored: &str) -> Result<Verification, HashError> {
         let started = Instant::now();
         let parsed = StoredHash::parse(stored)?;
         let input = match parsed.pepper_id {
@@ -176,9 +168,7 @@ impl PasswordEngine {
             Algorithm::Bcrypt { .. } => bcrypt::verify(input.expose_secret(), parsed.inner)
                 .map_err(|_| HashError::MalformedHash("bcrypt rejected the stored hash"))?,
             Algorithm::Argon2id { m_kib, t, p } => {
-                match argon2_with(m_kib, t, p)?
-                    .verify_password(input.expose_secret().as_bytes(), parsed.inner)
-                {
+                match argon2_with(m_kib, t, p)?.verify_password(input.expose_secret().as_bytes(), parsed.inner) {
                     Ok(()) => true,
                     Err(argon2::password_hash::Error::PasswordInvalid) => false,
                     Err(_) => {
@@ -197,8 +187,7 @@ impl PasswordEngine {
     /// Spends the time of a member-tier verify without anyone's hash, so a
     /// login for an unknown username takes as long as one with a wrong password.
     pub fn verify_dummy(&self, password: &SecretString) -> Result<(), HashError> {
-        self.verify(Tier::Member, password, &self.dummy_member_hash)
-            .map(|_| ())
+        self.verify(Tier::Member, password, &self.dummy_member_hash).map(|_| ())
     }
 
     fn needs_rehash(&self, tier: Tier, stored: &StoredHash<'_>) -> bool {
@@ -223,8 +212,7 @@ fn check_unpeppered_length(password: &SecretString) -> Result<(), HashError> {
 }
 
 fn argon2_with(m_kib: u32, t: u32, p: u32) -> Result<argon2::Argon2<'static>, HashError> {
-    let params =
-        argon2::Params::new(m_kib, t, p, None).map_err(|e| HashError::Algorithm(e.to_string()))?;
+    let params = argon2::Params::new(m_kib, t, p, None).map_err(|e| HashError::Algorithm(e.to_string()))?;
     Ok(argon2::Argon2::new(
         argon2::Algorithm::Argon2id,
         argon2::Version::V0x13,

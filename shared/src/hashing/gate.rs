@@ -71,9 +71,7 @@ impl HashingGate {
             workers: self.workers,
             queue: self.queue,
         };
-        let admitted = Arc::clone(&self.admitted)
-            .try_acquire_owned()
-            .map_err(|_| overloaded)?;
+        let admitted = Arc::clone(&self.admitted).try_acquire_owned().map_err(|_| overloaded)?;
         let running = Arc::clone(&self.running)
             .acquire_owned()
             .await
@@ -119,15 +117,8 @@ mod tests {
             })
         });
         let results: Vec<_> = futures_join_all(jobs).await;
-        assert!(
-            results.iter().all(Result::is_ok),
-            "queue of 100 holds 24 jobs"
-        );
-        assert_eq!(
-            peak.load(Ordering::SeqCst),
-            2,
-            "two workers, and both were used"
-        );
+        assert!(results.iter().all(Result::is_ok), "queue of 100 holds 24 jobs");
+        assert_eq!(peak.load(Ordering::SeqCst), 2, "two workers, and both were used");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,13 +139,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         let refused = gate.run(|| ()).await;
-        assert_eq!(
-            refused,
-            Err(Overloaded {
-                workers: 1,
-                queue: 2
-            })
-        );
+        assert_eq!(refused, Err(Overloaded { workers: 1, queue: 2 }));
 
         for _ in 0..3 {
             release_tx.send(()).unwrap();
@@ -162,11 +147,7 @@ mod tests {
         for job in held {
             assert!(job.await.unwrap().is_ok());
         }
-        assert_eq!(
-            gate.run(|| 7).await,
-            Ok(7),
-            "capacity comes back when work ends"
-        );
+        assert_eq!(gate.run(|| 7).await, Ok(7), "capacity comes back when work ends");
     }
 
     #[tokio::test]
@@ -183,18 +164,12 @@ mod tests {
         // This waiter queues, then is dropped by its timeout.
         let waited = tokio::time::timeout(Duration::from_millis(20), gate.run(|| ())).await;
         assert!(waited.is_err());
-        assert_eq!(
-            gate.admitted.available_permits(),
-            1,
-            "the queue slot came back"
-        );
+        assert_eq!(gate.admitted.available_permits(), 1, "the queue slot came back");
         tx.send(()).unwrap();
         assert!(blocker.await.unwrap().is_ok());
     }
 
-    async fn futures_join_all<T>(
-        handles: impl Iterator<Item = tokio::task::JoinHandle<T>>,
-    ) -> Vec<T> {
+    async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
         let mut out = Vec::new();
         for handle in handles.collect::<Vec<_>>() {
             out.push(handle.await.unwrap());

@@ -15,9 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use secrecy::SecretString;
 
 pub use config::{ConfigError, HashingConfig, validate_policy};
-pub use engine::{
-    HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification,
-};
+pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
 pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded, default_workers};
 pub use pepper::{MIN_PEPPER_BYTES, Pepper, PepperRing, PepperTooShort};
 pub use policy::{Algorithm, AlgorithmParseError, Policy, Tier};
@@ -63,33 +61,36 @@ impl Hashing {
         &self.gate
     }
 
-    pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
-        let engine = Arc::clone(&self.engine);
-        Ok(self
-            .gate
-            .run(move || engine.hash(tier, &password))
-            .await??)
+    /// How many hashes and verifies have run (not counting refused ones).
+    pub fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Relaxed)
     }
 
-    pub async fn verify(
+    async fn run<T: Send + 'static>(
         &self,
-        tier: Tier,
-        password: SecretString,
-        stored: String,
-    ) -> Result<Verification, HashError> {
-        let engine = Arc::clone(&self.engine);
-        Ok(self
+        work: impl FnOnce(&PasswordEngine) -> Result<T, EngineError> + Send + 'static,
+    ) -> Result<T, HashError> {
+        let (engine, runs) = (Arc::clone(&self.engine), Arc::clone(&self.runs));
+        let result = self
             .gate
-            .run(move || engine.verify(tier, &password, &stored))
-            .await??)
+            .run(move || {
+                runs.fetch_add(1, Ordering::Relaxed);
+                work(&engine)
+            })
+            .await?;
+        Ok(result?)
+    }
+
+    pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
+        self.run(move |engine| engine.hash(tier, &password)).await
+    }
+
+    pub async fn verify(&self, tier: Tier, password: SecretString, stored: String) -> Result<Verification, HashError> {
+        self.run(move |engine| engine.verify(tier, &password, &stored)).await
     }
 
     /// For logins of unknown usernames: as slow as a real member verify, never a match.
     pub async fn verify_dummy(&self, password: SecretString) -> Result<(), HashError> {
-        let engine = Arc::clone(&self.engine);
-        Ok(self
-            .gate
-            .run(move || engine.verify_dummy(&password))
-            .await??)
+        self.run(move |engine| engine.verify_dummy(&password)).await
     }
 }

@@ -22,9 +22,7 @@ pub struct Pepper {
 
 impl std::fmt::Debug for Pepper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pepper")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
+        f.debug_struct("Pepper").field("id", &self.id).finish_non_exhaustive()
     }
 }
 
@@ -63,8 +61,7 @@ impl Pepper {
 }
 
 fn mac(key: &SecretBox<[u8]>, message: &[u8]) -> [u8; 48] {
-    let mut mac =
-        HmacSha384::new_from_slice(key.expose_secret()).expect("HMAC takes keys of any length");
+    let mut mac = HmacSha384::new_from_slice(key.expose_secret()).expect("HMAC takes keys of any length");
     mac.update(message);
     mac.finalize().into_bytes().into()
 }
@@ -86,10 +83,7 @@ impl PepperRing {
     }
 
     pub fn by_id(&self, id: &str) -> Option<&Pepper> {
-        self.current
-            .iter()
-            .chain(&self.previous)
-            .find(|p| p.id == id)
+        self.current.iter().chain(&self.previous).find(|p| p.id == id)
     }
 }
 
@@ -104,10 +98,7 @@ mod tests {
     #[test]
     fn short_peppers_are_refused_naming_the_setting() {
         let err = Pepper::parse("PEPPER_PREVIOUS", SecretString::from("short")).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "PEPPER_PREVIOUS must be at least 32 bytes (it is 5)"
-        );
+        assert_eq!(err.to_string(), "PEPPER_PREVIOUS must be at least 32 bytes (it is 5)");
     }
 
     #[test]
@@ -118,10 +109,7 @@ mod tests {
         let out = a.apply(long.as_bytes());
         assert_eq!(out.expose_secret().len(), 64);
         assert!(out.expose_secret().is_ascii());
-        assert_ne!(
-            out.expose_secret(),
-            b.apply(long.as_bytes()).expose_secret()
-        );
+        assert_ne!(out.expose_secret(), b.apply(long.as_bytes()).expose_secret());
         assert_ne!(out.expose_secret(), a.apply(b"other").expose_secret());
     }
 
@@ -131,10 +119,7 @@ mod tests {
         assert_eq!(a.id().len(), 8);
         assert_eq!(a.id(), pepper(&"a".repeat(32)).id());
         assert_ne!(a.id(), pepper(&"b".repeat(32)).id());
-        assert!(
-            !format!("{a:?}").contains("aaaa"),
-            "Debug must not show the key"
-        );
+        assert!(!format!("{a:?}").contains("aaaa"), "Debug must not show the key");
     }
 
     #[test]

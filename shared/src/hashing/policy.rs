@@ -65,9 +65,7 @@ impl Algorithm {
     pub fn is_weaker_than_bcrypt_10(&self) -> bool {
         match *self {
             Algorithm::Bcrypt { cost } => cost < 10,
-            Algorithm::Argon2id { m_kib, t, .. } => {
-                u64::from(m_kib) * u64::from(t) < ARGON2_BASELINE_WORK
-            }
+            Algorithm::Argon2id { m_kib, t, .. } => u64::from(m_kib) * u64::from(t) < ARGON2_BASELINE_WORK,
         }
     }
 }
@@ -85,12 +83,7 @@ pub enum AlgorithmParseError {
     #[error("bcrypt cost {0} is outside 4-31")]
     BcryptCost(u32),
     #[error("argon2id parameters m={m_kib} t={t} p={p} are invalid: {reason}")]
-    Argon2 {
-        m_kib: u32,
-        t: u32,
-        p: u32,
-        reason: String,
-    },
+    Argon2 { m_kib: u32, t: u32, p: u32, reason: String },
 }
 
 impl FromStr for Algorithm {
@@ -111,13 +104,11 @@ impl FromStr for Algorithm {
             ["argon2id", m, t, p] => {
                 let (m_kib, t, p) = (number(m)?, number(t)?, number(p)?);
                 // The crate knows the exact bounds (m >= 8p, t >= 1, ...); ask it.
-                argon2::Params::new(m_kib, t, p, None).map_err(|e| {
-                    AlgorithmParseError::Argon2 {
-                        m_kib,
-                        t,
-                        p,
-                        reason: e.to_string(),
-                    }
+                argon2::Params::new(m_kib, t, p, None).map_err(|e| AlgorithmParseError::Argon2 {
+                    m_kib,
+                    t,
+                    p,
+                    reason: e.to_string(),
                 })?;
                 Ok(Algorithm::Argon2id { m_kib, t, p })
             }
@@ -140,22 +131,14 @@ mod tests {
 
     #[test]
     fn specs_round_trip_through_display() {
-        for spec in [
-            "bcrypt:4",
-            "bcrypt:12",
-            "argon2id:19456:2:1",
-            "argon2id:47104:1:1",
-        ] {
+        for spec in ["bcrypt:4", "bcrypt:12", "argon2id:19456:2:1", "argon2id:47104:1:1"] {
             assert_eq!(spec.parse::<Algorithm>().unwrap().to_string(), spec);
         }
     }
 
     #[test]
     fn malformed_specs_are_rejected_with_the_reason() {
-        assert_eq!(
-            "bcrypt:3".parse::<Algorithm>(),
-            Err(AlgorithmParseError::BcryptCost(3))
-        );
+        assert_eq!("bcrypt:3".parse::<Algorithm>(), Err(AlgorithmParseError::BcryptCost(3)));
         assert!(matches!(
             "bcrypt".parse::<Algorithm>(),
             Err(AlgorithmParseError::Shape(_))

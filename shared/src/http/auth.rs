@@ -40,7 +40,10 @@ impl JwtKeys {
     pub fn new(secret: &SecretString) -> Result<Self, String> {
         let bytes = secret.expose_secret().as_bytes();
         if bytes.len() < MIN_SECRET_BYTES {
-            return Err(format!("JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes (it is {})", bytes.len()));
+            return Err(format!(
+                "JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes (it is {})",
+                bytes.len()
+            ));
         }
         let mut validation = Validation::new(Algorithm::HS256);
         validation.leeway = 5;
@@ -121,7 +124,10 @@ mod tests {
     }
 
     fn now() -> u64 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
     }
 
     #[test]
@@ -129,10 +135,16 @@ mod tests {
         let k = keys(&"s".repeat(32));
         let token = k.issue(&member(), now()).unwrap();
         let claims = k.verify(&token).unwrap();
-        assert_eq!((claims.sub.as_str(), claims.exp - claims.iat), ("01ARZ3NDEKTSV4RRFFQ69G5FAV", 3600));
+        assert_eq!(
+            (claims.sub.as_str(), claims.exp - claims.iat),
+            ("01ARZ3NDEKTSV4RRFFQ69G5FAV", 3600)
+        );
         assert!(keys(&"t".repeat(32)).verify(&token).is_err(), "another secret");
         let expired = k.issue(&member(), now() - 7200).unwrap();
-        assert_eq!(k.verify(&expired), Err(ApiError::Unauthorized("bearer token has expired".into())));
+        assert_eq!(
+            k.verify(&expired),
+            Err(ApiError::Unauthorized("bearer token has expired".into()))
+        );
     }
 
     #[test]

@@ -54,7 +54,9 @@ mod tests {
             builder = builder.header("x-forwarded-for", xff);
         }
         let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-        parts.extensions.insert(ConnectInfo(SocketAddr::from(([10, 0, 0, 7], 5000))));
+        parts
+            .extensions
+            .insert(ConnectInfo(SocketAddr::from(([10, 0, 0, 7], 5000))));
         parts
     }
 

@@ -19,11 +19,14 @@ pub struct Username(String);
 impl Username {
     pub fn parse(s: String) -> Result<Self, ApiError> {
         let ok = (3..=30).contains(&s.len())
-            && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
         if ok {
             Ok(Username(s))
         } else {
-            Err(ApiError::validation("username must be 3-30 characters of a-z, 0-9 and _"))
+            Err(ApiError::validation(
+                "username must be 3-30 characters of a-z, 0-9 and _",
+            ))
         }
     }
 
@@ -37,7 +40,9 @@ impl Username {
 pub fn password(s: String, min_chars: usize, peppered: bool) -> Result<SecretString, ApiError> {
     let n = chars(&s);
     if !(min_chars..=256).contains(&n) {
-        return Err(ApiError::validation(format!("password must be {min_chars}-256 characters")));
+        return Err(ApiError::validation(format!(
+            "password must be {min_chars}-256 characters"
+        )));
     }
     if !peppered && s.len() > crate::hashing::UNPEPPERED_MAX_BYTES {
         return Err(ApiError::validation("password must be at most 72 bytes"));
@@ -54,10 +59,14 @@ fn text(field: &str, s: String, max: usize, trim: bool, control: bool) -> Result
     let blank = value.trim().is_empty();
     if blank || chars(&value) > max {
         let after = if trim { " after trimming" } else { " and not blank" };
-        return Err(ApiError::validation(format!("{field} must be 1-{max} characters{after}")));
+        return Err(ApiError::validation(format!(
+            "{field} must be 1-{max} characters{after}"
+        )));
     }
     if !control && has_control(&value) {
-        return Err(ApiError::validation(format!("{field} must not contain control characters")));
+        return Err(ApiError::validation(format!(
+            "{field} must not contain control characters"
+        )));
     }
     Ok(value)
 }
@@ -81,8 +90,10 @@ pub fn comment_body(s: String) -> Result<String, ApiError> {
 
 /// The configured board a slug names; anything else is an unknown board.
 pub fn board(slug: &str, boards: &[String]) -> Result<String, ApiError> {
-    let well_formed =
-        (1..=40).contains(&slug.len()) && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    let well_formed = (1..=40).contains(&slug.len())
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if well_formed && boards.iter().any(|b| b == slug) {
         Ok(slug.to_owned())
     } else {
@@ -118,12 +129,17 @@ pub fn limit(s: Option<&str>) -> Result<usize, ApiError> {
 
 /// Board slugs for `BOARDS`: comma-separated, each `[a-z0-9-]{1,40}`.
 pub fn board_list(s: &str) -> Result<Vec<String>, String> {
-    let boards: Vec<String> = s.split(',').map(|b| b.trim().to_owned()).filter(|b| !b.is_empty()).collect();
+    let boards: Vec<String> = s
+        .split(',')
+        .map(|b| b.trim().to_owned())
+        .filter(|b| !b.is_empty())
+        .collect();
     if boards.is_empty() {
         return Err("BOARDS must name at least one board".into());
     }
     for b in &boards {
-        board(b, std::slice::from_ref(b)).map_err(|_| format!("BOARDS: {b:?} must be 1-40 characters of a-z, 0-9 and -"))?;
+        board(b, std::slice::from_ref(b))
+            .map_err(|_| format!("BOARDS: {b:?} must be 1-40 characters of a-z, 0-9 and -"))?;
     }
     Ok(boards)
 }
@@ -139,7 +155,9 @@ mod tests {
         for bad in ["ab", "Kim", "kim!", "a".repeat(31).as_str(), "김철수"] {
             assert_eq!(
                 Username::parse(bad.into()),
-                Err(ApiError::validation("username must be 3-30 characters of a-z, 0-9 and _"))
+                Err(ApiError::validation(
+                    "username must be 3-30 characters of a-z, 0-9 and _"
+                ))
             );
         }
     }
@@ -147,7 +165,10 @@ mod tests {
     #[test]
     fn passwords_count_characters_and_bytes_only_without_pepper() {
         assert!(password("1234567".into(), 8, true).is_err());
-        assert!(password("한".repeat(256), 8, true).is_ok(), "256 characters of 3 bytes each, peppered");
+        assert!(
+            password("한".repeat(256), 8, true).is_ok(),
+            "256 characters of 3 bytes each, peppered"
+        );
         assert!(password("x".repeat(257), 8, true).is_err());
         assert_eq!(
             password("x".repeat(73), 8, false).unwrap_err(),

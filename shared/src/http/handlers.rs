@@ -10,13 +10,13 @@ use http::request::Parts;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
+use super::AppState;
 use super::auth::{AuthMember, TOKEN_TTL_SECS};
 use super::client_ip::ClientIp;
 use super::error::ApiError;
 use super::fields::{self, GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, Username};
 use super::input::JsonObject;
 use super::throttle;
-use super::AppState;
 use crate::domain::{Author, Comment, Guard, LikeState, Member, Page, Post, PostDetail, PostSummary, new_id, now};
 use crate::hashing::{Tier, Verification};
 
@@ -79,7 +79,11 @@ pub async fn health() -> Json<Value> {
 
 pub async fn signup(State(state): State<AppState>, body: JsonObject) -> Result<Created<Member>, ApiError> {
     let username = Username::parse(body.string("username")?)?;
-    let password = fields::password(body.string("password")?, MEMBER_PASSWORD_MIN, peppered(&state, Tier::Member))?;
+    let password = fields::password(
+        body.string("password")?,
+        MEMBER_PASSWORD_MIN,
+        peppered(&state, Tier::Member),
+    )?;
     let nickname = fields::nickname(body.string("nickname")?)?;
     let hash = state.hashing.hash(Tier::Member, password).await?;
     let member = Member {
@@ -94,7 +98,11 @@ pub async fn signup(State(state): State<AppState>, body: JsonObject) -> Result<C
 
 // login
 
-pub async fn login(State(state): State<AppState>, ClientIp(ip): ClientIp, body: JsonObject) -> Result<Json<Value>, ApiError> {
+pub async fn login(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    body: JsonObject,
+) -> Result<Json<Value>, ApiError> {
     let username = Username::parse(body.string("username")?)?;
     // Any length may be tried: a wrong one simply does not match.
     let password = fields::password(body.string("password")?, 1, peppered(&state, Tier::Member))?;
@@ -103,7 +111,12 @@ pub async fn login(State(state): State<AppState>, ClientIp(ip): ClientIp, body: 
 
     let credentials = state.store.member_credentials(username.as_str()).await?;
     let verdict = match &credentials {
-        Some(c) => state.hashing.verify(Tier::Member, password.clone(), c.password_hash.clone()).await?,
+        Some(c) => {
+            state
+                .hashing
+                .verify(Tier::Member, password.clone(), c.password_hash.clone())
+                .await?
+        }
         None => {
             // Unknown user: spend a member verify anyway, so timing reveals nothing.
             state.hashing.verify_dummy(password.clone()).await?;
@@ -120,7 +133,9 @@ pub async fn login(State(state): State<AppState>, ClientIp(ip): ClientIp, body: 
     if verdict.needs_rehash {
         upgrade_member_hash(&state, username.as_str(), &credentials.password_hash, password).await;
     }
-    let token = state.jwt.issue(&credentials.member, throttle::unix_now().max(0) as u64)?;
+    let token = state
+        .jwt
+        .issue(&credentials.member, throttle::unix_now().max(0) as u64)?;
     Ok(Json(json!({
         "token": token,
         "token_type": "Bearer",
@@ -157,8 +172,16 @@ pub async fn list_posts(
 pub async fn get_post(State(state): State<AppState>, params: Params) -> Result<Json<PostDetail>, ApiError> {
     let board = params.board(&state)?;
     let post_id = params.post_id()?;
-    let views = state.store.count_view(&board, &post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
-    let mut detail = state.store.post_detail(&board, &post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
+    let views = state
+        .store
+        .count_view(&board, &post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
+    let mut detail = state
+        .store
+        .post_detail(&board, &post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
     let shown = &mut detail.post.summary.view_count;
     *shown = (*shown).max(views);
     Ok(Json(detail))
@@ -209,17 +232,29 @@ pub async fn create_post(
 fn require_author(guard: &Guard, member: &AuthMember) -> Result<(), ApiError> {
     match &guard.author {
         Author::Member { member_id, .. } if *member_id == member.0.sub => Ok(()),
-        _ => Err(ApiError::Forbidden("only the member who wrote this post may change it".into())),
+        _ => Err(ApiError::Forbidden(
+            "only the member who wrote this post may change it".into(),
+        )),
     }
 }
 
-async fn updated_detail(state: &AppState, board: &str, post_id: &str, title: &str, body: &str) -> Result<Json<PostDetail>, ApiError> {
+async fn updated_detail(
+    state: &AppState,
+    board: &str,
+    post_id: &str,
+    title: &str,
+    body: &str,
+) -> Result<Json<PostDetail>, ApiError> {
     state
         .store
         .update_post(board, post_id, title, body, &now())
         .await?
         .ok_or_else(|| ApiError::not_found("post"))?;
-    let detail = state.store.post_detail(board, post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
+    let detail = state
+        .store
+        .post_detail(board, post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
     Ok(Json(detail))
 }
 
@@ -233,15 +268,27 @@ pub async fn update_post(
     let post_id = params.post_id()?;
     let title = fields::title(body.string("title")?)?;
     let text = fields::post_body(body.string("body")?)?;
-    let guard = state.store.post_guard(&board, &post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
+    let guard = state
+        .store
+        .post_guard(&board, &post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
     require_author(&guard, &member)?;
     updated_detail(&state, &board, &post_id, &title, &text).await
 }
 
-pub async fn delete_post(State(state): State<AppState>, member: AuthMember, params: Params) -> Result<StatusCode, ApiError> {
+pub async fn delete_post(
+    State(state): State<AppState>,
+    member: AuthMember,
+    params: Params,
+) -> Result<StatusCode, ApiError> {
     let board = params.board(&state)?;
     let post_id = params.post_id()?;
-    let guard = state.store.post_guard(&board, &post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
+    let guard = state
+        .store
+        .post_guard(&board, &post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
     require_author(&guard, &member)?;
     if !state.store.delete_post(&board, &post_id).await? {
         return Err(ApiError::not_found("post"));
@@ -278,7 +325,11 @@ pub async fn create_comment(
 // guest-post and guest-comment
 
 fn guest_password(state: &AppState, body: &JsonObject) -> Result<SecretString, ApiError> {
-    fields::password(body.string("password")?, GUEST_PASSWORD_MIN, peppered(state, Tier::Guest))
+    fields::password(
+        body.string("password")?,
+        GUEST_PASSWORD_MIN,
+        peppered(state, Tier::Guest),
+    )
 }
 
 /// Checks a guest password against what it guards: throttled per target and
@@ -292,11 +343,16 @@ async fn check_guest_password(
     guard: Guard,
 ) -> Result<Option<(String, String)>, ApiError> {
     let Some(stored) = guard.guest_password_hash else {
-        return Err(ApiError::Forbidden("this was written by a member; sign in to change it".into()));
+        return Err(ApiError::Forbidden(
+            "this was written by a member; sign in to change it".into(),
+        ));
     };
     let keys = throttle::guest_keys(&state.config.throttle, target_id, ip);
     throttle::check(&*state.store, &keys).await?;
-    let verdict = state.hashing.verify(Tier::Guest, password.clone(), stored.clone()).await?;
+    let verdict = state
+        .hashing
+        .verify(Tier::Guest, password.clone(), stored.clone())
+        .await?;
     if !verdict.matched {
         throttle::record_failure(&*state.store, &keys).await?;
         return Err(ApiError::WrongPassword);
@@ -340,9 +396,16 @@ pub async fn update_guest_post(
     let password = guest_password(&state, &body)?;
     let title = fields::title(body.string("title")?)?;
     let text = fields::post_body(body.string("body")?)?;
-    let guard = state.store.post_guard(&board, &post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
+    let guard = state
+        .store
+        .post_guard(&board, &post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
     if let Some((old, new)) = check_guest_password(&state, &post_id, &ip, password, guard).await? {
-        state.store.replace_post_guest_hash(&board, &post_id, &old, &new).await?;
+        state
+            .store
+            .replace_post_guest_hash(&board, &post_id, &old, &new)
+            .await?;
     }
     updated_detail(&state, &board, &post_id, &title, &text).await
 }
@@ -356,7 +419,11 @@ pub async fn delete_guest_post(
     let board = params.board(&state)?;
     let post_id = params.post_id()?;
     let password = guest_password(&state, &body)?;
-    let guard = state.store.post_guard(&board, &post_id).await?.ok_or_else(|| ApiError::not_found("post"))?;
+    let guard = state
+        .store
+        .post_guard(&board, &post_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("post"))?;
     // No hash upgrade: the post is about to go.
     check_guest_password(&state, &post_id, &ip, password, guard).await?;
     if !state.store.delete_post(&board, &post_id).await? {
@@ -410,14 +477,22 @@ pub async fn delete_guest_comment(
 
 // like
 
-pub async fn like(State(state): State<AppState>, member: AuthMember, params: Params) -> Result<Json<LikeState>, ApiError> {
+pub async fn like(
+    State(state): State<AppState>,
+    member: AuthMember,
+    params: Params,
+) -> Result<Json<LikeState>, ApiError> {
     let board = params.board(&state)?;
     let post_id = params.post_id()?;
     let liked = state.store.like(&board, &post_id, &member.0.sub).await?;
     liked.map(Json).ok_or_else(|| ApiError::not_found("post"))
 }
 
-pub async fn unlike(State(state): State<AppState>, member: AuthMember, params: Params) -> Result<Json<LikeState>, ApiError> {
+pub async fn unlike(
+    State(state): State<AppState>,
+    member: AuthMember,
+    params: Params,
+) -> Result<Json<LikeState>, ApiError> {
     let board = params.board(&state)?;
     let post_id = params.post_id()?;
     let unliked = state.store.unlike(&board, &post_id, &member.0.sub).await?;

@@ -74,11 +74,17 @@ mod tests {
         assert_eq!(body.string("title").unwrap(), "hi");
         assert_eq!(body.optional_string("nothing").unwrap(), None);
         assert_eq!(body.string("body"), Err(ApiError::validation("body is required")));
-        assert_eq!(body.string("n"), Err(ApiError::MalformedJson("n must be a string".into())));
+        assert_eq!(
+            body.string("n"),
+            Err(ApiError::MalformedJson("n must be a string".into()))
+        );
         assert!(matches!(JsonObject::parse(b"[1]"), Err(ApiError::MalformedJson(m)) if m.contains("object")));
         assert!(matches!(JsonObject::parse(b"{"), Err(ApiError::MalformedJson(_))));
         assert!(matches!(JsonObject::parse(b"\xff\xfe"), Err(ApiError::MalformedJson(m)) if m.contains("UTF-8")));
         let deep = "[".repeat(10_000);
-        assert!(matches!(JsonObject::parse(deep.as_bytes()), Err(ApiError::MalformedJson(_))));
+        assert!(matches!(
+            JsonObject::parse(deep.as_bytes()),
+            Err(ApiError::MalformedJson(_))
+        ));
     }
 }

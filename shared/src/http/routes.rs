@@ -8,10 +8,10 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::{Method, Request};
 
+use super::AppState;
 use super::error::ApiError;
 use super::handlers as h;
 use super::input::MAX_BODY_BYTES;
-use super::AppState;
 
 /// The Lambda functions, named as their binaries under `functions/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -118,5 +118,23 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
             ApiError::MethodNotAllowed(request.method().to_string())
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(refuse_declared_oversize))
         .with_state(state)
+}
+
+/// A body whose declared length is over the limit is refused before any of
+/// it is read; bodies without a length are cut off by `DefaultBodyLimit`.
+async fn refuse_declared_oversize(
+    request: Request<axum::body::Body>,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let declared = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
+        return axum::response::IntoResponse::into_response(ApiError::PayloadTooLarge);
+    }
+    next.run(request).await
 }

@@ -36,7 +36,9 @@ impl Settings {
         let secret = |name: &str| -> anyhow::Result<String> {
             match (lookup(name), deployment) {
                 (Some(value), _) => Ok(value),
-                (None, Deployment::Lambda) => anyhow::bail!("{name} is required on Lambda (from Secrets Manager or SSM)"),
+                (None, Deployment::Lambda) => {
+                    anyhow::bail!("{name} is required on Lambda (from Secrets Manager or SSM)")
+                }
                 (None, Deployment::Server { data_dir }) => local_secret(data_dir, &name.to_ascii_lowercase()),
             }
         };
@@ -71,7 +73,10 @@ impl Settings {
             }),
             Deployment::Lambda => {
                 let store = StoreConfig::from_lookup(&lookup);
-                anyhow::ensure!(matches!(store, StoreConfig::Dynamo { .. }), "TABLE_NAME is required on Lambda");
+                anyhow::ensure!(
+                    matches!(store, StoreConfig::Dynamo { .. }),
+                    "TABLE_NAME is required on Lambda"
+                );
                 store
             }
         };
@@ -106,7 +111,11 @@ fn local_secret(data_dir: &Path, name: &str) -> anyhow::Result<String> {
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
     file.write_all(contents.as_bytes())
 }
 
@@ -122,8 +131,12 @@ mod tests {
     #[test]
     fn lambda_requires_its_secrets_and_table() {
         let err = Settings::from_lookup(&Deployment::Lambda, |_| None).unwrap_err();
-        assert_eq!(err.to_string(), "JWT_SECRET is required on Lambda (from Secrets Manager or SSM)");
-        let err = Settings::from_lookup(&Deployment::Lambda, |n| (n == "JWT_SECRET").then(|| "j".repeat(32))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "JWT_SECRET is required on Lambda (from Secrets Manager or SSM)"
+        );
+        let err =
+            Settings::from_lookup(&Deployment::Lambda, |n| (n == "JWT_SECRET").then(|| "j".repeat(32))).unwrap_err();
         assert!(err.to_string().starts_with("PEPPER is required"));
         let all = |n: &str| match n {
             "JWT_SECRET" | "PEPPER" => Some("x".repeat(40)),
@@ -155,7 +168,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join("jwt_secret")).unwrap().permissions().mode();
+            let mode = std::fs::metadata(dir.path().join("jwt_secret"))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
     }

@@ -38,15 +38,26 @@ pub struct ThrottlePolicy {
 impl Default for ThrottlePolicy {
     fn default() -> Self {
         ThrottlePolicy {
-            login_per_username: Limit { max: 5, window_secs: 300 },
-            login_per_ip: Limit { max: 50, window_secs: 300 },
-            guest_per_target_and_ip: Limit { max: 10, window_secs: 600 },
+            login_per_username: Limit {
+                max: 5,
+                window_secs: 300,
+            },
+            login_per_ip: Limit {
+                max: 50,
+                window_secs: 300,
+            },
+            guest_per_target_and_ip: Limit {
+                max: 10,
+                window_secs: 600,
+            },
         }
     }
 }
 
 pub fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Refuses when any key has reached its limit in its current window.
@@ -66,7 +77,9 @@ pub async fn check(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<(),
 pub async fn record_failure(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<(), ApiError> {
     let now = unix_now();
     for (key, limit) in keys {
-        store.record_failure(key, Window::containing(now, limit.window_secs)).await?;
+        store
+            .record_failure(key, Window::containing(now, limit.window_secs))
+            .await?;
     }
     Ok(())
 }
@@ -88,8 +101,18 @@ mod tests {
 
     #[test]
     fn limits_parse_from_settings() {
-        assert_eq!(Limit::parse("X", "5/300"), Ok(Limit { max: 5, window_secs: 300 }));
-        assert!(Limit::parse("THROTTLE_LOGIN_USERNAME", "5").unwrap_err().starts_with("THROTTLE_LOGIN_USERNAME"));
+        assert_eq!(
+            Limit::parse("X", "5/300"),
+            Ok(Limit {
+                max: 5,
+                window_secs: 300
+            })
+        );
+        assert!(
+            Limit::parse("THROTTLE_LOGIN_USERNAME", "5")
+                .unwrap_err()
+                .starts_with("THROTTLE_LOGIN_USERNAME")
+        );
         assert!(Limit::parse("X", "0/300").is_err());
     }
 }

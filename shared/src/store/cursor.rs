@@ -12,9 +12,7 @@ pub fn encode(last_post_id: &str) -> String {
 
 /// The post id a cursor continues after.
 pub fn decode(cursor: &str) -> Result<String, StoreError> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(cursor)
-        .map_err(|_| StoreError::InvalidCursor)?;
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| StoreError::InvalidCursor)?;
     let id = String::from_utf8(bytes).map_err(|_| StoreError::InvalidCursor)?;
     if ulid::Ulid::from_string(&id).is_err() {
         return Err(StoreError::InvalidCursor);
@@ -31,9 +29,6 @@ mod tests {
         let id = crate::domain::new_id();
         assert_eq!(decode(&encode(&id)).unwrap(), id);
         assert_eq!(decode("not base64!"), Err(StoreError::InvalidCursor));
-        assert_eq!(
-            decode(&encode("not-a-ulid")),
-            Err(StoreError::InvalidCursor)
-        );
+        assert_eq!(decode(&encode("not-a-ulid")), Err(StoreError::InvalidCursor));
     }
 }

@@ -10,9 +10,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::domain::{
-    Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, Window,
-};
+use crate::domain::{Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, Window};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum StoreError {
@@ -41,12 +39,7 @@ pub trait Members: Send + Sync {
     async fn member_credentials(&self, username: &str) -> StoreResult<Option<MemberCredentials>>;
     /// Stores `new_hash` only if the stored hash is still `old_hash`
     /// (a rehash after login); false when it changed meanwhile.
-    async fn replace_password_hash(
-        &self,
-        username: &str,
-        old_hash: &str,
-        new_hash: &str,
-    ) -> StoreResult<bool>;
+    async fn replace_password_hash(&self, username: &str, old_hash: &str, new_hash: &str) -> StoreResult<bool>;
 }
 
 #[async_trait]
@@ -57,12 +50,7 @@ pub trait Posts: Send + Sync {
     /// Counts one view and returns the new count; `None` when there is no such post on `board`.
     async fn count_view(&self, board: &str, post_id: &str) -> StoreResult<Option<u64>>;
     /// Newest first; `cursor` is a page's `next_cursor`.
-    async fn list_posts(
-        &self,
-        board: &str,
-        limit: usize,
-        cursor: Option<&str>,
-    ) -> StoreResult<Page>;
+    async fn list_posts(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Page>;
     async fn post_guard(&self, board: &str, post_id: &str) -> StoreResult<Option<Guard>>;
     /// `None` when there is no such post on `board`.
     async fn update_post(
@@ -75,13 +63,7 @@ pub trait Posts: Send + Sync {
     ) -> StoreResult<Option<Post>>;
     /// Deletes the post with its comments and likes; false when there was none.
     async fn delete_post(&self, board: &str, post_id: &str) -> StoreResult<bool>;
-    async fn replace_post_guest_hash(
-        &self,
-        board: &str,
-        post_id: &str,
-        old: &str,
-        new: &str,
-    ) -> StoreResult<bool>;
+    async fn replace_post_guest_hash(&self, board: &str, post_id: &str, old: &str, new: &str) -> StoreResult<bool>;
 }
 
 #[async_trait]
@@ -94,20 +76,10 @@ pub trait Comments: Send + Sync {
         comment: &Comment,
         guest_password_hash: Option<&str>,
     ) -> StoreResult<()>;
-    async fn comment_guard(
-        &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-    ) -> StoreResult<Option<Guard>>;
+    async fn comment_guard(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<Option<Guard>>;
     /// Removes the comment and uncounts it; false when there was none.
     /// Its replies stay (their `parent_id` names the removed comment).
-    async fn delete_comment(
-        &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-    ) -> StoreResult<bool>;
+    async fn delete_comment(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<bool>;
     async fn replace_comment_guest_hash(
         &self,
         board: &str,
@@ -121,18 +93,8 @@ pub trait Comments: Send + Sync {
 #[async_trait]
 pub trait Likes: Send + Sync {
     /// Idempotent; `None` when there is no such post on `board`.
-    async fn like(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-    ) -> StoreResult<Option<LikeState>>;
-    async fn unlike(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-    ) -> StoreResult<Option<LikeState>>;
+    async fn like(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>>;
+    async fn unlike(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>>;
     async fn has_liked(&self, post_id: &str, member_id: &str) -> StoreResult<bool>;
 }
 
@@ -155,13 +117,8 @@ pub const MAX_PAGE: usize = 100;
 /// `DYNAMODB_ENDPOINT` for DynamoDB Local), else the SQLite file under `DATA_DIR`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
-    Dynamo {
-        table: String,
-        endpoint: Option<String>,
-    },
-    Sqlite {
-        path: PathBuf,
-    },
+    Dynamo { table: String, endpoint: Option<String> },
+    Sqlite { path: PathBuf },
 }
 
 impl StoreConfig {
@@ -177,8 +134,7 @@ impl StoreConfig {
                 endpoint: set("DYNAMODB_ENDPOINT"),
             },
             None => StoreConfig::Sqlite {
-                path: PathBuf::from(set("DATA_DIR").unwrap_or_else(|| "./data".to_owned()))
-                    .join("boards.sqlite3"),
+                path: PathBuf::from(set("DATA_DIR").unwrap_or_else(|| "./data".to_owned())).join("boards.sqlite3"),
             },
         }
     }
@@ -219,8 +175,7 @@ mod tests {
                 endpoint: Some("http://127.0.0.1:8000".into())
             }
         );
-        let data_dir =
-            StoreConfig::from_lookup(|name| (name == "DATA_DIR").then(|| "/srv/boards".into()));
+        let data_dir = StoreConfig::from_lookup(|name| (name == "DATA_DIR").then(|| "/srv/boards".into()));
         assert_eq!(
             data_dir,
             StoreConfig::Sqlite {

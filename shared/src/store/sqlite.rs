@@ -12,8 +12,7 @@ use rusqlite_migration::{M, Migrations};
 
 use super::{Attempts, Comments, Likes, Members, Posts, StoreError, StoreResult, cursor};
 use crate::domain::{
-    Author, Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail,
-    PostSummary, Window,
+    Author, Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, PostSummary, Window,
 };
 
 const MIGRATIONS: &[M<'static>] = &[M::up(
@@ -93,12 +92,9 @@ impl SqliteStore {
         let mut conn = Connection::open(path).map_err(sql_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql_error)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sql_error)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(sql_error)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(sql_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql_error)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql_error)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(sql_error)?;
         Migrations::from_slice(MIGRATIONS)
             .to_latest(&mut conn)
             .map_err(|e| StoreError::Internal(format!("migrating {}: {e}", path.display())))?;
@@ -141,20 +137,14 @@ fn sql_error(e: rusqlite::Error) -> StoreError {
 
 fn author_columns(author: &Author) -> (&'static str, &str, Option<&str>) {
     match author {
-        Author::Member {
-            member_id,
-            nickname,
-        } => ("member", nickname, Some(member_id)),
+        Author::Member { member_id, nickname } => ("member", nickname, Some(member_id)),
         Author::Guest { nickname } => ("guest", nickname, None),
     }
 }
 
 fn author_from(kind: String, nickname: String, member_id: Option<String>) -> Author {
     match (kind.as_str(), member_id) {
-        ("member", Some(member_id)) => Author::Member {
-            member_id,
-            nickname,
-        },
+        ("member", Some(member_id)) => Author::Member { member_id, nickname },
         _ => Author::Guest { nickname },
     }
 }
@@ -212,11 +202,9 @@ fn post_exists(conn: &Connection, board: &str, post_id: &str) -> StoreResult<boo
 }
 
 fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
-    conn.query_row(
-        "SELECT like_count FROM posts WHERE id = ?1",
-        [post_id],
-        |row| count(row, 0),
-    )
+    conn.query_row("SELECT like_count FROM posts WHERE id = ?1", [post_id], |row| {
+        count(row, 0)
+    })
     .map_err(sql_error)
 }
 
@@ -262,17 +250,8 @@ impl Members for SqliteStore {
         .await
     }
 
-    async fn replace_password_hash(
-        &self,
-        username: &str,
-        old_hash: &str,
-        new_hash: &str,
-    ) -> StoreResult<bool> {
-        let (username, old, new) = (
-            username.to_owned(),
-            old_hash.to_owned(),
-            new_hash.to_owned(),
-        );
+    async fn replace_password_hash(&self, username: &str, old_hash: &str, new_hash: &str) -> StoreResult<bool> {
+        let (username, old, new) = (username.to_owned(), old_hash.to_owned(), new_hash.to_owned());
         self.with(move |conn| {
             let changed = conn
                 .execute(
@@ -297,7 +276,18 @@ impl Posts for SqliteStore {
                 "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
                     guest_password_hash, created_at, updated_at, view_count, like_count, comment_count)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0)",
-                params![s.id, s.board, s.title, post.body, kind, nickname, member_id, hash, s.created_at, post.updated_at],
+                params![
+                    s.id,
+                    s.board,
+                    s.title,
+                    post.body,
+                    kind,
+                    nickname,
+                    member_id,
+                    hash,
+                    s.created_at,
+                    post.updated_at
+                ],
             )
             .map_err(sql_error)?;
             Ok(())
@@ -322,10 +312,7 @@ impl Posts for SqliteStore {
                 .prepare_cached(&format!(
                     "SELECT {COMMENT_COLUMNS} FROM comments WHERE post_id = ?1 ORDER BY id"
                 ))
-                .and_then(|mut stmt| {
-                    stmt.query_map([&post_id], comment_from)?
-                        .collect::<Result<Vec<_>, _>>()
-                })
+                .and_then(|mut stmt| stmt.query_map([&post_id], comment_from)?.collect::<Result<Vec<_>, _>>())
                 .map_err(sql_error)?;
             Ok(Some(PostDetail { post, comments }))
         })
@@ -346,12 +333,7 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn list_posts(
-        &self,
-        board: &str,
-        limit: usize,
-        cursor: Option<&str>,
-    ) -> StoreResult<Page> {
+    async fn list_posts(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Page> {
         let after = cursor.map(cursor::decode).transpose()?;
         let board = board.to_owned();
         self.with(move |conn| {
@@ -431,19 +413,8 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn replace_post_guest_hash(
-        &self,
-        board: &str,
-        post_id: &str,
-        old: &str,
-        new: &str,
-    ) -> StoreResult<bool> {
-        let (board, post_id, old, new) = (
-            board.to_owned(),
-            post_id.to_owned(),
-            old.to_owned(),
-            new.to_owned(),
-        );
+    async fn replace_post_guest_hash(&self, board: &str, post_id: &str, old: &str, new: &str) -> StoreResult<bool> {
+        let (board, post_id, old, new) = (board.to_owned(), post_id.to_owned(), old.to_owned(), new.to_owned());
         self.with(move |conn| {
             let changed = conn
                 .execute(
@@ -463,9 +434,7 @@ pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {
     let more = posts.len() > limit;
     posts.truncate(limit);
     Page {
-        next_cursor: more
-            .then(|| posts.last().map(|p| cursor::encode(&p.id)))
-            .flatten(),
+        next_cursor: more.then(|| posts.last().map(|p| cursor::encode(&p.id))).flatten(),
         posts: std::mem::take(posts),
     }
 }
@@ -484,7 +453,9 @@ impl Comments for SqliteStore {
             guest_password_hash.map(str::to_owned),
         );
         self.with(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_error)?;
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
             if !post_exists(&tx, &board, &c.post_id)? {
                 return Err(StoreError::NotFound);
             }
@@ -504,24 +475,31 @@ impl Comments for SqliteStore {
             tx.execute(
                 "INSERT INTO comments (id, post_id, parent_id, body, author_kind, author_nickname, author_member_id,
                     guest_password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![c.id, c.post_id, c.parent_id, c.body, kind, nickname, member_id, hash, c.created_at],
+                params![
+                    c.id,
+                    c.post_id,
+                    c.parent_id,
+                    c.body,
+                    kind,
+                    nickname,
+                    member_id,
+                    hash,
+                    c.created_at
+                ],
             )
             .map_err(sql_error)?;
-            tx.execute("UPDATE posts SET comment_count = comment_count + 1 WHERE id = ?1", [&c.post_id])
-                .map_err(sql_error)?;
+            tx.execute(
+                "UPDATE posts SET comment_count = comment_count + 1 WHERE id = ?1",
+                [&c.post_id],
+            )
+            .map_err(sql_error)?;
             tx.commit().map_err(sql_error)
         })
         .await
     }
 
-    async fn comment_guard(
-        &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-    ) -> StoreResult<Option<Guard>> {
-        let (board, post_id, comment_id) =
-            (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
+    async fn comment_guard(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<Option<Guard>> {
+        let (board, post_id, comment_id) = (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
         self.with(move |conn| {
             conn.query_row(
                 "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash
@@ -536,14 +514,8 @@ impl Comments for SqliteStore {
         .await
     }
 
-    async fn delete_comment(
-        &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-    ) -> StoreResult<bool> {
-        let (board, post_id, comment_id) =
-            (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
+    async fn delete_comment(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
         self.with(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -602,21 +574,11 @@ impl Comments for SqliteStore {
 
 #[async_trait]
 impl Likes for SqliteStore {
-    async fn like(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-    ) -> StoreResult<Option<LikeState>> {
+    async fn like(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
         self.set_like(board, post_id, member_id, true).await
     }
 
-    async fn unlike(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-    ) -> StoreResult<Option<LikeState>> {
+    async fn unlike(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
         self.set_like(board, post_id, member_id, false).await
     }
 
@@ -642,8 +604,7 @@ impl SqliteStore {
         member_id: &str,
         liked: bool,
     ) -> StoreResult<Option<LikeState>> {
-        let (board, post_id, member_id) =
-            (board.to_owned(), post_id.to_owned(), member_id.to_owned());
+        let (board, post_id, member_id) = (board.to_owned(), post_id.to_owned(), member_id.to_owned());
         self.with(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -657,16 +618,9 @@ impl SqliteStore {
                     "+ 1",
                 )
             } else {
-                (
-                    "DELETE FROM likes WHERE post_id = ?1 AND member_id = ?2",
-                    "- 1",
-                )
+                ("DELETE FROM likes WHERE post_id = ?1 AND member_id = ?2", "- 1")
             };
-            if tx
-                .execute(change, params![post_id, member_id])
-                .map_err(sql_error)?
-                == 1
-            {
+            if tx.execute(change, params![post_id, member_id]).map_err(sql_error)? == 1 {
                 tx.execute(
                     &format!("UPDATE posts SET like_count = like_count {delta} WHERE id = ?1"),
                     [&post_id],

@@ -6,12 +6,7 @@ use std::ffi::{CStr, CString, c_char, c_int, c_void};
 
 #[link(name = "crypt")]
 unsafe extern "C" {
-    fn crypt_rn(
-        phrase: *const c_char,
-        setting: *const c_char,
-        data: *mut c_void,
-        size: c_int,
-    ) -> *mut c_char;
+    fn crypt_rn(phrase: *const c_char, setting: *const c_char, data: *mut c_void, size: c_int) -> *mut c_char;
 }
 
 /// `sizeof(struct crypt_data)` in libxcrypt 4.x. crypt_rn checks the size it
@@ -39,24 +34,14 @@ impl Crypt {
         // is a zeroed buffer of `size` bytes that crypt_rn only writes within;
         // the returned pointer points into `data` and is copied out before
         // `data` is touched again.
-        let out = unsafe {
-            crypt_rn(
-                phrase.as_ptr(),
-                setting.as_ptr(),
-                self.data.as_mut_ptr().cast(),
-                size,
-            )
-        };
+        let out = unsafe { crypt_rn(phrase.as_ptr(), setting.as_ptr(), self.data.as_mut_ptr().cast(), size) };
         anyhow::ensure!(
             !out.is_null(),
             "crypt_rn failed (unsupported setting or buffer too small)"
         );
         // SAFETY: non-null results are NUL-terminated strings inside `data`.
         let hashed = unsafe { CStr::from_ptr(out) }.to_str()?.to_owned();
-        anyhow::ensure!(
-            !hashed.starts_with('*'),
-            "crypt_rn refused the setting: {hashed}"
-        );
+        anyhow::ensure!(!hashed.starts_with('*'), "crypt_rn refused the setting: {hashed}");
         Ok(hashed)
     }
 }

@@ -36,9 +36,7 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(cli.samples > 0, "--samples must be at least 1");
     let password = "correct horse battery staple";
     let mut c = libxcrypt::Crypt::new();
-    println!(
-        "| cost | Rust bcrypt crate median ms | P95 | libxcrypt (C) median ms | P95 | ratio Rust/C (median) |"
-    );
+    println!("| cost | Rust bcrypt crate median ms | P95 | libxcrypt (C) median ms | P95 | ratio Rust/C (median) |");
     println!("|---:|---:|---:|---:|---:|---:|");
     for &cost in &cli.costs {
         let reference = bcrypt::hash_with_result(password, cost)?;
@@ -53,11 +51,7 @@ fn main() -> anyhow::Result<()> {
             // Alternate who goes first; sample 0 is a warm-up.
             let run_rust = || -> anyhow::Result<f64> {
                 let t = Instant::now();
-                std::hint::black_box(bcrypt::hash_with_salt(
-                    std::hint::black_box(password),
-                    cost,
-                    salt,
-                )?);
+                std::hint::black_box(bcrypt::hash_with_salt(std::hint::black_box(password), cost, salt)?);
                 Ok(t.elapsed().as_secs_f64() * 1e3)
             };
             let run_c = |c: &mut libxcrypt::Crypt| -> anyhow::Result<f64> {
@@ -97,8 +91,7 @@ mod tests {
     #[test]
     fn libxcrypt_and_the_crate_produce_the_same_hash() {
         let mut c = Crypt::new();
-        for (password, cost) in [("correct horse battery staple", 4), ("한국어 비밀번호", 5)]
-        {
+        for (password, cost) in [("correct horse battery staple", 4), ("한국어 비밀번호", 5)] {
             let rust = bcrypt::hash(password, cost).unwrap();
             assert_eq!(c.hash(password, &rust).unwrap(), rust);
             assert!(c.hash("wrong", &rust).unwrap() != rust);

@@ -55,16 +55,8 @@ pub fn build_tier_file(
         .map(|(algorithm, s)| {
             // A log export may hold only verifies (login) or only hashes (signup):
             // bcrypt and Argon2id do the same work either way, so one stands in for the other.
-            let hash = if s.hash.is_empty() {
-                &s.verify
-            } else {
-                &s.hash
-            };
-            let verify = if s.verify.is_empty() {
-                &s.hash
-            } else {
-                &s.verify
-            };
+            let hash = if s.hash.is_empty() { &s.verify } else { &s.hash };
+            let verify = if s.verify.is_empty() { &s.hash } else { &s.verify };
             model::row(
                 &model,
                 algorithm.to_string(),
@@ -76,8 +68,8 @@ pub fn build_tier_file(
     let tiers = budgets_ms
         .iter()
         .map(|(name, &budget)| {
-            let chosen = model::choose_tier(&model, &table, budget)
-                .context("the table has no bcrypt row to choose from")?;
+            let chosen =
+                model::choose_tier(&model, &table, budget).context("the table has no bcrypt row to choose from")?;
             Ok((name.clone(), chosen))
         })
         .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
@@ -95,13 +87,12 @@ pub fn build_tier_file(
 
 pub fn write_outputs(file: &TierFile, out: &Outputs<'_>) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(file)? + "\n";
-    std::fs::write(out.tier_file, json)
-        .with_context(|| format!("writing {}", out.tier_file.display()))?;
+    std::fs::write(out.tier_file, json).with_context(|| format!("writing {}", out.tier_file.display()))?;
     report::chart(file, out.chart).with_context(|| format!("drawing {}", out.chart.display()))?;
-    let chart_name = out.chart.file_name().map_or_else(
-        || out.chart.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let chart_name = out
+        .chart
+        .file_name()
+        .map_or_else(|| out.chart.display().to_string(), |n| n.to_string_lossy().into_owned());
     std::fs::write(out.report, report::markdown(file, &chart_name))
         .with_context(|| format!("writing {}", out.report.display()))?;
     Ok(())

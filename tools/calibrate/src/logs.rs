@@ -36,8 +36,7 @@ pub fn samples_from_logs(text: &str) -> (Vec<(Algorithm, Samples)>, usize) {
         ) else {
             continue;
         };
-        let Ok(parsed) = format!("{algorithm}:{}", cost.replace(',', ":")).parse::<Algorithm>()
-        else {
+        let Ok(parsed) = format!("{algorithm}:{}", cost.replace(',', ":")).parse::<Algorithm>() else {
             continue;
         };
         let entry = by_spec
@@ -79,10 +78,7 @@ not json at all
             .unwrap();
         assert_eq!(bcrypt.1.verify, vec![170.5, 171.5]);
         assert!(bcrypt.1.hash.is_empty());
-        let argon = samples
-            .iter()
-            .find(|(a, _)| a.name() == "argon2id")
-            .unwrap();
+        let argon = samples.iter().find(|(a, _)| a.name() == "argon2id").unwrap();
         assert_eq!(argon.1.hash, vec![30.0]);
     }
 }

@@ -65,9 +65,7 @@ fn main() -> anyhow::Result<()> {
     })) {
         Command::Measure(args) => {
             if cfg!(debug_assertions) {
-                eprintln!(
-                    "warning: a debug build measures slow code; use `cargo run --release -p calibrate`"
-                );
+                eprintln!("warning: a debug build measures slow code; use `cargo run --release -p calibrate`");
             }
             let candidates = measure::default_candidates(args.min_cost, args.max_cost);
             let samples = measure::measure(&candidates, args.rounds)?;
@@ -79,8 +77,7 @@ fn main() -> anyhow::Result<()> {
                 if file.as_os_str() == "-" {
                     std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
                 } else {
-                    text += &std::fs::read_to_string(file)
-                        .with_context(|| format!("reading {}", file.display()))?;
+                    text += &std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
                 }
             }
             let (samples, used) = logs::samples_from_logs(&text);

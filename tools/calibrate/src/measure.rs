@@ -19,13 +19,7 @@ pub struct Samples {
 
 /// Every bcrypt cost in the range plus OWASP's five Argon2id settings.
 pub fn default_candidates(min_cost: u32, max_cost: u32) -> Vec<Algorithm> {
-    let owasp_argon2id = [
-        (47_104, 1),
-        (19_456, 2),
-        (12_288, 3),
-        (9_216, 4),
-        (7_168, 5),
-    ];
+    let owasp_argon2id = [(47_104, 1), (19_456, 2), (12_288, 3), (9_216, 4), (7_168, 5)];
     (min_cost..=max_cost)
         .map(|cost| Algorithm::Bcrypt { cost })
         .chain(owasp_argon2id.map(|(m_kib, t)| Algorithm::Argon2id { m_kib, t, p: 1 }))
@@ -37,10 +31,7 @@ pub fn default_candidates(min_cost: u32, max_cost: u32) -> Vec<Algorithm> {
 const REPEAT_TARGET_MS: f64 = 60.0;
 const MAX_REPEATS: usize = 12;
 
-pub fn measure(
-    candidates: &[Algorithm],
-    rounds: usize,
-) -> anyhow::Result<Vec<(Algorithm, Samples)>> {
+pub fn measure(candidates: &[Algorithm], rounds: usize) -> anyhow::Result<Vec<(Algorithm, Samples)>> {
     anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
     // The deployed default is peppered, so measure the peppered path (the HMAC adds microseconds).
     let ring = || -> anyhow::Result<PepperRing> {
@@ -57,8 +48,7 @@ pub fn measure(
                 algorithm,
                 peppered: true,
             };
-            PasswordEngine::new(policy, policy, ring()?)
-                .with_context(|| format!("candidate {algorithm}"))
+            PasswordEngine::new(policy, policy, ring()?).with_context(|| format!("candidate {algorithm}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let password = SecretString::from("Tr0ub4dor&3-calibration");
@@ -66,10 +56,8 @@ pub fn measure(
     // Warm-up: caches, page faults, CPU frequency; also sizes the repeats.
     let progress = ProgressBar::new((rounds * candidates.len()) as u64 + candidates.len() as u64);
     progress.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}",
-        )
-        .expect("valid template"),
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}")
+            .expect("valid template"),
     );
     let mut repeats = Vec::new();
     for (algorithm, engine) in candidates.iter().zip(&engines) {

@@ -4,9 +4,7 @@
 use std::collections::BTreeMap;
 
 use shared::hashing::Algorithm;
-use shared::hashing::tier_file::{
-    ChosenTier, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
-};
+use shared::hashing::tier_file::{ChosenTier, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow};
 
 use crate::stats::round3;
 
@@ -42,8 +40,7 @@ pub fn lambda_cost(model: &LambdaModel, memory_mb: u32, ms: f64) -> LambdaCost {
     let share = (f64::from(memory_mb) / f64::from(model.full_cpu_memory_mb)).min(1.0);
     let duration_ms = ms / share;
     let gb_seconds = f64::from(memory_mb) / 1024.0 * duration_ms / 1000.0;
-    let usd_per_million =
-        1e6 * gb_seconds * model.usd_per_gb_second + model.usd_per_million_requests;
+    let usd_per_million = 1e6 * gb_seconds * model.usd_per_gb_second + model.usd_per_million_requests;
     LambdaCost {
         memory_mb,
         duration_ms: round3(duration_ms),
@@ -136,12 +133,7 @@ mod tests {
                 let ms = 85.0 * 2f64.powi(cost - 10);
                 row(&model, format!("bcrypt:{cost}"), stats(ms), stats(ms))
             })
-            .chain([row(
-                &model,
-                "argon2id:19456:2:1".into(),
-                stats(1.0),
-                stats(1.0),
-            )])
+            .chain([row(&model, "argon2id:19456:2:1".into(), stats(1.0), stats(1.0))])
             .collect()
     }
 
@@ -153,10 +145,7 @@ mod tests {
         let big = lambda_cost(&model, 3008, 100.0);
         assert!((small.duration_ms - 100.0 * 1769.0 / 128.0).abs() < 0.01);
         assert_eq!(full.duration_ms, 100.0);
-        assert_eq!(
-            big.duration_ms, 100.0,
-            "one thread cannot use more than one vCPU"
-        );
+        assert_eq!(big.duration_ms, 100.0, "one thread cannot use more than one vCPU");
         assert!((small.usd_per_million - full.usd_per_million).abs() < 0.001);
         assert!(big.usd_per_million > full.usd_per_million);
         // 1769 MB for 0.1 s: 0.17275 GB-s x 13.3334 $/M GB-s + 0.20 $.
@@ -172,10 +161,7 @@ mod tests {
         let guest = choose_tier(&model, &table(), 25.0).unwrap();
         assert_eq!(guest.spec, "bcrypt:8");
         assert!(guest.requires_pepper);
-        assert_eq!(
-            choose_tier(&model, &table(), 0.001).unwrap().spec,
-            "bcrypt:4"
-        );
+        assert_eq!(choose_tier(&model, &table(), 0.001).unwrap().spec, "bcrypt:4");
         assert!(choose_tier(&model, &[], 25.0).is_none());
     }
 
@@ -185,17 +171,11 @@ mod tests {
         // bcrypt:4 verifies in ~1.5 ms: even 128 MB stays under 25 ms.
         let cheap = choose_tier(&model, &table(), 2.0).unwrap();
         assert_eq!(cheap.spec, "bcrypt:4");
-        assert_eq!(
-            cheap.recommended_memory_mb, 1769,
-            "1.46 ms x 13.8 = 20 ms > 2 ms"
-        );
+        assert_eq!(cheap.recommended_memory_mb, 1769, "1.46 ms x 13.8 = 20 ms > 2 ms");
         let roomy = choose_tier(&model, &table()[..1], 25.0).unwrap();
         assert_eq!(roomy.recommended_memory_mb, 128);
 
-        let tiers = BTreeMap::from([
-            ("member".to_owned(), roomy.clone()),
-            ("guest".to_owned(), cheap),
-        ]);
+        let tiers = BTreeMap::from([("member".to_owned(), roomy.clone()), ("guest".to_owned(), cheap)]);
         let sizing = function_sizing(&tiers);
         assert_eq!(sizing["login"].memory_mb, 128);
         assert_eq!(sizing["guest-post"].memory_mb, 1769);

@@ -44,10 +44,7 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
          min(1, memory / {} MB); duration = verify median / share; price = {} US$ per GB-second (arm64) x \
          memory x duration + {} US$ per million requests. Below {} MB a CPU-bound hash costs the same and \
          only gets slower, so hashing functions get the smallest size that keeps the budget.",
-        lm.full_cpu_memory_mb,
-        lm.usd_per_gb_second,
-        lm.usd_per_million_requests,
-        lm.full_cpu_memory_mb
+        lm.full_cpu_memory_mb, lm.usd_per_gb_second, lm.usd_per_million_requests, lm.full_cpu_memory_mb
     );
     let _ = writeln!(
         md,
@@ -85,11 +82,7 @@ pub fn table(file: &TierFile) -> String {
             row.spec, row.hash.median_ms, row.hash.p95_ms, row.verify.median_ms, row.verify.p95_ms
         );
         for cost in &row.lambda {
-            let _ = write!(
-                md,
-                " {:.0} / {:.2} |",
-                cost.duration_ms, cost.usd_per_million
-            );
+            let _ = write!(md, " {:.0} / {:.2} |", cost.duration_ms, cost.usd_per_million);
         }
         md.push('\n');
     }
@@ -115,10 +108,7 @@ pub fn chart(file: &TierFile, path: &Path) -> anyhow::Result<()> {
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!(
-                "bcrypt verify time on {} ({})",
-                file.machine.cpu, file.measured_at
-            ),
+            format!("bcrypt verify time on {} ({})", file.machine.cpu, file.measured_at),
             ("sans-serif", 18),
         )
         .margin(16)
@@ -132,17 +122,10 @@ pub fn chart(file: &TierFile, path: &Path) -> anyhow::Result<()> {
         .x_labels((hi - lo + 1) as usize)
         .draw()?;
     chart
-        .draw_series(LineSeries::new(
-            bcrypt.iter().map(|r| (r.0, r.1)),
-            BLUE.stroke_width(2),
-        ))?
+        .draw_series(LineSeries::new(bcrypt.iter().map(|r| (r.0, r.1)), BLUE.stroke_width(2)))?
         .label("verify median")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-    chart.draw_series(
-        bcrypt
-            .iter()
-            .map(|r| Circle::new((r.0, r.1), 3, BLUE.filled())),
-    )?;
+    chart.draw_series(bcrypt.iter().map(|r| Circle::new((r.0, r.1), 3, BLUE.filled())))?;
     chart
         .draw_series(LineSeries::new(bcrypt.iter().map(|r| (r.0, r.2)), MAGENTA))?
         .label("verify P95")
@@ -150,10 +133,7 @@ pub fn chart(file: &TierFile, path: &Path) -> anyhow::Result<()> {
     for ((name, tier), color) in file.tiers.iter().zip([RED, GREEN, BLACK]) {
         let budget = tier.budget_ms;
         chart
-            .draw_series(LineSeries::new(
-                [(lo, budget), (hi, budget)],
-                color.stroke_width(1),
-            ))?
+            .draw_series(LineSeries::new([(lo, budget), (hi, budget)], color.stroke_width(1)))?
             .label(format!("{name} budget {budget} ms -> {}", tier.spec))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
     }

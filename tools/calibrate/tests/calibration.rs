@@ -16,11 +16,7 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
     let candidates = [
         Algorithm::Bcrypt { cost: 4 },
         Algorithm::Bcrypt { cost: 5 },
-        Algorithm::Argon2id {
-            m_kib: 256,
-            t: 1,
-            p: 1,
-        },
+        Algorithm::Argon2id { m_kib: 256, t: 1, p: 1 },
     ];
     let samples = measure::measure(&candidates, 2).unwrap();
     assert_eq!(samples.len(), 3);
@@ -30,21 +26,12 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
             .all(|(_, s)| s.hash.len() >= 2 && s.hash.len() == s.verify.len())
     );
 
-    let file = build_tier_file(
-        &samples,
-        &budgets(10_000.0, 0.000_1),
-        this_machine(),
-        "calibrate",
-    )
-    .unwrap();
+    let file = build_tier_file(&samples, &budgets(10_000.0, 0.000_1), this_machine(), "calibrate").unwrap();
     assert_eq!(
         file.tiers["member"].spec, "bcrypt:5",
         "the strongest that fits a huge budget"
     );
-    assert_eq!(
-        file.tiers["guest"].spec, "bcrypt:4",
-        "the weakest when nothing fits"
-    );
+    assert_eq!(file.tiers["guest"].spec, "bcrypt:4", "the weakest when nothing fits");
     assert!(file.tiers["guest"].requires_pepper);
     assert_eq!(file.table.len(), 3);
     assert_eq!(file.table[0].lambda.len(), 6);
@@ -61,9 +48,7 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
     let written = TierFile::parse(&std::fs::read_to_string(out.tier_file).unwrap()).unwrap();
     assert_eq!(written, file);
     let report = std::fs::read_to_string(out.report).unwrap();
-    assert!(
-        report.contains("| `bcrypt:5` |") && report.contains("![bcrypt cost vs ms](chart.svg)")
-    );
+    assert!(report.contains("| `bcrypt:5` |") && report.contains("![bcrypt cost vs ms](chart.svg)"));
     let svg = std::fs::read_to_string(out.chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("member budget"));
 
@@ -95,10 +80,7 @@ fn a_table_rebuilt_from_log_lines_picks_tiers_like_a_measured_one() {
     let file = build_tier_file(&samples, &budgets(250.0, 25.0), this_machine(), "logs").unwrap();
     assert_eq!(file.tiers["member"].spec, "bcrypt:11");
     assert_eq!(file.tiers["guest"].spec, "bcrypt:8");
-    assert_eq!(
-        file.table[0].hash.samples, 20,
-        "verifies stand in for missing hashes"
-    );
+    assert_eq!(file.table[0].hash.samples, 20, "verifies stand in for missing hashes");
 }
 
 #[test]
@@ -115,10 +97,7 @@ fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_tabl
             "bcrypt:{cost} missing"
         );
     }
-    assert!(
-        specs.contains(&"argon2id:19456:2:1"),
-        "OWASP's Argon2id preset missing"
-    );
+    assert!(specs.contains(&"argon2id:19456:2:1"), "OWASP's Argon2id preset missing");
     assert!(
         file.table
             .iter()
@@ -135,15 +114,12 @@ fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_tabl
 #[test]
 fn the_readme_shows_the_committed_timing_table() {
     let file = TierFile::parse(EMBEDDED).unwrap();
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
     assert!(
         readme.contains(&calibrate::report::table(&file)),
         "README.md's timing table differs from infra/tiers.json: paste the table from infra/timing-report.md"
     );
     for (name, tier) in &file.tiers {
-        assert!(
-            readme.contains(&format!("| {name} |")) && readme.contains(&format!("`{}`", tier.spec))
-        );
+        assert!(readme.contains(&format!("| {name} |")) && readme.contains(&format!("`{}`", tier.spec)));
     }
 }

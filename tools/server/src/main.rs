@@ -20,14 +20,21 @@ async fn main() -> anyhow::Result<()> {
     let hashing = Hashing::new(settings.hashing)?;
     let jwt = JwtKeys::new(&settings.jwt_secret).map_err(anyhow::Error::msg)?;
     let cors: Vec<String> = env("CORS_ORIGINS")
-        .map(|list| list.split(',').map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect())
+        .map(|list| {
+            list.split(',')
+                .map(|o| o.trim().to_owned())
+                .filter(|o| !o.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     let address = format!(
         "{}:{}",
         env("BIND").unwrap_or_else(|| "127.0.0.1".into()),
         env("PORT").unwrap_or_else(|| "3000".into())
     );
-    let listener = tokio::net::TcpListener::bind(&address).await.with_context(|| format!("binding {address}"))?;
+    let listener = tokio::net::TcpListener::bind(&address)
+        .await
+        .with_context(|| format!("binding {address}"))?;
     let member = hashing.engine().policy(shared::hashing::Tier::Member);
     let guest = hashing.engine().policy(shared::hashing::Tier::Guest);
     tracing::info!(

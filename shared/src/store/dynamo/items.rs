@@ -74,10 +74,7 @@ pub struct AuthorFields {
 impl From<&Author> for AuthorFields {
     fn from(author: &Author) -> Self {
         match author {
-            Author::Member {
-                member_id,
-                nickname,
-            } => AuthorFields {
+            Author::Member { member_id, nickname } => AuthorFields {
                 author_kind: "member".into(),
                 author_nickname: nickname.clone(),
                 author_member_id: Some(member_id.clone()),

@@ -19,16 +19,13 @@ use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, Region, Runtim
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, ReturnValue, TransactWriteItem,
-    Update, WriteRequest,
+    AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, ReturnValue, TransactWriteItem, Update, WriteRequest,
 };
 use aws_smithy_runtime_api::box_error::BoxError;
 use serde::de::DeserializeOwned;
 
 use super::{Attempts, Comments, Likes, Members, Posts, StoreError, StoreResult, cursor};
-use crate::domain::{
-    Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, Window,
-};
+use crate::domain::{Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, Window};
 use items::*;
 
 type Item = HashMap<String, AttributeValue>;
@@ -92,18 +89,12 @@ pub async fn client_config(endpoint: Option<&str>) -> aws_sdk_dynamodb::config::
         .timeout_config(timeouts(endpoint.is_some()))
         .retry_config(retries());
     if let Some(endpoint) = endpoint {
-        let region = aws_config::meta::region::RegionProviderChain::default_provider()
-            .or_else(Region::new("us-east-1"));
+        let region =
+            aws_config::meta::region::RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
         loader = loader
             .endpoint_url(endpoint)
             .region(region)
-            .credentials_provider(Credentials::new(
-                "local",
-                "local",
-                None,
-                None,
-                "dynamodb-local",
-            ));
+            .credentials_provider(Credentials::new("local", "local", None, None, "dynamodb-local"));
     }
     aws_sdk_dynamodb::config::Builder::from(&loader.load().await)
 }
@@ -115,11 +106,7 @@ impl DynamoStore {
         Self::with_client(client, table, endpoint.is_some()).await
     }
 
-    pub async fn with_client(
-        client: Client,
-        table: &str,
-        create_if_missing: bool,
-    ) -> StoreResult<Self> {
+    pub async fn with_client(client: Client, table: &str, create_if_missing: bool) -> StoreResult<Self> {
         if create_if_missing {
             schema::ensure_table(&client, table).await?;
         }
@@ -217,17 +204,10 @@ impl DynamoStore {
             };
             let conflict = match err.as_service_error() {
                 Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
-                    let codes: Vec<Option<&str>> = cancelled
-                        .cancellation_reasons()
-                        .iter()
-                        .map(|r| r.code())
-                        .collect();
+                    let codes: Vec<Option<&str>> = cancelled.cancellation_reasons().iter().map(|r| r.code()).collect();
                     if codes.contains(&Some("ConditionalCheckFailed")) {
                         return Err(TxFailure::Conditions(
-                            codes
-                                .iter()
-                                .map(|c| *c == Some("ConditionalCheckFailed"))
-                                .collect(),
+                            codes.iter().map(|c| *c == Some("ConditionalCheckFailed")).collect(),
                         ));
                     }
                     codes.contains(&Some("TransactionConflict"))
@@ -238,8 +218,7 @@ impl DynamoStore {
             if !conflict {
                 return Err(TxFailure::Store(sdk_error(err)));
             }
-            let jitter =
-                Duration::from_micros(rand::random::<u64>() % (backoff.as_micros() as u64 + 1));
+            let jitter = Duration::from_micros(rand::random::<u64>() % (backoff.as_micros() as u64 + 1));
             tokio::time::sleep(backoff + jitter).await;
             backoff = (backoff * 2).min(Duration::from_millis(200));
         }
@@ -269,13 +248,7 @@ impl DynamoStore {
     }
 
     /// `ADD <counter> <delta>` on a post of `board`.
-    fn count_on_post(
-        &self,
-        board: &str,
-        post_id: &str,
-        counter: &str,
-        delta: i64,
-    ) -> StoreResult<TransactWriteItem> {
+    fn count_on_post(&self, board: &str, post_id: &str, counter: &str, delta: i64) -> StoreResult<TransactWriteItem> {
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
@@ -475,12 +448,7 @@ impl Members for DynamoStore {
         }))
     }
 
-    async fn replace_password_hash(
-        &self,
-        username: &str,
-        old_hash: &str,
-        new_hash: &str,
-    ) -> StoreResult<bool> {
+    async fn replace_password_hash(&self, username: &str, old_hash: &str, new_hash: &str) -> StoreResult<bool> {
         self.replace_hash(
             key(member_pk(username), MEMBER_SK.into()),
             "password_hash",
@@ -525,11 +493,7 @@ impl Posts for DynamoStore {
                 .await
                 .map_err(sdk_error)?;
             for item in out.items.unwrap_or_default() {
-                match item
-                    .get("SK")
-                    .and_then(|v| v.as_s().ok())
-                    .map(String::as_str)
-                {
+                match item.get("SK").and_then(|v| v.as_s().ok()).map(String::as_str) {
                     Some(POST_SK) => post = Some(from_item::<PostItem>(item)?),
                     Some(sk) if sk.starts_with("COMMENT#") => {
                         comments.push(from_item::<CommentItem>(item)?.into_comment())
@@ -543,12 +507,10 @@ impl Posts for DynamoStore {
                 break;
             }
         }
-        Ok(post
-            .filter(|p| p.summary.board == board)
-            .map(|p| PostDetail {
-                post: p.into_post(),
-                comments,
-            }))
+        Ok(post.filter(|p| p.summary.board == board).map(|p| PostDetail {
+            post: p.into_post(),
+            comments,
+        }))
     }
 
     async fn count_view(&self, board: &str, post_id: &str) -> StoreResult<Option<u64>> {
@@ -565,21 +527,13 @@ impl Posts for DynamoStore {
             .send()
             .await;
         match out {
-            Ok(out) => Ok(Some(number(
-                &out.attributes.unwrap_or_default(),
-                "view_count",
-            )?)),
+            Ok(out) => Ok(Some(number(&out.attributes.unwrap_or_default(), "view_count")?)),
             Err(e) if is_conditional_failure(&e) => Ok(None),
             Err(e) => Err(sdk_error(e)),
         }
     }
 
-    async fn list_posts(
-        &self,
-        board: &str,
-        limit: usize,
-        cursor: Option<&str>,
-    ) -> StoreResult<Page> {
+    async fn list_posts(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Page> {
         let after = cursor.map(cursor::decode).transpose()?;
         let mut query = self
             .client
@@ -670,13 +624,7 @@ impl Posts for DynamoStore {
         Ok(true)
     }
 
-    async fn replace_post_guest_hash(
-        &self,
-        board: &str,
-        post_id: &str,
-        old: &str,
-        new: &str,
-    ) -> StoreResult<bool> {
+    async fn replace_post_guest_hash(&self, board: &str, post_id: &str, old: &str, new: &str) -> StoreResult<bool> {
         let key = key(post_pk(post_id), POST_SK.into());
         self.replace_hash(key, "guest_password_hash", Some(board), old, new)
             .await
@@ -707,29 +655,15 @@ impl Comments for DynamoStore {
         }
         match self.transact(items).await {
             Ok(()) => Ok(()),
-            Err(TxFailure::Conditions(failed)) if failed.get(1) == Some(&true) => {
-                Err(StoreError::NotFound)
-            }
-            Err(TxFailure::Conditions(failed)) if failed.get(2) == Some(&true) => {
-                Err(StoreError::InvalidParent)
-            }
-            Err(TxFailure::Conditions(_)) => {
-                Err(StoreError::Internal("comment id collision".into()))
-            }
+            Err(TxFailure::Conditions(failed)) if failed.get(1) == Some(&true) => Err(StoreError::NotFound),
+            Err(TxFailure::Conditions(failed)) if failed.get(2) == Some(&true) => Err(StoreError::InvalidParent),
+            Err(TxFailure::Conditions(_)) => Err(StoreError::Internal("comment id collision".into())),
             Err(TxFailure::Store(e)) => Err(e),
         }
     }
 
-    async fn comment_guard(
-        &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-    ) -> StoreResult<Option<Guard>> {
-        let Some(item) = self
-            .get(key(post_pk(post_id), comment_sk(comment_id)))
-            .await?
-        else {
+    async fn comment_guard(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<Option<Guard>> {
+        let Some(item) = self.get(key(post_pk(post_id), comment_sk(comment_id))).await? else {
             return Ok(None);
         };
         let comment: CommentItem = from_item(item)?;
@@ -739,17 +673,9 @@ impl Comments for DynamoStore {
         }))
     }
 
-    async fn delete_comment(
-        &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-    ) -> StoreResult<bool> {
+    async fn delete_comment(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<bool> {
         let items = vec![
-            self.delete(
-                key(post_pk(post_id), comment_sk(comment_id)),
-                "attribute_exists(PK)",
-            )?,
+            self.delete(key(post_pk(post_id), comment_sk(comment_id)), "attribute_exists(PK)")?,
             self.count_on_post(board, post_id, "comment_count", -1)?,
         ];
         match self.transact(items).await {
@@ -775,29 +701,16 @@ impl Comments for DynamoStore {
 
 #[async_trait]
 impl Likes for DynamoStore {
-    async fn like(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-    ) -> StoreResult<Option<LikeState>> {
+    async fn like(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
         self.set_like(board, post_id, member_id, true).await
     }
 
-    async fn unlike(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-    ) -> StoreResult<Option<LikeState>> {
+    async fn unlike(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
         self.set_like(board, post_id, member_id, false).await
     }
 
     async fn has_liked(&self, post_id: &str, member_id: &str) -> StoreResult<bool> {
-        Ok(self
-            .get(key(likes_pk(post_id), like_sk(member_id)))
-            .await?
-            .is_some())
+        Ok(self.get(key(likes_pk(post_id), like_sk(member_id))).await?.is_some())
     }
 }
 
@@ -822,10 +735,7 @@ impl Attempts for DynamoStore {
     }
 
     async fn failures(&self, key_name: &str, window: Window) -> StoreResult<u64> {
-        match self
-            .get(key(attempt_pk(key_name), window_sk(window.start)))
-            .await?
-        {
+        match self.get(key(attempt_pk(key_name), window_sk(window.start))).await? {
             Some(item) => number(&item, "failures"),
             None => Ok(0),
         }

@@ -4,8 +4,8 @@
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType, TimeToLiveSpecification,
 };
 use serde::Deserialize;
 
@@ -105,9 +105,7 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
         .iter()
         .map(|index| {
             let projection = Projection::builder()
-                .projection_type(ProjectionType::from(
-                    index.projection.projection_type.as_str(),
-                ))
+                .projection_type(ProjectionType::from(index.projection.projection_type.as_str()))
                 .set_non_key_attributes(
                     (!index.projection.non_key_attributes.is_empty())
                         .then(|| index.projection.non_key_attributes.clone()),
@@ -133,10 +131,7 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
     match created {
         Ok(_) => {}
         // Another process created it first.
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|s| s.is_resource_in_use_exception()) =>
-        {
+        Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => {
             return Ok(());
         }
         Err(e) => return Err(super::sdk_error(e)),
@@ -163,11 +158,7 @@ mod tests {
     #[test]
     fn the_table_definition_parses_and_has_the_keys_the_code_uses() {
         let def = TableDefinition::load();
-        let names: Vec<_> = def
-            .key_schema
-            .iter()
-            .map(|k| k.attribute_name.as_str())
-            .collect();
+        let names: Vec<_> = def.key_schema.iter().map(|k| k.attribute_name.as_str()).collect();
         assert_eq!(names, ["PK", "SK"]);
         assert_eq!(
             def.global_secondary_indexes[0].index_name,

@@ -1,0 +1,220 @@
+//! `spawn_app`: the real server app on port 0 with a fresh store per test
+//! (its own SQLite file, or its own DynamoDB Local table), and a client.
+
+use std::sync::{Arc, Mutex};
+
+use reqwest::{Method, Response};
+use serde_json::{Value, json};
+use shared::hashing::Hashing;
+use shared::http::AppState;
+use shared::http::auth::JwtKeys;
+use shared::http::settings::{Deployment, Settings};
+
+pub const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
+pub const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
+
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Dynamo,
+}
+
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    pub state: AppState,
+    /// Keeps the SQLite file and local secrets alive for the test.
+    pub _data_dir: Arc<tempfile::TempDir>,
+}
+
+/// Every log line the apps of this test binary wrote (one global subscriber:
+/// spawned tasks and the blocking pool log there too).
+#[derive(Clone, Default)]
+pub struct Captured(pub Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_with(backend, &[]).await
+}
+
+/// Settings are the defaults of a test deployment (cheap bcrypt:4 tiers,
+/// fixed secrets) with `overrides` on top.
+pub async fn spawn_app_with(backend: Backend, overrides: &[(&str, &str)]) -> TestApp {
+    spawn_app_in(backend, overrides, Arc::new(tempfile::tempdir().unwrap()), None).await
+}
+
+pub async fn spawn_app_in(
+    backend: Backend,
+    overrides: &[(&str, &str)],
+    data_dir: Arc<tempfile::TempDir>,
+    table: Option<String>,
+) -> TestApp {
+    let table = table.unwrap_or_else(|| format!("e2e-{}", shared::domain::new_id().to_lowercase()));
+    let mut vars: Vec<(String, String)> = vec![
+        ("PEPPER".into(), PEPPER.into()),
+        ("JWT_SECRET".into(), JWT_SECRET.into()),
+        ("MEMBER_TIER".into(), "bcrypt:4".into()),
+        ("GUEST_TIER".into(), "bcrypt:4".into()),
+        ("HASH_WORKERS".into(), "2".into()),
+    ];
+    if let Backend::Dynamo = backend {
+        let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect(
+            "DYNAMODB_ENDPOINT is not set: run the suite with `bash tools/test-all`, which starts DynamoDB Local",
+        );
+        vars.push(("TABLE_NAME".into(), table));
+        vars.push(("DYNAMODB_ENDPOINT".into(), endpoint));
+    }
+    for (k, v) in overrides {
+        vars.retain(|(name, _)| name != k);
+        vars.push(((*k).into(), (*v).into()));
+    }
+    let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let deployment = Deployment::Server {
+        data_dir: data_dir.path().to_owned(),
+    };
+    let settings = Settings::from_lookup(&deployment, lookup).unwrap();
+    let store = settings.store.open().await.unwrap();
+    let hashing = Hashing::new(settings.hashing).unwrap();
+    let jwt = JwtKeys::new(&settings.jwt_secret).unwrap();
+    let state = AppState::new(store, hashing, jwt, settings.http);
+    let cors: Vec<String> = lookup("CORS_ORIGINS").map(|o| vec![o]).unwrap_or_default();
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    let app = shared::server::app(state.clone(), &cors);
+    logs();
+    tokio::spawn(async move {
+        shared::server::serve(listener, app, std::future::pending())
+            .await
+            .unwrap();
+    });
+    TestApp {
+        address,
+        client: reqwest::Client::new(),
+        state,
+        _data_dir: data_dir,
+    }
+}
+
+pub fn logs() -> &'static Captured {
+    static LOGS: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
+        captured
+    })
+}
+
+impl TestApp {
+    pub async fn request(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Response {
+        let mut request = self.client.request(method, format!("{}{path}", self.address));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send().await.expect("request failed")
+    }
+
+    pub async fn raw(&self, method: Method, path: &str, body: Vec<u8>) -> Response {
+        self.client
+            .request(method, format!("{}{path}", self.address))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request failed")
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request(Method::GET, path, None, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Response {
+        self.request(Method::POST, path, None, Some(body)).await
+    }
+
+    pub async fn signup(&self, username: &str, password: &str) -> Response {
+        self.post(
+            "/members",
+            json!({"username": username, "password": password, "nickname": format!("{username}!")}),
+        )
+        .await
+    }
+
+    pub async fn login(&self, username: &str, password: &str) -> Response {
+        self.post("/sessions", json!({"username": username, "password": password}))
+            .await
+    }
+
+    /// Signs up and logs in; returns the bearer token.
+    pub async fn member_token(&self, username: &str) -> String {
+        assert_eq!(self.signup(username, "password-123").await.status(), 201);
+        let session: Value = self.login(username, "password-123").await.json().await.unwrap();
+        session["token"].as_str().unwrap().to_owned()
+    }
+
+    /// A member post on `free`; returns its id.
+    pub async fn member_post(&self, token: &str) -> String {
+        let response = self
+            .request(
+                Method::POST,
+                "/boards/free/posts",
+                Some(token),
+                Some(json!({"title": "t", "body": "b"})),
+            )
+            .await;
+        assert_eq!(response.status(), 201);
+        body(response).await["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A guest post on `free` with `password`; returns its id.
+    pub async fn guest_post(&self, password: &str) -> String {
+        let response = self
+            .post(
+                "/boards/free/posts/guest",
+                json!({"nickname": "guest", "password": password, "title": "guest title", "body": "guest body"}),
+            )
+            .await;
+        assert_eq!(response.status(), 201);
+        body(response).await["id"].as_str().unwrap().to_owned()
+    }
+}
+
+pub async fn body(response: Response) -> Value {
+    response.json().await.expect("a JSON body")
+}
+
+/// Asserts an API.md error: status, code, and a message that contains `mentions`.
+pub async fn assert_error(response: Response, status: u16, code: &str, mentions: &str) {
+    assert_eq!(response.status(), status, "status for expected {code}");
+    let value = body(response).await;
+    assert_eq!(value["error"]["code"], code, "{value}");
+    let message = value["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(mentions),
+        "message {message:?} should mention {mentions:?}"
+    );
+}
