@@ -68,7 +68,9 @@ fn every_route_of_api_md_is_served_by_the_function_api_md_names() {
 fn cargo_lambda_watch_routes_every_path_to_its_function() {
     let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml")).unwrap();
     let manifest: toml::Value = toml::from_str(&manifest).unwrap();
-    let router = manifest["workspace"]["metadata"]["lambda"]["watch"]["router"].as_table().unwrap();
+    let router = manifest["workspace"]["metadata"]["lambda"]["watch"]["router"]
+        .as_table()
+        .unwrap();
     let mut watched = BTreeSet::new();
     for (path, entries) in router {
         for entry in entries.as_array().unwrap() {

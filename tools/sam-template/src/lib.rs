@@ -46,7 +46,12 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:ConditionCheckItem",
         ],
         // like/unlike transaction (put or delete + update), like_state (get).
-        Function::Like => &["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "dynamodb:GetItem"],
+        Function::Like => &[
+            "dynamodb:PutItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:GetItem",
+        ],
     }
 }
 
@@ -222,19 +227,35 @@ Resources:
         ttl_enabled = table.time_to_live_specification.enabled,
     )?;
     for a in &table.attribute_definitions {
-        writeln!(t, "        - AttributeName: {}\n          AttributeType: {}", a.attribute_name, a.attribute_type)?;
+        writeln!(
+            t,
+            "        - AttributeName: {}\n          AttributeType: {}",
+            a.attribute_name, a.attribute_type
+        )?;
     }
     writeln!(t, "      KeySchema:")?;
     for k in &table.key_schema {
-        writeln!(t, "        - AttributeName: {}\n          KeyType: {}", k.attribute_name, k.key_type)?;
+        writeln!(
+            t,
+            "        - AttributeName: {}\n          KeyType: {}",
+            k.attribute_name, k.key_type
+        )?;
     }
     writeln!(t, "      GlobalSecondaryIndexes:")?;
     for index in &table.global_secondary_indexes {
         writeln!(t, "        - IndexName: {}\n          KeySchema:", index.index_name)?;
         for k in &index.key_schema {
-            writeln!(t, "            - AttributeName: {}\n              KeyType: {}", k.attribute_name, k.key_type)?;
+            writeln!(
+                t,
+                "            - AttributeName: {}\n              KeyType: {}",
+                k.attribute_name, k.key_type
+            )?;
         }
-        writeln!(t, "          Projection:\n            ProjectionType: {}", index.projection.projection_type)?;
+        writeln!(
+            t,
+            "          Projection:\n            ProjectionType: {}",
+            index.projection.projection_type
+        )?;
         if !index.projection.non_key_attributes.is_empty() {
             writeln!(t, "            NonKeyAttributes:")?;
             t += &yaml_list(&index.projection.non_key_attributes, 14);
@@ -317,9 +338,16 @@ Resources:
             },
         )?;
         if reserved_concurrency_default(function).is_some() {
-            writeln!(t, "      ReservedConcurrentExecutions: !Ref {}ReservedConcurrency", pascal(name))?;
+            writeln!(
+                t,
+                "      ReservedConcurrentExecutions: !Ref {}ReservedConcurrency",
+                pascal(name)
+            )?;
         }
-        writeln!(t, "      Policies:\n        - Version: '2012-10-17'\n          Statement:\n            - Effect: Allow\n              Action:")?;
+        writeln!(
+            t,
+            "      Policies:\n        - Version: '2012-10-17'\n          Statement:\n            - Effect: Allow\n              Action:"
+        )?;
         for action in dynamodb_actions(function) {
             writeln!(t, "                - {action}")?;
         }
@@ -335,7 +363,10 @@ Resources:
                 route.method, route.path
             )?;
         }
-        writeln!(t, "\n  {resource}Logs:\n    Type: AWS::Logs::LogGroup\n    Metadata:\n      checkov:\n        skip:\n          - id: CKV_AWS_158\n            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.\n    Properties:\n      LogGroupName: !Sub /aws/lambda/${{{resource}}}\n      RetentionInDays: !Ref LogRetentionDays")?;
+        writeln!(
+            t,
+            "\n  {resource}Logs:\n    Type: AWS::Logs::LogGroup\n    Metadata:\n      checkov:\n        skip:\n          - id: CKV_AWS_158\n            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.\n    Properties:\n      LogGroupName: !Sub /aws/lambda/${{{resource}}}\n      RetentionInDays: !Ref LogRetentionDays"
+        )?;
     }
 
     writeln!(

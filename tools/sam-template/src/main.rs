@@ -11,7 +11,10 @@ fn main() -> anyhow::Result<()> {
     }
     if std::env::args().any(|a| a == "--check") {
         let committed = std::fs::read_to_string(path).unwrap_or_default();
-        anyhow::ensure!(committed == generated, "{path} is stale: run `cargo run -p sam-template`");
+        anyhow::ensure!(
+            committed == generated,
+            "{path} is stale: run `cargo run -p sam-template`"
+        );
         println!("{path} is current");
     } else {
         std::fs::write(path, generated)?;

@@ -24,7 +24,11 @@ fn each_function_gets_the_memory_and_tiers_the_tier_file_names() {
         let binary = format!("Binary: {}\n", function.name());
         let section = &template[template.find(&binary).unwrap()..];
         let section = &section[..section.find("Events:").unwrap()];
-        assert!(section.contains(&format!("MemorySize: {memory}\n")), "{}", function.name());
+        assert!(
+            section.contains(&format!("MemorySize: {memory}\n")),
+            "{}",
+            function.name()
+        );
     }
     assert!(template.contains(&format!("Default: '{}'", tiers.tiers["member"].spec)));
     assert!(template.contains(&format!("Default: '{}'", tiers.tiers["guest"].spec)));
@@ -38,10 +42,17 @@ fn every_route_is_an_api_event_of_its_function_and_nothing_is_inline() {
         assert!(template.contains(&event), "{} {}", route.method, route.path);
     }
     for secret in ["JWT_SECRET", "PEPPER"] {
-        let line = template.lines().find(|l| l.trim_start().starts_with(&format!("{secret}:"))).unwrap();
+        let line = template
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{secret}:")))
+            .unwrap();
         assert!(line.contains("resolve:secretsmanager"), "{line}");
     }
-    assert_eq!(template.matches("Architectures:\n      - arm64").count(), 1, "arm64 for every function, in Globals");
+    assert_eq!(
+        template.matches("Architectures:\n      - arm64").count(),
+        1,
+        "arm64 for every function, in Globals"
+    );
 }
 
 #[test]
