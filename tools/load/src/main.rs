@@ -1,0 +1,196 @@
+//! `cargo run --release -p load -- run mixed --base-url http://127.0.0.1:3000`
+//! `cargo run --release -p load -- compare mixed`   (uniform bcrypt:10 vs the measured tiers)
+//!
+//! Scenarios: mixed, reads, login-write, signup, login-attack, hot-post.
+//! Every run is bounded by `--seconds` and ends with a table per endpoint,
+//! also written as JSON and Markdown under `--out`.
+
+mod metrics;
+mod scenarios;
+mod server;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use metrics::{Recorder, Report, compare_markdown};
+use scenarios::Api;
+
+#[derive(Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one scenario against a base URL (or a server this tool starts with --spawn).
+    Run {
+        scenario: Scenario,
+        #[command(flatten)]
+        opts: Opts,
+        /// Target URL; defaults to $API_URL, then http://127.0.0.1:3000.
+        #[arg(long)]
+        base_url: Option<String>,
+        /// Start the release server with the measured tiers instead (reports hashes run and peak RSS).
+        #[arg(long)]
+        spawn: bool,
+    },
+    /// Run a scenario twice on a fresh local server: uniform bcrypt:10 (before), measured tiers (after).
+    Compare {
+        scenario: Scenario,
+        #[command(flatten)]
+        opts: Opts,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+struct Opts {
+    /// How long the measured part runs.
+    #[arg(long, default_value_t = 30)]
+    seconds: u64,
+    /// Concurrent users (closed-loop scenarios).
+    #[arg(long, default_value_t = 100)]
+    users: usize,
+    /// Arrivals per second (login-write).
+    #[arg(long, default_value_t = 400.0)]
+    rate: f64,
+    /// login-attack: spread requests over many client IPs (X-Forwarded-For; the spawned server trusts it).
+    #[arg(long)]
+    many_ips: bool,
+    /// Where the JSON and Markdown reports go.
+    #[arg(long, default_value = "target/load")]
+    out: PathBuf,
+    /// The server binary for --spawn and compare.
+    #[arg(long, default_value = "target/release/server")]
+    server: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum Scenario {
+    Mixed,
+    Reads,
+    LoginWrite,
+    Signup,
+    LoginAttack,
+    HotPost,
+}
+
+impl Scenario {
+    fn name(self) -> &'static str {
+        match self {
+            Scenario::Mixed => "mixed",
+            Scenario::Reads => "reads",
+            Scenario::LoginWrite => "login-write",
+            Scenario::Signup => "signup",
+            Scenario::LoginAttack => "login-attack",
+            Scenario::HotPost => "hot-post",
+        }
+    }
+}
+
+/// Seeds, runs the scenario, and reports; `server` (when this tool started
+/// it) adds the hashes it ran and its peak memory.
+async fn run(
+    scenario: Scenario,
+    opts: &Opts,
+    base_url: &str,
+    server: Option<&server::Spawned>,
+) -> anyhow::Result<Report> {
+    let run_id = format!("{}", std::process::id() % 10_000 + rand::random::<u32>() % 10_000);
+    let seed_api = Api::new(base_url, Arc::new(Recorder::default()));
+    let (members, posts) = match scenario {
+        Scenario::Signup => (1, 1),
+        Scenario::LoginAttack => (20, 1),
+        _ => (20, 50),
+    };
+    eprintln!("seeding {members} members and {posts} posts on {base_url}");
+    let seed = Arc::new(scenarios::seed(&seed_api, members, posts, &run_id).await?);
+    let hashes_before = server.map(server::Spawned::hashes_run);
+    let recorder = Arc::new(Recorder::default());
+    let api = Api::new(base_url, recorder.clone());
+    eprintln!("running {} for {} s", scenario.name(), opts.seconds);
+    let started = Instant::now();
+    match scenario {
+        Scenario::Mixed => scenarios::mixed(api, seed, opts.users, opts.seconds).await,
+        Scenario::Reads => scenarios::reads(api, seed, opts.users, opts.seconds).await,
+        Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
+        Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
+        Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
+        Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, opts.seconds).await,
+    }
+    let label = if scenario == Scenario::LoginAttack && opts.many_ips {
+        "login-attack (many IPs)".to_owned()
+    } else {
+        scenario.name().to_owned()
+    };
+    let mut report = recorder.report(&label, started.elapsed());
+    if let Some(server) = server {
+        report.hashes_run = Some(server.hashes_run() - hashes_before.unwrap_or(0));
+        report.peak_rss_kib = server.peak_rss_kib();
+    }
+    Ok(report)
+}
+
+fn write(out: &std::path::Path, name: &str, report: &Report) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out)?;
+    std::fs::write(
+        out.join(format!("{name}.json")),
+        serde_json::to_string_pretty(report)? + "\n",
+    )?;
+    std::fs::write(out.join(format!("{name}.md")), report.markdown())?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Run {
+            scenario,
+            opts,
+            base_url,
+            spawn,
+        } => {
+            let spawned = if spawn {
+                Some(server::Spawned::start(&opts.server, None, opts.many_ips).await?)
+            } else {
+                None
+            };
+            let base = match &spawned {
+                Some(s) => s.base_url(),
+                None => base_url
+                    .or_else(|| std::env::var("API_URL").ok())
+                    .unwrap_or_else(|| "http://127.0.0.1:3000".into()),
+            };
+            let report = run(scenario, &opts, &base, spawned.as_ref()).await?;
+            println!("{}", report.markdown());
+            write(&opts.out, scenario.name(), &report)?;
+        }
+        Command::Compare { scenario, opts } => {
+            let mut reports = Vec::new();
+            for (label, tiers) in [
+                ("uniform bcrypt:10", Some(("bcrypt:10", "bcrypt:10"))),
+                ("measured tiers", None),
+            ] {
+                let server = server::Spawned::start(&opts.server, tiers, opts.many_ips).await?;
+                eprintln!("{label}: server on {}", server.base_url());
+                let report = run(scenario, &opts, &server.base_url(), Some(&server)).await?;
+                println!("## {label}\n\n{}", report.markdown());
+                reports.push(report);
+            }
+            let table = compare_markdown(&reports[0], &reports[1], "uniform bcrypt:10", "measured tiers");
+            println!("## {} before/after\n\n{table}", scenario.name());
+            let name = format!(
+                "compare-{}{}",
+                scenario.name(),
+                if opts.many_ips { "-many-ips" } else { "" }
+            );
+            write(&opts.out, &format!("{name}-before"), &reports[0])?;
+            write(&opts.out, &format!("{name}-after"), &reports[1])?;
+            std::fs::write(opts.out.join(format!("{name}.md")), table)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! Per-endpoint latency histograms and status counts, and the end-of-run table.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+#[derive(Default)]
+pub struct Recorder {
+    endpoints: Mutex<BTreeMap<&'static str, Endpoint>>,
+}
+
+struct Endpoint {
+    latency_us: Histogram<u64>,
+    errors: u64,
+    statuses: BTreeMap<u16, u64>,
+}
+
+impl Recorder {
+    /// One request: `ok` says whether its status was one the scenario expects.
+    pub fn record(&self, endpoint: &'static str, elapsed: Duration, status: Option<u16>, ok: bool) {
+        let mut endpoints = self.endpoints.lock().unwrap();
+        let e = endpoints.entry(endpoint).or_insert_with(|| Endpoint {
+            latency_us: Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
+            errors: 0,
+            statuses: BTreeMap::new(),
+        });
+        e.latency_us.saturating_record(elapsed.as_micros().max(1) as u64);
+        *e.statuses.entry(status.unwrap_or(0)).or_default() += 1;
+        if !ok {
+            e.errors += 1;
+        }
+    }
+
+    pub fn report(&self, scenario: &str, wall: Duration) -> Report {
+        let endpoints = self.endpoints.lock().unwrap();
+        let mut all = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("valid bounds");
+        let mut rows: Vec<Row> = endpoints
+            .iter()
+            .map(|(name, e)| {
+                all.add(&e.latency_us).expect("same bounds");
+                row(name, &e.latency_us, e.errors, wall, e.statuses.clone())
+            })
+            .collect();
+        let errors = rows.iter().map(|r| r.errors).sum();
+        let statuses = rows.iter().fold(BTreeMap::new(), |mut acc, r| {
+            for (s, n) in &r.statuses {
+                *acc.entry(*s).or_default() += n;
+            }
+            acc
+        });
+        rows.push(row("all", &all, errors, wall, statuses));
+        Report {
+            scenario: scenario.to_owned(),
+            seconds: wall.as_secs_f64(),
+            rows,
+            hashes_run: None,
+            peak_rss_kib: None,
+        }
+    }
+}
+
+fn ms(us: u64) -> f64 {
+    (us as f64 / 1000.0 * 10.0).round() / 10.0
+}
+
+fn row(name: &str, h: &Histogram<u64>, errors: u64, wall: Duration, statuses: BTreeMap<u16, u64>) -> Row {
+    Row {
+        endpoint: name.to_owned(),
+        requests: h.len(),
+        errors,
+        avg_ms: ms(h.mean() as u64),
+        p50_ms: ms(h.value_at_quantile(0.50)),
+        p95_ms: ms(h.value_at_quantile(0.95)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        max_ms: ms(h.max()),
+        rps: (h.len() as f64 / wall.as_secs_f64() * 10.0).round() / 10.0,
+        statuses,
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub endpoint: String,
+    pub requests: u64,
+    pub errors: u64,
+    pub avg_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub rps: f64,
+    pub statuses: BTreeMap<u16, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub seconds: f64,
+    pub rows: Vec<Row>,
+    /// Hashes and verifies the server ran (counted from its log, when this tool started it).
+    pub hashes_run: Option<u64>,
+    /// Peak resident memory of the server (when this tool started it).
+    pub peak_rss_kib: Option<u64>,
+}
+
+impl Report {
+    pub fn markdown(&self) -> String {
+        let mut md = format!("Scenario `{}`, {:.0} s\n\n", self.scenario, self.seconds);
+        md += "| endpoint | requests | errors | avg ms | P50 ms | P95 ms | P99 ms | max ms | req/s | statuses |\n";
+        md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        for r in &self.rows {
+            let statuses: Vec<String> = r.statuses.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+            md += &format!(
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |\n",
+                r.endpoint,
+                r.requests,
+                r.errors,
+                r.avg_ms,
+                r.p50_ms,
+                r.p95_ms,
+                r.p99_ms,
+                r.max_ms,
+                r.rps,
+                statuses.join(", ")
+            );
+        }
+        if let Some(h) = self.hashes_run {
+            md += &format!("\nHashes and verifies run by the server: {h}\n");
+        }
+        if let Some(kib) = self.peak_rss_kib {
+            md += &format!("\nServer peak RSS: {:.1} MB\n", kib as f64 / 1024.0);
+        }
+        md
+    }
+
+    pub fn row(&self, endpoint: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.endpoint == endpoint)
+    }
+}
+
+/// Before and after side by side, with the change in percent (report 1's tables).
+pub fn compare_markdown(before: &Report, after: &Report, before_label: &str, after_label: &str) -> String {
+    let mut md = format!("| endpoint | metric | {before_label} | {after_label} | change |\n|---|---|---:|---:|---:|\n");
+    for b in &before.rows {
+        let Some(a) = after.row(&b.endpoint) else { continue };
+        for (metric, x, y) in [
+            ("requests", b.requests as f64, a.requests as f64),
+            ("errors", b.errors as f64, a.errors as f64),
+            ("avg ms", b.avg_ms, a.avg_ms),
+            ("P95 ms", b.p95_ms, a.p95_ms),
+            ("P99 ms", b.p99_ms, a.p99_ms),
+            ("req/s", b.rps, a.rps),
+        ] {
+            let change = if x == 0.0 {
+                "-".to_owned()
+            } else {
+                format!("{:+.0}%", (y - x) / x * 100.0)
+            };
+            md += &format!("| {} | {metric} | {x} | {y} | {change} |\n", b.endpoint);
+        }
+    }
+    md
+}

@@ -1,0 +1,100 @@
+//! Starting the single-process server for a run: a fresh data directory,
+//! a free port, tiers chosen by the caller, logs kept to count hashes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub struct Spawned {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _dir: TempDir,
+}
+
+/// A temporary directory removed on drop (no extra crate for this one use).
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Spawned {
+    /// `tiers`: (member, guest) overrides, or the tier file's when `None`.
+    pub async fn start(binary: &Path, tiers: Option<(&str, &str)>, trust_proxy: bool) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            binary.exists(),
+            "{} not found: build it with `cargo build --release -p server`",
+            binary.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let dir = std::env::temp_dir().join(format!("load-server-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let log = dir.join("server.log");
+        let mut command = Command::new(binary);
+        command
+            .env("DATA_DIR", dir.join("data"))
+            .env("PORT", port.to_string())
+            .env("BIND", "127.0.0.1")
+            .env("PEPPER", "load-test-pepper-0123456789abcdefghijklmnop")
+            .env("JWT_SECRET", "load-test-jwt-secret-0123456789abcdefghij")
+            .env("RUST_LOG", "info")
+            .env("TRUST_PROXY", if trust_proxy { "1" } else { "0" })
+            .env_remove("TABLE_NAME")
+            .stdout(Stdio::from(std::fs::File::create(&log)?))
+            .stderr(Stdio::null());
+        if let Some((member, guest)) = tiers {
+            command.env("MEMBER_TIER", member).env("GUEST_TIER", guest);
+        }
+        let child = command.spawn()?;
+        let spawned = Spawned {
+            child,
+            port,
+            log,
+            _dir: TempDir(dir),
+        };
+        let client = reqwest::Client::new();
+        for _ in 0..100 {
+            if client
+                .get(format!("{}/health", spawned.base_url()))
+                .send()
+                .await
+                .is_ok()
+            {
+                return Ok(spawned);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        anyhow::bail!(
+            "the server did not answer /health within 10 s; see {}",
+            spawned.log.display()
+        )
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Hashes and verifies run so far, from the server's timing log lines.
+    pub fn hashes_run(&self) -> u64 {
+        std::fs::read_to_string(&self.log)
+            .map(|log| log.lines().filter(|l| l.contains("\"password hash timing\"")).count() as u64)
+            .unwrap_or(0)
+    }
+
+    /// VmHWM: the process's peak resident set size.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
