@@ -5,6 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::StoreError;
+use crate::domain::{Page, PostSummary};
 
 pub fn encode(last_post_id: &str) -> String {
     URL_SAFE_NO_PAD.encode(last_post_id)
@@ -18,6 +19,16 @@ pub fn decode(cursor: &str) -> Result<String, StoreError> {
         return Err(StoreError::InvalidCursor);
     }
     Ok(id)
+}
+
+/// Trims a `limit + 1` fetch to the page and sets the cursor when more follow.
+pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {
+    let more = posts.len() > limit;
+    posts.truncate(limit);
+    Page {
+        next_cursor: more.then(|| posts.last().map(|p| encode(&p.id))).flatten(),
+        posts: std::mem::take(posts),
+    }
 }
 
 #[cfg(test)]

@@ -348,7 +348,7 @@ impl Posts for SqliteStore {
                 .query_map(params![board, after, fetch], summary_from)
                 .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
                 .map_err(sql_error)?;
-            Ok(page_of(&mut posts, limit))
+            Ok(cursor::page_of(&mut posts, limit))
         })
         .await
     }
@@ -426,16 +426,6 @@ impl Posts for SqliteStore {
             Ok(changed == 1)
         })
         .await
-    }
-}
-
-/// Trims a `limit + 1` fetch to the page and sets the cursor when more follow.
-pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {
-    let more = posts.len() > limit;
-    posts.truncate(limit);
-    Page {
-        next_cursor: more.then(|| posts.last().map(|p| cursor::encode(&p.id))).flatten(),
-        posts: std::mem::take(posts),
     }
 }
 

@@ -556,7 +556,7 @@ impl Posts for DynamoStore {
             .into_iter()
             .map(|item| from_item::<SummaryFields>(item).map(Into::into))
             .collect::<StoreResult<Vec<_>>>()?;
-        Ok(super::sqlite::page_of(&mut posts, limit))
+        Ok(cursor::page_of(&mut posts, limit))
     }
 
     async fn post_guard(&self, board: &str, post_id: &str) -> StoreResult<Option<Guard>> {
