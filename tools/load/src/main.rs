@@ -5,6 +5,7 @@
 //! Every run is bounded by `--seconds` and ends with a table per endpoint,
 //! also written as JSON and Markdown under `--out`.
 
+mod chart;
 mod metrics;
 mod scenarios;
 mod server;
@@ -44,6 +45,17 @@ enum Command {
         #[command(flatten)]
         opts: Opts,
     },
+    /// Draw P50/P95/P99 per endpoint of two report JSON files as an SVG.
+    Chart {
+        before: PathBuf,
+        after: PathBuf,
+        out: PathBuf,
+        #[arg(
+            long,
+            default_value = "latency percentiles, before (uniform bcrypt:10) and after (measured tiers)"
+        )]
+        title: String,
+    },
 }
 
 #[derive(clap::Args, Clone)]
@@ -63,6 +75,10 @@ struct Opts {
     /// Where the JSON and Markdown reports go.
     #[arg(long, default_value = "target/load")]
     out: PathBuf,
+    /// HASH_QUEUE for a spawned server: big enough to hold every concurrent
+    /// user, so requests queue (as in the field reports) instead of being shed.
+    #[arg(long, default_value_t = 256)]
+    hash_queue: usize,
     /// The server binary for --spawn and compare.
     #[arg(long, default_value = "target/release/server")]
     server: PathBuf,
@@ -154,7 +170,7 @@ async fn main() -> anyhow::Result<()> {
             spawn,
         } => {
             let spawned = if spawn {
-                Some(server::Spawned::start(&opts.server, None, opts.many_ips).await?)
+                Some(server::Spawned::start(&opts.server, None, opts.many_ips, opts.hash_queue).await?)
             } else {
                 None
             };
@@ -168,13 +184,19 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", report.markdown());
             write(&opts.out, scenario.name(), &report)?;
         }
+        Command::Chart {
+            before,
+            after,
+            out,
+            title,
+        } => chart::percentiles(&before, &after, &out, &title)?,
         Command::Compare { scenario, opts } => {
             let mut reports = Vec::new();
             for (label, tiers) in [
                 ("uniform bcrypt:10", Some(("bcrypt:10", "bcrypt:10"))),
                 ("measured tiers", None),
             ] {
-                let server = server::Spawned::start(&opts.server, tiers, opts.many_ips).await?;
+                let server = server::Spawned::start(&opts.server, tiers, opts.many_ips, opts.hash_queue).await?;
                 eprintln!("{label}: server on {}", server.base_url());
                 let report = run(scenario, &opts, &server.base_url(), Some(&server)).await?;
                 println!("## {label}\n\n{}", report.markdown());

@@ -23,7 +23,12 @@ impl Drop for TempDir {
 
 impl Spawned {
     /// `tiers`: (member, guest) overrides, or the tier file's when `None`.
-    pub async fn start(binary: &Path, tiers: Option<(&str, &str)>, trust_proxy: bool) -> anyhow::Result<Self> {
+    pub async fn start(
+        binary: &Path,
+        tiers: Option<(&str, &str)>,
+        trust_proxy: bool,
+        hash_queue: usize,
+    ) -> anyhow::Result<Self> {
         anyhow::ensure!(
             binary.exists(),
             "{} not found: build it with `cargo build --release -p server`",
@@ -41,6 +46,7 @@ impl Spawned {
             .env("PEPPER", "load-test-pepper-0123456789abcdefghijklmnop")
             .env("JWT_SECRET", "load-test-jwt-secret-0123456789abcdefghij")
             .env("RUST_LOG", "info")
+            .env("HASH_QUEUE", hash_queue.to_string())
             .env("TRUST_PROXY", if trust_proxy { "1" } else { "0" })
             .env_remove("TABLE_NAME")
             .stdout(Stdio::from(std::fs::File::create(&log)?))
