@@ -164,3 +164,45 @@ pub fn compare_markdown(before: &Report, after: &Report, before_label: &str, aft
     }
     md
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_count_errors_percentiles_and_rates_per_endpoint_and_overall() {
+        let recorder = Recorder::default();
+        for ms in 1..=100u64 {
+            recorder.record("read post", Duration::from_millis(ms), Some(200), true);
+        }
+        recorder.record("guest post", Duration::from_millis(500), Some(503), false);
+        let report = recorder.report("mixed", Duration::from_secs(10));
+        let read = report.row("read post").unwrap();
+        assert_eq!((read.requests, read.errors), (100, 0));
+        assert!(
+            (read.p50_ms - 50.0).abs() < 0.5 && (read.p99_ms - 99.0).abs() < 0.5,
+            "{read:?}"
+        );
+        assert_eq!(read.rps, 10.0);
+        let all = report.row("all").unwrap();
+        assert_eq!((all.requests, all.errors), (101, 1));
+        assert_eq!(all.statuses[&503], 1);
+        assert!((all.max_ms - 500.0).abs() < 1.0);
+        assert!(report.markdown().contains("| guest post | 1 | 1 |"));
+    }
+
+    #[test]
+    fn the_compare_table_shows_the_change_in_percent() {
+        let before = Recorder::default();
+        let after = Recorder::default();
+        before.record("guest post", Duration::from_millis(100), Some(201), true);
+        after.record("guest post", Duration::from_millis(40), Some(201), true);
+        let table = compare_markdown(
+            &before.report("x", Duration::from_secs(1)),
+            &after.report("x", Duration::from_secs(1)),
+            "before",
+            "after",
+        );
+        assert!(table.contains("| guest post | avg ms | 100 | 40 | -60% |"), "{table}");
+    }
+}
