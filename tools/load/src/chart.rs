@@ -46,7 +46,8 @@ pub fn percentiles(before: &Path, after: &Path, out: &Path, title: &str) -> anyh
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(0)
+        .x_labels(2)
+        .x_label_formatter(&|_| String::new())
         .y_desc("latency ms (log scale)")
         .draw()?;
     let colors = [RGBColor(240, 160, 160), RGBColor(200, 60, 60), RGBColor(120, 0, 0)];
@@ -90,4 +91,32 @@ pub fn percentiles(before: &Path, after: &Path, out: &Path, title: &str) -> anyh
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::metrics::Recorder;
+
+    #[test]
+    fn a_chart_is_drawn_from_two_reports() {
+        let dir = std::env::temp_dir().join(format!("load-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, ms) in [("before", 100), ("after", 40)] {
+            let recorder = Recorder::default();
+            recorder.record("guest post", Duration::from_millis(ms), Some(201), true);
+            let report = recorder.report("mixed", Duration::from_secs(1));
+            std::fs::write(
+                dir.join(format!("{name}.json")),
+                serde_json::to_string(&report).unwrap(),
+            )
+            .unwrap();
+        }
+        let out = dir.join("chart.svg");
+        super::percentiles(&dir.join("before.json"), &dir.join("after.json"), &out, "test").unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("guest post"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
