@@ -82,7 +82,12 @@ def main():
             if args.once or result["status"] == "init_error":
                 done.set()
 
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            # The function is killed while long-polling for its next event: expected.
+            pass
+
+    server = Server(("127.0.0.1", args.port), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(json.dumps({"listening": args.port}), flush=True)
     done.wait()
