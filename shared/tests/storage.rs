@@ -485,6 +485,20 @@ async fn failures_are_counted_per_key_and_window(store: Dyn) {
         "a new window starts at zero"
     );
     assert_eq!(store.record_failure("login:user:kim", next).await.unwrap(), 1);
+    store.forgive_failure("login:user:kim", next).await.unwrap();
+    assert_eq!(store.failures("login:user:kim", next).await.unwrap(), 0);
+    store.forgive_failure("login:user:kim", next).await.unwrap();
+    assert_eq!(
+        store.failures("login:user:kim", next).await.unwrap(),
+        0,
+        "never below zero"
+    );
+    store.forgive_failure("login:user:nobody", next).await.unwrap();
+    assert_eq!(
+        store.failures("login:user:kim", window).await.unwrap(),
+        3,
+        "other windows untouched"
+    );
 }
 
 async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {

@@ -107,7 +107,7 @@ pub async fn login(
     // Any length may be tried: a wrong one simply does not match.
     let password = fields::password(body.string("password")?, 1, peppered(&state, Tier::Member))?;
     let keys = throttle::login_keys(&state.config.throttle, username.as_str(), &ip);
-    throttle::check(&*state.store, &keys).await?;
+    let reservation = throttle::reserve(&*state.store, &keys).await?;
 
     let credentials = state.store.member_credentials(username.as_str()).await?;
     let verdict = match &credentials {
@@ -127,9 +127,10 @@ pub async fn login(
         }
     };
     let Some(credentials) = credentials.filter(|_| verdict.matched) else {
-        throttle::record_failure(&*state.store, &keys).await?;
+        // The reservation stays counted: this was a failure.
         return Err(ApiError::InvalidCredentials);
     };
+    throttle::forgive(&*state.store, reservation).await;
     if verdict.needs_rehash {
         upgrade_member_hash(&state, username.as_str(), &credentials.password_hash, password).await;
     }
@@ -348,15 +349,16 @@ async fn check_guest_password(
         ));
     };
     let keys = throttle::guest_keys(&state.config.throttle, target_id, ip);
-    throttle::check(&*state.store, &keys).await?;
+    let reservation = throttle::reserve(&*state.store, &keys).await?;
     let verdict = state
         .hashing
         .verify(Tier::Guest, password.clone(), stored.clone())
         .await?;
     if !verdict.matched {
-        throttle::record_failure(&*state.store, &keys).await?;
+        // The reservation stays counted: this was a failure.
         return Err(ApiError::WrongPassword);
     }
+    throttle::forgive(&*state.store, reservation).await;
     if !verdict.needs_rehash {
         return Ok(None);
     }

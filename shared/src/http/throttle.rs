@@ -60,28 +60,41 @@ pub fn unix_now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Refuses when any key has reached its limit in its current window.
-pub async fn check(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<(), ApiError> {
+/// Attempts counted on each key before hashing, to give back on success.
+#[derive(Debug)]
+pub struct Reservation(Vec<(String, Window)>);
+
+/// Counts this attempt as a failure on every key *before* any hashing, and
+/// refuses it when a key is over its limit. Counting first is what makes the
+/// limit hold under concurrency: concurrent attempts each get their own count,
+/// so no more than `max` of them reach the hash. The caller gives the
+/// reservation back with [`forgive`] when the password matched.
+pub async fn reserve(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<Reservation, ApiError> {
     let now = unix_now();
+    let mut retry_after = None;
+    let mut reserved = Vec::new();
     for (key, limit) in keys {
         let window = Window::containing(now, limit.window_secs);
-        if store.failures(key, window).await? >= limit.max {
-            return Err(ApiError::TooManyAttempts {
-                retry_after: (window.end() - now).max(1) as u64,
-            });
+        if store.record_failure(key, window).await? > limit.max {
+            let wait = (window.end() - now).max(1) as u64;
+            retry_after = Some(retry_after.map_or(wait, |w: u64| w.max(wait)));
         }
+        reserved.push((key.clone(), window));
     }
-    Ok(())
+    match retry_after {
+        Some(retry_after) => Err(ApiError::TooManyAttempts { retry_after }),
+        None => Ok(Reservation(reserved)),
+    }
 }
 
-pub async fn record_failure(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<(), ApiError> {
-    let now = unix_now();
-    for (key, limit) in keys {
-        store
-            .record_failure(key, Window::containing(now, limit.window_secs))
-            .await?;
+/// Takes a reservation back after a successful check. Best effort: a store
+/// hiccup here must not fail a login that succeeded.
+pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
+    for (key, window) in reservation.0 {
+        if let Err(e) = store.forgive_failure(&key, window).await {
+            tracing::warn!(error = %e, "could not take back a counted attempt");
+        }
     }
-    Ok(())
 }
 
 pub fn login_keys(policy: &ThrottlePolicy, username: &str, ip: &str) -> Vec<(String, Limit)> {

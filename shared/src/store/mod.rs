@@ -102,6 +102,9 @@ pub trait Likes: Send + Sync {
 pub trait Attempts: Send + Sync {
     /// Counts one failure for `key` in `window` and returns the window's count.
     async fn record_failure(&self, key: &str, window: Window) -> StoreResult<u64>;
+    /// Takes one counted failure back (never below zero): an attempt counted
+    /// before hashing turned out to be a success.
+    async fn forgive_failure(&self, key: &str, window: Window) -> StoreResult<()>;
     async fn failures(&self, key: &str, window: Window) -> StoreResult<u64>;
 }
 

@@ -645,6 +645,19 @@ impl Attempts for SqliteStore {
         .await
     }
 
+    async fn forgive_failure(&self, key: &str, window: Window) -> StoreResult<()> {
+        let key = key.to_owned();
+        self.with(move |conn| {
+            conn.execute(
+                "UPDATE attempts SET count = count - 1 WHERE key = ?1 AND window_start = ?2 AND count > 0",
+                params![key, window.start],
+            )
+            .map_err(sql_error)?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn failures(&self, key: &str, window: Window) -> StoreResult<u64> {
         let key = key.to_owned();
         self.with(move |conn| {

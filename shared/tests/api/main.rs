@@ -36,6 +36,8 @@ on_both_stores!(
     unknown_boards_posts_and_paths_are_404_and_wrong_methods_405,
     the_sixth_wrong_login_for_a_username_is_429_and_runs_no_hash,
     guest_password_checks_are_throttled_after_ten_failures,
+    concurrent_wrong_logins_never_run_more_hashes_than_the_limit,
+    a_successful_login_does_not_count_as_a_failure,
     unknown_users_and_wrong_passwords_fail_alike,
     a_member_hash_at_an_old_cost_is_upgraded_at_login,
     reading_counts_views_and_listing_pages_through_everything,
@@ -627,6 +629,46 @@ async fn the_sixth_wrong_login_for_a_username_is_429_and_runs_no_hash(backend: B
     // Other usernames are not affected.
     assert_eq!(app.signup("bystander", "password-123").await.status(), 201);
     assert_eq!(app.login("bystander", "password-123").await.status(), 200);
+}
+
+async fn concurrent_wrong_logins_never_run_more_hashes_than_the_limit(backend: Backend) {
+    let app = spawn_app(backend).await;
+    assert_eq!(app.signup("besieged", "password-123").await.status(), 201);
+    let runs_before = app.state.hashing.runs();
+    let attempts = (0..30).map(|_| {
+        let (client, address) = (app.client.clone(), app.address.clone());
+        tokio::spawn(async move {
+            client
+                .post(format!("{address}/sessions"))
+                .json(&json!({"username": "besieged", "password": "wrong-password"}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    });
+    let statuses: Vec<u16> = futures::future::join_all(attempts)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let hashed = app.state.hashing.runs() - runs_before;
+    assert_eq!(statuses.iter().filter(|s| **s == 401).count(), 5, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 25, "{statuses:?}");
+    assert_eq!(hashed, 5, "exactly the allowed attempts reached the hash");
+}
+
+async fn a_successful_login_does_not_count_as_a_failure(backend: Backend) {
+    let app = spawn_app(backend).await;
+    assert_eq!(app.signup("regular", "password-123").await.status(), 201);
+    for _ in 0..8 {
+        assert_eq!(app.login("regular", "password-123").await.status(), 200);
+    }
+    for _ in 0..5 {
+        assert_eq!(app.login("regular", "wrong-password").await.status(), 401);
+    }
+    assert_eq!(app.login("regular", "wrong-password").await.status(), 429);
 }
 
 async fn guest_password_checks_are_throttled_after_ten_failures(backend: Backend) {

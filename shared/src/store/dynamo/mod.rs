@@ -734,6 +734,25 @@ impl Attempts for DynamoStore {
         number(&out.attributes.unwrap_or_default(), "failures")
     }
 
+    async fn forgive_failure(&self, key_name: &str, window: Window) -> StoreResult<()> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
+            .update_expression("ADD failures :minus_one")
+            .condition_expression("failures > :zero")
+            .expression_attribute_values(":minus_one", n(-1))
+            .expression_attribute_values(":zero", n(0))
+            .send()
+            .await;
+        match out {
+            Ok(_) => Ok(()),
+            Err(e) if is_conditional_failure(&e) => Ok(()),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
     async fn failures(&self, key_name: &str, window: Window) -> StoreResult<u64> {
         match self.get(key(attempt_pk(key_name), window_sk(window.start))).await? {
             Some(item) => number(&item, "failures"),
