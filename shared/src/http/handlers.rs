@@ -479,24 +479,28 @@ pub async fn delete_guest_comment(
 
 // like
 
-pub async fn like(
-    State(state): State<AppState>,
-    member: AuthMember,
-    params: Params,
-) -> Result<Json<LikeState>, ApiError> {
-    let board = params.board(&state)?;
-    let post_id = params.post_id()?;
-    let liked = state.store.like(&board, &post_id, &member.0.sub).await?;
-    liked.map(Json).ok_or_else(|| ApiError::not_found("post"))
+pub async fn like(state: State<AppState>, member: AuthMember, params: Params) -> Result<Json<LikeState>, ApiError> {
+    set_like(state, member, params, true).await
 }
 
-pub async fn unlike(
+pub async fn unlike(state: State<AppState>, member: AuthMember, params: Params) -> Result<Json<LikeState>, ApiError> {
+    set_like(state, member, params, false).await
+}
+
+/// Idempotent either way: the store changes the count only when the state changes.
+async fn set_like(
     State(state): State<AppState>,
     member: AuthMember,
     params: Params,
+    liked: bool,
 ) -> Result<Json<LikeState>, ApiError> {
     let board = params.board(&state)?;
     let post_id = params.post_id()?;
-    let unliked = state.store.unlike(&board, &post_id, &member.0.sub).await?;
-    unliked.map(Json).ok_or_else(|| ApiError::not_found("post"))
+    let member_id = &member.0.sub;
+    let outcome = if liked {
+        state.store.like(&board, &post_id, member_id).await?
+    } else {
+        state.store.unlike(&board, &post_id, member_id).await?
+    };
+    outcome.map(Json).ok_or_else(|| ApiError::not_found("post"))
 }
