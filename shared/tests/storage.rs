@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use shared::domain::{Author, Comment, Member, Post, PostSummary, Window, new_id, now};
-use shared::store::dynamo::{DynamoStore, RequestCounter, client_config};
+use shared::store::dynamo::{DynamoStore, RequestCounter, SdkTuning, client_config};
 use shared::store::sqlite::SqliteStore;
 use shared::store::{Store, StoreError};
 
@@ -35,7 +35,9 @@ fn endpoint() -> String {
 
 async fn dynamodb() -> Fixture {
     let table = format!("test-{}", new_id().to_lowercase());
-    let store = DynamoStore::connect(&table, Some(&endpoint())).await.unwrap();
+    let store = DynamoStore::connect(&table, Some(&endpoint()), &SdkTuning::defaults(true))
+        .await
+        .unwrap();
     Fixture {
         store: Arc::new(store),
         _dir: None,
@@ -635,7 +637,7 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
 #[tokio::test]
 async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_a_megabyte_of_comments() {
     let counter = RequestCounter::default();
-    let config = client_config(Some(&endpoint()))
+    let config = client_config(Some(&endpoint()), &SdkTuning::defaults(true))
         .await
         .interceptor(counter.clone())
         .build();
@@ -678,7 +680,11 @@ async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_
 #[tokio::test]
 async fn tables_are_created_from_the_shared_schema() {
     let table = format!("test-{}", new_id().to_lowercase());
-    let client = aws_sdk_dynamodb::Client::from_conf(client_config(Some(&endpoint())).await.build());
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+            .await
+            .build(),
+    );
     DynamoStore::with_client(client.clone(), &table, true).await.unwrap();
     let described = client
         .describe_table()

@@ -83,7 +83,8 @@ impl HashingGate {
         match task.await {
             Ok(value) => Ok(value),
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
-            Err(join) => panic!("hashing task was cancelled: {join}"),
+            // Cancelled: the runtime is shutting down. Answer as a refusal.
+            Err(_cancelled) => Err(overloaded),
         }
     }
 }

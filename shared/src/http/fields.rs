@@ -96,8 +96,11 @@ pub fn board(slug: &str, boards: &[String]) -> Result<String, ApiError> {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if well_formed && boards.iter().any(|b| b == slug) {
         Ok(slug.to_owned())
-    } else {
+    } else if well_formed {
         Err(ApiError::NotFound(format!("board {slug:?} does not exist")))
+    } else {
+        // Not echoed: it can be anything a client put in the path.
+        Err(ApiError::NotFound("board does not exist".into()))
     }
 }
 

@@ -19,6 +19,9 @@ pub enum Deployment {
     Server { data_dir: PathBuf },
 }
 
+/// The `PEPPER` value that means "no pepper".
+pub const UNPEPPERED: &str = "none";
+
 #[derive(Debug)]
 pub struct Settings {
     pub hashing: HashingConfig,
@@ -43,9 +46,11 @@ impl Settings {
             }
         };
         let jwt_secret = SecretString::from(secret("JWT_SECRET")?);
-        let pepper = secret("PEPPER")?;
+        // `PEPPER=none` runs without a pepper, deliberately: passwords are then
+        // limited to bcrypt's 72 bytes and tiers must be bcrypt cost 10 or more.
+        let pepper = Some(secret("PEPPER")?).filter(|p| p != UNPEPPERED);
         let hashing = HashingConfig::from_lookup(|name| match name {
-            "PEPPER" => Some(pepper.clone()),
+            "PEPPER" => pepper.clone(),
             _ => lookup(name),
         })?;
 
@@ -70,9 +75,10 @@ impl Settings {
             Deployment::Server { data_dir } => StoreConfig::from_lookup(|name| match name {
                 "DATA_DIR" => Some(data_dir.display().to_string()),
                 _ => lookup(name),
-            }),
+            })
+            .map_err(anyhow::Error::msg)?,
             Deployment::Lambda => {
-                let store = StoreConfig::from_lookup(&lookup);
+                let store = StoreConfig::from_lookup(&lookup).map_err(anyhow::Error::msg)?;
                 anyhow::ensure!(
                     matches!(store, StoreConfig::Dynamo { .. }),
                     "TABLE_NAME is required on Lambda"
@@ -162,7 +168,8 @@ mod tests {
         assert_eq!(
             first.store,
             StoreConfig::Sqlite {
-                path: dir.path().join("boards.sqlite3")
+                path: dir.path().join("boards.sqlite3"),
+                busy_timeout: crate::store::sqlite::DEFAULT_BUSY_TIMEOUT,
             }
         );
         #[cfg(unix)]
@@ -174,6 +181,31 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn pepper_none_runs_unpeppered_only_with_strong_tiers() {
+        let dir = tempfile::tempdir().unwrap();
+        let deployment = Deployment::Server {
+            data_dir: dir.path().to_owned(),
+        };
+        let weak = |n: &str| match n {
+            "PEPPER" => Some(UNPEPPERED.into()),
+            "GUEST_TIER" => Some("bcrypt:8".into()),
+            _ => None,
+        };
+        // The tiers are checked where hashing starts, before the server listens.
+        let settings = Settings::from_lookup(&deployment, weak).unwrap();
+        let err = crate::hashing::Hashing::new(settings.hashing).unwrap_err();
+        assert!(err.to_string().contains("must be peppered"), "{err}");
+        let strong = |n: &str| match n {
+            "PEPPER" => Some(UNPEPPERED.into()),
+            "MEMBER_TIER" | "GUEST_TIER" => Some("bcrypt:10".into()),
+            _ => None,
+        };
+        let settings = Settings::from_lookup(&deployment, strong).unwrap();
+        assert!(!settings.hashing.guest.peppered && !settings.hashing.member.peppered);
+        assert!(!dir.path().join("pepper").exists(), "no pepper was generated");
     }
 
     #[test]

@@ -120,34 +120,61 @@ pub const MAX_PAGE: usize = 100;
 /// `DYNAMODB_ENDPOINT` for DynamoDB Local), else the SQLite file under `DATA_DIR`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
-    Dynamo { table: String, endpoint: Option<String> },
-    Sqlite { path: PathBuf },
+    Dynamo {
+        table: String,
+        endpoint: Option<String>,
+        tuning: dynamo::SdkTuning,
+    },
+    Sqlite {
+        path: PathBuf,
+        busy_timeout: std::time::Duration,
+    },
 }
 
 impl StoreConfig {
-    pub fn from_env() -> Self {
+    pub fn from_env() -> Result<Self, String> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        match set("TABLE_NAME") {
-            Some(table) => StoreConfig::Dynamo {
-                table,
-                endpoint: set("DYNAMODB_ENDPOINT"),
-            },
+        Ok(match set("TABLE_NAME") {
+            Some(table) => {
+                let endpoint = set("DYNAMODB_ENDPOINT");
+                let tuning = dynamo::SdkTuning::from_lookup(endpoint.is_some(), &lookup)?;
+                StoreConfig::Dynamo {
+                    table,
+                    endpoint,
+                    tuning,
+                }
+            }
             None => StoreConfig::Sqlite {
                 path: PathBuf::from(set("DATA_DIR").unwrap_or_else(|| "./data".to_owned())).join("boards.sqlite3"),
+                busy_timeout: match set("SQLITE_BUSY_TIMEOUT_MS") {
+                    None => sqlite::DEFAULT_BUSY_TIMEOUT,
+                    Some(v) => match v.trim().parse::<u64>() {
+                        Ok(ms) if ms > 0 => std::time::Duration::from_millis(ms),
+                        _ => {
+                            return Err(format!(
+                                "SQLITE_BUSY_TIMEOUT_MS must be a positive whole number, not {v:?}"
+                            ));
+                        }
+                    },
+                },
             },
-        }
+        })
     }
 
     pub async fn open(&self) -> StoreResult<Arc<dyn Store>> {
         Ok(match self {
-            StoreConfig::Dynamo { table, endpoint } => {
-                Arc::new(dynamo::DynamoStore::connect(table, endpoint.as_deref()).await?)
+            StoreConfig::Dynamo {
+                table,
+                endpoint,
+                tuning,
+            } => Arc::new(dynamo::DynamoStore::connect(table, endpoint.as_deref(), tuning).await?),
+            StoreConfig::Sqlite { path, busy_timeout } => {
+                Arc::new(sqlite::SqliteStore::open_with(path, *busy_timeout)?)
             }
-            StoreConfig::Sqlite { path } => Arc::new(sqlite::SqliteStore::open(path)?),
         })
     }
 }
@@ -160,30 +187,52 @@ mod tests {
     fn sqlite_is_the_default_and_a_table_name_selects_dynamodb() {
         let none = |_: &str| None;
         assert_eq!(
-            StoreConfig::from_lookup(none),
+            StoreConfig::from_lookup(none).unwrap(),
             StoreConfig::Sqlite {
-                path: PathBuf::from("./data/boards.sqlite3")
+                path: PathBuf::from("./data/boards.sqlite3"),
+                busy_timeout: sqlite::DEFAULT_BUSY_TIMEOUT,
             }
         );
         let dynamo = StoreConfig::from_lookup(|name| match name {
             "TABLE_NAME" => Some("boards".into()),
             "DYNAMODB_ENDPOINT" => Some("http://127.0.0.1:8000".into()),
             "DATA_DIR" => Some("/srv".into()),
+            "DYNAMODB_ATTEMPT_TIMEOUT_MS" => Some("250".into()),
             _ => None,
         });
+        let mut tuning = dynamo::SdkTuning::defaults(true);
+        tuning.attempt_timeout = std::time::Duration::from_millis(250);
         assert_eq!(
             dynamo,
-            StoreConfig::Dynamo {
+            Ok(StoreConfig::Dynamo {
                 table: "boards".into(),
-                endpoint: Some("http://127.0.0.1:8000".into())
-            }
+                endpoint: Some("http://127.0.0.1:8000".into()),
+                tuning,
+            })
         );
-        let data_dir = StoreConfig::from_lookup(|name| (name == "DATA_DIR").then(|| "/srv/boards".into()));
+        let data_dir = StoreConfig::from_lookup(|name| (name == "DATA_DIR").then(|| "/srv/boards".into())).unwrap();
         assert_eq!(
             data_dir,
             StoreConfig::Sqlite {
-                path: PathBuf::from("/srv/boards/boards.sqlite3")
+                path: PathBuf::from("/srv/boards/boards.sqlite3"),
+                busy_timeout: sqlite::DEFAULT_BUSY_TIMEOUT,
             }
         );
+    }
+
+    #[test]
+    fn sdk_timeouts_are_deliberate_and_bad_values_are_refused() {
+        let aws = dynamo::SdkTuning::defaults(false);
+        assert_eq!(aws.operation_timeout, std::time::Duration::from_secs(3));
+        assert_eq!(aws.max_attempts, 3);
+        assert!(aws.attempt_timeout * aws.max_attempts >= aws.operation_timeout);
+        for bad in ["0", "-1", "soon"] {
+            let config = StoreConfig::from_lookup(|name| match name {
+                "TABLE_NAME" => Some("boards".into()),
+                "DYNAMODB_OPERATION_TIMEOUT_MS" => Some(bad.into()),
+                _ => None,
+            });
+            assert!(config.unwrap_err().contains("DYNAMODB_OPERATION_TIMEOUT_MS"));
+        }
     }
 }

@@ -2,9 +2,15 @@
 //! open). All work runs on the blocking pool over one connection behind a
 //! mutex: SQLite has one writer anyway, its statements take microseconds, and
 //! one connection makes every read-modify-write trivially atomic.
+//!
+//! When the file is locked or unwritable, every call fails within the busy
+//! timeout (`SQLITE_BUSY_TIMEOUT_MS`, default 2 s) counted from when it asked
+//! for the connection, so queued requests answer 503 instead of waiting in
+//! line for one timeout each.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
@@ -73,8 +79,12 @@ const COMMENT_COLUMNS: &str =
 
 #[derive(Clone)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    conn: Arc<tokio::sync::Mutex<Connection>>,
+    busy_timeout: Duration,
 }
+
+/// How long a call may wait for the connection and the file lock together.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,13 +95,16 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating when missing) the database file and brings its schema up to date.
     pub fn open(path: &Path) -> StoreResult<Self> {
+        Self::open_with(path, DEFAULT_BUSY_TIMEOUT)
+    }
+
+    pub fn open_with(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StoreError::Unavailable(format!("creating {}: {e}", dir.display())))?;
         }
         let mut conn = Connection::open(path).map_err(sql_error)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(sql_error)?;
+        conn.busy_timeout(busy_timeout).map_err(sql_error)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql_error)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql_error)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sql_error)?;
@@ -99,7 +112,8 @@ impl SqliteStore {
             .to_latest(&mut conn)
             .map_err(|e| StoreError::Internal(format!("migrating {}: {e}", path.display())))?;
         Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
+            conn: Arc::new(tokio::sync::Mutex::new(conn)),
+            busy_timeout,
         })
     }
 
@@ -108,9 +122,19 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
+        let deadline = Instant::now() + self.busy_timeout;
+        let mut conn = tokio::time::timeout(self.busy_timeout, Arc::clone(&self.conn).lock_owned())
+            .await
+            .map_err(|_| {
+                StoreError::Unavailable(format!(
+                    "the database stayed busy for {} ms",
+                    self.busy_timeout.as_millis()
+                ))
+            })?;
         tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let left = deadline.saturating_duration_since(Instant::now());
+            conn.busy_timeout(left.max(Duration::from_millis(1)))
+                .map_err(sql_error)?;
             work(&mut conn)
         })
         .await

@@ -79,9 +79,12 @@ pub async fn spawn_app_in(
         vars.push(("TABLE_NAME".into(), table));
         vars.push(("DYNAMODB_ENDPOINT".into(), endpoint));
     }
+    // An empty override removes the setting.
     for (k, v) in overrides {
         vars.retain(|(name, _)| name != k);
-        vars.push(((*k).into(), (*v).into()));
+        if !v.is_empty() {
+            vars.push(((*k).into(), (*v).into()));
+        }
     }
     let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let deployment = Deployment::Server {

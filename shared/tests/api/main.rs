@@ -1,14 +1,14 @@
 //! End-to-end tests of API.md over real HTTP against the server app, each on
 //! both stores: SQLite and DynamoDB Local (`bash tools/test-all` starts it).
 
-mod helpers;
-
 use std::time::Instant;
 
 use helpers::{Backend, assert_error, body, spawn_app, spawn_app_in, spawn_app_with};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+/// Runs each named `async fn(Backend)` of the calling module as two tests,
+/// `sqlite::name` and `dynamodb::name`.
 macro_rules! on_both_stores {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -21,6 +21,11 @@ macro_rules! on_both_stores {
         }
     };
 }
+
+mod concurrency;
+mod faults;
+mod helpers;
+mod hostile;
 
 on_both_stores!(
     health_answers_ok,

@@ -64,30 +64,79 @@ impl Intercept for RequestCounter {
 }
 
 /// Timeouts and retries, chosen rather than defaulted: against AWS a request
-/// fails within 3 s instead of hanging (DynamoDB answers in milliseconds), and
-/// a throttled or dropped call is retried twice with the SDK's standard
-/// jittered backoff before we answer 503. DynamoDB Local, a JVM emulator that
-/// serialises requests, gets 10x the time so a busy test machine is not
-/// mistaken for an outage.
-pub fn timeouts(local: bool) -> TimeoutConfig {
-    let scale = if local { 10 } else { 1 };
-    TimeoutConfig::builder()
-        .connect_timeout(Duration::from_millis(500) * scale)
-        .operation_attempt_timeout(Duration::from_secs(1) * scale)
-        .operation_timeout(Duration::from_secs(3) * scale)
-        .build()
+/// fails within 3 s instead of hanging (DynamoDB answers in milliseconds):
+/// 500 ms to connect, 1 s per attempt, and a throttled, dropped or timed-out
+/// call is retried twice (3 attempts) with the SDK's standard mode (jittered
+/// exponential backoff, retry quota) before we answer 503. DynamoDB Local, a
+/// JVM emulator that serialises requests, gets 10x the time so a busy test
+/// machine is not mistaken for an outage. Each value can be set from the
+/// environment (`DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
+/// `DYNAMODB_OPERATION_TIMEOUT_MS`, `DYNAMODB_MAX_ATTEMPTS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SdkTuning {
+    pub connect_timeout: Duration,
+    pub attempt_timeout: Duration,
+    pub operation_timeout: Duration,
+    pub max_attempts: u32,
 }
 
-pub fn retries() -> RetryConfig {
-    RetryConfig::standard().with_max_attempts(3)
+impl SdkTuning {
+    pub fn defaults(local: bool) -> Self {
+        let scale = if local { 10 } else { 1 };
+        SdkTuning {
+            connect_timeout: Duration::from_millis(500) * scale,
+            attempt_timeout: Duration::from_secs(1) * scale,
+            operation_timeout: Duration::from_secs(3) * scale,
+            max_attempts: 3,
+        }
+    }
+
+    /// The defaults with any of the four environment variables on top.
+    pub fn from_lookup(local: bool, lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let number = |name: &str| -> Result<Option<u64>, String> {
+            match lookup(name).filter(|v| !v.trim().is_empty()) {
+                None => Ok(None),
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(n) if n > 0 => Ok(Some(n)),
+                    _ => Err(format!("{name} must be a positive whole number, not {v:?}")),
+                },
+            }
+        };
+        let mut tuning = Self::defaults(local);
+        if let Some(ms) = number("DYNAMODB_CONNECT_TIMEOUT_MS")? {
+            tuning.connect_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = number("DYNAMODB_ATTEMPT_TIMEOUT_MS")? {
+            tuning.attempt_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = number("DYNAMODB_OPERATION_TIMEOUT_MS")? {
+            tuning.operation_timeout = Duration::from_millis(ms);
+        }
+        if let Some(n) = number("DYNAMODB_MAX_ATTEMPTS")? {
+            tuning.max_attempts = u32::try_from(n).map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?;
+        }
+        Ok(tuning)
+    }
+
+    pub fn timeout_config(&self) -> TimeoutConfig {
+        TimeoutConfig::builder()
+            .connect_timeout(self.connect_timeout)
+            .operation_attempt_timeout(self.attempt_timeout)
+            .operation_timeout(self.operation_timeout)
+            .build()
+    }
+
+    pub fn retry_config(&self) -> RetryConfig {
+        RetryConfig::standard().with_max_attempts(self.max_attempts)
+    }
 }
 
 /// The SDK client configuration: the environment's region and credentials,
 /// or, with an `endpoint` (DynamoDB Local), that endpoint with dummy credentials.
-pub async fn client_config(endpoint: Option<&str>) -> aws_sdk_dynamodb::config::Builder {
+pub async fn client_config(endpoint: Option<&str>, tuning: &SdkTuning) -> aws_sdk_dynamodb::config::Builder {
     let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .timeout_config(timeouts(endpoint.is_some()))
-        .retry_config(retries());
+        .timeout_config(tuning.timeout_config())
+        .retry_config(tuning.retry_config());
     if let Some(endpoint) = endpoint {
         let region =
             aws_config::meta::region::RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
@@ -101,8 +150,8 @@ pub async fn client_config(endpoint: Option<&str>) -> aws_sdk_dynamodb::config::
 
 impl DynamoStore {
     /// Connects to `table`; with a local `endpoint`, creates the table when missing.
-    pub async fn connect(table: &str, endpoint: Option<&str>) -> StoreResult<Self> {
-        let client = Client::from_conf(client_config(endpoint).await.build());
+    pub async fn connect(table: &str, endpoint: Option<&str>, tuning: &SdkTuning) -> StoreResult<Self> {
+        let client = Client::from_conf(client_config(endpoint, tuning).await.build());
         Self::with_client(client, table, endpoint.is_some()).await
     }
 

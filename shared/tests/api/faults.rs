@@ -1,0 +1,347 @@
+//! Store outages with real parts: a DynamoDB Local instance of the test's own
+//! that is paused (a hang), killed and started again on its files, and a
+//! SQLite file locked by another connection. While the store is away every
+//! write answers 503 with Retry-After within the configured timeout; when it
+//! is back the same app serves again, and every acknowledged write is there
+//! with counters that match.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{Backend, TestApp, body, spawn_app_with};
+
+/// A DynamoDB Local process owned by one test, keeping its tables in files
+/// so that it can be killed and started again with its data.
+struct DynamoLocal {
+    child: Child,
+    port: u16,
+    files: PathBuf,
+}
+
+impl DynamoLocal {
+    fn start(files: &Path, port: u16) -> Self {
+        let emulator = std::env::var("DYNAMODB_LOCAL_EMULATOR").expect(
+            "DYNAMODB_LOCAL_EMULATOR is not set: run the suite with `bash tools/test-all`, which installs DynamoDB Local",
+        );
+        let child = Command::new("java")
+            .current_dir(&emulator)
+            .args([
+                "-Xmx256m",
+                "-Djava.library.path=DynamoDBLocal_lib",
+                "-jar",
+                "DynamoDBLocal.jar",
+            ])
+            .args(["-sharedDb", "-dbPath"])
+            .arg(files)
+            .args(["-port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting java for DynamoDB Local");
+        let local = DynamoLocal {
+            child,
+            port,
+            files: files.to_owned(),
+        };
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "DynamoDB Local did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        local
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal}");
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn restart(&mut self) {
+        *self = DynamoLocal::start(&self.files.clone(), self.port);
+    }
+}
+
+impl Drop for DynamoLocal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One write of the mix the outage interrupts.
+#[derive(Debug, Clone)]
+enum Write {
+    MemberComment(String),
+    GuestComment(String),
+    Like(usize),
+    Unlike(usize),
+}
+
+#[derive(Debug)]
+struct Outcome {
+    write: Write,
+    status: u16,
+    retry_after: bool,
+    elapsed: Duration,
+    code: Option<String>,
+}
+
+struct Board {
+    app: TestApp,
+    tokens: Vec<String>,
+    post: String,
+    next: usize,
+}
+
+impl Board {
+    async fn new(app: TestApp) -> Self {
+        let mut tokens = Vec::new();
+        for i in 0..8 {
+            tokens.push(app.member_token(&format!("fault_member_{i}")).await);
+        }
+        let post = app.member_post(&tokens[0]).await;
+        Board {
+            app,
+            tokens,
+            post,
+            next: 0,
+        }
+    }
+
+    /// `n` writes at once, a mix of member and guest comments, likes and unlikes.
+    async fn writes(&mut self, n: usize) -> Vec<Outcome> {
+        let writes: Vec<Write> = (self.next..self.next + n)
+            .map(|i| match i % 4 {
+                0 => Write::MemberComment(format!("member comment {i}")),
+                1 => Write::GuestComment(format!("guest comment {i}")),
+                2 => Write::Like(i % self.tokens.len()),
+                _ => Write::Unlike((i / 4) % self.tokens.len()),
+            })
+            .collect();
+        self.next += n;
+        join_all(writes.into_iter().map(|w| self.write(w))).await
+    }
+
+    async fn write(&self, write: Write) -> Outcome {
+        let post = format!("/boards/free/posts/{}", self.post);
+        let started = Instant::now();
+        let response = match &write {
+            Write::MemberComment(text) => {
+                let path = format!("{post}/comments");
+                let token = Some(self.tokens[0].as_str());
+                self.app
+                    .request(Method::POST, &path, token, Some(json!({"body": text})))
+                    .await
+            }
+            Write::GuestComment(text) => {
+                let fields = json!({"nickname": "g", "password": "guest-pw", "body": text});
+                self.app.post(&format!("{post}/comments/guest"), fields).await
+            }
+            Write::Like(member) | Write::Unlike(member) => {
+                let method = if matches!(write, Write::Like(_)) {
+                    Method::PUT
+                } else {
+                    Method::DELETE
+                };
+                let token = Some(self.tokens[*member].as_str());
+                self.app.request(method, &format!("{post}/like"), token, None).await
+            }
+        };
+        let elapsed = started.elapsed();
+        let status = response.status().as_u16();
+        let retry_after = response.headers().contains_key("retry-after");
+        let code = response
+            .json::<Value>()
+            .await
+            .ok()
+            .and_then(|v| v["error"]["code"].as_str().map(str::to_owned));
+        Outcome {
+            write,
+            status,
+            retry_after,
+            elapsed,
+            code,
+        }
+    }
+
+    async fn read_post(&self) -> reqwest::Response {
+        self.app.get(&format!("/boards/free/posts/{}", self.post)).await
+    }
+
+    /// Polls until the post reads again: the same app, no restart.
+    async fn wait_until_served(&self) {
+        let started = Instant::now();
+        while self.read_post().await.status() != 200 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the service did not recover"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Every acknowledged comment is there, no refused one is, and the
+    /// counters equal what they count.
+    async fn assert_consistent(&self, acknowledged: &[Outcome], refused_for_sure: &[Outcome]) {
+        let detail = body(self.read_post().await).await;
+        let bodies: Vec<&str> = detail["comments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["body"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            detail["comment_count"],
+            bodies.len(),
+            "comment_count counts the comments"
+        );
+        for outcome in acknowledged {
+            if let Write::MemberComment(text) | Write::GuestComment(text) = &outcome.write {
+                assert!(
+                    bodies.contains(&text.as_str()),
+                    "acknowledged {text:?} was lost; the post has {bodies:?}"
+                );
+            }
+        }
+        for outcome in refused_for_sure {
+            if let Write::MemberComment(text) | Write::GuestComment(text) = &outcome.write {
+                assert!(!bodies.contains(&text.as_str()), "refused {text:?} was written");
+            }
+        }
+        let mut standing = 0;
+        for token in &self.tokens {
+            let member = self.app.state.jwt.verify(token).unwrap().sub;
+            if self.app.state.store.has_liked(&self.post, &member).await.unwrap() {
+                standing += 1;
+            }
+        }
+        assert_eq!(detail["like_count"], standing, "like_count counts the likes that stand");
+    }
+}
+
+fn assert_all_succeeded(outcomes: &[Outcome]) {
+    for o in outcomes {
+        assert!(matches!(o.status, 200 | 201), "{o:?}");
+    }
+}
+
+/// Every write answered 503 unavailable with Retry-After, none later than `limit`.
+fn assert_all_unavailable_within(outcomes: &[Outcome], limit: Duration) {
+    for o in outcomes {
+        assert_eq!(o.status, 503, "{o:?}");
+        assert_eq!(o.code.as_deref(), Some("unavailable"), "{o:?}");
+        assert!(o.retry_after, "503 without Retry-After: {o:?}");
+        assert!(
+            o.elapsed <= limit,
+            "answered after {:?}, over {limit:?}: {o:?}",
+            o.elapsed
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dynamodb_outage_answers_503_in_time_and_loses_no_acknowledged_write() {
+    let files = tempfile::tempdir().unwrap();
+    let mut dynamodb = DynamoLocal::start(files.path(), free_port());
+    let operation_timeout = Duration::from_millis(2000);
+    let app = spawn_app_with(
+        Backend::Dynamo,
+        &[
+            ("DYNAMODB_ENDPOINT", &dynamodb.endpoint()),
+            ("DYNAMODB_CONNECT_TIMEOUT_MS", "300"),
+            ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "900"),
+            ("DYNAMODB_OPERATION_TIMEOUT_MS", "2000"),
+            ("DYNAMODB_MAX_ATTEMPTS", "2"),
+        ],
+    )
+    .await;
+    let mut board = Board::new(app).await;
+    // Room for the guest hash and a loaded test machine, not for a hang.
+    let limit = operation_timeout + Duration::from_millis(1500);
+
+    let mut acknowledged = board.writes(24).await;
+    assert_all_succeeded(&acknowledged);
+
+    // A hang: the process is stopped, its socket accepts and never answers.
+    dynamodb.signal("-STOP");
+    let hung = board.writes(12).await;
+    dynamodb.signal("-CONT");
+    assert_all_unavailable_within(&hung, limit);
+    board.wait_until_served().await;
+    let after_hang = board.writes(12).await;
+    assert_all_succeeded(&after_hang);
+    acknowledged.extend(after_hang);
+
+    // Down: the process is gone, connections are refused.
+    dynamodb.kill();
+    let refused = board.writes(12).await;
+    assert_all_unavailable_within(&refused, limit);
+    let read = board.read_post().await;
+    assert_eq!(read.status(), 503, "reads answer 503 too");
+
+    // Started again on its files: the same app serves without a restart.
+    dynamodb.restart();
+    board.wait_until_served().await;
+    let after_restart = board.writes(12).await;
+    assert_all_succeeded(&after_restart);
+    acknowledged.extend(after_restart);
+
+    // A write that timed out during the hang may still have been applied when
+    // the process resumed (it was in its socket): only the refused ones are
+    // known not to have been.
+    board.assert_consistent(&acknowledged, &refused).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_sqlite_file_answers_503_in_time_and_the_service_recovers() {
+    let app = spawn_app_with(Backend::Sqlite, &[("SQLITE_BUSY_TIMEOUT_MS", "500")]).await;
+    let file = app._data_dir.path().join("boards.sqlite3");
+    let mut board = Board::new(app).await;
+    let mut acknowledged = board.writes(16).await;
+    assert_all_succeeded(&acknowledged);
+
+    // Another connection (a backup, a stray sqlite3 shell) holds the write
+    // lock. We run as root here, where chmod cannot make a file unwritable;
+    // the lock is what the adapter sees when it cannot write.
+    let holder = rusqlite::Connection::open(&file).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    // 24 writes at once queue for the one connection: each must still answer
+    // within its own timeout, not one timeout per request ahead of it.
+    let refused = board.writes(24).await;
+    assert_all_unavailable_within(&refused, Duration::from_millis(500 + 1500));
+    holder.execute_batch("ROLLBACK").unwrap();
+
+    let recovered = board.writes(16).await;
+    assert_all_succeeded(&recovered);
+    acknowledged.extend(recovered);
+    board.assert_consistent(&acknowledged, &refused).await;
+}

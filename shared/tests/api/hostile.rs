@@ -1,0 +1,588 @@
+//! Hostile input, end to end over HTTP on both stores: each request gets its
+//! API.md status and code, nothing is written, and the server keeps serving.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{Backend, TestApp, body, spawn_app, spawn_app_with};
+
+on_both_stores!(
+    hostile_requests_get_their_api_errors_and_write_nothing,
+    bodies_are_limited_while_they_are_read_even_without_a_length,
+    tokens_that_are_forged_expired_unsigned_or_foreign_are_refused,
+    long_and_nul_passwords_are_fully_significant_when_peppered,
+    unpeppered_deployments_refuse_passwords_over_72_bytes,
+    extra_fields_cannot_set_what_the_server_decides,
+);
+
+/// What a board holds, to prove that refused requests wrote nothing.
+async fn snapshot(app: &TestApp, posts: &[&str]) -> Value {
+    let mut state = Vec::new();
+    for board in ["free", "qna", "notice"] {
+        state.push(body(app.get(&format!("/boards/{board}/posts?limit=100")).await).await["posts"].clone());
+    }
+    for (i, post) in posts.iter().enumerate() {
+        let board = if i == 2 { "qna" } else { "free" };
+        let mut detail = body(app.get(&format!("/boards/{board}/posts/{post}")).await).await;
+        // Reading counts a view; everything else must stay as it was.
+        detail.as_object_mut().unwrap().remove("view_count");
+        state.push(detail);
+    }
+    let mut value = Value::Array(state);
+    strip_views(&mut value);
+    value
+}
+
+fn strip_views(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("view_count");
+            map.values_mut().for_each(strip_views);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_views),
+        _ => {}
+    }
+}
+
+struct Case {
+    what: &'static str,
+    method: Method,
+    path: String,
+    token: Option<String>,
+    body: Option<Vec<u8>>,
+    status: u16,
+    code: &'static str,
+    mentions: &'static str,
+}
+
+fn case(what: &'static str, method: Method, path: impl Into<String>) -> Case {
+    Case {
+        what,
+        method,
+        path: path.into(),
+        token: None,
+        body: None,
+        status: 0,
+        code: "",
+        mentions: "",
+    }
+}
+
+impl Case {
+    fn token(mut self, token: &str) -> Self {
+        self.token = Some(token.to_owned());
+        self
+    }
+    fn json(mut self, value: Value) -> Self {
+        self.body = Some(serde_json::to_vec(&value).unwrap());
+        self
+    }
+    fn raw(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.body = Some(bytes.into());
+        self
+    }
+    fn expect(mut self, status: u16, code: &'static str, mentions: &'static str) -> Self {
+        (self.status, self.code, self.mentions) = (status, code, mentions);
+        self
+    }
+}
+
+async fn send(app: &TestApp, case: &Case) -> reqwest::Response {
+    let mut request = app
+        .client
+        .request(case.method.clone(), format!("{}{}", app.address, case.path));
+    if let Some(token) = &case.token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(bytes) = &case.body {
+        request = request.header("content-type", "application/json").body(bytes.clone());
+    }
+    request.send().await.expect("request failed")
+}
+
+async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.member_token("resident").await;
+    let post = app.member_post(&token).await;
+    let guest = app.guest_post("guest-pw").await;
+    let on_qna = {
+        let response = app
+            .request(
+                Method::POST,
+                "/boards/qna/posts",
+                Some(&token),
+                Some(json!({"title": "q", "body": "a"})),
+            )
+            .await;
+        body(response).await["id"].as_str().unwrap().to_owned()
+    };
+    let comment_on_guest = {
+        let response = app
+            .post(
+                &format!("/boards/free/posts/{guest}/comments/guest"),
+                json!({"nickname": "n", "password": "pw-pw", "body": "c"}),
+            )
+            .await;
+        assert_eq!(response.status(), 201);
+        body(response).await["id"].as_str().unwrap().to_owned()
+    };
+    let before = snapshot(&app, &[&post, &guest, &on_qna]).await;
+
+    let posts = "/boards/free/posts".to_owned();
+    let guest_posts = "/boards/free/posts/guest".to_owned();
+    let mine = format!("/boards/free/posts/{post}");
+    let long = "x".repeat(5_000);
+    let cases = vec![
+        // Bodies that are not JSON objects, or not the expected types.
+        case("truncated JSON", Method::POST, &posts)
+            .token(&token)
+            .raw(r#"{"title": "t", "body": "#)
+            .expect(400, "malformed_json", "JSON"),
+        case("a JSON string", Method::POST, &posts)
+            .token(&token)
+            .raw(r#""title""#)
+            .expect(400, "malformed_json", "object"),
+        case("title as a number", Method::POST, &posts)
+            .token(&token)
+            .json(json!({"title": 5, "body": "b"}))
+            .expect(400, "malformed_json", "title"),
+        case("body as an array", Method::POST, &posts)
+            .token(&token)
+            .json(json!({"title": "t", "body": ["b"]}))
+            .expect(400, "malformed_json", "body"),
+        case("password as a number", Method::POST, &guest_posts)
+            .json(json!({"nickname": "n", "password": 12345678, "title": "t", "body": "b"}))
+            .expect(400, "malformed_json", "password"),
+        case("parent_id as an object", Method::POST, format!("{mine}/comments"))
+            .token(&token)
+            .json(json!({"body": "b", "parent_id": {"$ne": null}}))
+            .expect(400, "malformed_json", "parent_id"),
+        case("a huge number", Method::POST, &posts)
+            .token(&token)
+            .raw(r#"{"title": 1e999999, "body": "b"}"#)
+            .expect(400, "malformed_json", ""),
+        case("60,000 nested arrays", Method::POST, &guest_posts)
+            .raw("[".repeat(60_000))
+            .expect(400, "malformed_json", "JSON"),
+        case("invalid UTF-8 inside a string", Method::POST, &posts)
+            .token(&token)
+            .raw(b"{\"title\": \"\xc3\x28\", \"body\": \"b\"}".to_vec())
+            .expect(400, "malformed_json", "UTF-8"),
+        case("no body at all", Method::POST, "/sessions").expect(400, "malformed_json", "JSON"),
+        // Missing, empty, blank and control-character fields.
+        case("no fields", Method::POST, "/members")
+            .json(json!({}))
+            .expect(400, "validation_failed", "username"),
+        case("missing guest password", Method::POST, &guest_posts)
+            .json(json!({"nickname": "n", "title": "t", "body": "b"}))
+            .expect(400, "validation_failed", "password"),
+        case("null title", Method::POST, &posts)
+            .token(&token)
+            .json(json!({"title": null, "body": "b"}))
+            .expect(400, "validation_failed", "title"),
+        case("empty username", Method::POST, "/members")
+            .json(json!({"username": "", "password": "password-1", "nickname": "n"}))
+            .expect(400, "validation_failed", "username"),
+        case("whitespace-only title", Method::POST, &posts)
+            .token(&token)
+            .json(json!({"title": " \t\n ", "body": "b"}))
+            .expect(400, "validation_failed", "title"),
+        case("whitespace-only body", Method::POST, format!("{mine}/comments"))
+            .token(&token)
+            .json(json!({"body": "   "}))
+            .expect(400, "validation_failed", "body"),
+        case("a bell in a nickname", Method::POST, &guest_posts)
+            .json(json!({"nickname": "a\u{7}b", "password": "pw-pw", "title": "t", "body": "b"}))
+            .expect(400, "validation_failed", "nickname"),
+        case("a NUL in a title", Method::POST, &posts)
+            .token(&token)
+            .json(json!({"title": "a\u{0}b", "body": "b"}))
+            .expect(400, "validation_failed", "title"),
+        case("an escape sequence in a title", Method::PUT, &mine)
+            .token(&token)
+            .json(json!({"title": "\u{1b}[31mred", "body": "b"}))
+            .expect(400, "validation_failed", "title"),
+        case("a username with SQL", Method::POST, "/members")
+            .json(json!({"username": "x' OR '1'='1", "password": "password-1", "nickname": "n"}))
+            .expect(400, "validation_failed", "username"),
+        case("a 1,000-character guest password", Method::POST, &guest_posts)
+            .json(json!({"nickname": "n", "password": "p".repeat(1000), "title": "t", "body": "b"}))
+            .expect(400, "validation_failed", "password"),
+        case("a 257-character member password", Method::POST, "/members")
+            .json(json!({"username": "longpw", "password": "p".repeat(257), "nickname": "n"}))
+            .expect(400, "validation_failed", "password"),
+        // Query strings.
+        case(
+            "a huge limit",
+            Method::GET,
+            "/boards/free/posts?limit=99999999999999999999999",
+        )
+        .expect(400, "validation_failed", "limit"),
+        case("a negative limit", Method::GET, "/boards/free/posts?limit=-1").expect(400, "validation_failed", "limit"),
+        case("a forged cursor", Method::GET, "/boards/free/posts?cursor=%27%3B--").expect(
+            400,
+            "validation_failed",
+            "cursor",
+        ),
+        // Unknown methods and paths, traversal and injection in slugs and ids.
+        case("an unknown method", Method::from_bytes(b"BREW").unwrap(), "/members").expect(
+            405,
+            "method_not_allowed",
+            "BREW",
+        ),
+        case("TRACE", Method::TRACE, &posts).expect(405, "method_not_allowed", "TRACE"),
+        case("an unknown path", Method::GET, "/admin").expect(404, "not_found", "path"),
+        case("a deeper unknown path", Method::GET, format!("{mine}/likes/all")).expect(404, "not_found", ""),
+        case(
+            "traversal in a slug",
+            Method::GET,
+            "/boards/..%2F..%2Fetc%2Fpasswd/posts",
+        )
+        .expect(404, "not_found", "board"),
+        case("SQL in a slug", Method::GET, "/boards/free'%20OR%20'1'='1/posts").expect(404, "not_found", "board"),
+        case("an upper-case slug", Method::GET, "/boards/FREE/posts").expect(404, "not_found", "board"),
+        case("a 5,000-character slug", Method::GET, format!("/boards/{long}/posts")).expect(404, "not_found", "board"),
+        case("a NUL in an id", Method::GET, "/boards/free/posts/%00").expect(404, "not_found", "post"),
+        case("a 5,000-character id", Method::GET, format!("{posts}/{long}")).expect(404, "not_found", "post"),
+        case(
+            "a DynamoDB key in an id",
+            Method::PUT,
+            "/boards/free/posts/POST%23x/like",
+        )
+        .token(&token)
+        .expect(404, "not_found", "post"),
+        case(
+            "traversal in a guest delete",
+            Method::DELETE,
+            format!("{posts}/..%2F{guest}/guest"),
+        )
+        .json(json!({"password": "guest-pw"}))
+        .expect(404, "not_found", "post"),
+        // Ids that exist, but on another board or another post.
+        case(
+            "editing a post through another board",
+            Method::PUT,
+            format!("/boards/qna/posts/{post}"),
+        )
+        .token(&token)
+        .json(json!({"title": "moved", "body": "b"}))
+        .expect(404, "not_found", "post"),
+        case(
+            "deleting a post through another board",
+            Method::DELETE,
+            format!("/boards/qna/posts/{post}"),
+        )
+        .token(&token)
+        .expect(404, "not_found", "post"),
+        case(
+            "commenting through another board",
+            Method::POST,
+            format!("/boards/notice/posts/{post}/comments"),
+        )
+        .token(&token)
+        .json(json!({"body": "b"}))
+        .expect(404, "not_found", "post"),
+        case(
+            "a guest delete through another board",
+            Method::DELETE,
+            format!("/boards/qna/posts/{guest}/guest"),
+        )
+        .json(json!({"password": "guest-pw"}))
+        .expect(404, "not_found", "post"),
+        case(
+            "a comment deleted through another post",
+            Method::DELETE,
+            format!("{mine}/comments/{comment_on_guest}/guest"),
+        )
+        .json(json!({"password": "pw-pw"}))
+        .expect(404, "not_found", "comment"),
+        case(
+            "replying to a comment of another post",
+            Method::POST,
+            format!("{mine}/comments"),
+        )
+        .token(&token)
+        .json(json!({"body": "b", "parent_id": comment_on_guest}))
+        .expect(400, "validation_failed", "parent_id"),
+        case(
+            "a post of another board read by id",
+            Method::GET,
+            format!("/boards/free/posts/{on_qna}"),
+        )
+        .expect(404, "not_found", "post"),
+    ];
+    for case in &cases {
+        let response = send(&app, case).await;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(status, case.status, "{}: {text}", case.what);
+        let value: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{}: not JSON: {text}", case.what));
+        assert_eq!(value["error"]["code"], case.code, "{}: {text}", case.what);
+        let message = value["error"]["message"].as_str().unwrap();
+        assert!(message.contains(case.mentions), "{}: {message:?}", case.what);
+        assert!(
+            message.len() <= 300,
+            "{}: the message echoes input: {message:?}",
+            case.what
+        );
+    }
+    assert_eq!(
+        snapshot(&app, &[&post, &guest, &on_qna]).await,
+        before,
+        "nothing was written"
+    );
+    for refused in ["longpw", "x' OR '1'='1"] {
+        assert!(app.state.store.member_credentials(refused).await.unwrap().is_none());
+    }
+    assert_eq!(app.get("/health").await.status(), 200, "the server keeps serving");
+}
+
+async fn bodies_are_limited_while_they_are_read_even_without_a_length(backend: Backend) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app(backend).await;
+    // A 10 MB body announced as chunked (no Content-Length): the server must
+    // refuse it once 64 KiB have been read. Send 128 KiB and wait: the answer
+    // comes without the other 9.9 MB.
+    let mut stream = tokio::net::TcpStream::connect(app.address.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let head = "POST /boards/free/posts/guest HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+                Transfer-Encoding: chunked\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for _ in 0..32 {
+        stream.write_all(b"1000\r\n").await.unwrap();
+        stream.write_all(&[b' '; 0x1000]).await.unwrap();
+        stream.write_all(b"\r\n").await.unwrap();
+    }
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("an answer before the body ends")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
+    let page = body(app.get("/boards/free/posts").await).await;
+    assert_eq!(page["posts"], json!([]), "nothing was written");
+    assert_eq!(app.get("/health").await.status(), 200, "the server keeps serving");
+}
+
+/// A token with `header` and `claims`, signed with HS256 under `secret`
+/// (or unsigned when `secret` is None).
+fn token_with(header: Value, claims: Value, secret: Option<&str>) -> String {
+    use hmac::{KeyInit, Mac};
+    let encode = |v: &Value| URL_SAFE_NO_PAD.encode(serde_json::to_vec(v).unwrap());
+    let signing_input = format!("{}.{}", encode(&header), encode(&claims));
+    let signature = match secret {
+        Some(secret) => {
+            let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+            mac.update(signing_input.as_bytes());
+            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+        }
+        None => String::new(),
+    };
+    format!("{signing_input}.{signature}")
+}
+
+async fn tokens_that_are_forged_expired_unsigned_or_foreign_are_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.member_token("holder").await;
+    let post = app.member_post(&token).await;
+    let claims = app.state.jwt.verify(&token).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let valid_claims = serde_json::to_value(&claims).unwrap();
+    let mut expired = valid_claims.clone();
+    expired["iat"] = json!(now - 7200);
+    expired["exp"] = json!(now - 3600);
+    let mut someone_else = valid_claims.clone();
+    someone_else["sub"] = json!("01ARZ3NDEKTSV4RRFFQ69G5FAV");
+    let hs256 = json!({"alg": "HS256", "typ": "JWT"});
+    let secret = crate::helpers::JWT_SECRET;
+    let bad_tokens = [
+        ("expired", token_with(hs256.clone(), expired, Some(secret))),
+        (
+            "alg none",
+            token_with(json!({"alg": "none", "typ": "JWT"}), valid_claims.clone(), None),
+        ),
+        (
+            "alg none, signed",
+            token_with(json!({"alg": "none"}), valid_claims.clone(), Some(secret)),
+        ),
+        (
+            "another secret",
+            token_with(
+                hs256.clone(),
+                valid_claims.clone(),
+                Some("not-the-secret-at-all-0123456789"),
+            ),
+        ),
+        ("claims swapped", {
+            let forged = token_with(hs256.clone(), someone_else, Some("guess"));
+            let mut parts: Vec<&str> = forged.split('.').collect();
+            parts[2] = token.split('.').nth(2).unwrap();
+            parts.join(".")
+        }),
+        ("no exp", {
+            let mut claims = valid_claims.clone();
+            claims.as_object_mut().unwrap().remove("exp");
+            token_with(hs256.clone(), claims, Some(secret))
+        }),
+        (
+            "HS512 header",
+            token_with(json!({"alg": "HS512"}), valid_claims.clone(), Some(secret)),
+        ),
+        ("empty", String::new()),
+        ("two dots", "..".to_owned()),
+        ("huge", "a".repeat(60_000)),
+    ];
+    for (what, bad) in &bad_tokens {
+        let response = app
+            .request(
+                Method::POST,
+                "/boards/free/posts",
+                Some(bad),
+                Some(json!({"title": "t", "body": "b"})),
+            )
+            .await;
+        assert_eq!(response.status(), 401, "{what}");
+        assert_eq!(body(response).await["error"]["code"], "unauthorized", "{what}");
+        let like = app
+            .request(Method::PUT, &format!("/boards/free/posts/{post}/like"), Some(bad), None)
+            .await;
+        assert_eq!(like.status(), 401, "{what}");
+    }
+    // The control: the same claims signed properly pass.
+    let good = token_with(hs256, valid_claims, Some(secret));
+    let like = app
+        .request(
+            Method::PUT,
+            &format!("/boards/free/posts/{post}/like"),
+            Some(&good),
+            None,
+        )
+        .await;
+    assert_eq!(body(like).await, json!({"liked": true, "like_count": 1}));
+    let page = body(app.get("/boards/free/posts").await).await;
+    assert_eq!(
+        page["posts"].as_array().unwrap().len(),
+        1,
+        "no refused token wrote a post"
+    );
+}
+
+async fn long_and_nul_passwords_are_fully_significant_when_peppered(backend: Backend) {
+    let app = spawn_app(backend).await;
+    // 256 characters of 4 bytes each: 1,024 bytes, far past bcrypt's 72.
+    let long: String = "🔑".repeat(255) + "a";
+    let long_other: String = "🔑".repeat(255) + "b";
+    for (username, password, near_miss) in [
+        ("long_pw", long.as_str(), long_other.as_str()),
+        ("nul_pw", "pass\u{0}word-1", "pass\u{0}word-2"),
+        ("nul_prefix", "pass\u{0}word-1", "pass"),
+    ] {
+        assert_eq!(app.signup(username, password).await.status(), 201, "{username}");
+        assert_eq!(app.login(username, near_miss).await.status(), 401, "{username}");
+        assert_eq!(app.login(username, password).await.status(), 200, "{username}");
+    }
+    let id = {
+        let response = app
+            .post(
+                "/boards/free/posts/guest",
+                json!({"nickname": "g", "password": long, "title": "t", "body": "b"}),
+            )
+            .await;
+        body(response).await["id"].as_str().unwrap().to_owned()
+    };
+    let path = format!("/boards/free/posts/{id}/guest");
+    let wrong = app
+        .request(Method::DELETE, &path, None, Some(json!({"password": long_other})))
+        .await;
+    assert_eq!(wrong.status(), 403);
+    let right = app
+        .request(Method::DELETE, &path, None, Some(json!({"password": long})))
+        .await;
+    assert_eq!(right.status(), 204);
+}
+
+async fn unpeppered_deployments_refuse_passwords_over_72_bytes(backend: Backend) {
+    // Without a pepper the tiers must be at least bcrypt cost 10.
+    let app = spawn_app_with(
+        backend,
+        &[
+            ("PEPPER", "none"),
+            ("MEMBER_TIER", "bcrypt:10"),
+            ("GUEST_TIER", "bcrypt:10"),
+        ],
+    )
+    .await;
+    let at_limit = "p".repeat(72);
+    assert_eq!(app.signup("at_limit", &at_limit).await.status(), 201);
+    let over = format!("{at_limit}q");
+    let response = app.signup("over_limit", &over).await;
+    crate::helpers::assert_error(response, 400, "validation_failed", "password").await;
+    // 24 three-byte characters are 72 bytes; one more is 75.
+    let response = app.signup("over_limit", &"한".repeat(25)).await;
+    crate::helpers::assert_error(response, 400, "validation_failed", "72 bytes").await;
+    let response = app
+        .post(
+            "/boards/free/posts/guest",
+            json!({"nickname": "g", "password": over, "title": "t", "body": "b"}),
+        )
+        .await;
+    crate::helpers::assert_error(response, 400, "validation_failed", "password").await;
+    assert!(
+        app.state
+            .store
+            .member_credentials("over_limit")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(body(app.get("/boards/free/posts").await).await["posts"], json!([]));
+    // bcrypt itself stops at a NUL in some implementations: here it is significant.
+    assert_eq!(app.signup("nul_unpeppered", "pass\u{0}word-1").await.status(), 201);
+    assert_eq!(app.login("nul_unpeppered", "pass").await.status(), 401);
+    assert_eq!(app.login("nul_unpeppered", "pass\u{0}word-2").await.status(), 401);
+}
+
+async fn extra_fields_cannot_set_what_the_server_decides(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.member_token("plain").await;
+    let response = app
+        .request(
+            Method::POST,
+            "/boards/free/posts",
+            Some(&token),
+            Some(json!({
+                "title": "t", "body": "b", "id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "board": "notice",
+                "like_count": 999, "view_count": 999, "comment_count": 9,
+                "author": {"kind": "member", "nickname": "admin", "member_id": "someone"},
+                "created_at": "1999-01-01T00:00:00Z"
+            })),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let post = body(response).await;
+    assert_ne!(post["id"], "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+    assert_eq!(post["board"], "free");
+    assert_eq!(post["like_count"], 0);
+    assert_eq!(post["comment_count"], 0);
+    assert_eq!(post["author"]["nickname"], "plain!");
+    assert_ne!(post["created_at"], "1999-01-01T00:00:00Z");
+    let member = body(
+        app.post(
+            "/members",
+            json!({"username": "sneaky", "password": "password-1", "nickname": "n", "id": "x", "password_hash": "$2b$04$x"}),
+        )
+        .await,
+    )
+    .await;
+    assert_ne!(member["id"], "x");
+    assert!(member.get("password_hash").is_none());
+    assert_eq!(app.login("sneaky", "password-1").await.status(), 200);
+}
