@@ -10,6 +10,8 @@ use shared::http::AppState;
 use shared::http::auth::JwtKeys;
 use shared::http::settings::{Deployment, Settings};
 
+use crate::secrets::Recorder;
+
 pub const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
 pub const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
 
@@ -21,6 +23,10 @@ pub enum Backend {
 
 pub struct TestApp {
     pub address: String,
+    /// Every request and response, checked for leaked secrets when the app drops.
+    pub recorder: Arc<Recorder>,
+    /// Where the logs stood when the app started: its lines come after.
+    pub logs_from: usize,
     pub client: reqwest::Client,
     pub state: AppState,
     /// Keeps the SQLite file and local secrets alive for the test.
@@ -44,7 +50,16 @@ impl std::io::Write for Captured {
 
 impl Captured {
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        self.text_since(0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// What was logged after the first `offset` bytes.
+    pub fn text_since(&self, offset: usize) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()[offset..]).into_owned()
     }
 }
 
@@ -99,8 +114,12 @@ pub async fn spawn_app_in(
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = format!("http://{}", listener.local_addr().unwrap());
-    let app = shared::server::app(state.clone(), &cors);
-    logs();
+    let recorder = Arc::new(Recorder::default());
+    let watcher = Arc::clone(&recorder);
+    let app = shared::server::app(state.clone(), &cors).layer(axum::middleware::from_fn(move |request, next| {
+        Arc::clone(&watcher).watch(request, next)
+    }));
+    let logs_from = logs().len();
     tokio::spawn(async move {
         shared::server::serve(listener, app, std::future::pending())
             .await
@@ -108,6 +127,8 @@ pub async fn spawn_app_in(
     });
     TestApp {
         address,
+        recorder,
+        logs_from,
         client: reqwest::Client::new(),
         state,
         _data_dir: data_dir,
@@ -127,6 +148,16 @@ pub fn logs() -> &'static Captured {
         tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
         captured
     })
+}
+
+impl Drop for TestApp {
+    /// Every test that spawned an app ends with the secrets check of what it saw.
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let logs = logs().text_since(self.logs_from);
+            self.recorder.assert_nothing_leaked(&logs, &[PEPPER, JWT_SECRET]);
+        }
+    }
 }
 
 impl TestApp {

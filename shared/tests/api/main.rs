@@ -26,6 +26,7 @@ mod concurrency;
 mod faults;
 mod helpers;
 mod hostile;
+mod secrets;
 
 on_both_stores!(
     health_answers_ok,

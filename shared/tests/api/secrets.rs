@@ -1,0 +1,147 @@
+//! Watches every request and response of a test app: the passwords and
+//! tokens clients sent or received, and what the server answered. When the
+//! app is dropped at the end of its test, no response and no log line may
+//! hold a password, a password hash, the pepper or the token secret.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use serde_json::Value;
+
+/// What the stored hashes of every tier start with.
+const HASH_MARKERS: [&str; 5] = ["$2b$", "$2y$", "$2a$", "$argon2", "$hs384$"];
+
+#[derive(Default)]
+pub struct Recorder {
+    passwords: Mutex<Vec<String>>,
+    tokens: Mutex<Vec<String>>,
+    responses: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    /// Axum middleware: records the request's passwords and bearer token and
+    /// the response's headers and body, leaving both unchanged.
+    pub async fn watch(self: Arc<Self>, request: Request, next: Next) -> Response {
+        if let Some(token) = request
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+        {
+            self.tokens.lock().unwrap().push(token.to_owned());
+        }
+        // Only bodies that announce a small length are read here: the size
+        // limits are the server's to enforce, on what it is really sent.
+        let small = request
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+            .is_some_and(|n| n <= 64 * 1024);
+        let request = if small {
+            let (parts, body) = request.into_parts();
+            let bytes = to_bytes(body, 64 * 1024).await.unwrap_or_default();
+            if let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(&bytes)
+                && let Some(Value::String(password)) = fields.get("password")
+            {
+                self.passwords.lock().unwrap().push(password.clone());
+            }
+            Request::from_parts(parts, Body::from(bytes))
+        } else {
+            request
+        };
+
+        let response = next.run(request).await;
+        let (parts, body) = response.into_parts();
+        let bytes = to_bytes(body, usize::MAX).await.unwrap_or_default();
+        let mut seen = String::from_utf8_lossy(&bytes).into_owned();
+        for (name, value) in &parts.headers {
+            seen.push_str(&format!("\n{name}: {}", String::from_utf8_lossy(value.as_bytes())));
+        }
+        if let Ok(session) = serde_json::from_slice::<Value>(&bytes)
+            && let Some(token) = session["token"].as_str()
+        {
+            self.tokens.lock().unwrap().push(token.to_owned());
+        }
+        self.responses.lock().unwrap().push(seen);
+        Response::from_parts(parts, Body::from(bytes))
+    }
+
+    /// Panics naming the kind of secret found (never the secret itself).
+    pub fn assert_nothing_leaked(&self, logs: &str, fixed_secrets: &[&str]) {
+        // Short passwords, and filler like "xxxx...", could match ordinary
+        // text (another test's request path) by chance.
+        let passwords: Vec<String> = self
+            .passwords
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| p.chars().count() >= 6 && p.chars().any(|c| Some(c) != p.chars().next()))
+            .cloned()
+            .collect();
+        let tokens = self.tokens.lock().unwrap().clone();
+        let responses = self.responses.lock().unwrap();
+        for (i, response) in responses.iter().enumerate() {
+            for password in &passwords {
+                assert!(!response.contains(password.as_str()), "response {i} holds a password");
+            }
+            for marker in HASH_MARKERS {
+                assert!(
+                    !response.contains(marker),
+                    "response {i} holds a password hash ({marker})"
+                );
+            }
+            for secret in fixed_secrets {
+                assert!(
+                    !response.contains(secret),
+                    "response {i} holds the pepper or token secret"
+                );
+            }
+        }
+        for password in &passwords {
+            assert!(!logs.contains(password.as_str()), "the logs hold a password");
+        }
+        for token in tokens.iter().filter(|t| t.len() >= 20) {
+            assert!(!logs.contains(token.as_str()), "the logs hold a bearer token");
+        }
+        for marker in HASH_MARKERS {
+            assert!(!logs.contains(marker), "the logs hold a password hash ({marker})");
+        }
+        for secret in fixed_secrets {
+            assert!(!logs.contains(secret), "the logs hold the pepper or token secret");
+        }
+    }
+
+    pub fn responses_seen(&self) -> usize {
+        self.responses.lock().unwrap().len()
+    }
+}
+
+/// The check itself can fail: a route that echoes the password it was sent
+/// and a hash is caught.
+#[tokio::test]
+async fn the_secrets_check_catches_an_echoed_password_and_a_hash() {
+    use tower::ServiceExt;
+    let recorder = Arc::new(Recorder::default());
+    let watcher = Arc::clone(&recorder);
+    let leaky = axum::Router::new()
+        .route(
+            "/leak",
+            axum::routing::post(|body: String| async move { format!("{body} $2b$04$abc") }),
+        )
+        .layer(axum::middleware::from_fn(move |request, next| {
+            Arc::clone(&watcher).watch(request, next)
+        }));
+    let body = r#"{"password": "hunter2-secret"}"#;
+    let request = http::Request::post("/leak")
+        .header("content-length", body.len())
+        .body(Body::from(body))
+        .unwrap();
+    leaky.oneshot(request).await.unwrap();
+    assert_eq!(recorder.responses_seen(), 1);
+    let caught = std::panic::catch_unwind(|| recorder.assert_nothing_leaked("", &[]));
+    let message = *caught.unwrap_err().downcast::<String>().unwrap();
+    assert_eq!(message, "response 0 holds a password");
+}

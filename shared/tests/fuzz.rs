@@ -1,0 +1,282 @@
+//! Fuzzing request parsing and validation through the whole router (no
+//! socket), for a bounded time: `FUZZ_SECONDS` (default 10; `tools/test-all`
+//! gives it 60). Requests are generated around the real routes: known and
+//! mangled paths, methods, tokens, query strings, and bodies that are random
+//! bytes or JSON objects of the real field names holding any JSON value.
+//! Every answer must be a documented status with the API.md error shape; a
+//! panic, a 500 or an undocumented status fails, and proptest shrinks it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use http::{Method, Request};
+use http_body_util::BodyExt;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use serde_json::{Map, Value};
+use shared::domain::{Author, Member, Post, PostSummary, now};
+use shared::hashing::{Hashing, HashingConfig};
+use shared::http::auth::JwtKeys;
+use shared::http::{AppState, HttpConfig};
+use shared::store::sqlite::SqliteStore;
+use tower::ServiceExt;
+
+const POST_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0XYZ";
+const OTHER_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0AAB";
+const FIELDS: [&str; 8] = [
+    "username",
+    "password",
+    "nickname",
+    "title",
+    "body",
+    "parent_id",
+    "limit",
+    "cursor",
+];
+
+#[derive(Debug, Clone)]
+struct Fuzzed {
+    method: Method,
+    path: String,
+    token: Option<String>,
+    body: Vec<u8>,
+}
+
+fn segment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("free".to_owned()),
+        Just("qna".to_owned()),
+        Just(POST_ID.to_owned()),
+        Just(POST_ID.to_lowercase()),
+        Just(OTHER_ID.to_owned()),
+        Just("guest".to_owned()),
+        Just("comments".to_owned()),
+        Just("like".to_owned()),
+        Just("..".to_owned()),
+        Just("%2e%2e%2f".to_owned()),
+        Just("%00".to_owned()),
+        Just("%FF%FE".to_owned()),
+        "[a-zA-Z0-9_%.~' -]{0,50}".prop_map(|s| s.replace(' ', "%20")),
+    ]
+}
+
+fn path() -> impl Strategy<Value = String> {
+    let templates = prop_oneof![
+        Just("/members".to_owned()),
+        Just("/sessions".to_owned()),
+        Just("/health".to_owned()),
+        Just("/boards/{a}/posts".to_owned()),
+        Just("/boards/{a}/posts/guest".to_owned()),
+        Just("/boards/{a}/posts/{b}".to_owned()),
+        Just("/boards/{a}/posts/{b}/guest".to_owned()),
+        Just("/boards/{a}/posts/{b}/like".to_owned()),
+        Just("/boards/{a}/posts/{b}/comments".to_owned()),
+        Just("/boards/{a}/posts/{b}/comments/guest".to_owned()),
+        Just("/boards/{a}/posts/{b}/comments/{c}/guest".to_owned()),
+        Just("/{a}/{b}/{c}".to_owned()),
+    ];
+    let query = prop_oneof![
+        Just(String::new()),
+        "[0-9-]{0,25}".prop_map(|n| format!("?limit={n}")),
+        "[A-Za-z0-9%=_-]{0,60}".prop_map(|c| format!("?cursor={c}")),
+        "[ -~]{0,40}".prop_map(|q| format!("?{}", q.replace(' ', "+").replace('#', "%23"))),
+    ];
+    (templates, segment(), segment(), segment(), query)
+        .prop_map(|(t, a, b, c, q)| format!("{}{q}", t.replace("{a}", &a).replace("{b}", &b).replace("{c}", &c)))
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        ".{0,40}".prop_map(Value::String),
+        "[a-z0-9_]{0,35}".prop_map(Value::String),
+        (0usize..300).prop_map(|n| Value::String("é".repeat(n))),
+        Just(Value::String(POST_ID.to_owned())),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{1,10}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+fn body() -> impl Strategy<Value = Vec<u8>> {
+    let object = prop::collection::btree_map(prop::sample::select(FIELDS.to_vec()), json_value(), 0..6).prop_map(|m| {
+        let fields: Map<String, Value> = m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        serde_json::to_vec(&Value::Object(fields)).unwrap()
+    });
+    prop_oneof![
+        4 => object,
+        1 => prop::collection::vec(any::<u8>(), 0..200),
+        1 => json_value().prop_map(|v| serde_json::to_vec(&v).unwrap()),
+        1 => (0usize..70_000).prop_map(|n| vec![b'['; n]),
+        1 => Just(Vec::new()),
+    ]
+}
+
+fn fuzzed(valid_token: String) -> impl Strategy<Value = Fuzzed> {
+    let method = prop_oneof![
+        Just(Method::GET),
+        Just(Method::POST),
+        Just(Method::PUT),
+        Just(Method::DELETE),
+        Just(Method::PATCH),
+        Just(Method::HEAD),
+        Just(Method::OPTIONS),
+    ];
+    let token = prop_oneof![
+        Just(None),
+        Just(Some(valid_token.clone())),
+        (0usize..valid_token.len(), any::<char>()).prop_map(move |(at, c)| {
+            let mut mangled: Vec<char> = valid_token.chars().collect();
+            mangled[at] = c;
+            Some(mangled.into_iter().collect())
+        }),
+        "[ -~]{0,80}".prop_map(Some),
+    ];
+    (method, path(), token, body()).prop_map(|(method, path, token, body)| Fuzzed {
+        method,
+        path,
+        token,
+        body,
+    })
+}
+
+/// The API.md codes each status may carry.
+fn codes_for(status: u16) -> Option<&'static [&'static str]> {
+    Some(match status {
+        400 => &["malformed_json", "validation_failed"],
+        401 => &["unauthorized", "invalid_credentials"],
+        403 => &["wrong_password", "forbidden"],
+        404 => &["not_found"],
+        405 => &["method_not_allowed"],
+        409 => &["username_taken"],
+        413 => &["payload_too_large"],
+        429 => &["too_many_attempts"],
+        _ => return None,
+    })
+}
+
+async fn check(app: &axum::Router, input: &Fuzzed) -> Result<(), TestCaseError> {
+    let mut request = Request::builder()
+        .method(input.method.clone())
+        .uri(&input.path)
+        .header("content-type", "application/json");
+    if let Some(token) = &input.token
+        && let Ok(value) = http::HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        request = request.header("authorization", value);
+    }
+    let Ok(request) = request.body(Body::from(input.body.clone())) else {
+        return Ok(()); // Not a request a client could send (an invalid URI).
+    };
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    if input.method == Method::HEAD {
+        // No body to check: the status must still be one API.md names.
+        prop_assert!(
+            (200..300).contains(&status) || codes_for(status).is_some(),
+            "HEAD answered {status}"
+        );
+        return Ok(());
+    }
+    if (200..300).contains(&status) {
+        if status != 204 {
+            prop_assert!(
+                serde_json::from_slice::<Value>(&bytes).is_ok(),
+                "{status} without a JSON body"
+            );
+        }
+        return Ok(());
+    }
+    let codes = codes_for(status);
+    prop_assert!(
+        codes.is_some(),
+        "undocumented status {status}: {}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| TestCaseError::fail("an error that is not JSON"))?;
+    let code = value["error"]["code"].as_str().unwrap_or_default();
+    prop_assert!(codes.unwrap().contains(&code), "status {status} with code {code:?}");
+    let message = value["error"]["message"].as_str().unwrap_or_default();
+    prop_assert!(!message.is_empty() && message.len() <= 400, "message {message:?}");
+    Ok(())
+}
+
+#[test]
+fn fuzzed_requests_get_documented_answers_and_never_crash_the_router() {
+    let seconds: u64 = std::env::var("FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (app, token) = runtime.block_on(async {
+        let store = Arc::new(SqliteStore::open(&dir.path().join("fuzz.sqlite3")).unwrap());
+        let hashing = Hashing::new(
+            HashingConfig::from_lookup(|name| match name {
+                "PEPPER" => Some("fuzz-pepper-0123456789abcdefghijklmnopq".into()),
+                "MEMBER_TIER" | "GUEST_TIER" => Some("bcrypt:4".into()),
+                _ => None,
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        let jwt = JwtKeys::new(&"fuzz-jwt-secret-0123456789abcdefghijklm".to_owned().into()).unwrap();
+        let member = Member {
+            id: "01JD3Z8Q6W4G7T2N5B8K1M0AAA".into(),
+            username: "fuzzer".into(),
+            nickname: "Fuzzer".into(),
+            created_at: now(),
+        };
+        let token = jwt.issue(&member, shared::http::throttle::unix_now() as u64).unwrap();
+        let state = AppState::new(store, hashing, jwt, HttpConfig::default());
+        let post = Post {
+            summary: PostSummary {
+                id: POST_ID.into(),
+                board: "free".into(),
+                title: "Seeded".into(),
+                author: Author::Member {
+                    member_id: member.id.clone(),
+                    nickname: member.nickname.clone(),
+                },
+                created_at: now(),
+                view_count: 0,
+                like_count: 0,
+                comment_count: 0,
+            },
+            body: "seeded body".into(),
+            updated_at: now(),
+        };
+        state.store.create_post(&post, None).await.unwrap();
+        (shared::server::app(state, &[]), token)
+    });
+
+    let strategy = fuzzed(token);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut cases = 0u64;
+    while Instant::now() < deadline {
+        let mut runner = TestRunner::new(Config {
+            cases: 64,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&strategy, |input| runtime.block_on(check(&app, &input)));
+        if let Err(failure) = result {
+            panic!("{failure}");
+        }
+        cases += 64;
+    }
+    println!("fuzz: {cases} requests in {seconds} s, every answer documented");
+}
