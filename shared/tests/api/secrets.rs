@@ -78,7 +78,7 @@ impl Recorder {
             .lock()
             .unwrap()
             .iter()
-            .filter(|p| p.chars().count() >= 6 && p.chars().any(|c| Some(c) != p.chars().next()))
+            .filter(|p| p.chars().count() >= 6 && p.chars().any(|c| !p.starts_with(c)))
             .cloned()
             .collect();
         let tokens = self.tokens.lock().unwrap().clone();
