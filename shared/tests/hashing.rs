@@ -413,3 +413,21 @@ async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
     );
     assert!(busy.await.unwrap().is_ok());
 }
+
+/// A stolen table without the pepper: the bcrypt inside a peppered hash is
+/// of HMAC(pepper, password), so even the right password does not match it.
+#[test]
+fn a_stolen_peppered_hash_does_not_match_its_password_without_the_pepper() {
+    let stored = cheap_engine().hash(Tier::Member, &secret("guessable")).unwrap();
+    let parts: Vec<&str> = stored.splitn(4, '$').collect();
+    assert_eq!(parts[1], "hs384", "{}", parts[1]);
+    let bcrypt_inside = format!("${}", parts[3]);
+    assert!(bcrypt_inside.starts_with("$2b$04$"));
+    assert!(!bcrypt::verify("guessable", &bcrypt_inside).unwrap());
+    assert!(
+        cheap_engine()
+            .verify(Tier::Member, &secret("guessable"), &stored)
+            .unwrap()
+            .matched
+    );
+}
