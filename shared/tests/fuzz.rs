@@ -6,7 +6,8 @@
 //! Every answer must be a documented status with the API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
 
-use std::sync::Arc;
+mod support;
+
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -15,14 +16,10 @@ use http_body_util::BodyExt;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Map, Value};
-use shared::domain::{Author, Member, Post, PostSummary, now};
-use shared::hashing::{Hashing, HashingConfig};
-use shared::http::auth::JwtKeys;
-use shared::http::{AppState, HttpConfig};
-use shared::store::sqlite::SqliteStore;
+use shared::domain::Author;
+use support::POST_ID;
 use tower::ServiceExt;
 
-const POST_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0XYZ";
 const OTHER_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0AAB";
 const FIELDS: [&str; 8] = [
     "username",
@@ -221,47 +218,17 @@ fn fuzzed_requests_get_documented_answers_and_never_crash_the_router() {
         .enable_all()
         .build()
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (app, token) = runtime.block_on(async {
-        let store = Arc::new(SqliteStore::open(&dir.path().join("fuzz.sqlite3")).unwrap());
-        let hashing = Hashing::new(
-            HashingConfig::from_lookup(|name| match name {
-                "PEPPER" => Some("fuzz-pepper-0123456789abcdefghijklmnopq".into()),
-                "MEMBER_TIER" | "GUEST_TIER" => Some("bcrypt:4".into()),
-                _ => None,
-            })
-            .unwrap(),
-        )
-        .unwrap();
-        let jwt = JwtKeys::new(&"fuzz-jwt-secret-0123456789abcdefghijklm".to_owned().into()).unwrap();
-        let member = Member {
-            id: "01JD3Z8Q6W4G7T2N5B8K1M0AAA".into(),
-            username: "fuzzer".into(),
-            nickname: "Fuzzer".into(),
-            created_at: now(),
+    // The seeded post is the harness member's, so their token reaches edits and deletes.
+    let harness = runtime.block_on(async {
+        let member = support::member();
+        let author = Author::Member {
+            member_id: member.id,
+            nickname: member.nickname,
         };
-        let token = jwt.issue(&member, shared::http::throttle::unix_now() as u64).unwrap();
-        let state = AppState::new(store, hashing, jwt, HttpConfig::default());
-        let post = Post {
-            summary: PostSummary {
-                id: POST_ID.into(),
-                board: "free".into(),
-                title: "Seeded".into(),
-                author: Author::Member {
-                    member_id: member.id.clone(),
-                    nickname: member.nickname.clone(),
-                },
-                created_at: now(),
-                view_count: 0,
-                like_count: 0,
-                comment_count: 0,
-            },
-            body: "seeded body".into(),
-            updated_at: now(),
-        };
-        state.store.create_post(&post, None).await.unwrap();
-        (shared::server::app(state, &[]), token)
+        support::harness(author, None).await
     });
+    let app = shared::server::app(harness.state.clone(), &[]);
+    let token = harness.token.clone();
 
     let strategy = fuzzed(token);
     let deadline = Instant::now() + Duration::from_secs(seconds);

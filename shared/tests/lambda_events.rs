@@ -2,68 +2,21 @@
 //! from `tests/fixtures/apigw-v2/`, converted by lambda_http exactly as on
 //! Lambda. AWS itself cannot run here; these events are what it sends.
 
-use std::sync::Arc;
+mod support;
 
 use http_body_util::BodyExt;
 use serde_json::Value;
-use shared::domain::{Author, Member, Post, PostSummary, Window, now};
-use shared::hashing::{Hashing, HashingConfig};
-use shared::http::auth::JwtKeys;
-use shared::http::{AppState, Function, HttpConfig, router};
-use shared::store::sqlite::SqliteStore;
+use shared::domain::{Author, Window};
+use shared::http::{Function, router};
+use support::{Harness, POST_ID};
 use tower::ServiceExt;
 
-const POST_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0XYZ";
-
-struct Harness {
-    state: AppState,
-    token: String,
-    _dir: tempfile::TempDir,
-}
-
+/// The seeded post is a guest's (its hash is never checked by these events).
 async fn harness() -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(&dir.path().join("db.sqlite3")).unwrap());
-    let hashing = Hashing::new(
-        HashingConfig::from_lookup(|name| match name {
-            "PEPPER" => Some("fixture-pepper-0123456789abcdefghijklmn".into()),
-            "MEMBER_TIER" | "GUEST_TIER" => Some("bcrypt:4".into()),
-            _ => None,
-        })
-        .unwrap(),
-    )
-    .unwrap();
-    let jwt = JwtKeys::new(&"fixture-jwt-secret-0123456789abcdefghij".to_owned().into()).unwrap();
-    let member = Member {
-        id: "01JD3Z8Q6W4G7T2N5B8K1M0AAA".into(),
-        username: "fixture_author".into(),
-        nickname: "Author".into(),
-        created_at: now(),
+    let author = Author::Guest {
+        nickname: "seed".into(),
     };
-    let token = jwt.issue(&member, shared::http::throttle::unix_now() as u64).unwrap();
-    let state = AppState::new(store, hashing, jwt, HttpConfig::default());
-    let post = Post {
-        summary: PostSummary {
-            id: POST_ID.into(),
-            board: "free".into(),
-            title: "Seeded".into(),
-            author: Author::Guest {
-                nickname: "seed".into(),
-            },
-            created_at: now(),
-            view_count: 0,
-            like_count: 0,
-            comment_count: 0,
-        },
-        body: "seeded body".into(),
-        updated_at: now(),
-    };
-    state.store.create_post(&post, Some("unused-hash")).await.unwrap();
-    Harness {
-        state,
-        token,
-        _dir: dir,
-    }
+    support::harness(author, Some("unused-hash")).await
 }
 
 fn fixture(name: &str) -> String {
