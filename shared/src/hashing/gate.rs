@@ -1,12 +1,22 @@
 //! The hashing gate: password hashes run on the blocking pool, at most
-//! `workers` at once, with at most `queue` more waiting. A request that finds
-//! the queue full is refused at once ([`Overloaded`], mapped to 503 with
-//! `Retry-After`) instead of joining a queue that only grows: under a flood the
-//! service sheds hashing work, and cheap requests never wait behind it.
+//! `workers` at once, with at most `queue` more waiting per tier. A request
+//! that finds its tier's queue full is refused at once ([`Overloaded`], mapped
+//! to 503 with `Retry-After`) instead of joining a queue that only grows:
+//! under a flood the service sheds hashing work, and requests that do not hash
+//! never wait behind it.
+//!
+//! When both tiers wait, a free worker goes to the tier that has been given
+//! less estimated hashing time so far ([`Algorithm::estimated_micros`]): the
+//! tiers share the CPU evenly, so about eight 19 ms guest hashes run for each
+//! 150 ms member hash instead of queueing behind it in arrival order, and a
+//! flood of cheap guest hashes still leaves members half of the time.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::Semaphore;
+use tokio::sync::oneshot;
+
+use super::policy::{Algorithm, Tier};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("password hashing is at capacity: {workers} running and {queue} waiting")]
@@ -17,10 +27,8 @@ pub struct Overloaded {
 
 #[derive(Debug, Clone)]
 pub struct HashingGate {
-    /// Permits for running and waiting together: `workers + queue`.
-    admitted: Arc<Semaphore>,
-    /// Permits for running.
-    running: Arc<Semaphore>,
+    /// Who runs next.
+    scheduler: Arc<Mutex<Scheduler>>,
     workers: usize,
     queue: usize,
 }
@@ -36,13 +44,106 @@ pub fn default_workers() -> usize {
 
 pub const DEFAULT_QUEUE: usize = 64;
 
+fn index(tier: Tier) -> usize {
+    match tier {
+        Tier::Member => 0,
+        Tier::Guest => 1,
+    }
+}
+
+#[derive(Debug)]
+struct Scheduler {
+    /// Idle workers.
+    free: usize,
+    /// Per tier, the waiters in arrival order.
+    waiting: [VecDeque<oneshot::Sender<Slot>>; 2],
+    /// Per tier, the estimated hashing time started so far.
+    served: [u64; 2],
+    /// Per tier, the estimated time of one hash.
+    cost: [u64; 2],
+}
+
+impl Scheduler {
+    /// The waiting tier that has been served less (the guest tier on a tie).
+    fn next_tier(&self) -> Option<usize> {
+        let (member, guest) = (index(Tier::Member), index(Tier::Guest));
+        match (self.waiting[member].is_empty(), self.waiting[guest].is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(member),
+            (true, false) => Some(guest),
+            (false, false) => Some(if self.served[member] < self.served[guest] {
+                member
+            } else {
+                guest
+            }),
+        }
+    }
+
+    fn start(&mut self, tier: usize) {
+        self.served[tier] += self.cost[tier];
+    }
+}
+
+fn lock(scheduler: &Mutex<Scheduler>) -> MutexGuard<'_, Scheduler> {
+    // The scheduler's state stays consistent at every await-free step.
+    scheduler.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A running worker slot: when dropped it goes to the next waiter (by fair
+/// share), or back to the idle workers.
+#[derive(Debug)]
+struct Slot {
+    scheduler: Arc<Mutex<Scheduler>>,
+    armed: bool,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let mut state = lock(&self.scheduler);
+        while let Some(tier) = state.next_tier() {
+            let waiter = state.waiting[tier].pop_front().expect("next_tier saw a waiter");
+            let slot = Slot {
+                scheduler: Arc::clone(&self.scheduler),
+                armed: true,
+            };
+            match waiter.send(slot) {
+                Ok(()) => {
+                    state.start(tier);
+                    return;
+                }
+                // That waiter gave up: disarm its slot (we hold the lock) and try the next.
+                Err(mut unclaimed) => unclaimed.armed = false,
+            }
+        }
+        state.free += 1;
+    }
+}
+
 impl HashingGate {
-    /// `workers` is clamped to at least 1.
+    /// A gate whose tiers cost the same. `workers` is clamped to at least 1.
     pub fn new(workers: usize, queue: usize) -> Self {
+        Self::with_costs(workers, queue, [1, 1])
+    }
+
+    /// A gate sharing its workers between tiers by the estimated cost of
+    /// their algorithms.
+    pub fn for_algorithms(workers: usize, queue: usize, member: Algorithm, guest: Algorithm) -> Self {
+        Self::with_costs(workers, queue, [member.estimated_micros(), guest.estimated_micros()])
+    }
+
+    /// `cost` is indexed member, guest.
+    fn with_costs(workers: usize, queue: usize, cost: [u64; 2]) -> Self {
         let workers = workers.max(1);
         HashingGate {
-            admitted: Arc::new(Semaphore::new(workers + queue)),
-            running: Arc::new(Semaphore::new(workers)),
+            scheduler: Arc::new(Mutex::new(Scheduler {
+                free: workers,
+                waiting: [VecDeque::new(), VecDeque::new()],
+                served: [0, 0],
+                cost: cost.map(|c| c.max(1)),
+            })),
             workers,
             queue,
         }
@@ -56,35 +157,65 @@ impl HashingGate {
         self.queue
     }
 
-    /// Runs `work` on the blocking pool once a worker slot is free, or refuses
-    /// at once when `workers + queue` jobs are already admitted.
+    /// A worker slot now, or a place in the tier's line, or a refusal when
+    /// `queue` of the tier's jobs are already waiting.
+    async fn slot(&self, tier: Tier) -> Result<Slot, Overloaded> {
+        let tier = index(tier);
+        let waiting = {
+            let mut state = lock(&self.scheduler);
+            if state.free > 0 {
+                state.free -= 1;
+                state.start(tier);
+                return Ok(Slot {
+                    scheduler: Arc::clone(&self.scheduler),
+                    armed: true,
+                });
+            }
+            // Waiters that gave up no longer hold a place.
+            state.waiting[tier].retain(|waiter| !waiter.is_closed());
+            if state.waiting[tier].len() >= self.queue {
+                return Err(Overloaded {
+                    workers: self.workers,
+                    queue: self.queue,
+                });
+            }
+            if state.waiting[tier].is_empty() {
+                // A tier that was idle starts level with the other: idle time
+                // is not saved up as credit for a later burst.
+                state.served[tier] = state.served[tier].max(state.served[1 - tier]);
+            }
+            let (sender, receiver) = oneshot::channel();
+            state.waiting[tier].push_back(sender);
+            receiver
+        };
+        // Senders are only dropped after a send (the scheduler outlives its waiters).
+        Ok(waiting.await.expect("a waiting slot is always answered"))
+    }
+
+    /// Runs `work` on the blocking pool once a worker slot is free for `tier`,
+    /// or refuses at once when `queue` jobs of that tier are already waiting.
     ///
     /// Dropping the returned future while it waits gives its place back; once
     /// the work has started, the slot stays taken until the work ends, because
     /// the CPU stays busy whether or not anyone awaits the result.
-    pub async fn run<T, F>(&self, work: F) -> Result<T, Overloaded>
+    pub async fn run<T, F>(&self, tier: Tier, work: F) -> Result<T, Overloaded>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let overloaded = Overloaded {
-            workers: self.workers,
-            queue: self.queue,
-        };
-        let admitted = Arc::clone(&self.admitted).try_acquire_owned().map_err(|_| overloaded)?;
-        let running = Arc::clone(&self.running)
-            .acquire_owned()
-            .await
-            .expect("the gate never closes its semaphores");
+        let running = self.slot(tier).await?;
         let task = tokio::task::spawn_blocking(move || {
-            let _slots = (admitted, running);
+            let _slot = running;
             work()
         });
         match task.await {
             Ok(value) => Ok(value),
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
             // Cancelled: the runtime is shutting down. Answer as a refusal.
-            Err(_cancelled) => Err(overloaded),
+            Err(_cancelled) => Err(Overloaded {
+                workers: self.workers,
+                queue: self.queue,
+            }),
         }
     }
 }
@@ -108,7 +239,7 @@ mod tests {
         let jobs = (0..24).map(|_| {
             let (gate, running, peak) = (gate.clone(), running.clone(), peak.clone());
             tokio::spawn(async move {
-                gate.run(move || {
+                gate.run(Tier::Guest, move || {
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
                     std::thread::sleep(Duration::from_millis(5));
@@ -132,15 +263,18 @@ mod tests {
         for _ in 0..3 {
             let (gate, rx) = (gate.clone(), release_rx.clone());
             held.push(tokio::spawn(async move {
-                gate.run(move || rx.lock().unwrap().recv().unwrap()).await
+                gate.run(Tier::Member, move || rx.lock().unwrap().recv().unwrap()).await
             }));
         }
-        // Wait until all three are admitted.
-        while gate.admitted.available_permits() > 0 {
+        // Wait until one runs and two wait.
+        while lock(&gate.scheduler).waiting[0].len() < 2 {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        let refused = gate.run(|| ()).await;
+        let refused = gate.run(Tier::Member, || ()).await;
         assert_eq!(refused, Err(Overloaded { workers: 1, queue: 2 }));
+        // Each tier has its own line: a member flood does not refuse guests.
+        let guest = gate.clone();
+        let queued_guest = tokio::spawn(async move { guest.run(Tier::Guest, || 5).await });
 
         for _ in 0..3 {
             release_tx.send(()).unwrap();
@@ -148,7 +282,12 @@ mod tests {
         for job in held {
             assert!(job.await.unwrap().is_ok());
         }
-        assert_eq!(gate.run(|| 7).await, Ok(7), "capacity comes back when work ends");
+        assert_eq!(queued_guest.await.unwrap(), Ok(5));
+        assert_eq!(
+            gate.run(Tier::Member, || 7).await,
+            Ok(7),
+            "capacity comes back when work ends"
+        );
     }
 
     #[tokio::test]
@@ -157,17 +296,92 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let blocker = {
             let gate = gate.clone();
-            tokio::spawn(async move { gate.run(move || rx.recv().unwrap()).await })
+            tokio::spawn(async move { gate.run(Tier::Guest, move || rx.recv().unwrap()).await })
         };
-        while gate.running.available_permits() > 0 {
+        while lock(&gate.scheduler).free > 0 {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         // This waiter queues, then is dropped by its timeout.
-        let waited = tokio::time::timeout(Duration::from_millis(20), gate.run(|| ())).await;
+        let waited = tokio::time::timeout(Duration::from_millis(20), gate.run(Tier::Guest, || ())).await;
         assert!(waited.is_err());
-        assert_eq!(gate.admitted.available_permits(), 1, "the queue slot came back");
+        // The queue holds one: the next waiter takes the place given up.
+        let next = {
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.run(Tier::Guest, || 4).await })
+        };
+        while !lock(&gate.scheduler).waiting[1].iter().any(|w| !w.is_closed()) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         tx.send(()).unwrap();
+        assert_eq!(
+            next.await.unwrap(),
+            Ok(4),
+            "the place the first waiter gave up was taken"
+        );
         assert!(blocker.await.unwrap().is_ok());
+        // The worker the abandoned waiter would have had is free again.
+        assert_eq!(gate.run(Tier::Guest, || 3).await, Ok(3));
+        assert_eq!(lock(&gate.scheduler).free, 1);
+    }
+
+    /// One worker, held busy while `members` member jobs and then `guests`
+    /// guest jobs queue (member hashes estimated 8x a guest hash); returns
+    /// the order in which the queued jobs ran.
+    async fn run_order(members: usize, guests: usize) -> Vec<Tier> {
+        let gate = HashingGate::with_costs(1, 1000, [8, 1]);
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let blocker = {
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.run(Tier::Member, move || blocked.recv().unwrap()).await })
+        };
+        while lock(&gate.scheduler).free > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut jobs = Vec::new();
+        let tiers = std::iter::repeat_n(Tier::Member, members).chain(std::iter::repeat_n(Tier::Guest, guests));
+        for (queued, tier) in tiers.enumerate() {
+            let (queued_gate, order) = (gate.clone(), order.clone());
+            jobs.push(tokio::spawn(async move {
+                queued_gate.run(tier, move || order.lock().unwrap().push(tier)).await
+            }));
+            // Each job is in line before the next one arrives.
+            while lock(&gate.scheduler).waiting.iter().map(VecDeque::len).sum::<usize>() <= queued {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        release.send(()).unwrap();
+        blocker.await.unwrap().unwrap();
+        for job in jobs {
+            job.await.unwrap().unwrap();
+        }
+        Arc::try_unwrap(order).unwrap().into_inner().unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cheap_guest_hashes_do_not_wait_behind_member_hashes_queued_before_them() {
+        let order = run_order(4, 8).await;
+        let second_member = order
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| **t == Tier::Member)
+            .nth(1)
+            .unwrap()
+            .0;
+        let last_guest = order.iter().rposition(|t| *t == Tier::Guest).unwrap();
+        assert!(
+            last_guest < second_member,
+            "all 8 guests ran within one member hash's time: {order:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flood_of_cheap_guest_hashes_still_leaves_members_their_share() {
+        let order = run_order(10, 60).await;
+        let first_36 = &order[..36];
+        let members = first_36.iter().filter(|t| **t == Tier::Member).count();
+        // Equal time: 8 guests per member, so 4 of the first 36 are members.
+        assert!((3..=5).contains(&members), "{members} members in {first_36:?}");
     }
 
     async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {

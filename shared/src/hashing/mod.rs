@@ -41,10 +41,11 @@ pub struct Hashing {
 
 impl Hashing {
     pub fn new(config: HashingConfig) -> Result<Self, ConfigError> {
+        let (member, guest) = (config.member.algorithm, config.guest.algorithm);
         let engine = PasswordEngine::new(config.member, config.guest, config.peppers)?;
         Ok(Hashing {
             engine: Arc::new(engine),
-            gate: HashingGate::new(config.workers, config.queue),
+            gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest),
             runs: Arc::default(),
         })
     }
@@ -68,12 +69,13 @@ impl Hashing {
 
     async fn run<T: Send + 'static>(
         &self,
+        tier: Tier,
         work: impl FnOnce(&PasswordEngine) -> Result<T, EngineError> + Send + 'static,
     ) -> Result<T, HashError> {
         let (engine, runs) = (Arc::clone(&self.engine), Arc::clone(&self.runs));
         let result = self
             .gate
-            .run(move || {
+            .run(tier, move || {
                 runs.fetch_add(1, Ordering::Relaxed);
                 work(&engine)
             })
@@ -82,15 +84,17 @@ impl Hashing {
     }
 
     pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
-        self.run(move |engine| engine.hash(tier, &password)).await
+        self.run(tier, move |engine| engine.hash(tier, &password)).await
     }
 
     pub async fn verify(&self, tier: Tier, password: SecretString, stored: String) -> Result<Verification, HashError> {
-        self.run(move |engine| engine.verify(tier, &password, &stored)).await
+        self.run(tier, move |engine| engine.verify(tier, &password, &stored))
+            .await
     }
 
     /// For logins of unknown usernames: as slow as a real member verify, never a match.
     pub async fn verify_dummy(&self, password: SecretString) -> Result<(), HashError> {
-        self.run(move |engine| engine.verify_dummy(&password)).await
+        self.run(Tier::Member, move |engine| engine.verify_dummy(&password))
+            .await
     }
 }

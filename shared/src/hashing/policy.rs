@@ -68,6 +68,18 @@ impl Algorithm {
             Algorithm::Argon2id { m_kib, t, .. } => u64::from(m_kib) * u64::from(t) < ARGON2_BASELINE_WORK,
         }
     }
+
+    /// A rough single-core time for one hash, for sharing the hashing gate
+    /// between tiers: only the ratio between tiers matters. From the timing
+    /// table measured here (`infra/timing-report.md`): bcrypt 10 ran in about
+    /// 75.6 ms (74 us per 2^cost unit), Argon2id 19456 KiB x 2 passes in
+    /// 33.8 ms (0.87 us per KiB-pass).
+    pub fn estimated_micros(&self) -> u64 {
+        match *self {
+            Algorithm::Bcrypt { cost } => 74u64 << cost.min(40),
+            Algorithm::Argon2id { m_kib, t, .. } => u64::from(m_kib) * u64::from(t) * 87 / 100,
+        }
+    }
 }
 
 impl fmt::Display for Algorithm {
