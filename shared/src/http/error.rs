@@ -99,6 +99,13 @@ impl IntoResponse for ApiError {
         }
         let body = json!({"error": {"code": self.code(), "message": self.to_string()}});
         let mut response = (self.status(), Json(body)).into_response();
+        if self == ApiError::PayloadTooLarge {
+            // The rest of the body was never read: this connection cannot
+            // carry another request, and a client that pools it would fail.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if let Some(seconds) = self.retry_after() {
             response
                 .headers_mut()

@@ -109,26 +109,36 @@ pub async fn login(
     let keys = throttle::login_keys(&state.config.throttle, username.as_str(), &ip);
     let reservation = throttle::reserve(&*state.store, &keys).await?;
 
-    let credentials = state.store.member_credentials(username.as_str()).await?;
-    let verdict = match &credentials {
-        Some(c) => {
-            state
-                .hashing
-                .verify(Tier::Member, password.clone(), c.password_hash.clone())
-                .await?
-        }
-        None => {
-            // Unknown user: spend a member verify anyway, so timing reveals nothing.
-            state.hashing.verify_dummy(password.clone()).await?;
-            Verification {
-                matched: false,
-                needs_rehash: false,
+    let checked = async {
+        let credentials = state.store.member_credentials(username.as_str()).await?;
+        let verdict = match &credentials {
+            Some(c) => {
+                state
+                    .hashing
+                    .verify(Tier::Member, password.clone(), c.password_hash.clone())
+                    .await?
             }
+            None => {
+                // Unknown user: spend a member verify anyway, so timing reveals nothing.
+                state.hashing.verify_dummy(password.clone()).await?;
+                Verification {
+                    matched: false,
+                    needs_rehash: false,
+                }
+            }
+        };
+        Ok::<_, ApiError>(credentials.filter(|_| verdict.matched).map(|c| (c, verdict)))
+    }
+    .await;
+    let (credentials, verdict) = match checked {
+        Ok(Some(matched)) => matched,
+        // A failure: the reservation stays counted.
+        Ok(None) => return Err(ApiError::InvalidCredentials),
+        // No verdict (store or hashing unavailable): not a failure.
+        Err(e) => {
+            throttle::forgive(&*state.store, reservation).await;
+            return Err(e);
         }
-    };
-    let Some(credentials) = credentials.filter(|_| verdict.matched) else {
-        // The reservation stays counted: this was a failure.
-        return Err(ApiError::InvalidCredentials);
     };
     throttle::forgive(&*state.store, reservation).await;
     if verdict.needs_rehash {
@@ -350,10 +360,18 @@ async fn check_guest_password(
     };
     let keys = throttle::guest_keys(&state.config.throttle, target_id, ip);
     let reservation = throttle::reserve(&*state.store, &keys).await?;
-    let verdict = state
+    let verdict = match state
         .hashing
         .verify(Tier::Guest, password.clone(), stored.clone())
-        .await?;
+        .await
+    {
+        Ok(verdict) => verdict,
+        // No verdict (hashing unavailable): not a failure.
+        Err(e) => {
+            throttle::forgive(&*state.store, reservation).await;
+            return Err(e.into());
+        }
+    };
     if !verdict.matched {
         // The reservation stays counted: this was a failure.
         return Err(ApiError::WrongPassword);

@@ -67,23 +67,35 @@ pub struct Reservation(Vec<(String, Window)>);
 /// Counts this attempt as a failure on every key *before* any hashing, and
 /// refuses it when a key is over its limit. Counting first is what makes the
 /// limit hold under concurrency: concurrent attempts each get their own count,
-/// so no more than `max` of them reach the hash. The caller gives the
-/// reservation back with [`forgive`] when the password matched.
+/// so no more than `max` of them reach the hash. A refused attempt gives its
+/// counts back at once (it ran no hash and is no failure), so attempts in
+/// flight refuse others only while they are in flight. The caller gives the
+/// reservation back with [`forgive`] unless the password check failed.
 pub async fn reserve(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<Reservation, ApiError> {
     let now = unix_now();
     let mut retry_after = None;
-    let mut reserved = Vec::new();
+    let mut reserved = Reservation(Vec::new());
     for (key, limit) in keys {
         let window = Window::containing(now, limit.window_secs);
-        if store.record_failure(key, window).await? > limit.max {
+        let counted = match store.record_failure(key, window).await {
+            Ok(counted) => counted,
+            Err(e) => {
+                forgive(store, reserved).await;
+                return Err(e.into());
+            }
+        };
+        reserved.0.push((key.clone(), window));
+        if counted > limit.max {
             let wait = (window.end() - now).max(1) as u64;
             retry_after = Some(retry_after.map_or(wait, |w: u64| w.max(wait)));
         }
-        reserved.push((key.clone(), window));
     }
     match retry_after {
-        Some(retry_after) => Err(ApiError::TooManyAttempts { retry_after }),
-        None => Ok(Reservation(reserved)),
+        Some(retry_after) => {
+            forgive(store, reserved).await;
+            Err(ApiError::TooManyAttempts { retry_after })
+        }
+        None => Ok(reserved),
     }
 }
 

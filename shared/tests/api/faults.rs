@@ -8,13 +8,14 @@
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, TestApp, body, spawn_app_with};
+use crate::helpers::{Backend, TestApp, body, spawn_app_in, spawn_app_with};
 
 /// A DynamoDB Local process owned by one test, keeping its tables in files
 /// so that it can be stopped and started again with its data.
@@ -87,6 +88,21 @@ impl Drop for DynamoLocal {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Creates `table` and sends the new DynamoDB Local some work, so that its
+/// first, slow (JIT-cold) requests are not mistaken for an outage.
+async fn warm_up(endpoint: &str, table: &str) {
+    use shared::store::Posts;
+    use shared::store::dynamo::{DynamoStore, SdkTuning};
+    let store = DynamoStore::connect(table, Some(endpoint), &SdkTuning::defaults(true))
+        .await
+        .unwrap();
+    for _ in 0..20 {
+        let missing = shared::domain::new_id();
+        assert!(store.post_detail("free", &missing).await.unwrap().is_none());
+        assert!(store.count_view("free", &missing).await.unwrap().is_none());
     }
 }
 
@@ -273,18 +289,24 @@ fn assert_all_unavailable_within(outcomes: &[Outcome], limit: Duration) {
 async fn a_dynamodb_outage_answers_503_in_time_and_loses_no_acknowledged_write() {
     let files = tempfile::tempdir().unwrap();
     let mut dynamodb = DynamoLocal::start(files.path(), free_port());
-    let operation_timeout = Duration::from_millis(2000);
-    let app = spawn_app_with(
+    // The table is created, and the fresh JVM warmed up, with the usual
+    // (generous) local timeouts: only the outage runs under the tight ones.
+    let table = format!("faults-{}", shared::domain::new_id().to_lowercase());
+    warm_up(&dynamodb.endpoint(), &table).await;
+    let operation_timeout = Duration::from_millis(3000);
+    let app = spawn_app_in(
         Backend::Dynamo,
         &[
             ("DYNAMODB_ENDPOINT", &dynamodb.endpoint()),
             ("DYNAMODB_CONNECT_TIMEOUT_MS", "300"),
             // One attempt fills the operation's time when DynamoDB hangs;
             // refused connections are retried once.
-            ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "1900"),
-            ("DYNAMODB_OPERATION_TIMEOUT_MS", "2000"),
+            ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "2900"),
+            ("DYNAMODB_OPERATION_TIMEOUT_MS", "3000"),
             ("DYNAMODB_MAX_ATTEMPTS", "2"),
         ],
+        Arc::new(tempfile::tempdir().unwrap()),
+        Some(table),
     )
     .await;
     let mut board = Board::new(app).await;

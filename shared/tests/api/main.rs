@@ -6,6 +6,7 @@ use std::time::Instant;
 use helpers::{Backend, assert_error, body, spawn_app, spawn_app_in, spawn_app_with};
 use reqwest::Method;
 use serde_json::{Value, json};
+use shared::domain::Window;
 
 /// Runs each named `async fn(Backend)` of the calling module as two tests,
 /// `sqlite::name` and `dynamodb::name`.
@@ -44,6 +45,7 @@ on_both_stores!(
     guest_password_checks_are_throttled_after_ten_failures,
     concurrent_wrong_logins_never_run_more_hashes_than_the_limit,
     a_successful_login_does_not_count_as_a_failure,
+    refused_and_unanswered_logins_are_not_counted_as_failures,
     unknown_users_and_wrong_passwords_fail_alike,
     a_member_hash_at_an_old_cost_is_upgraded_at_login,
     reading_counts_views_and_listing_pages_through_everything,
@@ -486,6 +488,10 @@ async fn bodies_over_64_kib_are_refused_with_413(backend: Backend) {
     let answer = String::from_utf8_lossy(&answer[..n]);
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains("payload_too_large"), "{answer}");
+    assert!(
+        answer.contains("connection: close"),
+        "the unread connection is closed: {answer}"
+    );
     assert_eq!(app.get("/health").await.status(), 200, "the server keeps serving");
 }
 
@@ -675,6 +681,46 @@ async fn a_successful_login_does_not_count_as_a_failure(backend: Backend) {
         assert_eq!(app.login("regular", "wrong-password").await.status(), 401);
     }
     assert_eq!(app.login("regular", "wrong-password").await.status(), 429);
+}
+
+/// Only a wrong password counts: a login refused (429, too many in flight
+/// from one address) or left without a verdict (503, hashing full) gives its
+/// attempt back, so a burst of good logins does not lock the address out.
+async fn refused_and_unanswered_logins_are_not_counted_as_failures(backend: Backend) {
+    let app = spawn_app_with(
+        backend,
+        &[
+            ("MEMBER_TIER", "bcrypt:8"),
+            ("HASH_WORKERS", "1"),
+            ("HASH_QUEUE", "2"),
+            ("THROTTLE_LOGIN_IP", "3/300"),
+        ],
+    )
+    .await;
+    for i in 0..8 {
+        assert_eq!(app.signup(&format!("burst_{i}"), "password-123").await.status(), 201);
+    }
+    let windows = |now| [Window::containing(now, 300), Window::containing(now + 5, 300)];
+    let before = windows(shared::http::throttle::unix_now());
+    let logins = (0..8).map(|i| {
+        let app = &app;
+        async move { app.login(&format!("burst_{i}"), "password-123").await.status().as_u16() }
+    });
+    let statuses = futures::future::join_all(logins).await;
+    assert!(statuses.iter().all(|s| [200, 429, 503].contains(s)), "{statuses:?}");
+    assert!(
+        statuses.contains(&200) && statuses.iter().any(|s| *s != 200),
+        "{statuses:?}"
+    );
+    for window in before {
+        let counted = app.state.store.failures("login:ip:127.0.0.1", window).await.unwrap();
+        assert_eq!(counted, 0, "no wrong password was tried: {statuses:?}");
+    }
+    assert_eq!(
+        app.login("burst_0", "password-123").await.status(),
+        200,
+        "not locked out"
+    );
 }
 
 async fn guest_password_checks_are_throttled_after_ten_failures(backend: Backend) {
