@@ -69,7 +69,7 @@ struct Opts {
     /// Arrivals per second (login-write).
     #[arg(long, default_value_t = 400.0)]
     rate: f64,
-    /// login-attack: spread requests over many client IPs (X-Forwarded-For; the spawned server trusts it).
+    /// login-attack and mixed: spread requests over many client IPs (X-Forwarded-For; the spawned server trusts it).
     #[arg(long)]
     many_ips: bool,
     /// Where the JSON and Markdown reports go.
@@ -130,15 +130,15 @@ async fn run(
     eprintln!("running {} for {} s", scenario.name(), opts.seconds);
     let started = Instant::now();
     match scenario {
-        Scenario::Mixed => scenarios::mixed(api, seed, opts.users, opts.seconds).await,
+        Scenario::Mixed => scenarios::mixed(api, seed, opts.users, opts.seconds, opts.many_ips).await,
         Scenario::Reads => scenarios::reads(api, seed, opts.users, opts.seconds).await,
         Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
         Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
         Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
         Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, opts.seconds).await,
     }
-    let label = if scenario == Scenario::LoginAttack && opts.many_ips {
-        "login-attack (many IPs)".to_owned()
+    let label = if opts.many_ips && matches!(scenario, Scenario::LoginAttack | Scenario::Mixed) {
+        format!("{} (many IPs)", scenario.name())
     } else {
         scenario.name().to_owned()
     };

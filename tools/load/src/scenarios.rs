@@ -19,6 +19,8 @@ pub struct Api {
     pub base: String,
     pub http: reqwest::Client,
     pub recorder: Arc<Recorder>,
+    /// Sent as `X-Forwarded-For` when a call names no address of its own.
+    pub client_ip: Option<String>,
 }
 
 pub struct Call<'a> {
@@ -42,6 +44,15 @@ impl Api {
             base: base.trim_end_matches('/').to_owned(),
             http,
             recorder,
+            client_ip: None,
+        }
+    }
+
+    /// This client as user `u` behind an address of its own (10.x.y.z).
+    pub fn as_user_ip(&self, u: usize) -> Self {
+        Api {
+            client_ip: Some(format!("10.{}.{}.{}", (u >> 16) & 255, (u >> 8) & 255, u & 255)),
+            ..self.clone()
         }
     }
 
@@ -54,7 +65,7 @@ impl Api {
         if let Some(body) = &call.body {
             request = request.json(body);
         }
-        if let Some(ip) = call.forwarded_for {
+        if let Some(ip) = call.forwarded_for.or_else(|| self.client_ip.clone()) {
             request = request.header("x-forwarded-for", ip);
         }
         let started = Instant::now();
@@ -259,11 +270,13 @@ async fn member_login_and_write(api: &Api, username: &str, post: &str) {
 }
 
 /// Report 1's mix: read post 50%, member login + post/comment 20%,
-/// guest post/comment 20%, like 10%.
-pub async fn mixed(api: Api, seed: Arc<Seed>, n: usize, seconds: u64) {
+/// guest post/comment 20%, like 10%. With `many_ips` each user has an
+/// address of its own, as the report's users had.
+pub async fn mixed(api: Api, seed: Arc<Seed>, n: usize, seconds: u64, many_ips: bool) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
-    users(n, deadline, |_| {
-        let (api, seed) = (api.clone(), seed.clone());
+    users(n, deadline, |u| {
+        let api = if many_ips { api.as_user_ip(u) } else { api.clone() };
+        let seed = seed.clone();
         async move {
             while Instant::now() < deadline {
                 let roll = rand::rng().random_range(0..100);
