@@ -157,6 +157,13 @@ impl HashingGate {
         self.queue
     }
 
+    fn overloaded(&self) -> Overloaded {
+        Overloaded {
+            workers: self.workers,
+            queue: self.queue,
+        }
+    }
+
     /// A worker slot now, or a place in the tier's line, or a refusal when
     /// `queue` of the tier's jobs are already waiting.
     async fn slot(&self, tier: Tier) -> Result<Slot, Overloaded> {
@@ -174,10 +181,7 @@ impl HashingGate {
             // Waiters that gave up no longer hold a place.
             state.waiting[tier].retain(|waiter| !waiter.is_closed());
             if state.waiting[tier].len() >= self.queue {
-                return Err(Overloaded {
-                    workers: self.workers,
-                    queue: self.queue,
-                });
+                return Err(self.overloaded());
             }
             if state.waiting[tier].is_empty() {
                 // A tier that was idle starts level with the other: idle time
@@ -212,10 +216,7 @@ impl HashingGate {
             Ok(value) => Ok(value),
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
             // Cancelled: the runtime is shutting down. Answer as a refusal.
-            Err(_cancelled) => Err(Overloaded {
-                workers: self.workers,
-                queue: self.queue,
-            }),
+            Err(_cancelled) => Err(self.overloaded()),
         }
     }
 }
