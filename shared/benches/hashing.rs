@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use secrecy::SecretString;
-use shared::hashing::{HashingConfig, PasswordEngine, Tier};
+use shared::hashing::{PasswordEngine, Tier};
 
 fn engine() -> PasswordEngine {
-    let config = HashingConfig::from_lookup(|name| match name {
+    let config = shared::config::hashing_from(&shared::config::Env::new(|name| match name {
         "PEPPER" => Some("benchmark-pepper-not-a-secret-0123456789".to_owned()),
         _ => None,
-    })
+    }))
     .expect("the embedded tier file configures both tiers");
     PasswordEngine::new(config.member, config.guest, config.peppers).expect("valid tiers")
 }

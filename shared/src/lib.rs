@@ -1,11 +1,19 @@
 //! The community-board library shared by every Lambda function and the
-//! single-process server. Its heart is [`hashing`]: password hashing whose
-//! cost follows the value of what each password protects.
+//! single-process server (docs/DESIGN.md). Its heart is [`hashing`]: password
+//! hashing whose cost follows the value of what each password protects.
+//!
+//! A request flows `http` (typed extractors) -> `app` (one function per use
+//! case) -> `store` ports (typed keys) -> an adapter (DynamoDB or SQLite);
+//! `config` and `wiring` assemble a process once.
 
+pub mod app;
+pub mod config;
 pub mod domain;
+pub mod error;
+pub mod function;
 pub mod hashing;
 pub mod http;
 pub mod lambda;
-pub mod server;
 pub mod store;
 pub mod telemetry;
+pub mod wiring;

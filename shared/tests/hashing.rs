@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use secrecy::SecretString;
 use shared::hashing::{
-    Algorithm, ConfigError, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper, PepperRing, Policy,
-    StoredHash, Tier,
+    Algorithm, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper, PepperRing, Policy, StoredHash, Tier,
 };
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
@@ -249,9 +248,9 @@ fn malformed_stored_hashes_are_errors_not_matches() {
     }
 }
 
-fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, ConfigError> {
+fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, shared::config::ConfigError> {
     let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    HashingConfig::from_lookup(|name| vars.get(name).cloned())
+    shared::config::hashing_from(&shared::config::Env::new(|name| vars.get(name).cloned()))
 }
 
 #[test]

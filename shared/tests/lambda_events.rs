@@ -7,7 +7,8 @@ mod support;
 use http_body_util::BodyExt;
 use serde_json::Value;
 use shared::domain::{Author, Window};
-use shared::http::{Function, router};
+use shared::function::Function;
+use shared::http::router;
 use support::{Harness, POST_ID};
 use tower::ServiceExt;
 
@@ -57,8 +58,16 @@ async fn login_answers_a_session_and_counts_failures_by_the_api_gateway_source_i
     let wrong = fixture("login").replace("fixture-password", "wrong-password");
     let (status, _) = invoke(&h, Function::Login, &wrong).await;
     assert_eq!(status, 401);
-    let window = Window::containing(shared::http::throttle::unix_now(), 300);
-    assert_eq!(h.state.store.failures("login:ip:203.0.113.7", window).await.unwrap(), 1);
+    let window = Window::containing(shared::app::throttle::unix_now(), 300);
+    assert_eq!(
+        h.state
+            .app
+            .store
+            .failures(&shared::store::AttemptKey("login:ip:203.0.113.7".into()), window)
+            .await
+            .unwrap(),
+        1
+    );
 }
 
 #[tokio::test]

@@ -7,10 +7,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::join_all;
-use shared::domain::{Author, Comment, Member, Post, PostSummary, Window, new_id, now};
+use shared::domain::{
+    Author, BoardSlug, Boards, Comment, CommentId, CommentKey, Guard, Member, MemberId, PageLimit, PasswordHash, Post,
+    PostBody, PostId, PostKey, PostSummary, Title, Username, Window, new_id, now,
+};
 use shared::store::dynamo::{DynamoStore, RequestCounter, SdkTuning, client_config};
 use shared::store::sqlite::SqliteStore;
-use shared::store::{Store, StoreError};
+use shared::store::{AttemptKey, PostEdit, Store, StoreError};
 
 type Dyn = Arc<dyn Store>;
 
@@ -96,6 +99,61 @@ fn member(username: &str) -> Member {
     }
 }
 
+fn board(slug: &str) -> BoardSlug {
+    Boards::default().resolve(slug).unwrap()
+}
+
+fn post_key(board_slug: &str, id: &str) -> PostKey {
+    PostKey {
+        board: board(board_slug),
+        post: PostId::parse(id).unwrap(),
+    }
+}
+
+fn comment_key(board_slug: &str, post_id: &str, comment_id: &str) -> CommentKey {
+    CommentKey {
+        post: post_key(board_slug, post_id),
+        comment: CommentId::parse(comment_id).unwrap(),
+    }
+}
+
+fn post_id(id: &str) -> PostId {
+    PostId::parse(id).unwrap()
+}
+
+/// A fresh member id (a ULID).
+fn member_id() -> MemberId {
+    MemberId::parse(&new_id()).unwrap()
+}
+
+fn username(name: &str) -> Username {
+    Username::parse(name.to_owned()).unwrap()
+}
+
+fn hash(h: &str) -> PasswordHash {
+    PasswordHash::new(h.to_owned())
+}
+
+fn limit(n: usize) -> PageLimit {
+    PageLimit::parse(Some(&n.to_string()), 20).unwrap()
+}
+
+fn attempt(key: &str) -> AttemptKey {
+    AttemptKey(key.to_owned())
+}
+
+fn edit(title: &str, body: &str, updated_at: &str) -> PostEdit {
+    PostEdit {
+        title: Title::parse(title.to_owned()).unwrap(),
+        body: PostBody::parse(body.to_owned()).unwrap(),
+        updated_at: updated_at.to_owned(),
+    }
+}
+
+fn guest_hash(guard: &Guard) -> Option<&str> {
+    guard.guest_password_hash.as_ref().map(PasswordHash::as_str)
+}
+
 fn member_author() -> Author {
     Author::Member {
         member_id: new_id(),
@@ -140,7 +198,7 @@ fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
 
 async fn comment_count(store: &Dyn, board: &str, post_id: &str) -> u64 {
     store
-        .post_detail(board, post_id)
+        .post_detail(&post_key(board, post_id))
         .await
         .unwrap()
         .unwrap()
@@ -151,70 +209,98 @@ async fn comment_count(store: &Dyn, board: &str, post_id: &str) -> u64 {
 
 async fn members_are_unique_by_username(store: Dyn) {
     let kim = member("kim");
-    store.create_member(&kim, "hash-1").await.unwrap();
+    store.create_member(&kim, &hash("hash-1")).await.unwrap();
     assert_eq!(
-        store.create_member(&member("kim"), "hash-2").await,
+        store.create_member(&member("kim"), &hash("hash-2")).await,
         Err(StoreError::UsernameTaken)
     );
-    let found = store.member_credentials("kim").await.unwrap().unwrap();
+    let found = store.member_credentials(&username("kim")).await.unwrap().unwrap();
     assert_eq!(found.member, kim);
-    assert_eq!(found.password_hash, "hash-1");
-    assert_eq!(store.member_credentials("nobody").await.unwrap(), None);
+    assert_eq!(found.password_hash.as_str(), "hash-1");
+    assert_eq!(store.member_credentials(&username("nobody")).await.unwrap(), None);
 }
 
 async fn a_password_hash_is_replaced_only_while_unchanged(store: Dyn) {
-    store.create_member(&member("lee"), "old").await.unwrap();
+    let lee = username("lee");
+    store.create_member(&member("lee"), &hash("old")).await.unwrap();
     assert!(
         !store
-            .replace_password_hash("lee", "not-the-stored-one", "new")
+            .replace_password_hash(&lee, &hash("not-the-stored-one"), &hash("new"))
             .await
             .unwrap()
     );
-    assert!(store.replace_password_hash("lee", "old", "new").await.unwrap());
     assert!(
-        !store.replace_password_hash("lee", "old", "newer").await.unwrap(),
+        store
+            .replace_password_hash(&lee, &hash("old"), &hash("new"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .replace_password_hash(&lee, &hash("old"), &hash("newer"))
+            .await
+            .unwrap(),
         "a second upgrade lost the race"
     );
     assert_eq!(
-        store.member_credentials("lee").await.unwrap().unwrap().password_hash,
+        store
+            .member_credentials(&lee)
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash
+            .as_str(),
         "new"
     );
-    assert!(!store.replace_password_hash("ghost", "old", "new").await.unwrap());
+    assert!(
+        !store
+            .replace_password_hash(&username("ghost"), &hash("old"), &hash("new"))
+            .await
+            .unwrap()
+    );
 }
 
 async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
     let p = created_post(&store, "free").await;
     let first = comment(&p.summary.id, None, "first");
-    store.create_comment("free", &first, Some("guest-hash")).await.unwrap();
+    store
+        .create_comment(&board("free"), &first, Some(&hash("guest-hash")))
+        .await
+        .unwrap();
     let reply = comment(&p.summary.id, Some(&first.id), "reply");
-    store.create_comment("free", &reply, None).await.unwrap();
+    store.create_comment(&board("free"), &reply, None).await.unwrap();
     let third = comment(&p.summary.id, None, "third");
-    store.create_comment("free", &third, None).await.unwrap();
+    store.create_comment(&board("free"), &third, None).await.unwrap();
 
-    let detail = store.post_detail("free", &p.summary.id).await.unwrap().unwrap();
+    let detail = store
+        .post_detail(&post_key("free", &p.summary.id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(detail.post.summary.comment_count, 3);
     assert_eq!(detail.post.body, p.body);
     assert_eq!(detail.post.summary.title, p.summary.title);
     assert_eq!(detail.post.summary.author, p.summary.author);
     assert_eq!(detail.comments, vec![first, reply, third]);
-    assert_eq!(store.post_detail("free", &new_id()).await.unwrap(), None);
+    assert_eq!(store.post_detail(&post_key("free", &new_id())).await.unwrap(), None);
 }
 
 async fn posts_of_another_board_are_not_found(store: Dyn) {
     let p = created_post(&store, "free").await;
     let id = &p.summary.id;
-    assert_eq!(store.post_detail("qna", id).await.unwrap(), None);
-    assert_eq!(store.count_view("qna", id).await.unwrap(), None);
-    assert_eq!(store.post_guard("qna", id).await.unwrap(), None);
-    assert_eq!(store.update_post("qna", id, "t", "b", &now()).await.unwrap(), None);
-    assert_eq!(store.like("qna", id, "m1").await.unwrap(), None);
+    let qna = post_key("qna", id);
+    assert_eq!(store.post_detail(&qna).await.unwrap(), None);
+    assert_eq!(store.count_view(&qna).await.unwrap(), None);
+    assert_eq!(store.post_guard(&qna).await.unwrap(), None);
+    assert_eq!(store.update_post(&qna, &edit("t", "b", &now())).await.unwrap(), None);
+    assert_eq!(store.like(&qna, &member_id()).await.unwrap(), None);
     assert_eq!(
-        store.create_comment("qna", &comment(id, None, "x"), None).await,
+        store.create_comment(&board("qna"), &comment(id, None, "x"), None).await,
         Err(StoreError::NotFound)
     );
-    assert!(!store.delete_post("qna", id).await.unwrap());
+    assert!(!store.delete_post(&qna).await.unwrap());
     // Nothing above touched the post.
-    let detail = store.post_detail("free", id).await.unwrap().unwrap();
+    let detail = store.post_detail(&post_key("free", id)).await.unwrap().unwrap();
     assert_eq!(
         (
             detail.post.summary.view_count,
@@ -242,7 +328,10 @@ async fn listing_is_newest_first_and_pages_neither_skip_nor_repeat(store: Dyn) {
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let page = store.list_posts("qna", 7, cursor.as_deref()).await.unwrap();
+        let page = store
+            .list_posts(&board("qna"), limit(7), cursor.as_deref())
+            .await
+            .unwrap();
         assert!(page.posts.len() <= 7);
         seen.extend(page.posts.iter().map(|p| p.id.clone()));
         match page.next_cursor {
@@ -251,15 +340,22 @@ async fn listing_is_newest_first_and_pages_neither_skip_nor_repeat(store: Dyn) {
         }
     }
     assert_eq!(seen, ids);
-    let exact = store.list_posts("qna", 23, None).await.unwrap();
+    let exact = store.list_posts(&board("qna"), limit(23), None).await.unwrap();
     assert_eq!(exact.posts.len(), 23);
     assert_eq!(exact.next_cursor, None, "no cursor when nothing follows");
-    assert!(store.list_posts("notice", 20, None).await.unwrap().posts.is_empty());
+    assert!(
+        store
+            .list_posts(&board("notice"), limit(20), None)
+            .await
+            .unwrap()
+            .posts
+            .is_empty()
+    );
 }
 
 async fn a_cursor_that_was_not_issued_is_refused(store: Dyn) {
     assert_eq!(
-        store.list_posts("free", 20, Some("garbage!")).await,
+        store.list_posts(&board("free"), limit(20), Some("garbage!")).await,
         Err(StoreError::InvalidCursor)
     );
 }
@@ -268,7 +364,7 @@ async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
     let p = created_post(&store, "free").await;
     let later = "2030-01-01T00:00:00.000Z";
     let updated = store
-        .update_post("free", &p.summary.id, "new title", "new body", later)
+        .update_post(&post_key("free", &p.summary.id), &edit("new title", "new body", later))
         .await
         .unwrap()
         .unwrap();
@@ -276,10 +372,17 @@ async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
     assert_eq!(updated.body, "new body");
     assert_eq!(updated.updated_at, later);
     assert_eq!(updated.summary.created_at, p.summary.created_at);
-    let detail = store.post_detail("free", &p.summary.id).await.unwrap().unwrap();
+    let detail = store
+        .post_detail(&post_key("free", &p.summary.id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(detail.post, updated);
     assert_eq!(
-        store.update_post("free", &new_id(), "t", "b", later).await.unwrap(),
+        store
+            .update_post(&post_key("free", &new_id()), &edit("t", "b", later))
+            .await
+            .unwrap(),
         None
     );
 }
@@ -287,22 +390,30 @@ async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
 async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
     let p = created_post(&store, "free").await;
     let id = &p.summary.id;
+    let key = post_key("free", id);
+    let m1 = member_id();
     let c = comment(id, None, "bye");
-    store.create_comment("free", &c, Some("h")).await.unwrap();
-    store.like("free", id, "m1").await.unwrap();
+    store
+        .create_comment(&board("free"), &c, Some(&hash("h")))
+        .await
+        .unwrap();
+    store.like(&key, &m1).await.unwrap();
     let survivor = created_post(&store, "free").await;
-    store.like("free", &survivor.summary.id, "m1").await.unwrap();
+    store.like(&post_key("free", &survivor.summary.id), &m1).await.unwrap();
 
-    assert!(store.delete_post("free", id).await.unwrap());
-    assert!(!store.delete_post("free", id).await.unwrap(), "already gone");
-    assert_eq!(store.post_detail("free", id).await.unwrap(), None);
-    assert_eq!(store.comment_guard("free", id, &c.id).await.unwrap(), None);
-    assert!(!store.has_liked(id, "m1").await.unwrap());
+    assert!(store.delete_post(&key).await.unwrap());
+    assert!(!store.delete_post(&key).await.unwrap(), "already gone");
+    assert_eq!(store.post_detail(&key).await.unwrap(), None);
+    assert_eq!(
+        store.comment_guard(&comment_key("free", id, &c.id)).await.unwrap(),
+        None
+    );
+    assert!(!store.has_liked(&post_id(id), &m1).await.unwrap());
     assert!(
-        store.has_liked(&survivor.summary.id, "m1").await.unwrap(),
+        store.has_liked(&post_id(&survivor.summary.id), &m1).await.unwrap(),
         "other posts keep their likes"
     );
-    let listed: Vec<_> = store.list_posts("free", 20, None).await.unwrap().posts;
+    let listed: Vec<_> = store.list_posts(&board("free"), limit(20), None).await.unwrap().posts;
     assert_eq!(
         listed.iter().map(|p| &p.id).collect::<Vec<_>>(),
         vec![&survivor.summary.id]
@@ -314,33 +425,31 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
         nickname: "visitor".into(),
     };
     let p = post("free", "guest post", guest.clone());
-    store.create_post(&p, Some("$2b$08$post-secret-hash")).await.unwrap();
+    store
+        .create_post(&p, Some(&hash("$2b$08$post-secret-hash")))
+        .await
+        .unwrap();
     let c = comment(&p.summary.id, None, "guest comment");
     store
-        .create_comment("free", &c, Some("$2b$08$comment-secret-hash"))
+        .create_comment(&board("free"), &c, Some(&hash("$2b$08$comment-secret-hash")))
         .await
         .unwrap();
+    let (free, qna) = (post_key("free", &p.summary.id), post_key("qna", &p.summary.id));
+    let (free_c, qna_c) = (
+        comment_key("free", &p.summary.id, &c.id),
+        comment_key("qna", &p.summary.id, &c.id),
+    );
 
-    let guard = store.post_guard("free", &p.summary.id).await.unwrap().unwrap();
+    let guard = store.post_guard(&free).await.unwrap().unwrap();
     assert_eq!(guard.author, guest);
-    assert_eq!(guard.guest_password_hash.as_deref(), Some("$2b$08$post-secret-hash"));
-    let guard = store
-        .comment_guard("free", &p.summary.id, &c.id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(guard.guest_password_hash.as_deref(), Some("$2b$08$comment-secret-hash"));
-    assert_eq!(store.comment_guard("qna", &p.summary.id, &c.id).await.unwrap(), None);
+    assert_eq!(guest_hash(&guard), Some("$2b$08$post-secret-hash"));
+    let guard = store.comment_guard(&free_c).await.unwrap().unwrap();
+    assert_eq!(guest_hash(&guard), Some("$2b$08$comment-secret-hash"));
+    assert_eq!(store.comment_guard(&qna_c).await.unwrap(), None);
 
-    let shown = serde_json::to_string(&store.post_detail("free", &p.summary.id).await.unwrap()).unwrap()
-        + &serde_json::to_string(&store.list_posts("free", 20, None).await.unwrap()).unwrap()
-        + &serde_json::to_string(
-            &store
-                .update_post("free", &p.summary.id, "t", "b", &now())
-                .await
-                .unwrap(),
-        )
-        .unwrap();
+    let shown = serde_json::to_string(&store.post_detail(&free).await.unwrap()).unwrap()
+        + &serde_json::to_string(&store.list_posts(&board("free"), limit(20), None).await.unwrap()).unwrap()
+        + &serde_json::to_string(&store.update_post(&free, &edit("t", "b", &now())).await.unwrap()).unwrap();
     assert!(
         !shown.contains("secret-hash"),
         "a hash reached a response type: {shown}"
@@ -348,64 +457,54 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
 
     assert!(
         store
-            .replace_post_guest_hash("free", &p.summary.id, "$2b$08$post-secret-hash", "new-post-hash")
+            .replace_post_guest_hash(&free, &hash("$2b$08$post-secret-hash"), &hash("new-post-hash"))
             .await
             .unwrap()
     );
     assert!(
         !store
-            .replace_post_guest_hash("free", &p.summary.id, "$2b$08$post-secret-hash", "x")
+            .replace_post_guest_hash(&free, &hash("$2b$08$post-secret-hash"), &hash("x"))
             .await
             .unwrap()
     );
     assert!(
         !store
-            .replace_post_guest_hash("qna", &p.summary.id, "new-post-hash", "x")
+            .replace_post_guest_hash(&qna, &hash("new-post-hash"), &hash("x"))
             .await
             .unwrap()
     );
-    let guard = store.post_guard("free", &p.summary.id).await.unwrap().unwrap();
-    assert_eq!(guard.guest_password_hash.as_deref(), Some("new-post-hash"));
+    let guard = store.post_guard(&free).await.unwrap().unwrap();
+    assert_eq!(guest_hash(&guard), Some("new-post-hash"));
     assert!(
         store
-            .replace_comment_guest_hash(
-                "free",
-                &p.summary.id,
-                &c.id,
-                "$2b$08$comment-secret-hash",
-                "new-comment-hash"
-            )
+            .replace_comment_guest_hash(&free_c, &hash("$2b$08$comment-secret-hash"), &hash("new-comment-hash"))
             .await
             .unwrap()
     );
     assert!(
         !store
-            .replace_comment_guest_hash("qna", &p.summary.id, &c.id, "new-comment-hash", "x")
+            .replace_comment_guest_hash(&qna_c, &hash("new-comment-hash"), &hash("x"))
             .await
             .unwrap()
     );
-    let guard = store
-        .comment_guard("free", &p.summary.id, &c.id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(guard.guest_password_hash.as_deref(), Some("new-comment-hash"));
+    let guard = store.comment_guard(&free_c).await.unwrap().unwrap();
+    assert_eq!(guest_hash(&guard), Some("new-comment-hash"));
 }
 
 async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
     let p = created_post(&store, "free").await;
     let other = created_post(&store, "free").await;
     let top = comment(&p.summary.id, None, "top");
-    store.create_comment("free", &top, None).await.unwrap();
+    store.create_comment(&board("free"), &top, None).await.unwrap();
     let reply = comment(&p.summary.id, Some(&top.id), "reply");
-    store.create_comment("free", &reply, None).await.unwrap();
+    store.create_comment(&board("free"), &reply, None).await.unwrap();
     let elsewhere = comment(&other.summary.id, None, "elsewhere");
-    store.create_comment("free", &elsewhere, None).await.unwrap();
+    store.create_comment(&board("free"), &elsewhere, None).await.unwrap();
 
     for parent in [elsewhere.id.as_str(), reply.id.as_str(), "01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
         let bad = comment(&p.summary.id, Some(parent), "bad");
         assert_eq!(
-            store.create_comment("free", &bad, None).await,
+            store.create_comment(&board("free"), &bad, None).await,
             Err(StoreError::InvalidParent),
             "{parent}"
         );
@@ -420,84 +519,88 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
 async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
     let p = created_post(&store, "free").await;
     let (a, b) = (comment(&p.summary.id, None, "a"), comment(&p.summary.id, None, "b"));
-    store.create_comment("free", &a, None).await.unwrap();
-    store.create_comment("free", &b, None).await.unwrap();
+    store.create_comment(&board("free"), &a, None).await.unwrap();
+    store.create_comment(&board("free"), &b, None).await.unwrap();
     assert!(
-        !store.delete_comment("qna", &p.summary.id, &a.id).await.unwrap(),
+        !store
+            .delete_comment(&comment_key("qna", &p.summary.id, &a.id))
+            .await
+            .unwrap(),
         "wrong board"
     );
-    assert!(store.delete_comment("free", &p.summary.id, &a.id).await.unwrap());
-    assert!(!store.delete_comment("free", &p.summary.id, &a.id).await.unwrap());
-    let detail = store.post_detail("free", &p.summary.id).await.unwrap().unwrap();
+    let free_a = comment_key("free", &p.summary.id, &a.id);
+    assert!(store.delete_comment(&free_a).await.unwrap());
+    assert!(!store.delete_comment(&free_a).await.unwrap());
+    let detail = store
+        .post_detail(&post_key("free", &p.summary.id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(detail.post.summary.comment_count, 1);
     assert_eq!(detail.comments, vec![b]);
 }
 
 async fn liking_and_unliking_are_idempotent(store: Dyn) {
     let p = created_post(&store, "free").await;
-    let id = &p.summary.id;
+    let key = post_key("free", &p.summary.id);
+    let (m1, m2) = (member_id(), member_id());
     for _ in 0..2 {
-        let state = store.like("free", id, "m1").await.unwrap().unwrap();
+        let state = store.like(&key, &m1).await.unwrap().unwrap();
         assert!(state.liked);
         assert_eq!(state.like_count, 1);
     }
-    assert_eq!(store.like("free", id, "m2").await.unwrap().unwrap().like_count, 2);
+    assert_eq!(store.like(&key, &m2).await.unwrap().unwrap().like_count, 2);
     for _ in 0..2 {
-        let state = store.unlike("free", id, "m1").await.unwrap().unwrap();
+        let state = store.unlike(&key, &m1).await.unwrap().unwrap();
         assert!(!state.liked);
         assert_eq!(state.like_count, 1);
     }
-    assert!(!store.has_liked(id, "m1").await.unwrap());
-    assert!(store.has_liked(id, "m2").await.unwrap());
-    assert_eq!(store.like("free", &new_id(), "m1").await.unwrap(), None);
-    assert_eq!(store.unlike("free", &new_id(), "m1").await.unwrap(), None);
+    assert!(!store.has_liked(&key.post, &m1).await.unwrap());
+    assert!(store.has_liked(&key.post, &m2).await.unwrap());
+    assert_eq!(store.like(&post_key("free", &new_id()), &m1).await.unwrap(), None);
+    assert_eq!(store.unlike(&post_key("free", &new_id()), &m1).await.unwrap(), None);
 }
 
 async fn views_are_counted_one_by_one(store: Dyn) {
     let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
     for expected in 1..=3 {
-        assert_eq!(store.count_view("free", &p.summary.id).await.unwrap(), Some(expected));
+        assert_eq!(store.count_view(&key).await.unwrap(), Some(expected));
     }
     assert_eq!(
-        store
-            .post_detail("free", &p.summary.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .post
-            .summary
-            .view_count,
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.view_count,
         3
     );
-    assert_eq!(store.count_view("free", &new_id()).await.unwrap(), None);
+    assert_eq!(store.count_view(&post_key("free", &new_id())).await.unwrap(), None);
 }
 
 async fn failures_are_counted_per_key_and_window(store: Dyn) {
     let now = 1_800_000_123;
     let window = Window::containing(now, 300);
+    let (kim, lee, nobody) = (
+        attempt("login:user:kim"),
+        attempt("login:user:lee"),
+        attempt("login:user:nobody"),
+    );
     for expected in 1..=3 {
-        assert_eq!(store.record_failure("login:user:kim", window).await.unwrap(), expected);
+        assert_eq!(store.record_failure(&kim, window).await.unwrap(), expected);
     }
-    assert_eq!(store.failures("login:user:kim", window).await.unwrap(), 3);
-    assert_eq!(store.failures("login:user:lee", window).await.unwrap(), 0);
+    assert_eq!(store.failures(&kim, window).await.unwrap(), 3);
+    assert_eq!(store.failures(&lee, window).await.unwrap(), 0);
     let next = Window::containing(window.end(), 300);
     assert_eq!(
-        store.failures("login:user:kim", next).await.unwrap(),
+        store.failures(&kim, next).await.unwrap(),
         0,
         "a new window starts at zero"
     );
-    assert_eq!(store.record_failure("login:user:kim", next).await.unwrap(), 1);
-    store.forgive_failure("login:user:kim", next).await.unwrap();
-    assert_eq!(store.failures("login:user:kim", next).await.unwrap(), 0);
-    store.forgive_failure("login:user:kim", next).await.unwrap();
+    assert_eq!(store.record_failure(&kim, next).await.unwrap(), 1);
+    store.forgive_failure(&kim, next).await.unwrap();
+    assert_eq!(store.failures(&kim, next).await.unwrap(), 0);
+    store.forgive_failure(&kim, next).await.unwrap();
+    assert_eq!(store.failures(&kim, next).await.unwrap(), 0, "never below zero");
+    store.forgive_failure(&nobody, next).await.unwrap();
     assert_eq!(
-        store.failures("login:user:kim", next).await.unwrap(),
-        0,
-        "never below zero"
-    );
-    store.forgive_failure("login:user:nobody", next).await.unwrap();
-    assert_eq!(
-        store.failures("login:user:kim", window).await.unwrap(),
+        store.failures(&kim, window).await.unwrap(),
         3,
         "other windows untouched"
     );
@@ -505,60 +608,47 @@ async fn failures_are_counted_per_key_and_window(store: Dyn) {
 
 async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
     let p = created_post(&store, "free").await;
-    let id = p.summary.id.clone();
-    let members: Vec<String> = (0..50).map(|_| new_id()).collect();
+    let key = post_key("free", &p.summary.id);
+    let members: Vec<MemberId> = (0..50).map(|_| member_id()).collect();
     let likes = members.iter().map(|m| {
-        let (store, id, m) = (store.clone(), id.clone(), m.clone());
-        tokio::spawn(async move { store.like("free", &id, &m).await })
+        let (store, key, m) = (store.clone(), key.clone(), m.clone());
+        tokio::spawn(async move { store.like(&key, &m).await })
     });
     for result in join_all(likes).await {
         assert!(result.unwrap().unwrap().unwrap().liked);
     }
     assert_eq!(
-        store
-            .post_detail("free", &id)
-            .await
-            .unwrap()
-            .unwrap()
-            .post
-            .summary
-            .like_count,
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
         50
     );
     for m in &members {
-        assert!(store.has_liked(&id, m).await.unwrap());
+        assert!(store.has_liked(&key.post, m).await.unwrap());
     }
 }
 
 async fn one_member_liking_twenty_times_at_once_counts_once(store: Dyn) {
     let p = created_post(&store, "free").await;
-    let id = p.summary.id.clone();
+    let key = post_key("free", &p.summary.id);
+    let same_member = member_id();
     let likes = (0..20).map(|_| {
-        let (store, id) = (store.clone(), id.clone());
-        tokio::spawn(async move { store.like("free", &id, "same-member").await })
+        let (store, key, m) = (store.clone(), key.clone(), same_member.clone());
+        tokio::spawn(async move { store.like(&key, &m).await })
     });
     for result in join_all(likes).await {
         assert!(result.unwrap().unwrap().unwrap().liked);
     }
     assert_eq!(
-        store
-            .post_detail("free", &id)
-            .await
-            .unwrap()
-            .unwrap()
-            .post
-            .summary
-            .like_count,
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
         1
     );
 }
 
 async fn two_hundred_concurrent_views_count_exactly_two_hundred(store: Dyn) {
     let p = created_post(&store, "free").await;
-    let id = p.summary.id.clone();
+    let key = post_key("free", &p.summary.id);
     let views = (0..200).map(|_| {
-        let (store, id) = (store.clone(), id.clone());
-        tokio::spawn(async move { store.count_view("free", &id).await })
+        let (store, key) = (store.clone(), key.clone());
+        tokio::spawn(async move { store.count_view(&key).await })
     });
     let mut counts: Vec<u64> = join_all(views)
         .await
@@ -572,14 +662,7 @@ async fn two_hundred_concurrent_views_count_exactly_two_hundred(store: Dyn) {
         "every view saw its own distinct count"
     );
     assert_eq!(
-        store
-            .post_detail("free", &id)
-            .await
-            .unwrap()
-            .unwrap()
-            .post
-            .summary
-            .view_count,
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.view_count,
         200
     );
 }
@@ -589,12 +672,12 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
     let id = p.summary.id.clone();
     let writes = (0..30).map(|i| {
         let (store, c) = (store.clone(), comment(&id, None, &format!("comment {i}")));
-        tokio::spawn(async move { store.create_comment("free", &c, None).await })
+        tokio::spawn(async move { store.create_comment(&board("free"), &c, None).await })
     });
     for result in join_all(writes).await {
         result.unwrap().unwrap();
     }
-    let detail = store.post_detail("free", &id).await.unwrap().unwrap();
+    let detail = store.post_detail(&post_key("free", &id)).await.unwrap().unwrap();
     assert_eq!(detail.comments.len(), 30);
     assert_eq!(detail.post.summary.comment_count, 30);
 }
@@ -620,7 +703,10 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
     loop {
-        let page = store.list_posts("notice", 4, cursor.as_deref()).await.unwrap();
+        let page = store
+            .list_posts(&board("notice"), limit(4), cursor.as_deref())
+            .await
+            .unwrap();
         for p in &page.posts {
             assert!(seen.insert(p.id.clone()), "post {} repeated", p.id);
         }
@@ -660,15 +746,16 @@ async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_
                     store.clone(),
                     comment(&id, None, &format!("{i:04}{}", "x".repeat(1996))),
                 );
-                tokio::spawn(async move { store.create_comment("free", &c, None).await })
+                tokio::spawn(async move { store.create_comment(&board("free"), &c, None).await })
             });
             for result in join_all(writes).await {
                 result.unwrap().unwrap();
             }
         }
         let before = counter.count();
-        let views = store.count_view("free", &id).await.unwrap().unwrap();
-        let detail = store.post_detail("free", &id).await.unwrap().unwrap();
+        let key = post_key("free", &id);
+        let views = store.count_view(&key).await.unwrap().unwrap();
+        let detail = store.post_detail(&key).await.unwrap().unwrap();
         let requests = counter.count() - before;
         assert_eq!(detail.comments.len(), comments);
         assert!(detail.post.summary.view_count >= views);

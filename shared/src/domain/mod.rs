@@ -1,21 +1,17 @@
-//! The board's records as the store keeps them and the API shows them.
-//! Field names are API.md's; guest password hashes live only in [`Guard`].
+//! The board's records as the store keeps them and the API shows them
+//! (docs/API.md, Bodies), and the typed values requests are parsed into
+//! ([`fields`]). Password hashes live only in [`Guard`] and
+//! [`MemberCredentials`].
+
+pub mod fields;
+
+pub use fields::{
+    BoardSlug, Boards, CommentBody, CommentId, CommentKey, MemberId, Nickname, PageLimit, Password, PasswordHash,
+    PostBody, PostId, PostKey, Title, Username, new_id,
+};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-
-/// A new unique, time-ordered id (a ULID, 26 characters). Ids made by one
-/// process increase strictly, even within one millisecond, so "newest first"
-/// is exact for them; across processes it holds to the millisecond.
-pub fn new_id() -> String {
-    static GENERATOR: std::sync::Mutex<ulid::Generator> = std::sync::Mutex::new(ulid::Generator::new());
-    let mut generator = GENERATOR.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    // Overflow needs 2^80 ids in one millisecond; fall back to a random one.
-    generator
-        .generate()
-        .unwrap_or_else(|_| ulid::Ulid::generate())
-        .to_string()
-}
 
 /// Times are kept and shown as RFC 3339 UTC with milliseconds.
 pub fn timestamp(at: DateTime<Utc>) -> String {
@@ -45,7 +41,7 @@ pub struct Member {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemberCredentials {
     pub member: Member,
-    pub password_hash: String,
+    pub password_hash: PasswordHash,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,7 +100,7 @@ pub struct LikeState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Guard {
     pub author: Author,
-    pub guest_password_hash: Option<String>,
+    pub guest_password_hash: Option<PasswordHash>,
 }
 
 /// A fixed window for counting failures: `[start, start + length)` in Unix seconds.
@@ -154,16 +150,6 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&guest).unwrap(),
             serde_json::json!({"kind": "guest", "nickname": "Lee"})
-        );
-    }
-
-    #[test]
-    fn ids_are_unique_and_sort_by_time() {
-        let ids: Vec<String> = (0..1000).map(|_| new_id()).collect();
-        assert!(ids.iter().all(|id| id.len() == 26));
-        assert!(
-            ids.windows(2).all(|w| w[0] < w[1]),
-            "strictly increasing, even within a millisecond"
         );
     }
 }

@@ -50,10 +50,6 @@ impl Hashing {
         })
     }
 
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::new(HashingConfig::from_env()?)
-    }
-
     pub fn engine(&self) -> &PasswordEngine {
         &self.engine
     }

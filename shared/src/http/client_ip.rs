@@ -1,4 +1,4 @@
-//! The client IP used for throttling: API Gateway's
+//! The client address used for throttling (docs/API.md, Client address): API Gateway's
 //! `requestContext.http.sourceIp` on Lambda; on the server the peer address,
 //! or the left-most `X-Forwarded-For` entry when the server trusts a proxy.
 
@@ -9,16 +9,17 @@ use http::request::Parts;
 use lambda_http::request::RequestContext;
 
 use super::AppState;
-use super::error::ApiError;
+use crate::app::ClientAddress;
+use crate::error::ApiError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientIp(pub String);
+pub struct ClientIp(pub ClientAddress);
 
 impl FromRequestParts<AppState> for ClientIp {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(client_ip(parts, state.config.trust_proxy)))
+        Ok(ClientIp(ClientAddress(client_ip(parts, state.trust_proxy))))
     }
 }
 

@@ -1,20 +1,22 @@
-//! Reading request bodies: at most 64 KiB, JSON, an object. Fields are taken
-//! one by one so that a missing field is `validation_failed` and a field of the
-//! wrong JSON type is `malformed_json`, each naming the field.
+//! Request bodies (docs/API.md, Conventions): at most 64 KiB of JSON, an
+//! object, read by serde into the route's request type. A missing field is
+//! `validation_failed` and a field of the wrong JSON type `malformed_json`,
+//! each naming the field.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use http::StatusCode;
-use serde_json::{Map, Value};
+use serde::de::DeserializeOwned;
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// A JSON body read into `T`.
 #[derive(Debug)]
-pub struct JsonObject(Map<String, Value>);
+pub struct Body<T>(pub T);
 
-impl<S: Send + Sync> FromRequest<S> for JsonObject {
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
@@ -25,65 +27,60 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
                 ApiError::MalformedJson("request body could not be read".into())
             }
         })?;
-        JsonObject::parse(&bytes)
+        parse(&bytes).map(Body)
     }
 }
 
-impl JsonObject {
-    pub fn parse(bytes: &[u8]) -> Result<Self, ApiError> {
-        if bytes.len() > MAX_BODY_BYTES {
-            return Err(ApiError::PayloadTooLarge);
-        }
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            let what = if std::str::from_utf8(bytes).is_err() {
-                "body is not UTF-8".to_owned()
-            } else {
-                format!("body is not valid JSON ({e})")
-            };
-            ApiError::MalformedJson(what)
-        })?;
-        match value {
-            Value::Object(map) => Ok(JsonObject(map)),
-            _ => Err(ApiError::MalformedJson("body must be a JSON object".into())),
-        }
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.len() > MAX_BODY_BYTES {
+        return Err(ApiError::PayloadTooLarge);
     }
+    if std::str::from_utf8(bytes).is_err() {
+        return Err(ApiError::MalformedJson("body is not UTF-8".into()));
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::MalformedJson(format!("body is not valid JSON ({e})")))?;
+    if !value.is_object() {
+        return Err(ApiError::MalformedJson("body must be a JSON object".into()));
+    }
+    // Request fields are all strings (or absent): a type error names its field.
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| ApiError::MalformedJson(format!("{} must be a string", e.path())))
+}
 
-    /// A required string field.
-    pub fn string(&self, field: &str) -> Result<String, ApiError> {
-        self.optional_string(field)?
-            .ok_or_else(|| ApiError::validation(format!("{field} is required")))
-    }
-
-    /// A string field that may be absent or null.
-    pub fn optional_string(&self, field: &str) -> Result<Option<String>, ApiError> {
-        match self.0.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(ApiError::MalformedJson(format!("{field} must be a string"))),
-        }
-    }
+/// A field the route requires: absent and `null` are both missing.
+pub fn required(field: &str, value: Option<String>) -> Result<String, ApiError> {
+    value.ok_or_else(|| ApiError::validation(format!("{field} is required")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[derive(Debug, serde::Deserialize)]
+    struct Sample {
+        title: Option<String>,
+        nothing: Option<String>,
+        n: Option<String>,
+    }
+
     #[test]
     fn bodies_are_json_objects_and_fields_are_typed() {
-        let body = JsonObject::parse(br#"{"title": "hi", "n": 3, "nothing": null, "extra": [1]}"#).unwrap();
-        assert_eq!(body.string("title").unwrap(), "hi");
-        assert_eq!(body.optional_string("nothing").unwrap(), None);
-        assert_eq!(body.string("body"), Err(ApiError::validation("body is required")));
+        let body: Sample = parse(br#"{"title": "hi", "nothing": null, "extra": [1]}"#).unwrap();
+        assert_eq!(body.title.as_deref(), Some("hi"));
+        assert_eq!(body.nothing, None);
+        assert_eq!(required("n", body.n), Err(ApiError::validation("n is required")));
         assert_eq!(
-            body.string("n"),
-            Err(ApiError::MalformedJson("n must be a string".into()))
+            parse::<Sample>(br#"{"n": 3}"#).unwrap_err(),
+            ApiError::MalformedJson("n must be a string".into())
         );
-        assert!(matches!(JsonObject::parse(b"[1]"), Err(ApiError::MalformedJson(m)) if m.contains("object")));
-        assert!(matches!(JsonObject::parse(b"{"), Err(ApiError::MalformedJson(_))));
-        assert!(matches!(JsonObject::parse(b"\xff\xfe"), Err(ApiError::MalformedJson(m)) if m.contains("UTF-8")));
+        assert!(matches!(parse::<Sample>(b"[1]"), Err(ApiError::MalformedJson(m)) if m.contains("object")));
+        assert!(matches!(parse::<Sample>(b"{"), Err(ApiError::MalformedJson(_))));
+        assert!(matches!(parse::<Sample>(b"{} {}"), Err(ApiError::MalformedJson(_))));
+        assert!(matches!(parse::<Sample>(b"\xff\xfe"), Err(ApiError::MalformedJson(m)) if m.contains("UTF-8")));
         let deep = "[".repeat(10_000);
         assert!(matches!(
-            JsonObject::parse(deep.as_bytes()),
+            parse::<Sample>(deep.as_bytes()),
             Err(ApiError::MalformedJson(_))
         ));
     }

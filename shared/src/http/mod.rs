@@ -1,61 +1,53 @@
-//! The HTTP layer shared by every Lambda function and the single-process
-//! server: routing, input parsing, auth, throttling and the handlers.
+//! The HTTP adapter shared by every Lambda function and the single-process
+//! server: typed extractors turn the path, query and body into the
+//! application's commands, and [`ApiError`] turns failures into responses
+//! (docs/API.md, Errors).
 
 pub mod auth;
 pub mod client_ip;
-pub mod error;
-pub mod fields;
 mod handlers;
 pub mod input;
+pub mod paths;
 pub mod routes;
-pub mod settings;
-pub mod throttle;
 
-use std::sync::Arc;
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, header};
+use serde_json::json;
 
-pub use error::ApiError;
-pub use routes::{Function, Route, router, routes};
+pub use crate::error::ApiError;
+pub use crate::function::Function;
+pub use routes::{Route, router, routes};
 
-use crate::hashing::Hashing;
-use crate::store::Store;
-use auth::JwtKeys;
-use throttle::ThrottlePolicy;
-
-/// Request handling settings that are not secrets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpConfig {
-    pub boards: Vec<String>,
-    pub throttle: ThrottlePolicy,
-    /// Server mode only: take the client IP from `X-Forwarded-For`.
-    pub trust_proxy: bool,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        HttpConfig {
-            boards: vec!["free".into(), "qna".into(), "notice".into()],
-            throttle: ThrottlePolicy::default(),
-            trust_proxy: false,
-        }
-    }
-}
+use crate::app::App;
 
 /// What every handler gets: built once per process (per cold start on Lambda).
 #[derive(Clone)]
 pub struct AppState {
-    pub store: Arc<dyn Store>,
-    pub hashing: Hashing,
-    pub jwt: Arc<JwtKeys>,
-    pub config: Arc<HttpConfig>,
+    pub app: App,
+    /// Server mode only: take the client address from `X-Forwarded-For`.
+    pub trust_proxy: bool,
 }
 
-impl AppState {
-    pub fn new(store: Arc<dyn Store>, hashing: Hashing, jwt: JwtKeys, config: HttpConfig) -> Self {
-        AppState {
-            store,
-            hashing,
-            jwt: Arc::new(jwt),
-            config: Arc::new(config),
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(detail) = &self {
+            tracing::error!(error = %detail, "internal error");
         }
+        let body = json!({"error": {"code": self.code(), "message": self.to_string()}});
+        let mut response = (self.status(), Json(body)).into_response();
+        if self == ApiError::PayloadTooLarge {
+            // The rest of the body was never read: this connection cannot
+            // carry another request, and a client that pools it would fail.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if let Some(seconds) = self.retry_after() {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }

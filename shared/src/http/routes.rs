@@ -1,4 +1,4 @@
-//! The route table of API.md: which function serves which method and path.
+//! The route table of docs/API.md (Routes): which function serves which method and path.
 //! The server mounts all of it; each Lambda function mounts its own rows.
 
 use std::collections::BTreeMap;
@@ -7,47 +7,13 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::{Method, Request};
+use tower_http::limit::RequestBodyLimitLayer;
 
 use super::AppState;
-use super::error::ApiError;
 use super::handlers as h;
 use super::input::MAX_BODY_BYTES;
-
-/// The Lambda functions, named as their binaries under `functions/`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Function {
-    Signup,
-    Login,
-    Read,
-    MemberWrite,
-    GuestPost,
-    GuestComment,
-    Like,
-}
-
-impl Function {
-    pub const ALL: [Function; 7] = [
-        Function::Signup,
-        Function::Login,
-        Function::Read,
-        Function::MemberWrite,
-        Function::GuestPost,
-        Function::GuestComment,
-        Function::Like,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Function::Signup => "signup",
-            Function::Login => "login",
-            Function::Read => "read",
-            Function::MemberWrite => "member-write",
-            Function::GuestPost => "guest-post",
-            Function::GuestComment => "guest-comment",
-            Function::Like => "like",
-        }
-    }
-}
+use crate::error::ApiError;
+use crate::function::Function;
 
 pub struct Route {
     pub function: Function,
@@ -117,24 +83,18 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         .method_not_allowed_fallback(|request: Request<axum::body::Body>| async move {
             ApiError::MethodNotAllowed(request.method().to_string())
         })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(refuse_declared_oversize))
+        .layer(DefaultBodyLimit::disable())
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::map_response(payload_too_large_in_api_shape))
         .with_state(state)
 }
 
-/// A body whose declared length is over the limit is refused before any of
-/// it is read; bodies without a length are cut off by `DefaultBodyLimit`.
-async fn refuse_declared_oversize(
-    request: Request<axum::body::Body>,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let declared = request
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
+/// tower-http refuses a declared length over the limit before reading the
+/// body (and cuts off an undeclared one after it); its 413 is plain text, so
+/// it is answered again in docs/API.md's error shape.
+async fn payload_too_large_in_api_shape(response: axum::response::Response) -> axum::response::Response {
+    if response.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
         return axum::response::IntoResponse::into_response(ApiError::PayloadTooLarge);
     }
-    next.run(request).await
+    response
 }

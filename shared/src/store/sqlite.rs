@@ -16,9 +16,10 @@ use async_trait::async_trait;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
 use rusqlite_migration::{M, Migrations};
 
-use super::{Attempts, Comments, Likes, Members, Posts, StoreError, StoreResult, cursor};
+use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
 use crate::domain::{
-    Author, Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, PostSummary, Window,
+    Author, BoardSlug, Comment, CommentKey, Guard, LikeState, Member, MemberCredentials, MemberId, Page, PageLimit,
+    PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
 };
 
 const MIGRATIONS: &[M<'static>] = &[M::up(
@@ -212,7 +213,7 @@ fn comment_from(row: &Row<'_>) -> rusqlite::Result<Comment> {
 fn guard_from(row: &Row<'_>) -> rusqlite::Result<Guard> {
     Ok(Guard {
         author: author_from(row.get(0)?, row.get(1)?, row.get(2)?),
-        guest_password_hash: row.get(3)?,
+        guest_password_hash: row.get::<_, Option<String>>(3)?.map(PasswordHash::new),
     })
 }
 
@@ -234,8 +235,8 @@ fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
 
 #[async_trait]
 impl Members for SqliteStore {
-    async fn create_member(&self, member: &Member, password_hash: &str) -> StoreResult<()> {
-        let (member, hash) = (member.clone(), password_hash.to_owned());
+    async fn create_member(&self, member: &Member, password_hash: &PasswordHash) -> StoreResult<()> {
+        let (member, hash) = (member.clone(), password_hash.as_str().to_owned());
         self.with(move |conn| {
             conn.execute(
                 "INSERT INTO members (id, username, nickname, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -250,8 +251,8 @@ impl Members for SqliteStore {
         .await
     }
 
-    async fn member_credentials(&self, username: &str) -> StoreResult<Option<MemberCredentials>> {
-        let username = username.to_owned();
+    async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>> {
+        let username = username.as_str().to_owned();
         self.with(move |conn| {
             conn.query_row(
                 "SELECT id, username, nickname, created_at, password_hash FROM members WHERE username = ?1",
@@ -264,7 +265,7 @@ impl Members for SqliteStore {
                             nickname: row.get(2)?,
                             created_at: row.get(3)?,
                         },
-                        password_hash: row.get(4)?,
+                        password_hash: PasswordHash::new(row.get(4)?),
                     })
                 },
             )
@@ -274,8 +275,17 @@ impl Members for SqliteStore {
         .await
     }
 
-    async fn replace_password_hash(&self, username: &str, old_hash: &str, new_hash: &str) -> StoreResult<bool> {
-        let (username, old, new) = (username.to_owned(), old_hash.to_owned(), new_hash.to_owned());
+    async fn replace_password_hash(
+        &self,
+        username: &Username,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (username, old, new) = (
+            username.as_str().to_owned(),
+            old.as_str().to_owned(),
+            new.as_str().to_owned(),
+        );
         self.with(move |conn| {
             let changed = conn
                 .execute(
@@ -291,8 +301,8 @@ impl Members for SqliteStore {
 
 #[async_trait]
 impl Posts for SqliteStore {
-    async fn create_post(&self, post: &Post, guest_password_hash: Option<&str>) -> StoreResult<()> {
-        let (post, hash) = (post.clone(), guest_password_hash.map(str::to_owned));
+    async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()> {
+        let (post, hash) = (post.clone(), guest_password_hash.map(|h| h.as_str().to_owned()));
         self.with(move |conn| {
             let s = &post.summary;
             let (kind, nickname, member_id) = author_columns(&s.author);
@@ -319,8 +329,8 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn post_detail(&self, board: &str, post_id: &str) -> StoreResult<Option<PostDetail>> {
-        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+    async fn post_detail(&self, key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
             let tx = conn.transaction().map_err(sql_error)?;
             let post = tx
@@ -343,8 +353,8 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn count_view(&self, board: &str, post_id: &str) -> StoreResult<Option<u64>> {
-        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+    async fn count_view(&self, key: &PostKey) -> StoreResult<Option<u64>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
             conn.query_row(
                 "UPDATE posts SET view_count = view_count + 1 WHERE id = ?1 AND board = ?2 RETURNING view_count",
@@ -357,9 +367,9 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn list_posts(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Page> {
+    async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
         let after = cursor.map(cursor::decode).transpose()?;
-        let board = board.to_owned();
+        let (board, limit) = (board.as_str().to_owned(), limit.get());
         self.with(move |conn| {
             let mut stmt = conn
                 .prepare_cached(&format!(
@@ -377,8 +387,8 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn post_guard(&self, board: &str, post_id: &str) -> StoreResult<Option<Guard>> {
-        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+    async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
             conn.query_row(
                 "SELECT author_kind, author_nickname, author_member_id, guest_password_hash
@@ -392,20 +402,13 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn update_post(
-        &self,
-        board: &str,
-        post_id: &str,
-        title: &str,
-        body: &str,
-        updated_at: &str,
-    ) -> StoreResult<Option<Post>> {
+    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Option<Post>> {
         let (board, post_id, title, body, updated_at) = (
-            board.to_owned(),
-            post_id.to_owned(),
-            title.to_owned(),
-            body.to_owned(),
-            updated_at.to_owned(),
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            edit.title.as_str().to_owned(),
+            edit.body.as_str().to_owned(),
+            edit.updated_at.clone(),
         );
         self.with(move |conn| {
             conn.query_row(
@@ -422,8 +425,8 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn delete_post(&self, board: &str, post_id: &str) -> StoreResult<bool> {
-        let (board, post_id) = (board.to_owned(), post_id.to_owned());
+    async fn delete_post(&self, key: &PostKey) -> StoreResult<bool> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
             // Comments and likes go with it (ON DELETE CASCADE), in the same statement.
             let deleted = conn
@@ -437,8 +440,18 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn replace_post_guest_hash(&self, board: &str, post_id: &str, old: &str, new: &str) -> StoreResult<bool> {
-        let (board, post_id, old, new) = (board.to_owned(), post_id.to_owned(), old.to_owned(), new.to_owned());
+    async fn replace_post_guest_hash(
+        &self,
+        key: &PostKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (board, post_id, old, new) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            old.as_str().to_owned(),
+            new.as_str().to_owned(),
+        );
         self.with(move |conn| {
             let changed = conn
                 .execute(
@@ -457,14 +470,14 @@ impl Posts for SqliteStore {
 impl Comments for SqliteStore {
     async fn create_comment(
         &self,
-        board: &str,
+        board: &BoardSlug,
         comment: &Comment,
-        guest_password_hash: Option<&str>,
+        guest_password_hash: Option<&PasswordHash>,
     ) -> StoreResult<()> {
         let (board, c, hash) = (
-            board.to_owned(),
+            board.as_str().to_owned(),
             comment.clone(),
-            guest_password_hash.map(str::to_owned),
+            guest_password_hash.map(|h| h.as_str().to_owned()),
         );
         self.with(move |conn| {
             let tx = conn
@@ -512,8 +525,12 @@ impl Comments for SqliteStore {
         .await
     }
 
-    async fn comment_guard(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<Option<Guard>> {
-        let (board, post_id, comment_id) = (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
+    async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id, comment_id) = (
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+        );
         self.with(move |conn| {
             conn.query_row(
                 "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash
@@ -528,8 +545,12 @@ impl Comments for SqliteStore {
         .await
     }
 
-    async fn delete_comment(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<bool> {
-        let (board, post_id, comment_id) = (board.to_owned(), post_id.to_owned(), comment_id.to_owned());
+    async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+        );
         self.with(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -558,18 +579,16 @@ impl Comments for SqliteStore {
 
     async fn replace_comment_guest_hash(
         &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-        old: &str,
-        new: &str,
+        key: &CommentKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
     ) -> StoreResult<bool> {
         let (board, post_id, comment_id, old, new) = (
-            board.to_owned(),
-            post_id.to_owned(),
-            comment_id.to_owned(),
-            old.to_owned(),
-            new.to_owned(),
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+            old.as_str().to_owned(),
+            new.as_str().to_owned(),
         );
         self.with(move |conn| {
             let changed = conn
@@ -588,16 +607,18 @@ impl Comments for SqliteStore {
 
 #[async_trait]
 impl Likes for SqliteStore {
-    async fn like(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
-        self.set_like(board, post_id, member_id, true).await
+    async fn like(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
+        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), true)
+            .await
     }
 
-    async fn unlike(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
-        self.set_like(board, post_id, member_id, false).await
+    async fn unlike(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
+        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), false)
+            .await
     }
 
-    async fn has_liked(&self, post_id: &str, member_id: &str) -> StoreResult<bool> {
-        let (post_id, member_id) = (post_id.to_owned(), member_id.to_owned());
+    async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
+        let (post_id, member_id) = (post.as_str().to_owned(), member.as_str().to_owned());
         self.with(move |conn| {
             conn.query_row(
                 "SELECT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND member_id = ?2)",
@@ -651,8 +672,8 @@ impl SqliteStore {
 
 #[async_trait]
 impl Attempts for SqliteStore {
-    async fn record_failure(&self, key: &str, window: Window) -> StoreResult<u64> {
-        let key = key.to_owned();
+    async fn record_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<u64> {
+        let key = key.as_str().to_owned();
         self.with(move |conn| {
             // Old windows are useless once over; sweep them as we go.
             conn.execute("DELETE FROM attempts WHERE expires_at < ?1", [window.start])
@@ -669,8 +690,8 @@ impl Attempts for SqliteStore {
         .await
     }
 
-    async fn forgive_failure(&self, key: &str, window: Window) -> StoreResult<()> {
-        let key = key.to_owned();
+    async fn forgive_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<()> {
+        let key = key.as_str().to_owned();
         self.with(move |conn| {
             conn.execute(
                 "UPDATE attempts SET count = count - 1 WHERE key = ?1 AND window_start = ?2 AND count > 0",
@@ -682,8 +703,8 @@ impl Attempts for SqliteStore {
         .await
     }
 
-    async fn failures(&self, key: &str, window: Window) -> StoreResult<u64> {
-        let key = key.to_owned();
+    async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64> {
+        let key = key.as_str().to_owned();
         self.with(move |conn| {
             conn.query_row(
                 "SELECT count FROM attempts WHERE key = ?1 AND window_start = ?2",

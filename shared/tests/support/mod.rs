@@ -2,13 +2,9 @@
 //! tiers, one member with a bearer token and one seeded post on `free`. Shared
 //! by the tests that call the router directly (API Gateway events, fuzzing).
 
-use std::sync::Arc;
-
-use shared::domain::{Author, Member, Post, PostSummary, now};
-use shared::hashing::{Hashing, HashingConfig};
-use shared::http::auth::JwtKeys;
-use shared::http::{AppState, HttpConfig};
-use shared::store::sqlite::SqliteStore;
+use shared::config::{Config, Deployment, Env};
+use shared::domain::{Author, Member, PasswordHash, Post, PostSummary, now};
+use shared::http::AppState;
 
 pub const POST_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0XYZ";
 
@@ -31,19 +27,18 @@ pub fn member() -> Member {
 /// The state with post [`POST_ID`] written by `author` (with `guest_hash` for a guest).
 pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(&dir.path().join("db.sqlite3")).unwrap());
-    let hashing = Hashing::new(
-        HashingConfig::from_lookup(|name| match name {
-            "PEPPER" => Some("fixture-pepper-0123456789abcdefghijklmn".into()),
-            "MEMBER_TIER" | "GUEST_TIER" => Some("bcrypt:4".into()),
-            _ => None,
-        })
-        .unwrap(),
-    )
-    .unwrap();
-    let jwt = JwtKeys::new(&"fixture-jwt-secret-0123456789abcdefghij".to_owned().into()).unwrap();
-    let token = jwt.issue(&member(), shared::http::throttle::unix_now() as u64).unwrap();
-    let state = AppState::new(store, hashing, jwt, HttpConfig::default());
+    let data_dir = dir.path().display().to_string();
+    let settings = [
+        ("DATA_DIR", data_dir.as_str()),
+        ("PEPPER", "fixture-pepper-0123456789abcdefghijklmn"),
+        ("JWT_SECRET", "fixture-jwt-secret-0123456789abcdefghij"),
+        ("MEMBER_TIER", "bcrypt:4"),
+        ("GUEST_TIER", "bcrypt:4"),
+    ];
+    let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();
+    let state = shared::wiring::build(config).await.unwrap();
+    let now_secs = shared::app::throttle::unix_now() as u64;
+    let token = state.app.tokens().unwrap().issue(&member(), now_secs).unwrap();
     let post = Post {
         summary: PostSummary {
             id: POST_ID.into(),
@@ -58,7 +53,8 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         body: "seeded body".into(),
         updated_at: now(),
     };
-    state.store.create_post(&post, guest_hash).await.unwrap();
+    let guest_hash = guest_hash.map(|h| PasswordHash::new(h.to_owned()));
+    state.app.store.create_post(&post, guest_hash.as_ref()).await.unwrap();
     Harness {
         state,
         token,

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use calibrate::{Outputs, build_tier_file, logs, measure, model, this_machine, write_outputs};
+use shared::hashing::Algorithm;
 use shared::hashing::tier_file::{EMBEDDED, TierFile};
-use shared::hashing::{Algorithm, HashingConfig};
 
 fn budgets(member: f64, guest: f64) -> BTreeMap<String, f64> {
     BTreeMap::from([("member".to_owned(), member), ("guest".to_owned(), guest)])
@@ -53,11 +53,11 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
     assert!(svg.starts_with("<svg") && svg.contains("member budget"));
 
     let path = out.tier_file.to_str().unwrap().to_owned();
-    let config = HashingConfig::from_lookup(|name| match name {
+    let config = shared::config::hashing_from(&shared::config::Env::new(|name| match name {
         "TIERS_FILE" => Some(path.clone()),
         "PEPPER" => Some("x".repeat(40)),
         _ => None,
-    })
+    }))
     .unwrap();
     assert_eq!(config.member.algorithm, Algorithm::Bcrypt { cost: 5 });
     std::fs::remove_dir_all(dir).unwrap();

@@ -9,16 +9,7 @@ pub struct Spawned {
     child: Child,
     port: u16,
     log: PathBuf,
-    _dir: TempDir,
-}
-
-/// A temporary directory removed on drop (no extra crate for this one use).
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    _dir: tempfile::TempDir,
 }
 
 impl Spawned {
@@ -35,12 +26,11 @@ impl Spawned {
             binary.display()
         );
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let dir = std::env::temp_dir().join(format!("load-server-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let log = dir.join("server.log");
+        let dir = tempfile::Builder::new().prefix("load-server-").tempdir()?;
+        let log = dir.path().join("server.log");
         let mut command = Command::new(binary);
         command
-            .env("DATA_DIR", dir.join("data"))
+            .env("DATA_DIR", dir.path().join("data"))
             .env("PORT", port.to_string())
             .env("BIND", "127.0.0.1")
             .env("PEPPER", "load-test-pepper-0123456789abcdefghijklmnop")
@@ -59,7 +49,7 @@ impl Spawned {
             child,
             port,
             log,
-            _dir: TempDir(dir),
+            _dir: dir,
         };
         let client = reqwest::Client::new();
         for _ in 0..100 {

@@ -24,8 +24,11 @@ use aws_sdk_dynamodb::types::{
 use aws_smithy_runtime_api::box_error::BoxError;
 use serde::de::DeserializeOwned;
 
-use super::{Attempts, Comments, Likes, Members, Posts, StoreError, StoreResult, cursor};
-use crate::domain::{Comment, Guard, LikeState, Member, MemberCredentials, Page, Post, PostDetail, Window};
+use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
+use crate::domain::{
+    BoardSlug, Comment, CommentKey, Guard, LikeState, Member, MemberCredentials, MemberId, Page, PageLimit,
+    PasswordHash, Post, PostDetail, PostId, PostKey, Username, Window,
+};
 use items::*;
 
 type Item = HashMap<String, AttributeValue>;
@@ -70,8 +73,7 @@ impl Intercept for RequestCounter {
 /// exponential backoff, retry quota) before we answer 503. DynamoDB Local, a
 /// JVM emulator that serialises requests, gets 10x the time so a busy test
 /// machine is not mistaken for an outage. Each value can be set from the
-/// environment (`DYNAMODB_CONNECT_TIMEOUT_MS`, `DYNAMODB_ATTEMPT_TIMEOUT_MS`,
-/// `DYNAMODB_OPERATION_TIMEOUT_MS`, `DYNAMODB_MAX_ATTEMPTS`).
+/// environment (`crate::config`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SdkTuning {
     pub connect_timeout: Duration,
@@ -89,33 +91,6 @@ impl SdkTuning {
             operation_timeout: Duration::from_secs(3) * scale,
             max_attempts: 3,
         }
-    }
-
-    /// The defaults with any of the four environment variables on top.
-    pub fn from_lookup(local: bool, lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
-        let number = |name: &str| -> Result<Option<u64>, String> {
-            match lookup(name).filter(|v| !v.trim().is_empty()) {
-                None => Ok(None),
-                Some(v) => match v.trim().parse::<u64>() {
-                    Ok(n) if n > 0 => Ok(Some(n)),
-                    _ => Err(format!("{name} must be a positive whole number, not {v:?}")),
-                },
-            }
-        };
-        let mut tuning = Self::defaults(local);
-        if let Some(ms) = number("DYNAMODB_CONNECT_TIMEOUT_MS")? {
-            tuning.connect_timeout = Duration::from_millis(ms);
-        }
-        if let Some(ms) = number("DYNAMODB_ATTEMPT_TIMEOUT_MS")? {
-            tuning.attempt_timeout = Duration::from_millis(ms);
-        }
-        if let Some(ms) = number("DYNAMODB_OPERATION_TIMEOUT_MS")? {
-            tuning.operation_timeout = Duration::from_millis(ms);
-        }
-        if let Some(n) = number("DYNAMODB_MAX_ATTEMPTS")? {
-            tuning.max_attempts = u32::try_from(n).map_err(|_| "DYNAMODB_MAX_ATTEMPTS is too large".to_owned())?;
-        }
-        Ok(tuning)
     }
 
     pub fn timeout_config(&self) -> TimeoutConfig {
@@ -456,14 +431,14 @@ impl DynamoStore {
 
 #[async_trait]
 impl Members for DynamoStore {
-    async fn create_member(&self, member: &Member, password_hash: &str) -> StoreResult<()> {
+    async fn create_member(&self, member: &Member, password_hash: &PasswordHash) -> StoreResult<()> {
         let item = to_item(&MemberItem {
             pk: member_pk(&member.username),
             sk: MEMBER_SK.into(),
             id: member.id.clone(),
             username: member.username.clone(),
             nickname: member.nickname.clone(),
-            password_hash: password_hash.to_owned(),
+            password_hash: password_hash.as_str().to_owned(),
             created_at: member.created_at.clone(),
         })?;
         let put = self
@@ -481,8 +456,8 @@ impl Members for DynamoStore {
         }
     }
 
-    async fn member_credentials(&self, username: &str) -> StoreResult<Option<MemberCredentials>> {
-        let Some(item) = self.get(key(member_pk(username), MEMBER_SK.into())).await? else {
+    async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>> {
+        let Some(item) = self.get(key(member_pk(username.as_str()), MEMBER_SK.into())).await? else {
             return Ok(None);
         };
         let m: MemberItem = from_item(item)?;
@@ -493,17 +468,22 @@ impl Members for DynamoStore {
                 nickname: m.nickname,
                 created_at: m.created_at,
             },
-            password_hash: m.password_hash,
+            password_hash: PasswordHash::new(m.password_hash),
         }))
     }
 
-    async fn replace_password_hash(&self, username: &str, old_hash: &str, new_hash: &str) -> StoreResult<bool> {
+    async fn replace_password_hash(
+        &self,
+        username: &Username,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
         self.replace_hash(
-            key(member_pk(username), MEMBER_SK.into()),
+            key(member_pk(username.as_str()), MEMBER_SK.into()),
             "password_hash",
             None,
-            old_hash,
-            new_hash,
+            old.as_str(),
+            new.as_str(),
         )
         .await
     }
@@ -511,8 +491,8 @@ impl Members for DynamoStore {
 
 #[async_trait]
 impl Posts for DynamoStore {
-    async fn create_post(&self, post: &Post, guest_password_hash: Option<&str>) -> StoreResult<()> {
-        let item = to_item(&PostItem::new(post, guest_password_hash))?;
+    async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()> {
+        let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
         self.client
             .put_item()
             .table_name(&self.table)
@@ -525,7 +505,8 @@ impl Posts for DynamoStore {
     }
 
     /// One Query: the post and its comments share the partition `POST#<id>`.
-    async fn post_detail(&self, board: &str, post_id: &str) -> StoreResult<Option<PostDetail>> {
+    async fn post_detail(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let mut post = None;
         let mut comments = Vec::new();
         let mut start = None;
@@ -562,7 +543,8 @@ impl Posts for DynamoStore {
         }))
     }
 
-    async fn count_view(&self, board: &str, post_id: &str) -> StoreResult<Option<u64>> {
+    async fn count_view(&self, post_key: &PostKey) -> StoreResult<Option<u64>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let out = self
             .client
             .update_item()
@@ -582,7 +564,8 @@ impl Posts for DynamoStore {
         }
     }
 
-    async fn list_posts(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Page> {
+    async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
+        let (board, limit) = (board.as_str(), limit.get());
         let after = cursor.map(cursor::decode).transpose()?;
         let mut query = self
             .client
@@ -608,25 +591,21 @@ impl Posts for DynamoStore {
         Ok(cursor::page_of(&mut posts, limit))
     }
 
-    async fn post_guard(&self, board: &str, post_id: &str) -> StoreResult<Option<Guard>> {
+    async fn post_guard(&self, post_key: &PostKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
             return Ok(None);
         };
         let post: PostItem = from_item(item)?;
         Ok((post.summary.board == board).then(|| Guard {
             author: post.summary.author.into(),
-            guest_password_hash: post.guest_password_hash,
+            guest_password_hash: post.guest_password_hash.map(PasswordHash::new),
         }))
     }
 
-    async fn update_post(
-        &self,
-        board: &str,
-        post_id: &str,
-        title: &str,
-        body: &str,
-        updated_at: &str,
-    ) -> StoreResult<Option<Post>> {
+    async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<Option<Post>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let (title, body, updated_at) = (edit.title.as_str(), edit.body.as_str(), edit.updated_at.as_str());
         let out = self
             .client
             .update_item()
@@ -650,7 +629,8 @@ impl Posts for DynamoStore {
         }
     }
 
-    async fn delete_post(&self, board: &str, post_id: &str) -> StoreResult<bool> {
+    async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         // The post goes first, atomically: from then on it reads as gone and
         // no comment or like can be added (their writes require the post).
         let deleted = self
@@ -673,9 +653,15 @@ impl Posts for DynamoStore {
         Ok(true)
     }
 
-    async fn replace_post_guest_hash(&self, board: &str, post_id: &str, old: &str, new: &str) -> StoreResult<bool> {
+    async fn replace_post_guest_hash(
+        &self,
+        post_key: &PostKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let key = key(post_pk(post_id), POST_SK.into());
-        self.replace_hash(key, "guest_password_hash", Some(board), old, new)
+        self.replace_hash(key, "guest_password_hash", Some(board), old.as_str(), new.as_str())
             .await
     }
 }
@@ -684,10 +670,11 @@ impl Posts for DynamoStore {
 impl Comments for DynamoStore {
     async fn create_comment(
         &self,
-        board: &str,
+        board: &BoardSlug,
         comment: &Comment,
-        guest_password_hash: Option<&str>,
+        guest_password_hash: Option<&PasswordHash>,
     ) -> StoreResult<()> {
+        let (board, guest_password_hash) = (board.as_str(), guest_password_hash.map(PasswordHash::as_str));
         let item = to_item(&CommentItem::new(board, comment, guest_password_hash))?;
         let mut items = vec![
             self.put(item, "attribute_not_exists(PK)")?,
@@ -711,18 +698,28 @@ impl Comments for DynamoStore {
         }
     }
 
-    async fn comment_guard(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<Option<Guard>> {
+    async fn comment_guard(&self, comment_key: &CommentKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
         let Some(item) = self.get(key(post_pk(post_id), comment_sk(comment_id))).await? else {
             return Ok(None);
         };
         let comment: CommentItem = from_item(item)?;
         Ok((comment.board == board).then(|| Guard {
             author: comment.author.into(),
-            guest_password_hash: comment.guest_password_hash,
+            guest_password_hash: comment.guest_password_hash.map(PasswordHash::new),
         }))
     }
 
-    async fn delete_comment(&self, board: &str, post_id: &str, comment_id: &str) -> StoreResult<bool> {
+    async fn delete_comment(&self, comment_key: &CommentKey) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
         let items = vec![
             self.delete(key(post_pk(post_id), comment_sk(comment_id)), "attribute_exists(PK)")?,
             self.count_on_post(board, post_id, "comment_count", -1)?,
@@ -736,36 +733,45 @@ impl Comments for DynamoStore {
 
     async fn replace_comment_guest_hash(
         &self,
-        board: &str,
-        post_id: &str,
-        comment_id: &str,
-        old: &str,
-        new: &str,
+        comment_key: &CommentKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
     ) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
         let key = key(post_pk(post_id), comment_sk(comment_id));
-        self.replace_hash(key, "guest_password_hash", Some(board), old, new)
+        self.replace_hash(key, "guest_password_hash", Some(board), old.as_str(), new.as_str())
             .await
     }
 }
 
 #[async_trait]
 impl Likes for DynamoStore {
-    async fn like(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
-        self.set_like(board, post_id, member_id, true).await
+    async fn like(&self, post_key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
+        self.set_like(post_key.board.as_str(), post_key.post.as_str(), member.as_str(), true)
+            .await
     }
 
-    async fn unlike(&self, board: &str, post_id: &str, member_id: &str) -> StoreResult<Option<LikeState>> {
-        self.set_like(board, post_id, member_id, false).await
+    async fn unlike(&self, post_key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
+        self.set_like(post_key.board.as_str(), post_key.post.as_str(), member.as_str(), false)
+            .await
     }
 
-    async fn has_liked(&self, post_id: &str, member_id: &str) -> StoreResult<bool> {
-        Ok(self.get(key(likes_pk(post_id), like_sk(member_id))).await?.is_some())
+    async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
+        Ok(self
+            .get(key(likes_pk(post.as_str()), like_sk(member.as_str())))
+            .await?
+            .is_some())
     }
 }
 
 #[async_trait]
 impl Attempts for DynamoStore {
-    async fn record_failure(&self, key_name: &str, window: Window) -> StoreResult<u64> {
+    async fn record_failure(&self, key_name: &AttemptKey, window: Window) -> StoreResult<u64> {
+        let key_name = key_name.as_str();
         // The window start is in the key, so a late TTL deletion never
         // stretches a window: expires_at only cleans up.
         let out = self
@@ -783,7 +789,8 @@ impl Attempts for DynamoStore {
         number(&out.attributes.unwrap_or_default(), "failures")
     }
 
-    async fn forgive_failure(&self, key_name: &str, window: Window) -> StoreResult<()> {
+    async fn forgive_failure(&self, key_name: &AttemptKey, window: Window) -> StoreResult<()> {
+        let key_name = key_name.as_str();
         let out = self
             .client
             .update_item()
@@ -802,7 +809,8 @@ impl Attempts for DynamoStore {
         }
     }
 
-    async fn failures(&self, key_name: &str, window: Window) -> StoreResult<u64> {
+    async fn failures(&self, key_name: &AttemptKey, window: Window) -> StoreResult<u64> {
+        let key_name = key_name.as_str();
         match self.get(key(attempt_pk(key_name), window_sk(window.start))).await? {
             Some(item) => number(&item, "failures"),
             None => Ok(0),

@@ -1,10 +1,8 @@
-//! The one error type of the HTTP layer: each variant is a row of API.md's
-//! error table, and turns into `{"error": {"code", "message"}}` with its status.
+//! The one error type: each variant is a row of docs/API.md's error table
+//! (Errors). Use cases return it; the HTTP adapter (`crate::http`) turns it
+//! into `{"error": {"code", "message"}}` with its status.
 
-use axum::Json;
-use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode, header};
-use serde_json::json;
+use http::StatusCode;
 
 use crate::hashing::{EngineError, HashError};
 use crate::store::StoreError;
@@ -74,7 +72,7 @@ impl ApiError {
         }
     }
 
-    fn retry_after(&self) -> Option<u64> {
+    pub fn retry_after(&self) -> Option<u64> {
         match self {
             ApiError::TooManyAttempts { retry_after } | ApiError::Unavailable { retry_after, .. } => {
                 Some((*retry_after).max(1))
@@ -89,29 +87,6 @@ impl ApiError {
 
     pub fn not_found(what: &str) -> Self {
         ApiError::NotFound(format!("{what} not found"))
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        if let ApiError::Internal(detail) = &self {
-            tracing::error!(error = %detail, "internal error");
-        }
-        let body = json!({"error": {"code": self.code(), "message": self.to_string()}});
-        let mut response = (self.status(), Json(body)).into_response();
-        if self == ApiError::PayloadTooLarge {
-            // The rest of the body was never read: this connection cannot
-            // carry another request, and a client that pools it would fail.
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
-        if let Some(seconds) = self.retry_after() {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        response
     }
 }
 

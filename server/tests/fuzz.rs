@@ -6,6 +6,7 @@
 //! Every answer must be a documented status with the API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
 
+#[path = "../../shared/tests/support/mod.rs"]
 mod support;
 
 use std::time::{Duration, Instant};
@@ -227,7 +228,7 @@ fn fuzzed_requests_get_documented_answers_and_never_crash_the_router() {
         };
         support::harness(author, None).await
     });
-    let app = shared::server::app(harness.state.clone(), &[]);
+    let app = server::app(harness.state.clone(), &[]);
     let token = harness.token.clone();
 
     let strategy = fuzzed(token);

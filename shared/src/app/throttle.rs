@@ -1,12 +1,12 @@
-//! Failure throttling (API.md, Throttling): failures are counted per key in
+//! Failure throttling (docs/API.md, Throttling and quotas): failures are counted per key in
 //! fixed windows; once a key reaches its limit, further attempts are refused
 //! with 429 and `Retry-After` until the window ends, before any hashing.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::error::ApiError;
 use crate::domain::Window;
-use crate::store::Attempts;
+use crate::error::ApiError;
+use crate::store::{AttemptKey, Attempts};
 
 /// At most `max` failures per `window_secs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,12 @@ impl Limit {
             })
         });
         parsed.ok_or_else(|| format!("{setting} must be `<max failures>/<window seconds>`, e.g. 5/300; got {value:?}"))
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.max, self.window_secs)
     }
 }
 
@@ -62,7 +68,7 @@ pub fn unix_now() -> i64 {
 
 /// Attempts counted on each key before hashing, to give back on success.
 #[derive(Debug)]
-pub struct Reservation(Vec<(String, Window)>);
+pub struct Reservation(Vec<(AttemptKey, Window)>);
 
 /// Counts this attempt as a failure on every key *before* any hashing, and
 /// refuses it when a key is over its limit. Counting first is what makes the
@@ -71,7 +77,7 @@ pub struct Reservation(Vec<(String, Window)>);
 /// counts back at once (it ran no hash and is no failure), so attempts in
 /// flight refuse others only while they are in flight. The caller gives the
 /// reservation back with [`forgive`] unless the password check failed.
-pub async fn reserve(store: &dyn Attempts, keys: &[(String, Limit)]) -> Result<Reservation, ApiError> {
+pub async fn reserve(store: &dyn Attempts, keys: &[(AttemptKey, Limit)]) -> Result<Reservation, ApiError> {
     let now = unix_now();
     let mut retry_after = None;
     let mut reserved = Reservation(Vec::new());
@@ -109,15 +115,18 @@ pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
     }
 }
 
-pub fn login_keys(policy: &ThrottlePolicy, username: &str, ip: &str) -> Vec<(String, Limit)> {
+pub fn login_keys(policy: &ThrottlePolicy, username: &str, ip: &str) -> Vec<(AttemptKey, Limit)> {
     vec![
-        (format!("login:user:{username}"), policy.login_per_username),
-        (format!("login:ip:{ip}"), policy.login_per_ip),
+        (AttemptKey(format!("login:user:{username}")), policy.login_per_username),
+        (AttemptKey(format!("login:ip:{ip}")), policy.login_per_ip),
     ]
 }
 
-pub fn guest_keys(policy: &ThrottlePolicy, target_id: &str, ip: &str) -> Vec<(String, Limit)> {
-    vec![(format!("guest:{target_id}:{ip}"), policy.guest_per_target_and_ip)]
+pub fn guest_keys(policy: &ThrottlePolicy, target_id: &str, ip: &str) -> Vec<(AttemptKey, Limit)> {
+    vec![(
+        AttemptKey(format!("guest:{target_id}:{ip}")),
+        policy.guest_per_target_and_ip,
+    )]
 }
 
 #[cfg(test)]

@@ -29,6 +29,10 @@ mod helpers;
 mod hostile;
 mod secrets;
 
+fn username(name: &str) -> shared::domain::Username {
+    shared::domain::Username::parse(name.to_owned()).unwrap()
+}
+
 on_both_stores!(
     health_answers_ok,
     a_member_signs_up_logs_in_posts_comments_likes_and_reads,
@@ -626,7 +630,7 @@ async fn the_sixth_wrong_login_for_a_username_is_429_and_runs_no_hash(backend: B
         )
         .await;
     }
-    let runs_before = app.state.hashing.runs();
+    let runs_before = app.state.app.hashing().unwrap().runs();
     let sixth = app.login("target", "wrong-password").await;
     let retry_after: u64 = sixth.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=300).contains(&retry_after));
@@ -634,7 +638,7 @@ async fn the_sixth_wrong_login_for_a_username_is_429_and_runs_no_hash(backend: B
     // Even the right password waits out the window: the check comes before any hashing.
     assert_eq!(app.login("target", "password-123").await.status(), 429);
     assert_eq!(
-        app.state.hashing.runs(),
+        app.state.app.hashing().unwrap().runs(),
         runs_before,
         "no hash ran for refused attempts"
     );
@@ -646,7 +650,7 @@ async fn the_sixth_wrong_login_for_a_username_is_429_and_runs_no_hash(backend: B
 async fn concurrent_wrong_logins_never_run_more_hashes_than_the_limit(backend: Backend) {
     let app = spawn_app(backend).await;
     assert_eq!(app.signup("besieged", "password-123").await.status(), 201);
-    let runs_before = app.state.hashing.runs();
+    let runs_before = app.state.app.hashing().unwrap().runs();
     let attempts = (0..30).map(|_| {
         let (client, address) = (app.client.clone(), app.address.clone());
         tokio::spawn(async move {
@@ -665,7 +669,7 @@ async fn concurrent_wrong_logins_never_run_more_hashes_than_the_limit(backend: B
         .into_iter()
         .map(Result::unwrap)
         .collect();
-    let hashed = app.state.hashing.runs() - runs_before;
+    let hashed = app.state.app.hashing().unwrap().runs() - runs_before;
     assert_eq!(statuses.iter().filter(|s| **s == 401).count(), 5, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 25, "{statuses:?}");
     assert_eq!(hashed, 5, "exactly the allowed attempts reached the hash");
@@ -701,7 +705,7 @@ async fn refused_and_unanswered_logins_are_not_counted_as_failures(backend: Back
         assert_eq!(app.signup(&format!("burst_{i}"), "password-123").await.status(), 201);
     }
     let windows = |now| [Window::containing(now, 300), Window::containing(now + 5, 300)];
-    let before = windows(shared::http::throttle::unix_now());
+    let before = windows(shared::app::throttle::unix_now());
     let logins = (0..8).map(|i| {
         let app = &app;
         async move { app.login(&format!("burst_{i}"), "password-123").await.status().as_u16() }
@@ -713,7 +717,13 @@ async fn refused_and_unanswered_logins_are_not_counted_as_failures(backend: Back
         "{statuses:?}"
     );
     for window in before {
-        let counted = app.state.store.failures("login:ip:127.0.0.1", window).await.unwrap();
+        let counted = app
+            .state
+            .app
+            .store
+            .failures(&shared::store::AttemptKey("login:ip:127.0.0.1".into()), window)
+            .await
+            .unwrap();
         assert_eq!(counted, 0, "no wrong password was tried: {statuses:?}");
     }
     assert_eq!(
@@ -733,13 +743,13 @@ async fn guest_password_checks_are_throttled_after_ten_failures(backend: Backend
             .await;
         assert_eq!(wrong.status(), 403);
     }
-    let runs_before = app.state.hashing.runs();
+    let runs_before = app.state.app.hashing().unwrap().runs();
     let refused = app
         .request(Method::DELETE, &path, None, Some(json!({"password": "right-pw"})))
         .await;
     assert!(refused.headers().contains_key("retry-after"));
     assert_error(refused, 429, "too_many_attempts", "retry").await;
-    assert_eq!(app.state.hashing.runs(), runs_before);
+    assert_eq!(app.state.app.hashing().unwrap().runs(), runs_before);
     assert_eq!(
         app.get(&format!("/boards/free/posts/{id}")).await.status(),
         200,
@@ -797,24 +807,28 @@ async fn a_member_hash_at_an_old_cost_is_upgraded_at_login(backend: Backend) {
     assert_eq!(old.signup("veteran", "password-123").await.status(), 201);
     let stored = old
         .state
+        .app
         .store
-        .member_credentials("veteran")
+        .member_credentials(&username("veteran"))
         .await
         .unwrap()
         .unwrap()
         .password_hash;
+    let stored = stored.as_str();
     assert!(stored.contains("$2b$04$"), "{stored}");
 
     let new = spawn_app_in(backend, &[("MEMBER_TIER", "bcrypt:5")], dir, Some(table)).await;
     assert_eq!(new.login("veteran", "password-123").await.status(), 200);
     let upgraded = new
         .state
+        .app
         .store
-        .member_credentials("veteran")
+        .member_credentials(&username("veteran"))
         .await
         .unwrap()
         .unwrap()
         .password_hash;
+    let upgraded = upgraded.as_str();
     assert!(upgraded.contains("$2b$05$"), "{upgraded}");
     assert_eq!(
         new.login("veteran", "password-123").await.status(),
@@ -913,7 +927,13 @@ async fn a_full_hashing_queue_answers_503_with_retry_after(backend: Backend) {
     assert!(statuses.contains(&201) && statuses.contains(&503), "{statuses:?}");
     // Refused signups wrote nothing.
     for (i, status) in statuses.iter().enumerate() {
-        let stored = app.state.store.member_credentials(&format!("rush_{i}")).await.unwrap();
+        let stored = app
+            .state
+            .app
+            .store
+            .member_credentials(&username(&format!("rush_{i}")))
+            .await
+            .unwrap();
         assert_eq!(stored.is_some(), *status == 201);
     }
 }
@@ -953,8 +973,9 @@ async fn the_logs_hold_no_password_hash_token_or_pepper() {
     app.login("secretive", "wrong-secret-pw").await;
     let hash = app
         .state
+        .app
         .store
-        .member_credentials("secretive")
+        .member_credentials(&username("secretive"))
         .await
         .unwrap()
         .unwrap()

@@ -5,10 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use reqwest::{Method, Response};
 use serde_json::{Value, json};
-use shared::hashing::Hashing;
+use shared::config::{Config, Deployment, Env};
 use shared::http::AppState;
-use shared::http::auth::JwtKeys;
-use shared::http::settings::{Deployment, Settings};
 
 use crate::secrets::Recorder;
 
@@ -101,29 +99,23 @@ pub async fn spawn_app_in(
             vars.push(((*k).into(), (*v).into()));
         }
     }
+    vars.retain(|(name, _)| name != "DATA_DIR");
+    vars.push(("DATA_DIR".into(), data_dir.path().display().to_string()));
     let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let deployment = Deployment::Server {
-        data_dir: data_dir.path().to_owned(),
-    };
-    let settings = Settings::from_lookup(&deployment, lookup).unwrap();
-    let store = settings.store.open().await.unwrap();
-    let hashing = Hashing::new(settings.hashing).unwrap();
-    let jwt = JwtKeys::new(&settings.jwt_secret).unwrap();
-    let state = AppState::new(store, hashing, jwt, settings.http);
-    let cors: Vec<String> = lookup("CORS_ORIGINS").map(|o| vec![o]).unwrap_or_default();
+    let config = Config::from(Deployment::Server, &Env::new(lookup)).unwrap();
+    let cors = config.server.as_ref().unwrap().cors_origins.clone();
+    let state = shared::wiring::build(config).await.unwrap();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = format!("http://{}", listener.local_addr().unwrap());
     let recorder = Arc::new(Recorder::default());
     let watcher = Arc::clone(&recorder);
-    let app = shared::server::app(state.clone(), &cors).layer(axum::middleware::from_fn(move |request, next| {
+    let app = server::app(state.clone(), &cors).layer(axum::middleware::from_fn(move |request, next| {
         Arc::clone(&watcher).watch(request, next)
     }));
     let logs_from = logs().len();
     tokio::spawn(async move {
-        shared::server::serve(listener, app, std::future::pending())
-            .await
-            .unwrap();
+        server::serve(listener, app, std::future::pending()).await.unwrap();
     });
     TestApp {
         address,

@@ -101,8 +101,12 @@ async fn warm_up(endpoint: &str, table: &str) {
         .unwrap();
     for _ in 0..20 {
         let missing = shared::domain::new_id();
-        assert!(store.post_detail("free", &missing).await.unwrap().is_none());
-        assert!(store.count_view("free", &missing).await.unwrap().is_none());
+        let key = shared::domain::PostKey {
+            board: shared::domain::Boards::default().resolve("free").unwrap(),
+            post: shared::domain::PostId::parse(&missing).unwrap(),
+        };
+        assert!(store.post_detail(&key).await.unwrap().is_none());
+        assert!(store.count_view(&key).await.unwrap().is_none());
     }
 }
 
@@ -256,8 +260,9 @@ impl Board {
         }
         let mut standing = 0;
         for token in &self.tokens {
-            let member = self.app.state.jwt.verify(token).unwrap().sub;
-            if self.app.state.store.has_liked(&self.post, &member).await.unwrap() {
+            let member = self.app.state.app.verify_token(token).unwrap().id;
+            let post = shared::domain::PostId::parse(&self.post).unwrap();
+            if self.app.state.app.store.has_liked(&post, &member).await.unwrap() {
                 standing += 1;
             }
         }

@@ -1,4 +1,5 @@
-//! The single-process server (VM mode and the local default): every route on
+//! The single-process server (VM mode and the local default; docs/DESIGN.md,
+//! Deployments): every route on
 //! one port, with request ids, JSON access logs, CORS and graceful shutdown.
 
 use std::future::Future;
@@ -14,8 +15,8 @@ use tokio::net::TcpListener;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 
-use crate::domain::new_id;
-use crate::http::{AppState, Function, router};
+use shared::domain::new_id;
+use shared::http::{AppState, Function, router};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 

@@ -1,0 +1,175 @@
+//! What guests write, guarded by a guest password (docs/API.md, Routes:
+//! guest-post and guest-comment). Wrong passwords are throttled per target
+//! and client address before any hashing.
+
+use crate::domain::{
+    Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, Guard, Nickname, Password, PasswordHash, PostBody,
+    PostDetail, PostKey, Title,
+};
+use crate::error::ApiError;
+use crate::hashing::Tier;
+
+use super::accounts::check_length;
+use super::posts::{EditPost, new_comment, new_post};
+use super::{App, ClientAddress, throttle};
+
+pub struct GuestPost {
+    pub board: BoardSlug,
+    pub nickname: Nickname,
+    pub password: Password,
+    pub title: Title,
+    pub body: PostBody,
+}
+
+pub struct GuestEdit {
+    pub key: PostKey,
+    pub password: Password,
+    pub title: Title,
+    pub body: PostBody,
+    pub client: ClientAddress,
+}
+
+pub struct GuestComment {
+    pub key: PostKey,
+    pub nickname: Nickname,
+    pub password: Password,
+    pub parent: Option<CommentId>,
+    pub body: CommentBody,
+}
+
+/// A guest's proof for deleting what they wrote.
+pub struct GuestProof {
+    pub password: Password,
+    pub client: ClientAddress,
+}
+
+/// A hash to store in place of the old one, when the old one was made under
+/// an older policy.
+struct Upgrade {
+    old: PasswordHash,
+    new: PasswordHash,
+}
+
+impl App {
+    pub async fn create_guest_post(&self, command: GuestPost) -> Result<PostDetail, ApiError> {
+        let hashing = self.hashing()?;
+        check_length(hashing, Tier::Guest, &command.password)?;
+        let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
+        let author = Author::Guest {
+            nickname: command.nickname.into_inner(),
+        };
+        let post = new_post(command.board, command.title, command.body, author);
+        self.store.create_post(&post, Some(&PasswordHash::new(hash))).await?;
+        Ok(PostDetail { post, comments: vec![] })
+    }
+
+    pub async fn update_guest_post(&self, command: GuestEdit) -> Result<PostDetail, ApiError> {
+        check_length(self.hashing()?, Tier::Guest, &command.password)?;
+        let guard = self.require_post(&command.key).await?;
+        let target = command.key.post.as_str();
+        if let Some(up) = self
+            .check_guest_password(target, &command.client, &command.password, guard)
+            .await?
+        {
+            self.store
+                .replace_post_guest_hash(&command.key, &up.old, &up.new)
+                .await?;
+        }
+        self.apply_edit(EditPost {
+            key: command.key,
+            title: command.title,
+            body: command.body,
+        })
+        .await
+    }
+
+    pub async fn delete_guest_post(&self, key: &PostKey, proof: GuestProof) -> Result<(), ApiError> {
+        check_length(self.hashing()?, Tier::Guest, &proof.password)?;
+        let guard = self.require_post(key).await?;
+        // No hash upgrade: the post is about to go.
+        self.check_guest_password(key.post.as_str(), &proof.client, &proof.password, guard)
+            .await?;
+        self.delete_post(key).await
+    }
+
+    pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Comment, ApiError> {
+        let hashing = self.hashing()?;
+        check_length(hashing, Tier::Guest, &command.password)?;
+        // Fail fast on a missing post before paying for the hash.
+        self.require_post(&command.key).await?;
+        let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
+        let author = Author::Guest {
+            nickname: command.nickname.into_inner(),
+        };
+        let comment = new_comment(&command.key.post, command.parent, command.body, author);
+        self.store
+            .create_comment(&command.key.board, &comment, Some(&PasswordHash::new(hash)))
+            .await?;
+        Ok(comment)
+    }
+
+    pub async fn delete_guest_comment(&self, key: &CommentKey, proof: GuestProof) -> Result<(), ApiError> {
+        check_length(self.hashing()?, Tier::Guest, &proof.password)?;
+        let guard = self
+            .store
+            .comment_guard(key)
+            .await?
+            .ok_or_else(|| ApiError::not_found("comment"))?;
+        self.check_guest_password(key.comment.as_str(), &proof.client, &proof.password, guard)
+            .await?;
+        if self.store.delete_comment(key).await? {
+            Ok(())
+        } else {
+            Err(ApiError::not_found("comment"))
+        }
+    }
+
+    /// Checks a guest password against what it guards: throttled per target
+    /// and client address before any hashing. Returns a new hash when the
+    /// stored one should move to the guest tier's current policy.
+    async fn check_guest_password(
+        &self,
+        target_id: &str,
+        client: &ClientAddress,
+        password: &Password,
+        guard: Guard,
+    ) -> Result<Option<Upgrade>, ApiError> {
+        let hashing = self.hashing()?;
+        let Some(stored) = guard.guest_password_hash else {
+            return Err(ApiError::Forbidden(
+                "this was written by a member; sign in to change it".into(),
+            ));
+        };
+        let keys = throttle::guest_keys(&self.throttle, target_id, &client.0);
+        let reservation = throttle::reserve(&*self.store, &keys).await?;
+        let verdict = match hashing
+            .verify(Tier::Guest, password.secret().clone(), stored.as_str().to_owned())
+            .await
+        {
+            Ok(verdict) => verdict,
+            // No verdict (hashing unavailable): not a failure.
+            Err(e) => {
+                throttle::forgive(&*self.store, reservation).await;
+                return Err(e.into());
+            }
+        };
+        if !verdict.matched {
+            // The reservation stays counted: this was a failure.
+            return Err(ApiError::WrongPassword);
+        }
+        throttle::forgive(&*self.store, reservation).await;
+        if !verdict.needs_rehash {
+            return Ok(None);
+        }
+        match hashing.hash(Tier::Guest, password.secret().clone()).await {
+            Ok(new) => Ok(Some(Upgrade {
+                old: stored,
+                new: PasswordHash::new(new),
+            })),
+            Err(e) => {
+                tracing::warn!(error = %e, "guest hash upgrade skipped");
+                Ok(None)
+            }
+        }
+    }
+}

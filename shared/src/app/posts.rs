@@ -1,0 +1,143 @@
+//! Reading boards and what members write (docs/API.md, Routes: read and
+//! member-write). A member may change only what they wrote.
+
+use crate::domain::{
+    Author, BoardSlug, Comment, CommentBody, CommentId, Guard, Page, PageLimit, Post, PostBody, PostDetail, PostId,
+    PostKey, PostSummary, Title, now,
+};
+use crate::error::ApiError;
+use crate::store::PostEdit;
+
+use super::{App, SignedIn};
+
+pub struct ListPosts {
+    pub board: BoardSlug,
+    pub limit: PageLimit,
+    pub cursor: Option<String>,
+}
+
+pub struct WritePost {
+    pub board: BoardSlug,
+    pub title: Title,
+    pub body: PostBody,
+}
+
+pub struct EditPost {
+    pub key: PostKey,
+    pub title: Title,
+    pub body: PostBody,
+}
+
+pub struct WriteComment {
+    pub key: PostKey,
+    pub parent: Option<CommentId>,
+    pub body: CommentBody,
+}
+
+pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: Author) -> Post {
+    let at = now();
+    Post {
+        summary: PostSummary {
+            id: PostId::generate().into_inner(),
+            board: board.into_inner(),
+            title: title.into_inner(),
+            author,
+            created_at: at.clone(),
+            view_count: 0,
+            like_count: 0,
+            comment_count: 0,
+        },
+        body: body.into_inner(),
+        updated_at: at,
+    }
+}
+
+pub(super) fn new_comment(post: &PostId, parent: Option<CommentId>, body: CommentBody, author: Author) -> Comment {
+    Comment {
+        id: CommentId::generate().into_inner(),
+        post_id: post.as_str().to_owned(),
+        parent_id: parent.map(CommentId::into_inner),
+        body: body.into_inner(),
+        author,
+        created_at: now(),
+    }
+}
+
+/// A member may change only what they wrote.
+fn require_author(guard: &Guard, member: &SignedIn) -> Result<(), ApiError> {
+    match &guard.author {
+        Author::Member { member_id, .. } if member_id == member.id.as_str() => Ok(()),
+        _ => Err(ApiError::Forbidden(
+            "only the member who wrote this post may change it".into(),
+        )),
+    }
+}
+
+impl App {
+    pub async fn list_posts(&self, query: ListPosts) -> Result<Page, ApiError> {
+        let cursor = query.cursor.as_deref().filter(|c| !c.is_empty());
+        Ok(self.store.list_posts(&query.board, query.limit, cursor).await?)
+    }
+
+    /// Counts the view first, so the detail includes it (docs/API.md, Counting).
+    pub async fn read_post(&self, key: &PostKey) -> Result<PostDetail, ApiError> {
+        let views = self.store.count_view(key).await?.ok_or_else(|| self.not_found_post())?;
+        let mut detail = self
+            .store
+            .post_detail(key)
+            .await?
+            .ok_or_else(|| self.not_found_post())?;
+        let shown = &mut detail.post.summary.view_count;
+        *shown = (*shown).max(views);
+        Ok(detail)
+    }
+
+    pub async fn create_member_post(&self, member: &SignedIn, command: WritePost) -> Result<PostDetail, ApiError> {
+        let post = new_post(command.board, command.title, command.body, member.author());
+        self.store.create_post(&post, None).await?;
+        Ok(PostDetail { post, comments: vec![] })
+    }
+
+    pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
+        let guard = self.require_post(&command.key).await?;
+        require_author(&guard, member)?;
+        self.apply_edit(command).await
+    }
+
+    /// Stores the edit and answers the post as it now is.
+    pub(super) async fn apply_edit(&self, command: EditPost) -> Result<PostDetail, ApiError> {
+        let edit = PostEdit {
+            title: command.title,
+            body: command.body,
+            updated_at: now(),
+        };
+        self.store
+            .update_post(&command.key, &edit)
+            .await?
+            .ok_or_else(|| self.not_found_post())?;
+        self.store
+            .post_detail(&command.key)
+            .await?
+            .ok_or_else(|| self.not_found_post())
+    }
+
+    pub async fn delete_member_post(&self, member: &SignedIn, key: &PostKey) -> Result<(), ApiError> {
+        let guard = self.require_post(key).await?;
+        require_author(&guard, member)?;
+        self.delete_post(key).await
+    }
+
+    pub(super) async fn delete_post(&self, key: &PostKey) -> Result<(), ApiError> {
+        if self.store.delete_post(key).await? {
+            Ok(())
+        } else {
+            Err(self.not_found_post())
+        }
+    }
+
+    pub async fn create_member_comment(&self, member: &SignedIn, command: WriteComment) -> Result<Comment, ApiError> {
+        let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
+        self.store.create_comment(&command.key.board, &comment, None).await?;
+        Ok(comment)
+    }
+}

@@ -1,0 +1,622 @@
+//! The one configuration of every deployment, read from the environment in
+//! this module only (docs/DESIGN.md, Configuration). Each deployment asks for
+//! what its functions need: on Lambda a function without password hashing
+//! needs no pepper and one that neither issues nor checks tokens needs no JWT
+//! secret; the server serves everything and generates missing secrets once
+//! under `DATA_DIR`. Every error names its setting. `Display` is the redacted
+//! summary printed at start: secrets show only whether they are set.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use secrecy::SecretString;
+
+use crate::app::throttle::{Limit, ThrottlePolicy};
+use crate::domain::Boards;
+use crate::function::{Function, Needs};
+use crate::hashing::{self, HashingConfig, Pepper, PepperRing, Policy, Tier};
+use crate::store::{StoreConfig, dynamo::SdkTuning, sqlite};
+
+/// A configuration that cannot run; the message names the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Hashing(#[from] hashing::ConfigError),
+}
+
+impl ConfigError {
+    fn invalid(message: impl Into<String>) -> Self {
+        ConfigError::Invalid(message.into())
+    }
+}
+
+/// The `PEPPER` value that means "no pepper", deliberately: passwords are then
+/// limited to bcrypt's 72 bytes and tiers must be bcrypt cost 10 or more.
+pub const UNPEPPERED: &str = "none";
+
+/// Where the process runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deployment {
+    /// Lambda functions serving `functions` (one, except in tests).
+    Lambda { functions: Vec<Function> },
+    /// The single-process server: every function, secrets kept under `DATA_DIR`.
+    Server,
+}
+
+impl Deployment {
+    pub fn functions(&self) -> Vec<Function> {
+        match self {
+            Deployment::Lambda { functions } => functions.clone(),
+            Deployment::Server => Function::ALL.to_vec(),
+        }
+    }
+}
+
+/// Server mode only: where it listens and who may call it from a browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub bind: IpAddr,
+    pub port: u16,
+    pub cors_origins: Vec<String>,
+    /// Take the client address from `X-Forwarded-For` (docs/API.md, Client address).
+    pub trust_proxy: bool,
+}
+
+#[derive(Debug)]
+pub struct Config {
+    pub deployment: Deployment,
+    pub store: StoreConfig,
+    /// Present when a served function hashes passwords.
+    pub hashing: Option<HashingConfig>,
+    /// Present when a served function issues or checks bearer tokens.
+    pub jwt_secret: Option<SecretString>,
+    pub boards: Boards,
+    pub throttle: ThrottlePolicy,
+    /// Present in server mode.
+    pub server: Option<ServerConfig>,
+}
+
+/// Settings by name: the environment, or a list in tests. Empty means unset.
+type Lookup<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
+
+pub struct Env<'a>(Lookup<'a>);
+
+impl<'a> Env<'a> {
+    pub fn new(lookup: impl Fn(&str) -> Option<String> + 'a) -> Self {
+        Env(Box::new(lookup))
+    }
+
+    pub fn process() -> Env<'static> {
+        Env::new(|name| std::env::var(name).ok())
+    }
+
+    pub fn from_pairs(pairs: &'a [(&'a str, &'a str)]) -> Self {
+        Env::new(move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned()))
+    }
+
+    pub fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name).filter(|v| !v.trim().is_empty())
+    }
+
+    fn number<T: std::str::FromStr + PartialOrd>(
+        &self,
+        name: &str,
+        min: T,
+        what: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => match v.trim().parse::<T>() {
+                Ok(n) if n >= min => Ok(Some(n)),
+                _ => Err(ConfigError::invalid(format!("{name} must be {what}, not {v:?}"))),
+            },
+        }
+    }
+
+    fn millis(&self, name: &str) -> Result<Option<Duration>, ConfigError> {
+        Ok(self
+            .number::<u64>(name, 1, "a positive whole number")?
+            .map(Duration::from_millis))
+    }
+}
+
+impl Config {
+    pub fn from_env(deployment: Deployment) -> Result<Self, ConfigError> {
+        Self::from(deployment, &Env::process())
+    }
+
+    pub fn from(deployment: Deployment, env: &Env<'_>) -> Result<Self, ConfigError> {
+        let needs = Needs::of(&deployment.functions());
+        let server = match deployment {
+            Deployment::Server => Some(server_config(env)?),
+            Deployment::Lambda { .. } => None,
+        };
+        let data_dir = server.as_ref().map(|s| s.data_dir.as_path());
+        let secret = |name: &str| -> Result<String, ConfigError> {
+            match (env.get(name), data_dir) {
+                (Some(value), _) => Ok(value),
+                (None, Some(dir)) => local_secret(dir, &name.to_ascii_lowercase()),
+                (None, None) => Err(ConfigError::invalid(format!(
+                    "{name} is required on Lambda (from Secrets Manager or SSM)"
+                ))),
+            }
+        };
+        let jwt_secret = needs
+            .tokens
+            .then(|| secret("JWT_SECRET"))
+            .transpose()?
+            .map(SecretString::from);
+        let hashing = if needs.hashing {
+            let pepper = Some(secret("PEPPER")?).filter(|p| p != UNPEPPERED);
+            Some(hashing_config(env, pepper)?)
+        } else {
+            None
+        };
+        let store = store_config(env, data_dir)?;
+        if server.is_none() && !matches!(store, StoreConfig::Dynamo { .. }) {
+            return Err(ConfigError::invalid("TABLE_NAME is required on Lambda"));
+        }
+        Ok(Config {
+            deployment,
+            store,
+            hashing,
+            jwt_secret,
+            boards: match env.get("BOARDS") {
+                Some(list) => Boards::parse_list(&list).map_err(ConfigError::Invalid)?,
+                None => Boards::default(),
+            },
+            throttle: throttle_policy(env)?,
+            server,
+        })
+    }
+}
+
+fn server_config(env: &Env<'_>) -> Result<ServerConfig, ConfigError> {
+    let bind = match env.get("BIND") {
+        None => IpAddr::from([127, 0, 0, 1]),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| ConfigError::invalid(format!("BIND must be an IP address, not {v:?}")))?,
+    };
+    Ok(ServerConfig {
+        data_dir: PathBuf::from(env.get("DATA_DIR").unwrap_or_else(|| "./data".to_owned())),
+        bind,
+        port: env.number::<u16>("PORT", 0, "a port number (0-65535)")?.unwrap_or(3000),
+        cors_origins: env
+            .get("CORS_ORIGINS")
+            .map(|list| {
+                list.split(',')
+                    .map(|o| o.trim().to_owned())
+                    .filter(|o| !o.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        trust_proxy: matches!(env.get("TRUST_PROXY").as_deref(), Some("1" | "true" | "on" | "yes")),
+    })
+}
+
+/// DynamoDB when `TABLE_NAME` is set (with `DYNAMODB_ENDPOINT` for DynamoDB
+/// Local), else the SQLite file under the server's `DATA_DIR`.
+fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, ConfigError> {
+    if let Some(table) = env.get("TABLE_NAME") {
+        let endpoint = env.get("DYNAMODB_ENDPOINT");
+        let mut tuning = SdkTuning::defaults(endpoint.is_some());
+        if let Some(t) = env.millis("DYNAMODB_CONNECT_TIMEOUT_MS")? {
+            tuning.connect_timeout = t;
+        }
+        if let Some(t) = env.millis("DYNAMODB_ATTEMPT_TIMEOUT_MS")? {
+            tuning.attempt_timeout = t;
+        }
+        if let Some(t) = env.millis("DYNAMODB_OPERATION_TIMEOUT_MS")? {
+            tuning.operation_timeout = t;
+        }
+        if let Some(n) = env.number::<u32>("DYNAMODB_MAX_ATTEMPTS", 1, "a positive whole number")? {
+            tuning.max_attempts = n;
+        }
+        return Ok(StoreConfig::Dynamo {
+            table,
+            endpoint,
+            tuning,
+        });
+    }
+    match data_dir {
+        Some(dir) => Ok(StoreConfig::Sqlite {
+            path: dir.join("boards.sqlite3"),
+            busy_timeout: env
+                .millis("SQLITE_BUSY_TIMEOUT_MS")?
+                .unwrap_or(sqlite::DEFAULT_BUSY_TIMEOUT),
+        }),
+        None => Err(ConfigError::invalid("TABLE_NAME is required on Lambda")),
+    }
+}
+
+/// [`hashing_config`] with `PEPPER` as set (no generated secret): for tools,
+/// benchmarks and tests that build hashing alone.
+pub fn hashing_from(env: &Env<'_>) -> Result<HashingConfig, ConfigError> {
+    hashing_config(env, env.get("PEPPER").filter(|p| p != UNPEPPERED))
+}
+
+/// Tiers from the tier file with `MEMBER_TIER`/`GUEST_TIER` winning, the
+/// pepper ring (`pepper` is `PEPPER` unless it is [`UNPEPPERED`]) and the gate
+/// size. The tiers' rules are checked where hashing starts.
+pub fn hashing_config(env: &Env<'_>, pepper: Option<String>) -> Result<HashingConfig, ConfigError> {
+    use hashing::tier_file::{EMBEDDED, TierFile};
+    let (path, json) = match env.get("TIERS_FILE") {
+        Some(path) => {
+            let json = std::fs::read_to_string(&path).map_err(|e| hashing::ConfigError::TierFile {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+            (path, json)
+        }
+        None => ("(embedded infra/tiers.json)".to_owned(), EMBEDDED.to_owned()),
+    };
+    let file = TierFile::parse(&json).map_err(|e| hashing::ConfigError::TierFile {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    let current = pepper
+        .map(|s| Pepper::parse("PEPPER", SecretString::from(s)))
+        .transpose()
+        .map_err(hashing::ConfigError::from)?;
+    let previous = env
+        .get("PEPPER_PREVIOUS")
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| Pepper::parse("PEPPER_PREVIOUS", SecretString::from(s)))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()
+        .map_err(hashing::ConfigError::from)?
+        .unwrap_or_default();
+    let peppered = current.is_some();
+    let tier_policy = |tier: Tier, setting: &'static str| -> Result<Policy, ConfigError> {
+        let (spec, origin) = match env.get(setting) {
+            Some(spec) => (spec, setting.to_owned()),
+            None => {
+                let chosen = file
+                    .tiers
+                    .get(tier.as_str())
+                    .ok_or_else(|| hashing::ConfigError::MissingTier {
+                        path: path.clone(),
+                        tier,
+                    })?;
+                (chosen.spec.clone(), format!("{path} tiers.{tier}.spec"))
+            }
+        };
+        let algorithm = spec.parse().map_err(|source| hashing::ConfigError::BadTier {
+            setting: origin,
+            source,
+        })?;
+        Ok(Policy { algorithm, peppered })
+    };
+    let whole = |name: &'static str, min: usize| -> Result<Option<usize>, ConfigError> {
+        let what = if min > 0 {
+            "a whole number of at least 1"
+        } else {
+            "a whole number"
+        };
+        env.get(name)
+            .map(|value| match value.trim().parse::<usize>() {
+                Ok(n) if n >= min => Ok(n),
+                _ => Err(ConfigError::invalid(format!("{name} must be {what}, got `{value}`"))),
+            })
+            .transpose()
+    };
+    Ok(HashingConfig {
+        member: tier_policy(Tier::Member, "MEMBER_TIER")?,
+        guest: tier_policy(Tier::Guest, "GUEST_TIER")?,
+        peppers: PepperRing::new(current, previous),
+        workers: whole("HASH_WORKERS", 1)?.unwrap_or_else(hashing::default_workers),
+        queue: whole("HASH_QUEUE", 0)?.unwrap_or(hashing::DEFAULT_QUEUE),
+    })
+}
+
+fn throttle_policy(env: &Env<'_>) -> Result<ThrottlePolicy, ConfigError> {
+    let defaults = ThrottlePolicy::default();
+    let limit = |name: &str, default: Limit| -> Result<Limit, ConfigError> {
+        env.get(name)
+            .map_or(Ok(default), |v| Limit::parse(name, &v).map_err(ConfigError::Invalid))
+    };
+    Ok(ThrottlePolicy {
+        login_per_username: limit("THROTTLE_LOGIN_USERNAME", defaults.login_per_username)?,
+        login_per_ip: limit("THROTTLE_LOGIN_IP", defaults.login_per_ip)?,
+        guest_per_target_and_ip: limit("THROTTLE_GUEST", defaults.guest_per_target_and_ip)?,
+    })
+}
+
+/// Server mode only: a secret generated once and kept in `DATA_DIR/<name>`
+/// (mode 600), so a first run needs no set-up.
+fn local_secret(data_dir: &Path, name: &str) -> Result<String, ConfigError> {
+    let path = data_dir.join(name);
+    if let Ok(secret) = std::fs::read_to_string(&path) {
+        return Ok(secret.trim().to_owned());
+    }
+    let failed = |e: std::io::Error| ConfigError::invalid(format!("{}: {e}", path.display()));
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| ConfigError::invalid(format!("DATA_DIR {}: {e}", data_dir.display())))?;
+    let secret: String = rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect();
+    write_private(&path, &secret).map_err(failed)?;
+    tracing::warn!(
+        path = %path.display(),
+        "{} was not set: generated one (keep this file; what was made with it needs it)",
+        name.to_ascii_uppercase()
+    );
+    Ok(secret)
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(contents.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    std::fs::write(path, contents)
+}
+
+/// The redacted summary printed at start: no secret value, only whether it is set.
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let functions: Vec<&str> = self.deployment.functions().iter().map(|f| f.name()).collect();
+        write!(f, "functions={}", functions.join(","))?;
+        match &self.store {
+            StoreConfig::Dynamo {
+                table,
+                endpoint,
+                tuning,
+            } => write!(
+                f,
+                " store=dynamodb table={table} endpoint={} attempt_timeout_ms={} operation_timeout_ms={} max_attempts={}",
+                endpoint.as_deref().unwrap_or("aws"),
+                tuning.attempt_timeout.as_millis(),
+                tuning.operation_timeout.as_millis(),
+                tuning.max_attempts
+            )?,
+            StoreConfig::Sqlite { path, busy_timeout } => write!(
+                f,
+                " store=sqlite path={} busy_timeout_ms={}",
+                path.display(),
+                busy_timeout.as_millis()
+            )?,
+        }
+        if let Some(h) = &self.hashing {
+            let pepper = match h.peppers.current() {
+                Some(p) => format!("set(id {})", p.id()),
+                None => "none".to_owned(),
+            };
+            write!(
+                f,
+                " member_tier={} guest_tier={} pepper={pepper} hash_workers={} hash_queue={}",
+                h.member.algorithm, h.guest.algorithm, h.workers, h.queue
+            )?;
+        }
+        if self.jwt_secret.is_some() {
+            write!(f, " jwt_secret=set")?;
+        }
+        let t = &self.throttle;
+        write!(
+            f,
+            " boards={} throttle_login_username={} throttle_login_ip={} throttle_guest={}",
+            self.boards.names().join(","),
+            t.login_per_username,
+            t.login_per_ip,
+            t.guest_per_target_and_ip
+        )?;
+        if let Some(s) = &self.server {
+            write!(
+                f,
+                " bind={}:{} data_dir={} cors_origins={} trust_proxy={}",
+                s.bind,
+                s.port,
+                s.data_dir.display(),
+                s.cors_origins.join(","),
+                s.trust_proxy
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lambda(functions: &[Function]) -> Deployment {
+        Deployment::Lambda {
+            functions: functions.to_vec(),
+        }
+    }
+
+    fn server_env<'a>(dir: &'a Path, pairs: &'a [(&'a str, &'a str)]) -> Env<'a> {
+        Env::new(move |name| match name {
+            "DATA_DIR" => Some(dir.display().to_string()),
+            _ => pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned()),
+        })
+    }
+
+    #[test]
+    fn lambda_requires_the_secrets_its_function_uses_and_a_table() {
+        let err = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&[])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "JWT_SECRET is required on Lambda (from Secrets Manager or SSM)"
+        );
+        let jwt = "j".repeat(32);
+        let only_jwt = [("JWT_SECRET", jwt.as_str())];
+        let err = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&only_jwt)).unwrap_err();
+        assert!(err.to_string().starts_with("PEPPER is required"), "{err}");
+        let secret = "x".repeat(40);
+        let both = [("JWT_SECRET", secret.as_str()), ("PEPPER", secret.as_str())];
+        let err = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&both)).unwrap_err();
+        assert_eq!(err.to_string(), "TABLE_NAME is required on Lambda");
+    }
+
+    #[test]
+    fn a_function_gets_only_the_secrets_it_uses() {
+        let table = [("TABLE_NAME", "boards")];
+        let read = Config::from(lambda(&[Function::Read]), &Env::from_pairs(&table)).unwrap();
+        assert!(read.hashing.is_none() && read.jwt_secret.is_none());
+        let secret = "x".repeat(40);
+        let with_jwt = [("TABLE_NAME", "boards"), ("JWT_SECRET", secret.as_str())];
+        let like = Config::from(lambda(&[Function::Like]), &Env::from_pairs(&with_jwt)).unwrap();
+        assert!(like.hashing.is_none() && like.jwt_secret.is_some());
+        let with_pepper = [("TABLE_NAME", "boards"), ("PEPPER", secret.as_str())];
+        let guest = Config::from(lambda(&[Function::GuestComment]), &Env::from_pairs(&with_pepper)).unwrap();
+        assert!(guest.hashing.is_some() && guest.jwt_secret.is_none());
+    }
+
+    #[test]
+    fn the_server_generates_missing_secrets_once_and_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Config::from(Deployment::Server, &server_env(dir.path(), &[])).unwrap();
+        let pepper = std::fs::read_to_string(dir.path().join("pepper")).unwrap();
+        assert_eq!(pepper.len(), 64);
+        let second = Config::from(Deployment::Server, &server_env(dir.path(), &[])).unwrap();
+        use secrecy::ExposeSecret;
+        assert_eq!(
+            first.jwt_secret.as_ref().unwrap().expose_secret(),
+            second.jwt_secret.as_ref().unwrap().expose_secret()
+        );
+        assert!(first.hashing.as_ref().unwrap().guest.peppered);
+        assert_eq!(
+            first.store,
+            StoreConfig::Sqlite {
+                path: dir.path().join("boards.sqlite3"),
+                busy_timeout: sqlite::DEFAULT_BUSY_TIMEOUT,
+            }
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("jwt_secret"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn pepper_none_runs_unpeppered_only_with_strong_tiers() {
+        let dir = tempfile::tempdir().unwrap();
+        let weak = [("PEPPER", UNPEPPERED), ("GUEST_TIER", "bcrypt:8")];
+        // The tiers are checked where hashing starts, before the server listens.
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &weak)).unwrap();
+        let err = crate::hashing::Hashing::new(config.hashing.unwrap()).unwrap_err();
+        assert!(err.to_string().contains("must be peppered"), "{err}");
+        let strong = [
+            ("PEPPER", UNPEPPERED),
+            ("MEMBER_TIER", "bcrypt:10"),
+            ("GUEST_TIER", "bcrypt:10"),
+        ];
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &strong)).unwrap();
+        let hashing = config.hashing.unwrap();
+        assert!(!hashing.guest.peppered && !hashing.member.peppered);
+        assert!(!dir.path().join("pepper").exists(), "no pepper was generated");
+    }
+
+    #[test]
+    fn bad_settings_name_themselves() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, &str, &str); 7] = [
+            ("BOARDS", "Free Talk", "BOARDS:"),
+            ("THROTTLE_GUEST", "ten", "THROTTLE_GUEST"),
+            ("PORT", "http", "PORT must be a port number"),
+            ("BIND", "localhost:80", "BIND must be an IP address"),
+            (
+                "SQLITE_BUSY_TIMEOUT_MS",
+                "0",
+                "SQLITE_BUSY_TIMEOUT_MS must be a positive whole number",
+            ),
+            (
+                "HASH_WORKERS",
+                "0",
+                "HASH_WORKERS must be a whole number of at least 1, got `0`",
+            ),
+            (
+                "MEMBER_TIER",
+                "bcrypt:99",
+                "MEMBER_TIER: bcrypt cost 99 is outside 4-31",
+            ),
+        ];
+        for (name, value, expected) in cases {
+            let pairs = [(name, value)];
+            let err = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap_err();
+            assert!(err.to_string().starts_with(expected), "{name}: {err}");
+        }
+        for bad in ["0", "-1", "soon"] {
+            let pairs = [("TABLE_NAME", "boards"), ("DYNAMODB_OPERATION_TIMEOUT_MS", bad)];
+            let err = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap_err();
+            assert!(err.to_string().contains("DYNAMODB_OPERATION_TIMEOUT_MS"), "{err}");
+        }
+        let ok = [
+            ("TRUST_PROXY", "true"),
+            ("BOARDS", "news,tech"),
+            ("CORS_ORIGINS", "https://a.example, https://b.example"),
+        ];
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &ok)).unwrap();
+        let server = config.server.unwrap();
+        assert!(server.trust_proxy);
+        assert_eq!(server.cors_origins, ["https://a.example", "https://b.example"]);
+        assert_eq!(config.boards.names(), ["news", "tech"]);
+    }
+
+    #[test]
+    fn a_table_name_selects_dynamodb_with_its_tuning() {
+        let dir = tempfile::tempdir().unwrap();
+        let pairs = [
+            ("TABLE_NAME", "boards"),
+            ("DYNAMODB_ENDPOINT", "http://127.0.0.1:8000"),
+            ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "250"),
+        ];
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap();
+        let mut tuning = SdkTuning::defaults(true);
+        tuning.attempt_timeout = Duration::from_millis(250);
+        assert_eq!(
+            config.store,
+            StoreConfig::Dynamo {
+                table: "boards".into(),
+                endpoint: Some("http://127.0.0.1:8000".into()),
+                tuning,
+            }
+        );
+        let aws = SdkTuning::defaults(false);
+        assert_eq!(aws.operation_timeout, Duration::from_secs(3));
+        assert!(aws.attempt_timeout * aws.max_attempts >= aws.operation_timeout);
+    }
+
+    #[test]
+    fn the_printed_summary_shows_no_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let pepper = "p".repeat(40);
+        let jwt = "j".repeat(40);
+        let pairs = [("PEPPER", pepper.as_str()), ("JWT_SECRET", jwt.as_str())];
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap();
+        let printed = config.to_string();
+        assert!(
+            printed.contains("jwt_secret=set") && printed.contains("pepper=set(id "),
+            "{printed}"
+        );
+        assert!(!printed.contains(&pepper) && !printed.contains(&jwt), "{printed}");
+        assert!(
+            printed.contains("store=sqlite") && printed.contains("bind=127.0.0.1:3000"),
+            "{printed}"
+        );
+    }
+}

@@ -1,0 +1,451 @@
+//! Values that exist only when valid (docs/API.md, Field rules): request
+//! input is parsed into these once, at the edge, and stays typed down to the
+//! store adapters. Each error names the field and the rule.
+
+use std::fmt;
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn has_control(s: &str) -> bool {
+    s.chars().any(char::is_control)
+}
+
+/// A string newtype: serialized as the string, read with `as_str`.
+macro_rules! text_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_inner(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+text_type!(
+    /// 3-30 characters of `a-z`, `0-9` and `_`.
+    Username
+);
+text_type!(
+    /// 1-30 characters after trimming, no control characters.
+    Nickname
+);
+text_type!(
+    /// 1-200 characters after trimming, no control characters.
+    Title
+);
+text_type!(
+    /// 1-20,000 characters, not blank; whitespace and line breaks kept.
+    PostBody
+);
+text_type!(
+    /// 1-2,000 characters, not blank.
+    CommentBody
+);
+text_type!(
+    /// `[a-z0-9-]{1,40}`: well formed. Only [`Boards::resolve`] says it is configured.
+    BoardSlug
+);
+text_type!(
+    /// A post's id (a ULID, upper case).
+    PostId
+);
+text_type!(
+    /// A comment's id (a ULID, upper case).
+    CommentId
+);
+text_type!(
+    /// A member's id (a ULID, upper case).
+    MemberId
+);
+
+impl Username {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        let ok = (3..=30).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if ok {
+            Ok(Username(s))
+        } else {
+            Err(ApiError::validation(
+                "username must be 3-30 characters of a-z, 0-9 and _",
+            ))
+        }
+    }
+}
+
+/// Trimmed text of `1..=max` characters; `control` says whether control characters are allowed.
+fn text(field: &str, s: String, max: usize, trim: bool, control: bool) -> Result<String, ApiError> {
+    let value = if trim { s.trim().to_owned() } else { s };
+    let blank = value.trim().is_empty();
+    if blank || chars(&value) > max {
+        let after = if trim { " after trimming" } else { " and not blank" };
+        return Err(ApiError::validation(format!(
+            "{field} must be 1-{max} characters{after}"
+        )));
+    }
+    if !control && has_control(&value) {
+        return Err(ApiError::validation(format!(
+            "{field} must not contain control characters"
+        )));
+    }
+    Ok(value)
+}
+
+impl Nickname {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        text("nickname", s, 30, true, false).map(Nickname)
+    }
+}
+
+impl Title {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        text("title", s, 200, true, false).map(Title)
+    }
+}
+
+impl PostBody {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        text("body", s, 20_000, false, true).map(PostBody)
+    }
+}
+
+impl CommentBody {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        text("body", s, 2_000, false, true).map(CommentBody)
+    }
+}
+
+fn well_formed_slug(slug: &str) -> bool {
+    (1..=40).contains(&slug.len())
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// The configured boards (`BOARDS`, default `free,qna,notice`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Boards(Vec<BoardSlug>);
+
+impl Default for Boards {
+    fn default() -> Self {
+        Boards(["free", "qna", "notice"].map(|b| BoardSlug(b.to_owned())).to_vec())
+    }
+}
+
+impl Boards {
+    /// `BOARDS`: comma-separated, each `[a-z0-9-]{1,40}`.
+    pub fn parse_list(s: &str) -> Result<Self, String> {
+        let names: Vec<&str> = s.split(',').map(str::trim).filter(|b| !b.is_empty()).collect();
+        if names.is_empty() {
+            return Err("BOARDS must name at least one board".into());
+        }
+        names
+            .into_iter()
+            .map(|b| {
+                well_formed_slug(b)
+                    .then(|| BoardSlug(b.to_owned()))
+                    .ok_or_else(|| format!("BOARDS: {b:?} must be 1-40 characters of a-z, 0-9 and -"))
+            })
+            .collect::<Result<_, _>>()
+            .map(Boards)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.0.iter().map(BoardSlug::as_str).collect()
+    }
+
+    /// The configured board a slug names; anything else is an unknown board.
+    pub fn resolve(&self, slug: &str) -> Result<BoardSlug, ApiError> {
+        if let Some(board) = self.0.iter().find(|b| b.as_str() == slug) {
+            Ok(board.clone())
+        } else if well_formed_slug(slug) {
+            Err(ApiError::NotFound(format!("board {slug:?} does not exist")))
+        } else {
+            // Not echoed: it can be anything a client put in the path.
+            Err(ApiError::NotFound("board does not exist".into()))
+        }
+    }
+}
+
+/// Ids are ULIDs; anything else cannot name a post or comment.
+fn ulid(what: &str, s: &str) -> Result<String, ApiError> {
+    match ulid::Ulid::from_string(s) {
+        Ok(_) if s.len() == 26 => Ok(s.to_ascii_uppercase()),
+        _ => Err(ApiError::not_found(what)),
+    }
+}
+
+/// A new unique, time-ordered id (a ULID, 26 characters). Ids made by one
+/// process increase strictly, even within one millisecond, so "newest first"
+/// is exact for them; across processes it holds to the millisecond.
+pub fn new_id() -> String {
+    static GENERATOR: std::sync::Mutex<ulid::Generator> = std::sync::Mutex::new(ulid::Generator::new());
+    let mut generator = GENERATOR.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Overflow needs 2^80 ids in one millisecond; fall back to a random one.
+    generator
+        .generate()
+        .unwrap_or_else(|_| ulid::Ulid::generate())
+        .to_string()
+}
+
+macro_rules! id_type {
+    ($name:ident, $what:literal) => {
+        impl $name {
+            /// A fresh id.
+            pub fn generate() -> Self {
+                $name(new_id())
+            }
+
+            /// An id from a path: anything but a ULID names nothing (404).
+            pub fn parse(s: &str) -> Result<Self, ApiError> {
+                ulid($what, s).map($name)
+            }
+        }
+    };
+}
+
+id_type!(PostId, "post");
+id_type!(CommentId, "comment");
+id_type!(MemberId, "member");
+
+impl CommentId {
+    /// A `parent_id` field: a malformed one cannot be a comment of this post.
+    pub fn parse_parent(s: &str) -> Result<Self, ApiError> {
+        Self::parse(s).map_err(|_| ApiError::validation("parent_id must be a top-level comment of the same post"))
+    }
+}
+
+/// A post on its board: every post read or write names both, so a post of
+/// another board is simply not found.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PostKey {
+    pub board: BoardSlug,
+    pub post: PostId,
+}
+
+/// A comment under its post.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CommentKey {
+    pub post: PostKey,
+    pub comment: CommentId,
+}
+
+/// A password as typed: never logged, never shown, never truncated.
+#[derive(Clone)]
+pub struct Password(SecretString);
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Password(..)")
+    }
+}
+
+pub const MEMBER_PASSWORD_MIN: usize = 8;
+pub const GUEST_PASSWORD_MIN: usize = 4;
+pub const PASSWORD_MAX: usize = 256;
+
+impl Password {
+    /// A new member password: 8-256 characters.
+    pub fn member(s: String) -> Result<Self, ApiError> {
+        Self::within(s, MEMBER_PASSWORD_MIN)
+    }
+
+    /// A guest password: 4-256 characters.
+    pub fn guest(s: String) -> Result<Self, ApiError> {
+        Self::within(s, GUEST_PASSWORD_MIN)
+    }
+
+    /// A login attempt: any length up to the maximum may be tried; a wrong one simply does not match.
+    pub fn attempt(s: String) -> Result<Self, ApiError> {
+        Self::within(s, 1)
+    }
+
+    fn within(s: String, min: usize) -> Result<Self, ApiError> {
+        if !(min..=PASSWORD_MAX).contains(&chars(&s)) {
+            return Err(ApiError::validation(format!(
+                "password must be {min}-{PASSWORD_MAX} characters"
+            )));
+        }
+        Ok(Password(SecretString::from(s)))
+    }
+
+    pub fn secret(&self) -> &SecretString {
+        &self.0
+    }
+
+    pub fn byte_len(&self) -> usize {
+        self.0.expose_secret().len()
+    }
+}
+
+/// A stored password hash (PHC string, maybe with a pepper prefix). Shown to
+/// no one: its `Debug` is redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PasswordHash(String);
+
+impl fmt::Debug for PasswordHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PasswordHash(..)")
+    }
+}
+
+impl PasswordHash {
+    /// What a hasher produced or a store kept.
+    pub fn new(hash: String) -> Self {
+        PasswordHash(hash)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A page size: 1-100; the default depends on what is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageLimit(usize);
+
+pub const MAX_PAGE: usize = 100;
+
+impl PageLimit {
+    pub fn parse(s: Option<&str>, default: usize) -> Result<Self, ApiError> {
+        match s {
+            None => Ok(PageLimit(default)),
+            Some(s) => match s.parse::<usize>() {
+                Ok(n) if (1..=MAX_PAGE).contains(&n) => Ok(PageLimit(n)),
+                _ => Err(ApiError::validation(format!(
+                    "limit must be a whole number from 1 to {MAX_PAGE}"
+                ))),
+            },
+        }
+    }
+
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames_follow_the_charset_and_length() {
+        assert!(Username::parse("kim_01".into()).is_ok());
+        for bad in ["ab", "Kim", "kim!", "a".repeat(31).as_str(), "김철수"] {
+            assert_eq!(
+                Username::parse(bad.into()),
+                Err(ApiError::validation(
+                    "username must be 3-30 characters of a-z, 0-9 and _"
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn passwords_count_characters() {
+        assert!(Password::member("1234567".into()).is_err());
+        assert!(
+            Password::member("한".repeat(256)).is_ok(),
+            "256 characters of 3 bytes each"
+        );
+        assert!(Password::member("x".repeat(257)).is_err());
+        assert!(Password::guest("123".into()).is_err() && Password::guest("1234".into()).is_ok());
+        assert_eq!(
+            Password::guest("ab\0d".into()).unwrap().secret().expose_secret(),
+            "ab\0d"
+        );
+        assert_eq!(
+            format!("{:?}", Password::guest("hunter22".into()).unwrap()),
+            "Password(..)"
+        );
+        assert_eq!(
+            format!("{:?}", PasswordHash::new("$2b$04$abc".into())),
+            "PasswordHash(..)"
+        );
+    }
+
+    #[test]
+    fn text_fields_trim_and_refuse_blank_long_and_control_characters() {
+        assert_eq!(Nickname::parse("  Kim  ".into()).unwrap().as_str(), "Kim");
+        assert_eq!(
+            Nickname::parse("   ".into()),
+            Err(ApiError::validation("nickname must be 1-30 characters after trimming"))
+        );
+        assert_eq!(
+            Nickname::parse("a\u{7}b".into()),
+            Err(ApiError::validation("nickname must not contain control characters"))
+        );
+        assert!(Title::parse("t".repeat(200)).is_ok());
+        assert!(Title::parse("t".repeat(201)).is_err());
+        assert_eq!(
+            PostBody::parse("line 1\n\tline 2".into()).unwrap().as_str(),
+            "line 1\n\tline 2"
+        );
+        assert_eq!(
+            CommentBody::parse(" \n ".into()),
+            Err(ApiError::validation("body must be 1-2000 characters and not blank"))
+        );
+    }
+
+    #[test]
+    fn boards_ids_and_limits() {
+        let boards = Boards::parse_list(" free, qna ").unwrap();
+        assert_eq!(boards.names(), ["free", "qna"]);
+        assert_eq!(boards.resolve("free").unwrap().as_str(), "free");
+        assert!(matches!(boards.resolve("notice"), Err(ApiError::NotFound(m)) if m.contains("notice")));
+        assert_eq!(
+            boards.resolve("../etc"),
+            Err(ApiError::NotFound("board does not exist".into()))
+        );
+        assert!(Boards::parse_list("Free").is_err());
+        assert_eq!(
+            PostId::parse("01arz3ndektsv4rrffq69g5fav").unwrap().as_str(),
+            "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+        );
+        assert!(matches!(PostId::parse("1 OR 1=1"), Err(ApiError::NotFound(_))));
+        assert!(matches!(CommentId::parse_parent("x"), Err(ApiError::Validation(_))));
+        assert_eq!(PageLimit::parse(None, 20).unwrap().get(), 20);
+        assert_eq!(PageLimit::parse(Some("100"), 20).unwrap().get(), 100);
+        for bad in ["0", "101", "ten"] {
+            assert!(PageLimit::parse(Some(bad), 20).is_err());
+        }
+    }
+
+    #[test]
+    fn ids_are_unique_and_sort_by_time() {
+        let ids: Vec<String> = (0..1000).map(|_| new_id()).collect();
+        assert!(ids.iter().all(|id| id.len() == 26));
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "strictly increasing, even within a millisecond"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Path and query parameters as typed values: a board that is configured, a
+//! post on it, a comment under it. A route's parameter names are read by
+//! serde, so a template that does not name them fails loudly (500 and a log
+//! line) instead of reading an empty string.
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequestParts, Path, Query};
+use http::request::Parts;
+use serde::Deserialize;
+
+use super::AppState;
+use crate::domain::{BoardSlug, CommentId, CommentKey, PageLimit, PostId, PostKey};
+use crate::error::ApiError;
+
+fn path_error(rejection: PathRejection) -> ApiError {
+    use axum::extract::path::ErrorKind;
+    match &rejection {
+        // A path that cannot be decoded names nothing.
+        PathRejection::FailedToDeserializePathParams(e)
+            if matches!(e.kind(), ErrorKind::InvalidUtf8InPathParam { .. }) =>
+        {
+            ApiError::NotFound("no such path".into())
+        }
+        _ => ApiError::Internal(format!("route parameters: {rejection}")),
+    }
+}
+
+async fn raw<T: serde::de::DeserializeOwned + Send>(parts: &mut Parts, state: &AppState) -> Result<T, ApiError> {
+    Path::<T>::from_request_parts(parts, state)
+        .await
+        .map(|Path(raw)| raw)
+        .map_err(path_error)
+}
+
+#[derive(Deserialize)]
+struct RawBoard {
+    slug: String,
+}
+
+#[derive(Deserialize)]
+struct RawPost {
+    slug: String,
+    post_id: String,
+}
+
+#[derive(Deserialize)]
+struct RawComment {
+    slug: String,
+    post_id: String,
+    comment_id: String,
+}
+
+/// `/boards/{slug}/...`: a configured board.
+pub struct BoardPath(pub BoardSlug);
+
+impl FromRequestParts<AppState> for BoardPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawBoard { slug } = raw(parts, state).await?;
+        state.app.boards.resolve(&slug).map(BoardPath)
+    }
+}
+
+/// `/boards/{slug}/posts/{post_id}/...`
+pub struct PostPath(pub PostKey);
+
+impl FromRequestParts<AppState> for PostPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawPost { slug, post_id } = raw(parts, state).await?;
+        Ok(PostPath(PostKey {
+            board: state.app.boards.resolve(&slug)?,
+            post: PostId::parse(&post_id)?,
+        }))
+    }
+}
+
+/// `/boards/{slug}/posts/{post_id}/comments/{comment_id}/...`
+pub struct CommentPath(pub CommentKey);
+
+impl FromRequestParts<AppState> for CommentPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawComment {
+            slug,
+            post_id,
+            comment_id,
+        } = raw(parts, state).await?;
+        Ok(CommentPath(CommentKey {
+            post: PostKey {
+                board: state.app.boards.resolve(&slug)?,
+                post: PostId::parse(&post_id)?,
+            },
+            comment: CommentId::parse(&comment_id)?,
+        }))
+    }
+}
+
+#[derive(Deserialize)]
+struct RawPage {
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+/// `?limit=&cursor=` of a listing.
+pub struct PageQuery {
+    pub limit: PageLimit,
+    pub cursor: Option<String>,
+}
+
+/// Posts are listed 20 to a page unless `limit` says otherwise.
+pub const DEFAULT_POSTS_PAGE: usize = 20;
+
+impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Query(raw) = Query::<RawPage>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::validation("the query string is malformed"))?;
+        Ok(PageQuery {
+            limit: PageLimit::parse(raw.limit.as_deref(), DEFAULT_POSTS_PAGE)?,
+            cursor: raw.cursor,
+        })
+    }
+}
