@@ -3,7 +3,7 @@
 //! gives it 60). Requests are generated around the real routes: known and
 //! mangled paths, methods, tokens, query strings, and bodies that are random
 //! bytes or JSON objects of the real field names holding any JSON value.
-//! Every answer must be a documented status with the API.md error shape; a
+//! Every answer must be a documented status with the docs/API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
 
 #[path = "../../shared/tests/support/mod.rs"]
@@ -146,7 +146,7 @@ fn fuzzed(valid_token: String) -> impl Strategy<Value = Fuzzed> {
     })
 }
 
-/// The API.md codes each status may carry.
+/// The docs/API.md codes each status may carry.
 fn codes_for(status: u16) -> Option<&'static [&'static str]> {
     Some(match status {
         400 => &["malformed_json", "validation_failed"],
@@ -178,7 +178,7 @@ async fn check(app: &axum::Router, input: &Fuzzed) -> Result<(), TestCaseError> 
     let status = response.status().as_u16();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     if input.method == Method::HEAD {
-        // No body to check: the status must still be one API.md names.
+        // No body to check: the status must still be one docs/API.md names.
         prop_assert!(
             (200..300).contains(&status) || codes_for(status).is_some(),
             "HEAD answered {status}"

@@ -9,6 +9,7 @@
 use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
 use std::time::Duration;
 
 use secrecy::SecretString;
@@ -16,14 +17,20 @@ use secrecy::SecretString;
 use crate::app::throttle::{Limit, ThrottlePolicy};
 use crate::domain::Boards;
 use crate::function::{Function, Needs};
+#[cfg(feature = "hashing")]
 use crate::hashing::{self, HashingConfig, Pepper, PepperRing, Policy, Tier};
-use crate::store::{StoreConfig, dynamo::SdkTuning, sqlite};
+use crate::store::StoreConfig;
+#[cfg(feature = "dynamo")]
+use crate::store::dynamo::SdkTuning;
+#[cfg(feature = "sqlite")]
+use crate::store::sqlite;
 
 /// A configuration that cannot run; the message names the setting.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{0}")]
     Invalid(String),
+    #[cfg(feature = "hashing")]
     #[error(transparent)]
     Hashing(#[from] hashing::ConfigError),
 }
@@ -72,6 +79,7 @@ pub struct Config {
     pub deployment: Deployment,
     pub store: StoreConfig,
     /// Present when a served function hashes passwords.
+    #[cfg(feature = "hashing")]
     pub hashing: Option<HashingConfig>,
     /// Present when a served function issues or checks bearer tokens.
     pub jwt_secret: Option<SecretString>,
@@ -118,6 +126,7 @@ impl<'a> Env<'a> {
         }
     }
 
+    #[cfg(any(feature = "sqlite", feature = "dynamo"))]
     fn millis(&self, name: &str) -> Result<Option<Duration>, ConfigError> {
         Ok(self
             .number::<u64>(name, 1, "a positive whole number")?
@@ -151,19 +160,33 @@ impl Config {
             .then(|| secret("JWT_SECRET"))
             .transpose()?
             .map(SecretString::from);
+        #[cfg(feature = "hashing")]
         let hashing = if needs.hashing {
             let pepper = Some(secret("PEPPER")?).filter(|p| p != UNPEPPERED);
             Some(hashing_config(env, pepper)?)
         } else {
             None
         };
+        #[cfg(not(feature = "hashing"))]
+        if needs.hashing {
+            return Err(ConfigError::invalid(
+                "this build has no password hashing (feature `hashing`)",
+            ));
+        }
+        #[cfg(not(feature = "tokens"))]
+        if needs.tokens {
+            return Err(ConfigError::invalid(
+                "this build has no bearer tokens (feature `tokens`)",
+            ));
+        }
         let store = store_config(env, data_dir)?;
-        if server.is_none() && !matches!(store, StoreConfig::Dynamo { .. }) {
+        if server.is_none() && !store.is_dynamo() {
             return Err(ConfigError::invalid("TABLE_NAME is required on Lambda"));
         }
         Ok(Config {
             deployment,
             store,
+            #[cfg(feature = "hashing")]
             hashing,
             jwt_secret,
             boards: match env.get("BOARDS") {
@@ -204,6 +227,7 @@ fn server_config(env: &Env<'_>) -> Result<ServerConfig, ConfigError> {
 /// DynamoDB when `TABLE_NAME` is set (with `DYNAMODB_ENDPOINT` for DynamoDB
 /// Local), else the SQLite file under the server's `DATA_DIR`.
 fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, ConfigError> {
+    #[cfg(feature = "dynamo")]
     if let Some(table) = env.get("TABLE_NAME") {
         let endpoint = env.get("DYNAMODB_ENDPOINT");
         let mut tuning = SdkTuning::defaults(endpoint.is_some());
@@ -225,23 +249,36 @@ fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, C
             tuning,
         });
     }
+    #[cfg(not(feature = "dynamo"))]
+    if env.get("TABLE_NAME").is_some() {
+        return Err(ConfigError::invalid(
+            "TABLE_NAME: this build has no DynamoDB store (feature `dynamo`)",
+        ));
+    }
     match data_dir {
+        #[cfg(feature = "sqlite")]
         Some(dir) => Ok(StoreConfig::Sqlite {
             path: dir.join("boards.sqlite3"),
             busy_timeout: env
                 .millis("SQLITE_BUSY_TIMEOUT_MS")?
                 .unwrap_or(sqlite::DEFAULT_BUSY_TIMEOUT),
         }),
+        #[cfg(not(feature = "sqlite"))]
+        Some(_) => Err(ConfigError::invalid(
+            "TABLE_NAME is required: this build has no SQLite store (feature `sqlite`)",
+        )),
         None => Err(ConfigError::invalid("TABLE_NAME is required on Lambda")),
     }
 }
 
+#[cfg(feature = "hashing")]
 /// [`hashing_config`] with `PEPPER` as set (no generated secret): for tools,
 /// benchmarks and tests that build hashing alone.
 pub fn hashing_from(env: &Env<'_>) -> Result<HashingConfig, ConfigError> {
     hashing_config(env, env.get("PEPPER").filter(|p| p != UNPEPPERED))
 }
 
+#[cfg(feature = "hashing")]
 /// Tiers from the tier file with `MEMBER_TIER`/`GUEST_TIER` winning, the
 /// pepper ring (`pepper` is `PEPPER` unless it is [`UNPEPPERED`]) and the gate
 /// size. The tiers' rules are checked where hashing starts.
@@ -376,6 +413,7 @@ impl fmt::Display for Config {
         let functions: Vec<&str> = self.deployment.functions().iter().map(|f| f.name()).collect();
         write!(f, "functions={}", functions.join(","))?;
         match &self.store {
+            #[cfg(feature = "dynamo")]
             StoreConfig::Dynamo {
                 table,
                 endpoint,
@@ -388,13 +426,17 @@ impl fmt::Display for Config {
                 tuning.operation_timeout.as_millis(),
                 tuning.max_attempts
             )?,
+            #[cfg(feature = "sqlite")]
             StoreConfig::Sqlite { path, busy_timeout } => write!(
                 f,
                 " store=sqlite path={} busy_timeout_ms={}",
                 path.display(),
                 busy_timeout.as_millis()
             )?,
+            #[cfg(not(any(feature = "sqlite", feature = "dynamo")))]
+            _ => {}
         }
+        #[cfg(feature = "hashing")]
         if let Some(h) = &self.hashing {
             let pepper = match h.peppers.current() {
                 Some(p) => format!("set(id {})", p.id()),
@@ -433,7 +475,7 @@ impl fmt::Display for Config {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "hashing", feature = "sqlite", feature = "dynamo"))]
 mod tests {
     use super::*;
 

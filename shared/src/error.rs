@@ -4,6 +4,7 @@
 
 use http::StatusCode;
 
+#[cfg(feature = "hashing")]
 use crate::hashing::{EngineError, HashError};
 use crate::store::StoreError;
 
@@ -109,6 +110,7 @@ impl From<StoreError> for ApiError {
     }
 }
 
+#[cfg(feature = "hashing")]
 impl From<HashError> for ApiError {
     fn from(e: HashError) -> Self {
         match e {

@@ -13,6 +13,7 @@ pub mod error;
 pub mod function;
 pub mod hashing;
 pub mod http;
+#[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod store;
 pub mod telemetry;

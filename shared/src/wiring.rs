@@ -5,27 +5,25 @@
 use anyhow::Context as _;
 
 use crate::app::App;
-use crate::app::tokens::JwtKeys;
 use crate::config::Config;
-use crate::hashing::Hashing;
 use crate::http::AppState;
 
 /// The state serving `config`'s functions. Fails, naming what is wrong,
 /// before anything listens.
 pub async fn build(config: Config) -> anyhow::Result<AppState> {
     let store = config.store.open().await.context("opening the store")?;
-    let hashing = config
-        .hashing
-        .map(Hashing::new)
-        .transpose()
-        .context("starting password hashing")?;
-    let tokens = config
-        .jwt_secret
-        .as_ref()
-        .map(JwtKeys::new)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let app = App::new(store, hashing, tokens, config.boards, config.throttle);
+    #[allow(unused_mut)]
+    let mut app = App::new(store, config.boards, config.throttle);
+    #[cfg(feature = "hashing")]
+    if let Some(hashing) = config.hashing {
+        let hashing = crate::hashing::Hashing::new(hashing).context("starting password hashing")?;
+        app = app.with_hashing(hashing);
+    }
+    #[cfg(feature = "tokens")]
+    if let Some(secret) = &config.jwt_secret {
+        let keys = crate::app::tokens::JwtKeys::new(secret).map_err(anyhow::Error::msg)?;
+        app = app.with_tokens(keys);
+    }
     Ok(AppState {
         app,
         trust_proxy: config.server.is_some_and(|s| s.trust_proxy),

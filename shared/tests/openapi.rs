@@ -31,7 +31,7 @@ fn the_openapi_document_lists_exactly_the_routes_the_router_serves() {
 
 #[test]
 fn every_route_of_api_md_is_served_by_the_function_api_md_names() {
-    // API.md's route table, verbatim.
+    // docs/API.md's route table, verbatim.
     let api_md = [
         ("POST", "/members", "signup"),
         ("POST", "/sessions", "login"),

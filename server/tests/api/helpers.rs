@@ -233,7 +233,7 @@ pub async fn body(response: Response) -> Value {
     response.json().await.expect("a JSON body")
 }
 
-/// Asserts an API.md error: status, code, and a message that contains `mentions`.
+/// Asserts an docs/API.md error: status, code, and a message that contains `mentions`.
 pub async fn assert_error(response: Response, status: u16, code: &str, mentions: &str) {
     assert_eq!(response.status(), status, "status for expected {code}");
     let value = body(response).await;

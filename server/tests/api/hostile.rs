@@ -1,5 +1,5 @@
 //! Hostile input, end to end over HTTP on both stores: each request gets its
-//! API.md status and code, nothing is written, and the server keeps serving.
+//! docs/API.md status and code, nothing is written, and the server keeps serving.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

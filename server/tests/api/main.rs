@@ -1,4 +1,4 @@
-//! End-to-end tests of API.md over real HTTP against the server app, each on
+//! End-to-end tests of docs/API.md over real HTTP against the server app, each on
 //! both stores: SQLite and DynamoDB Local (`bash tools/test-all` starts it).
 
 use std::time::Instant;

@@ -4,20 +4,27 @@
 //! HTTP; the HTTP adapter only parses requests into commands and results into
 //! responses.
 
+#[cfg(feature = "hashing")]
 pub mod accounts;
+#[cfg(feature = "hashing")]
 pub mod guest;
 pub mod likes;
 pub mod posts;
+#[cfg(all(feature = "hashing", feature = "tokens"))]
+pub mod sessions;
 pub mod throttle;
+#[cfg(feature = "tokens")]
 pub mod tokens;
 
 use std::sync::Arc;
 
 use crate::domain::{Author, MemberId, PostKey};
 use crate::error::ApiError;
+#[cfg(feature = "hashing")]
 use crate::hashing::Hashing;
 use crate::store::Store;
 use throttle::ThrottlePolicy;
+#[cfg(feature = "tokens")]
 use tokens::JwtKeys;
 
 pub use crate::domain::Boards;
@@ -35,7 +42,7 @@ pub struct SignedIn {
 }
 
 impl SignedIn {
-    fn author(&self) -> Author {
+    pub fn author(&self) -> Author {
         Author::Member {
             member_id: self.id.as_str().to_owned(),
             nickname: self.nickname.clone(),
@@ -49,29 +56,42 @@ impl SignedIn {
 #[derive(Clone)]
 pub struct App {
     pub store: Arc<dyn Store>,
+    #[cfg(feature = "hashing")]
     hashing: Option<Hashing>,
+    #[cfg(feature = "tokens")]
     tokens: Option<Arc<JwtKeys>>,
     pub boards: Boards,
     pub throttle: ThrottlePolicy,
 }
 
 impl App {
-    pub fn new(
-        store: Arc<dyn Store>,
-        hashing: Option<Hashing>,
-        tokens: Option<JwtKeys>,
-        boards: Boards,
-        throttle: ThrottlePolicy,
-    ) -> Self {
+    /// An application without hashing or tokens: add them with
+    /// [`App::with_hashing`] and [`App::with_tokens`] where the routes use them.
+    pub fn new(store: Arc<dyn Store>, boards: Boards, throttle: ThrottlePolicy) -> Self {
         App {
             store,
-            hashing,
-            tokens: tokens.map(Arc::new),
+            #[cfg(feature = "hashing")]
+            hashing: None,
+            #[cfg(feature = "tokens")]
+            tokens: None,
             boards,
             throttle,
         }
     }
 
+    #[cfg(feature = "hashing")]
+    pub fn with_hashing(mut self, hashing: Hashing) -> Self {
+        self.hashing = Some(hashing);
+        self
+    }
+
+    #[cfg(feature = "tokens")]
+    pub fn with_tokens(mut self, tokens: JwtKeys) -> Self {
+        self.tokens = Some(Arc::new(tokens));
+        self
+    }
+
+    #[cfg(feature = "hashing")]
     /// Present in functions that hash passwords; a route that hashes is only
     /// mounted where it is, so its absence is a wiring bug.
     pub fn hashing(&self) -> Result<&Hashing, ApiError> {
@@ -80,12 +100,14 @@ impl App {
             .ok_or_else(|| ApiError::Internal("this function was built without password hashing".into()))
     }
 
+    #[cfg(feature = "tokens")]
     pub fn tokens(&self) -> Result<&JwtKeys, ApiError> {
         self.tokens
             .as_deref()
             .ok_or_else(|| ApiError::Internal("this function was built without a JWT key".into()))
     }
 
+    #[cfg(feature = "tokens")]
     /// The member a bearer token names, or `401 unauthorized`.
     pub fn verify_token(&self, token: &str) -> Result<SignedIn, ApiError> {
         let claims = self.tokens()?.verify(token)?;
@@ -99,6 +121,7 @@ impl App {
         ApiError::not_found("post")
     }
 
+    #[cfg_attr(not(feature = "hashing"), allow(dead_code))]
     /// The post must exist on its board.
     async fn require_post(&self, key: &PostKey) -> Result<crate::domain::Guard, ApiError> {
         self.store.post_guard(key).await?.ok_or_else(|| self.not_found_post())

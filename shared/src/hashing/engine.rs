@@ -17,7 +17,7 @@ use super::policy::{Algorithm, Policy, Tier};
 
 /// bcrypt's input limit. Without a pepper, longer passwords are refused rather
 /// than silently truncated. (Not the crate's `non_truncating_*` API: it refuses
-/// 72-byte inputs too, although bcrypt uses all 72 bytes and API.md accepts them.)
+/// 72-byte inputs too, although bcrypt uses all 72 bytes and docs/API.md accepts them.)
 pub const UNPEPPERED_MAX_BYTES: usize = 72;
 
 const PEPPERED_PREFIX: &str = "$hs384$";

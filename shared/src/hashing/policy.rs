@@ -115,7 +115,9 @@ impl FromStr for Algorithm {
             }
             ["argon2id", m, t, p] => {
                 let (m_kib, t, p) = (number(m)?, number(t)?, number(p)?);
-                // The crate knows the exact bounds (m >= 8p, t >= 1, ...); ask it.
+                // The crate knows the exact bounds (m >= 8p, t >= 1, ...); ask it
+                // (in builds that hash: others only read tier specs).
+                #[cfg(feature = "hashing")]
                 argon2::Params::new(m_kib, t, p, None).map_err(|e| AlgorithmParseError::Argon2 {
                     m_kib,
                     t,

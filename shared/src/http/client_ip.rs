@@ -6,6 +6,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use http::request::Parts;
+#[cfg(feature = "lambda")]
 use lambda_http::request::RequestContext;
 
 use super::AppState;
@@ -24,6 +25,7 @@ impl FromRequestParts<AppState> for ClientIp {
 }
 
 pub fn client_ip(parts: &Parts, trust_proxy: bool) -> String {
+    #[cfg(feature = "lambda")]
     if let Some(RequestContext::ApiGatewayV2(ctx)) = parts.extensions.get::<RequestContext>()
         && let Some(ip) = &ctx.http.source_ip
     {

@@ -3,6 +3,7 @@
 //! application's commands, and [`ApiError`] turns failures into responses
 //! (docs/API.md, Errors).
 
+#[cfg(feature = "tokens")]
 pub mod auth;
 pub mod client_ip;
 mod handlers;

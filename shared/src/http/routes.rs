@@ -37,34 +37,54 @@ fn filter(method: &Method) -> MethodFilter {
 }
 
 macro_rules! routes_table {
-    ($( $function:ident $method:ident $path:literal => $handler:path ),* $(,)?) => {
-        /// Every route of API.md (except `GET /health`, which every function serves).
+    ($( $(#[$cfg:meta])* $function:ident $method:ident $path:literal => $handler:path ),* $(,)?) => {
+        /// Every route of docs/API.md (except `GET /health`, which every
+        /// function serves) that this build links: a function built without
+        /// a feature has none of the routes that need it.
+        #[allow(clippy::vec_init_then_push)]
         pub fn routes() -> Vec<Route> {
-            vec![$( route(Function::$function, Method::$method, $path, on(filter(&Method::$method), $handler)) ),*]
+            // Rows are pushed one by one: each may be compiled out.
+            #[allow(unused_mut)]
+            let mut all = Vec::new();
+            $( $(#[$cfg])* all.push(route(Function::$function, Method::$method, $path, on(filter(&Method::$method), $handler))); )*
+            all
         }
     };
 }
 
 routes_table! {
-    Signup POST "/members" => h::signup,
-    Login POST "/sessions" => h::login,
-    Read GET "/boards/{slug}/posts" => h::list_posts,
-    Read GET "/boards/{slug}/posts/{post_id}" => h::get_post,
-    MemberWrite POST "/boards/{slug}/posts" => h::create_post,
-    MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::update_post,
-    MemberWrite DELETE "/boards/{slug}/posts/{post_id}" => h::delete_post,
-    MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::create_comment,
-    GuestPost POST "/boards/{slug}/posts/guest" => h::create_guest_post,
-    GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::update_guest_post,
-    GuestPost DELETE "/boards/{slug}/posts/{post_id}/guest" => h::delete_guest_post,
-    GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::create_guest_comment,
-    GuestComment DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}/guest" => h::delete_guest_comment,
-    Like PUT "/boards/{slug}/posts/{post_id}/like" => h::like,
-    Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::unlike,
+    #[cfg(feature = "hashing")]
+    Signup POST "/members" => h::accounts::signup,
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Login POST "/sessions" => h::sessions::login,
+    Read GET "/boards/{slug}/posts" => h::read::list_posts,
+    Read GET "/boards/{slug}/posts/{post_id}" => h::read::get_post,
+    #[cfg(feature = "tokens")]
+    MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
+    #[cfg(feature = "tokens")]
+    MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::member::update_post,
+    #[cfg(feature = "tokens")]
+    MemberWrite DELETE "/boards/{slug}/posts/{post_id}" => h::member::delete_post,
+    #[cfg(feature = "tokens")]
+    MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
+    #[cfg(feature = "hashing")]
+    GuestPost POST "/boards/{slug}/posts/guest" => h::guest::create_guest_post,
+    #[cfg(feature = "hashing")]
+    GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::guest::update_guest_post,
+    #[cfg(feature = "hashing")]
+    GuestPost DELETE "/boards/{slug}/posts/{post_id}/guest" => h::guest::delete_guest_post,
+    #[cfg(feature = "hashing")]
+    GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,
+    #[cfg(feature = "hashing")]
+    GuestComment DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}/guest" => h::guest::delete_guest_comment,
+    #[cfg(feature = "tokens")]
+    Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
+    #[cfg(feature = "tokens")]
+    Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths
-/// answer 404 and known paths with another method 405, in API.md's shape.
+/// answer 404 and known paths with another method 405, in docs/API.md's shape.
 pub fn router(state: AppState, functions: &[Function]) -> Router {
     let mut by_path: BTreeMap<&'static str, MethodRouter<AppState>> = BTreeMap::new();
     for r in routes().into_iter().filter(|r| functions.contains(&r.function)) {

@@ -5,6 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::StoreError;
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
 use crate::domain::{Page, PostSummary};
 
 pub fn encode(last_post_id: &str) -> String {
@@ -21,6 +22,7 @@ pub fn decode(cursor: &str) -> Result<String, StoreError> {
     Ok(id)
 }
 
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
 /// Trims a `limit + 1` fetch to the page and sets the cursor when more follow.
 pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {
     let more = posts.len() > limit;

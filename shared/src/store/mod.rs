@@ -2,9 +2,12 @@
 //! behind them (DynamoDB single-table, embedded SQLite).
 
 pub mod cursor;
+#[cfg(feature = "dynamo")]
 pub mod dynamo;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
+#[cfg(feature = "sqlite")]
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -136,11 +139,13 @@ pub use crate::domain::fields::MAX_PAGE;
 /// Which store a deployment uses (read by `crate::config`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
+    #[cfg(feature = "dynamo")]
     Dynamo {
         table: String,
         endpoint: Option<String>,
         tuning: dynamo::SdkTuning,
     },
+    #[cfg(feature = "sqlite")]
     Sqlite {
         path: PathBuf,
         busy_timeout: std::time::Duration,
@@ -148,16 +153,30 @@ pub enum StoreConfig {
 }
 
 impl StoreConfig {
+    pub fn is_dynamo(&self) -> bool {
+        #[cfg(feature = "dynamo")]
+        return matches!(self, StoreConfig::Dynamo { .. });
+        #[cfg(not(feature = "dynamo"))]
+        false
+    }
+
     pub async fn open(&self) -> StoreResult<Arc<dyn Store>> {
-        Ok(match self {
+        #[allow(unused_variables)]
+        let store: Arc<dyn Store> = match self {
+            #[cfg(feature = "dynamo")]
             StoreConfig::Dynamo {
                 table,
                 endpoint,
                 tuning,
             } => Arc::new(dynamo::DynamoStore::connect(table, endpoint.as_deref(), tuning).await?),
+            #[cfg(feature = "sqlite")]
             StoreConfig::Sqlite { path, busy_timeout } => {
                 Arc::new(sqlite::SqliteStore::open_with(path, *busy_timeout)?)
             }
-        })
+            #[cfg(not(any(feature = "sqlite", feature = "dynamo")))]
+            _ => return Err(StoreError::Internal("this build has no store".into())),
+        };
+        #[allow(unreachable_code)]
+        Ok(store)
     }
 }

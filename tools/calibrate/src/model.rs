@@ -22,7 +22,7 @@ pub fn lambda_model() -> LambdaModel {
 /// little; 256 MB keeps cold starts short at a price close to 128 MB's.
 pub const NON_HASHING_MEMORY_MB: u32 = 256;
 
-/// Which tier each function hashes with (API.md's route table).
+/// Which tier each function hashes with (docs/API.md's route table).
 pub const FUNCTIONS: [(&str, Option<&str>); 7] = [
     ("signup", Some("member")),
     ("login", Some("member")),

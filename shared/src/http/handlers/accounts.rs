@@ -1,0 +1,27 @@
+//! signup: `POST /members`.
+
+use axum::extract::State;
+use serde::Deserialize;
+
+use super::{Created, created};
+use crate::app::accounts::SignUp;
+use crate::domain::{Member, Nickname, Password, Username};
+use crate::error::ApiError;
+use crate::http::AppState;
+use crate::http::input::{Body, required};
+
+#[derive(Deserialize)]
+pub struct SignUpRequest {
+    username: Option<String>,
+    password: Option<String>,
+    nickname: Option<String>,
+}
+
+pub async fn signup(State(state): State<AppState>, Body(r): Body<SignUpRequest>) -> Result<Created<Member>, ApiError> {
+    let command = SignUp {
+        username: Username::parse(required("username", r.username)?)?,
+        password: Password::member(required("password", r.password)?)?,
+        nickname: Nickname::parse(required("nickname", r.nickname)?)?,
+    };
+    state.app.sign_up(command).await.map(created)
+}

@@ -1,0 +1,117 @@
+//! guest-post and guest-comment: what guests write, with a guest password.
+
+use axum::Json;
+use axum::extract::State;
+use http::StatusCode;
+use serde::Deserialize;
+
+use super::{Created, created, parent};
+use crate::app::guest::{GuestComment, GuestEdit, GuestPost, GuestProof};
+use crate::domain::{Comment, CommentBody, Nickname, Password, PostBody, PostDetail, Title};
+use crate::error::ApiError;
+use crate::http::AppState;
+use crate::http::client_ip::ClientIp;
+use crate::http::input::{Body, required};
+use crate::http::paths::{BoardPath, CommentPath, PostPath};
+
+#[derive(Deserialize)]
+pub struct GuestPostRequest {
+    nickname: Option<String>,
+    password: Option<String>,
+    title: Option<String>,
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct GuestEditRequest {
+    password: Option<String>,
+    title: Option<String>,
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct GuestCommentRequest {
+    nickname: Option<String>,
+    password: Option<String>,
+    body: Option<String>,
+    parent_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct GuestProofRequest {
+    password: Option<String>,
+}
+
+pub async fn create_guest_post(
+    State(state): State<AppState>,
+    BoardPath(board): BoardPath,
+    Body(r): Body<GuestPostRequest>,
+) -> Result<Created<PostDetail>, ApiError> {
+    let command = GuestPost {
+        board,
+        nickname: Nickname::parse(required("nickname", r.nickname)?)?,
+        password: Password::guest(required("password", r.password)?)?,
+        title: Title::parse(required("title", r.title)?)?,
+        body: PostBody::parse(required("body", r.body)?)?,
+    };
+    state.app.create_guest_post(command).await.map(created)
+}
+
+pub async fn update_guest_post(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    PostPath(key): PostPath,
+    Body(r): Body<GuestEditRequest>,
+) -> Result<Json<PostDetail>, ApiError> {
+    let command = GuestEdit {
+        key,
+        password: Password::guest(required("password", r.password)?)?,
+        title: Title::parse(required("title", r.title)?)?,
+        body: PostBody::parse(required("body", r.body)?)?,
+        client,
+    };
+    state.app.update_guest_post(command).await.map(Json)
+}
+
+pub async fn delete_guest_post(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    PostPath(key): PostPath,
+    Body(r): Body<GuestProofRequest>,
+) -> Result<StatusCode, ApiError> {
+    let proof = GuestProof {
+        password: Password::guest(required("password", r.password)?)?,
+        client,
+    };
+    state.app.delete_guest_post(&key, proof).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn create_guest_comment(
+    State(state): State<AppState>,
+    PostPath(key): PostPath,
+    Body(r): Body<GuestCommentRequest>,
+) -> Result<Created<Comment>, ApiError> {
+    let command = GuestComment {
+        key,
+        nickname: Nickname::parse(required("nickname", r.nickname)?)?,
+        password: Password::guest(required("password", r.password)?)?,
+        body: CommentBody::parse(required("body", r.body)?)?,
+        parent: parent(r.parent_id)?,
+    };
+    state.app.create_guest_comment(command).await.map(created)
+}
+
+pub async fn delete_guest_comment(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    CommentPath(key): CommentPath,
+    Body(r): Body<GuestProofRequest>,
+) -> Result<StatusCode, ApiError> {
+    let proof = GuestProof {
+        password: Password::guest(required("password", r.password)?)?,
+        client,
+    };
+    state.app.delete_guest_comment(&key, proof).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,94 @@
+//! member-write and like: what a signed-in member writes and likes.
+
+use axum::Json;
+use axum::extract::State;
+use http::StatusCode;
+use serde::Deserialize;
+
+use super::{Created, created, parent};
+use crate::app::posts::{EditPost, WriteComment, WritePost};
+use crate::domain::{Comment, CommentBody, LikeState, PostBody, PostDetail, Title};
+use crate::error::ApiError;
+use crate::http::AppState;
+use crate::http::auth::AuthMember;
+use crate::http::input::{Body, required};
+use crate::http::paths::{BoardPath, PostPath};
+
+#[derive(Deserialize)]
+pub struct PostRequest {
+    title: Option<String>,
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct CommentRequest {
+    body: Option<String>,
+    parent_id: Option<String>,
+}
+
+pub async fn create_post(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    BoardPath(board): BoardPath,
+    Body(r): Body<PostRequest>,
+) -> Result<Created<PostDetail>, ApiError> {
+    let command = WritePost {
+        board,
+        title: Title::parse(required("title", r.title)?)?,
+        body: PostBody::parse(required("body", r.body)?)?,
+    };
+    state.app.create_member_post(&member, command).await.map(created)
+}
+
+pub async fn update_post(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    PostPath(key): PostPath,
+    Body(r): Body<PostRequest>,
+) -> Result<Json<PostDetail>, ApiError> {
+    let command = EditPost {
+        key,
+        title: Title::parse(required("title", r.title)?)?,
+        body: PostBody::parse(required("body", r.body)?)?,
+    };
+    state.app.update_member_post(&member, command).await.map(Json)
+}
+
+pub async fn delete_post(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    PostPath(key): PostPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.delete_member_post(&member, &key).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn create_comment(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    PostPath(key): PostPath,
+    Body(r): Body<CommentRequest>,
+) -> Result<Created<Comment>, ApiError> {
+    let command = WriteComment {
+        key,
+        body: CommentBody::parse(required("body", r.body)?)?,
+        parent: parent(r.parent_id)?,
+    };
+    state.app.create_member_comment(&member, command).await.map(created)
+}
+
+pub async fn like(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    PostPath(key): PostPath,
+) -> Result<Json<LikeState>, ApiError> {
+    state.app.set_like(&member, &key, true).await.map(Json)
+}
+
+pub async fn unlike(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    PostPath(key): PostPath,
+) -> Result<Json<LikeState>, ApiError> {
+    state.app.set_like(&member, &key, false).await.map(Json)
+}

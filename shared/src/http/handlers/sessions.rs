@@ -1,0 +1,31 @@
+//! login: `POST /sessions`.
+
+use axum::Json;
+use axum::extract::State;
+use serde::Deserialize;
+
+use crate::app::sessions::{LogIn, Session};
+use crate::domain::{Password, Username};
+use crate::error::ApiError;
+use crate::http::AppState;
+use crate::http::client_ip::ClientIp;
+use crate::http::input::{Body, required};
+
+#[derive(Deserialize)]
+pub struct LogInRequest {
+    username: Option<String>,
+    password: Option<String>,
+}
+
+pub async fn login(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    Body(r): Body<LogInRequest>,
+) -> Result<Json<Session>, ApiError> {
+    let command = LogIn {
+        username: Username::parse(required("username", r.username)?)?,
+        password: Password::attempt(required("password", r.password)?)?,
+        client,
+    };
+    state.app.log_in(command).await.map(Json)
+}

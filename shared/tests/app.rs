@@ -1,0 +1,314 @@
+//! The application's rules without HTTP: use cases called with typed
+//! commands on a fresh SQLite store in a temp dir, built by the same wiring
+//! as every deployment (docs/DESIGN.md, Layout). Authorization, throttling,
+//! hashing and rehash are decided here, so they are tested here.
+
+use shared::app::accounts::SignUp;
+use shared::app::guest::{GuestEdit, GuestPost, GuestProof};
+use shared::app::posts::{EditPost, WritePost};
+use shared::app::sessions::LogIn;
+use shared::app::{App, ClientAddress, SignedIn};
+use shared::config::{Config, Deployment, Env};
+use shared::domain::{Nickname, Password, PostBody, PostId, PostKey, Title, Username};
+use shared::error::ApiError;
+
+struct TestApp {
+    app: App,
+    _dir: tempfile::TempDir,
+}
+
+async fn app_with(settings: &[(&str, &str)]) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().display().to_string();
+    let mut all = vec![
+        ("DATA_DIR", data_dir.as_str()),
+        ("PEPPER", "app-test-pepper-0123456789abcdefghijklmn"),
+        ("JWT_SECRET", "app-test-jwt-secret-0123456789abcdefghij"),
+        ("MEMBER_TIER", "bcrypt:4"),
+        ("GUEST_TIER", "bcrypt:4"),
+    ];
+    for (name, value) in settings {
+        all.retain(|(n, _)| n != name);
+        all.push((name, value));
+    }
+    let config = Config::from(Deployment::Server, &Env::from_pairs(&all)).unwrap();
+    let state = shared::wiring::build(config).await.unwrap();
+    TestApp {
+        app: state.app,
+        _dir: dir,
+    }
+}
+
+async fn app() -> TestApp {
+    app_with(&[]).await
+}
+
+fn client(address: &str) -> ClientAddress {
+    ClientAddress(address.to_owned())
+}
+
+fn username(name: &str) -> Username {
+    Username::parse(name.to_owned()).unwrap()
+}
+
+fn hashes_run(app: &App) -> u64 {
+    app.hashing().unwrap().runs()
+}
+
+impl TestApp {
+    async fn member(&self, name: &str) -> SignedIn {
+        let member = self
+            .app
+            .sign_up(SignUp {
+                username: username(name),
+                password: Password::member("password-123".into()).unwrap(),
+                nickname: Nickname::parse(name.to_owned()).unwrap(),
+            })
+            .await
+            .unwrap();
+        let session = self.log_in(name, "password-123", "192.0.2.1").await.unwrap();
+        assert_eq!(session.member, member);
+        self.app.verify_token(&session.token).unwrap()
+    }
+
+    async fn log_in(
+        &self,
+        name: &str,
+        password: &str,
+        address: &str,
+    ) -> Result<shared::app::sessions::Session, ApiError> {
+        self.app
+            .log_in(LogIn {
+                username: username(name),
+                password: Password::attempt(password.to_owned()).unwrap(),
+                client: client(address),
+            })
+            .await
+    }
+
+    async fn guest_post(&self, password: &str) -> PostKey {
+        let detail = self
+            .app
+            .create_guest_post(GuestPost {
+                board: self.app.boards.resolve("free").unwrap(),
+                nickname: Nickname::parse("guest".into()).unwrap(),
+                password: Password::guest(password.to_owned()).unwrap(),
+                title: Title::parse("hello".into()).unwrap(),
+                body: PostBody::parse("from a guest".into()).unwrap(),
+            })
+            .await
+            .unwrap();
+        PostKey {
+            board: self.app.boards.resolve("free").unwrap(),
+            post: PostId::parse(&detail.post.summary.id).unwrap(),
+        }
+    }
+
+    async fn edit_as_guest(&self, key: &PostKey, password: &str, address: &str) -> Result<String, ApiError> {
+        self.app
+            .update_guest_post(GuestEdit {
+                key: key.clone(),
+                password: Password::guest(password.to_owned()).unwrap(),
+                title: Title::parse("edited".into()).unwrap(),
+                body: PostBody::parse("edited body".into()).unwrap(),
+                client: client(address),
+            })
+            .await
+            .map(|detail| detail.post.summary.title)
+    }
+}
+
+#[tokio::test]
+async fn a_member_signs_up_and_logs_in_and_a_wrong_password_is_invalid_credentials() {
+    let t = app().await;
+    let kim = t.member("kim").await;
+    assert_eq!(kim.nickname, "kim");
+    assert_eq!(
+        t.log_in("kim", "password-124", "192.0.2.1").await.unwrap_err(),
+        ApiError::InvalidCredentials
+    );
+    assert_eq!(
+        t.log_in("nobody", "password-123", "192.0.2.1").await.unwrap_err(),
+        ApiError::InvalidCredentials,
+        "an unknown username fails the same way"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_username_costs_a_verify_like_a_known_one() {
+    let t = app().await;
+    t.member("kim").await;
+    let before = hashes_run(&t.app);
+    let _ = t.log_in("kim", "wrong-password", "192.0.2.1").await;
+    let known = hashes_run(&t.app) - before;
+    let _ = t.log_in("nobody", "wrong-password", "192.0.2.1").await;
+    let unknown = hashes_run(&t.app) - before - known;
+    assert_eq!((known, unknown), (1, 1));
+}
+
+#[tokio::test]
+async fn the_sixth_wrong_login_for_a_username_is_refused_before_any_hash() {
+    let t = app().await;
+    t.member("kim").await;
+    for _ in 0..5 {
+        assert_eq!(
+            t.log_in("kim", "wrong-password", "192.0.2.1").await.unwrap_err(),
+            ApiError::InvalidCredentials
+        );
+    }
+    let before = hashes_run(&t.app);
+    let refused = t.log_in("kim", "password-123", "192.0.2.1").await.unwrap_err();
+    assert!(matches!(refused, ApiError::TooManyAttempts { retry_after } if retry_after >= 1));
+    assert_eq!(hashes_run(&t.app), before, "no hash ran");
+}
+
+#[tokio::test]
+async fn a_login_under_a_stronger_member_policy_rehashes_the_stored_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().display().to_string();
+    let old = app_with(&[("DATA_DIR", data_dir.as_str())]).await;
+    old.member("kim").await;
+    let stored = |app: &App| {
+        let store = app.store.clone();
+        async move {
+            let c = store.member_credentials(&username("kim")).await.unwrap().unwrap();
+            c.password_hash.as_str().to_owned()
+        }
+    };
+    assert!(stored(&old.app).await.contains("$2b$04$"));
+    let new = app_with(&[("DATA_DIR", data_dir.as_str()), ("MEMBER_TIER", "bcrypt:5")]).await;
+    new.log_in("kim", "password-123", "192.0.2.1").await.unwrap();
+    assert!(stored(&new.app).await.contains("$2b$05$"), "moved to the current policy");
+    new.log_in("kim", "password-123", "192.0.2.1").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_member_changes_only_what_they_wrote() {
+    let t = app().await;
+    let kim = t.member("kim").await;
+    let lee = t.member("lee").await;
+    let board = t.app.boards.resolve("free").unwrap();
+    let post = t
+        .app
+        .create_member_post(
+            &kim,
+            WritePost {
+                board: board.clone(),
+                title: Title::parse("mine".into()).unwrap(),
+                body: PostBody::parse("body".into()).unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    let key = PostKey {
+        board,
+        post: PostId::parse(&post.post.summary.id).unwrap(),
+    };
+    let edit = || EditPost {
+        key: key.clone(),
+        title: Title::parse("changed".into()).unwrap(),
+        body: PostBody::parse("changed".into()).unwrap(),
+    };
+    assert!(matches!(
+        t.app.update_member_post(&lee, edit()).await,
+        Err(ApiError::Forbidden(_))
+    ));
+    assert!(matches!(t.app.delete_member_post(&lee, &key).await, Err(ApiError::Forbidden(_))));
+    let changed = t.app.update_member_post(&kim, edit()).await.unwrap();
+    assert_eq!(changed.post.summary.title, "changed");
+    t.app.delete_member_post(&kim, &key).await.unwrap();
+    assert_eq!(
+        t.app.read_post(&key).await.unwrap_err(),
+        ApiError::not_found("post")
+    );
+}
+
+#[tokio::test]
+async fn a_guest_post_changes_only_with_its_password_and_wrong_ones_are_throttled_per_address() {
+    let t = app().await;
+    let key = t.guest_post("1234").await;
+    assert_eq!(t.edit_as_guest(&key, "1234", "192.0.2.1").await.unwrap(), "edited");
+    for _ in 0..10 {
+        assert_eq!(
+            t.edit_as_guest(&key, "0000", "192.0.2.9").await.unwrap_err(),
+            ApiError::WrongPassword
+        );
+    }
+    let before = hashes_run(&t.app);
+    assert!(matches!(
+        t.edit_as_guest(&key, "1234", "192.0.2.9").await,
+        Err(ApiError::TooManyAttempts { .. })
+    ));
+    assert_eq!(hashes_run(&t.app), before, "refused before any hash");
+    assert!(
+        t.edit_as_guest(&key, "1234", "192.0.2.1").await.is_ok(),
+        "another address is not refused"
+    );
+}
+
+#[tokio::test]
+async fn a_guest_password_cannot_change_a_members_post() {
+    let t = app().await;
+    let kim = t.member("kim").await;
+    let board = t.app.boards.resolve("free").unwrap();
+    let post = t
+        .app
+        .create_member_post(
+            &kim,
+            WritePost {
+                board: board.clone(),
+                title: Title::parse("mine".into()).unwrap(),
+                body: PostBody::parse("body".into()).unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    let key = PostKey {
+        board,
+        post: PostId::parse(&post.post.summary.id).unwrap(),
+    };
+    let proof = GuestProof {
+        password: Password::guest("1234".into()).unwrap(),
+        client: client("192.0.2.1"),
+    };
+    assert!(matches!(
+        t.app.delete_guest_post(&key, proof).await,
+        Err(ApiError::Forbidden(_))
+    ));
+}
+
+#[tokio::test]
+async fn without_a_pepper_a_password_over_72_bytes_is_refused_before_any_hash() {
+    let t = app_with(&[
+        ("PEPPER", "none"),
+        ("MEMBER_TIER", "bcrypt:10"),
+        ("GUEST_TIER", "bcrypt:10"),
+    ])
+    .await;
+    let refused = t
+        .app
+        .sign_up(SignUp {
+            username: username("long"),
+            password: Password::member("x".repeat(73)).unwrap(),
+            nickname: Nickname::parse("long".into()).unwrap(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused, ApiError::validation("password must be at most 72 bytes"));
+    assert_eq!(hashes_run(&t.app), 0);
+}
+
+#[tokio::test]
+async fn likes_are_idempotent_and_views_count_into_the_detail() {
+    let t = app().await;
+    let kim = t.member("kim").await;
+    let key = t.guest_post("1234").await;
+    for _ in 0..2 {
+        let state = t.app.set_like(&kim, &key, true).await.unwrap();
+        assert!(state.liked && state.like_count == 1);
+    }
+    let state = t.app.set_like(&kim, &key, false).await.unwrap();
+    assert!(!state.liked && state.like_count == 0);
+    assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 1);
+    assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 2);
+}
