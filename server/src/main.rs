@@ -12,10 +12,10 @@ async fn main() -> anyhow::Result<()> {
     let settings = config.server.clone().context("server settings")?;
     tracing::info!(config = %config, "configuration");
     let state = shared::wiring::build(config).await?;
-    let address = std::net::SocketAddr::new(settings.bind, settings.port);
+    let address = (settings.bind.as_str(), settings.port);
     let listener = tokio::net::TcpListener::bind(address)
         .await
-        .with_context(|| format!("binding {address}"))?;
+        .with_context(|| format!("binding {}:{}", settings.bind, settings.port))?;
     tracing::info!(address = %listener.local_addr()?, "listening");
     serve(listener, app(state, &settings.cors_origins), shutdown_signal()).await?;
     Ok(())

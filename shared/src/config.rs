@@ -7,7 +7,6 @@
 //! summary printed at start: secrets show only whether they are set.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 #[cfg(any(feature = "sqlite", feature = "dynamo"))]
 use std::time::Duration;
@@ -67,7 +66,8 @@ impl Deployment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     pub data_dir: PathBuf,
-    pub bind: IpAddr,
+    /// A host name or address (`localhost`, `0.0.0.0`, `::`).
+    pub bind: String,
     pub port: u16,
     pub cors_origins: Vec<String>,
     /// Take the client address from `X-Forwarded-For` (docs/API.md, Client address).
@@ -200,13 +200,14 @@ impl Config {
 }
 
 fn server_config(env: &Env<'_>) -> Result<ServerConfig, ConfigError> {
-    let bind = match env.get("BIND") {
-        None => IpAddr::from([127, 0, 0, 1]),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| ConfigError::invalid(format!("BIND must be an IP address, not {v:?}")))?,
-    };
+    let bind = env
+        .get("BIND")
+        .map_or_else(|| "127.0.0.1".to_owned(), |v| v.trim().to_owned());
+    if bind.contains([':', '/']) && bind.parse::<std::net::IpAddr>().is_err() {
+        return Err(ConfigError::invalid(format!(
+            "BIND must be a host name or an IP address without a port, not {bind:?}"
+        )));
+    }
     Ok(ServerConfig {
         data_dir: PathBuf::from(env.get("DATA_DIR").unwrap_or_else(|| "./data".to_owned())),
         bind,
@@ -580,7 +581,7 @@ mod tests {
             ("BOARDS", "Free Talk", "BOARDS:"),
             ("THROTTLE_GUEST", "ten", "THROTTLE_GUEST"),
             ("PORT", "http", "PORT must be a port number"),
-            ("BIND", "localhost:80", "BIND must be an IP address"),
+            ("BIND", "localhost:80", "BIND must be a host name or an IP address"),
             (
                 "SQLITE_BUSY_TIMEOUT_MS",
                 "0",

@@ -178,7 +178,10 @@ async fn a_login_under_a_stronger_member_policy_rehashes_the_stored_password() {
     assert!(stored(&old.app).await.contains("$2b$04$"));
     let new = app_with(&[("DATA_DIR", data_dir.as_str()), ("MEMBER_TIER", "bcrypt:5")]).await;
     new.log_in("kim", "password-123", "192.0.2.1").await.unwrap();
-    assert!(stored(&new.app).await.contains("$2b$05$"), "moved to the current policy");
+    assert!(
+        stored(&new.app).await.contains("$2b$05$"),
+        "moved to the current policy"
+    );
     new.log_in("kim", "password-123", "192.0.2.1").await.unwrap();
 }
 
@@ -213,14 +216,14 @@ async fn a_member_changes_only_what_they_wrote() {
         t.app.update_member_post(&lee, edit()).await,
         Err(ApiError::Forbidden(_))
     ));
-    assert!(matches!(t.app.delete_member_post(&lee, &key).await, Err(ApiError::Forbidden(_))));
+    assert!(matches!(
+        t.app.delete_member_post(&lee, &key).await,
+        Err(ApiError::Forbidden(_))
+    ));
     let changed = t.app.update_member_post(&kim, edit()).await.unwrap();
     assert_eq!(changed.post.summary.title, "changed");
     t.app.delete_member_post(&kim, &key).await.unwrap();
-    assert_eq!(
-        t.app.read_post(&key).await.unwrap_err(),
-        ApiError::not_found("post")
-    );
+    assert_eq!(t.app.read_post(&key).await.unwrap_err(), ApiError::not_found("post"));
 }
 
 #[tokio::test]

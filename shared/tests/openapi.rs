@@ -85,3 +85,13 @@ fn cargo_lambda_watch_routes_every_path_to_its_function() {
     served.insert(("GET".into(), "/health".into(), "read".into()));
     assert_eq!(watched, served);
 }
+
+#[test]
+fn the_openapi_document_is_the_one_generated_from_the_code() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/openapi.json");
+    let current = std::fs::read_to_string(path).unwrap();
+    assert!(
+        current == shared::http::openapi::rendered(),
+        "docs/openapi.json is stale: run `cargo run -p shared --bin openapi`"
+    );
+}

@@ -15,12 +15,23 @@ pub struct LogIn {
 }
 
 /// A signed-in session: the bearer token and who it names.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Session {
     pub token: String,
     pub token_type: &'static str,
     pub expires_in: u64,
     pub member: Member,
+}
+
+/// Redacted: the token is a credential.
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("token", &"..")
+            .field("member", &self.member)
+            .finish_non_exhaustive()
+    }
 }
 
 impl App {

@@ -23,17 +23,29 @@ pub fn now() -> String {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Author {
-    Member { member_id: String, nickname: String },
-    Guest { nickname: String },
+    Member {
+        /// ULID
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+        member_id: String,
+        nickname: String,
+    },
+    Guest {
+        nickname: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Member {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
     pub id: String,
     pub username: String,
     pub nickname: String,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub created_at: String,
 }
 
@@ -45,11 +57,15 @@ pub struct MemberCredentials {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostSummary {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
     pub id: String,
     pub board: String,
     pub title: String,
     pub author: Author,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub created_at: String,
     pub view_count: u64,
     pub like_count: u64,
@@ -57,24 +73,35 @@ pub struct PostSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Post {
     #[serde(flatten)]
     pub summary: PostSummary,
     pub body: String,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub updated_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Comment {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
     pub id: String,
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
     pub post_id: String,
+    /// Present, null for a top-level comment.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub parent_id: Option<String>,
     pub body: String,
     pub author: Author,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub created_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostDetail {
     #[serde(flatten)]
     pub post: Post,
@@ -83,13 +110,17 @@ pub struct PostDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Page {
     /// Newest first.
     pub posts: Vec<PostSummary>,
+    /// Present, null on the last page.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LikeState {
     pub liked: bool,
     pub like_count: u64,

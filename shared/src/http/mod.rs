@@ -8,6 +8,8 @@ pub mod auth;
 pub mod client_ip;
 mod handlers;
 pub mod input;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod paths;
 pub mod routes;
 

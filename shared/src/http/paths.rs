@@ -3,6 +3,8 @@
 //! serde, so a template that does not name them fails loudly (500 and a log
 //! line) instead of reading an empty string.
 
+use std::collections::HashMap;
+
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Path, Query};
 use http::request::Parts;
@@ -99,12 +101,6 @@ impl FromRequestParts<AppState> for CommentPath {
     }
 }
 
-#[derive(Deserialize)]
-struct RawPage {
-    limit: Option<String>,
-    cursor: Option<String>,
-}
-
 /// `?limit=&cursor=` of a listing.
 pub struct PageQuery {
     pub limit: PageLimit,
@@ -118,12 +114,13 @@ impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let Query(raw) = Query::<RawPage>::from_request_parts(parts, state)
+        // A map, as before typed parameters: a repeated name takes its last value.
+        let Query(mut raw) = Query::<HashMap<String, String>>::from_request_parts(parts, state)
             .await
             .map_err(|_| ApiError::validation("the query string is malformed"))?;
         Ok(PageQuery {
-            limit: PageLimit::parse(raw.limit.as_deref(), DEFAULT_POSTS_PAGE)?,
-            cursor: raw.cursor,
+            limit: PageLimit::parse(raw.get("limit").map(String::as_str), DEFAULT_POSTS_PAGE)?,
+            cursor: raw.remove("cursor"),
         })
     }
 }

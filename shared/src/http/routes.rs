@@ -20,14 +20,57 @@ pub struct Route {
     pub method: Method,
     /// axum path syntax, which is also OpenAPI's: `/boards/{slug}/posts`.
     pub path: &'static str,
+    /// What docs/openapi.json says of this operation (generated from it).
+    pub doc: Doc,
     handler: MethodRouter<AppState>,
 }
 
-fn route(function: Function, method: Method, path: &'static str, handler: MethodRouter<AppState>) -> Route {
+/// An operation as docs/API.md states it: the success answer, the request
+/// and response types (by schema name) and the error statuses it can give.
+#[derive(Debug, Clone, Copy)]
+pub struct Doc {
+    pub summary: &'static str,
+    pub status: u16,
+    pub description: &'static str,
+    pub request: Option<&'static str>,
+    pub response: Option<&'static str>,
+    pub errors: &'static [u16],
+}
+
+const fn doc(summary: &'static str, status: u16, description: &'static str) -> Doc {
+    Doc {
+        summary,
+        status,
+        description,
+        request: None,
+        response: None,
+        errors: &[],
+    }
+}
+
+impl Doc {
+    const fn takes(mut self, schema: &'static str) -> Self {
+        self.request = Some(schema);
+        self
+    }
+
+    const fn returns(mut self, schema: &'static str) -> Self {
+        self.response = Some(schema);
+        self
+    }
+
+    const fn errors(mut self, statuses: &'static [u16]) -> Self {
+        self.errors = statuses;
+        self
+    }
+}
+
+fn route(function: Function, method: Method, path: &'static str, doc: Doc, handler: MethodRouter<AppState>) -> Route {
     Route {
         function,
         method,
         path,
+        doc,
         handler,
     }
 }
@@ -37,7 +80,7 @@ fn filter(method: &Method) -> MethodFilter {
 }
 
 macro_rules! routes_table {
-    ($( $(#[$cfg:meta])* $function:ident $method:ident $path:literal => $handler:path ),* $(,)?) => {
+    ($( $(#[$cfg:meta])* $function:ident $method:ident $path:literal => $handler:path, $doc:expr; )*) => {
         /// Every route of docs/API.md (except `GET /health`, which every
         /// function serves) that this build links: a function built without
         /// a feature has none of the routes that need it.
@@ -46,7 +89,7 @@ macro_rules! routes_table {
             // Rows are pushed one by one: each may be compiled out.
             #[allow(unused_mut)]
             let mut all = Vec::new();
-            $( $(#[$cfg])* all.push(route(Function::$function, Method::$method, $path, on(filter(&Method::$method), $handler))); )*
+            $( $(#[$cfg])* all.push(route(Function::$function, Method::$method, $path, $doc, on(filter(&Method::$method), $handler))); )*
             all
         }
     };
@@ -55,32 +98,47 @@ macro_rules! routes_table {
 routes_table! {
     #[cfg(feature = "hashing")]
     Signup POST "/members" => h::accounts::signup,
+        doc("Sign up", 201, "The new member").takes("SignUpRequest").returns("Member").errors(&[400, 409, 413, 503]);
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Login POST "/sessions" => h::sessions::login,
+        doc("Log in", 200, "A session with its bearer token").takes("LogInRequest").returns("Session").errors(&[400, 401, 413, 429, 503]);
     Read GET "/boards/{slug}/posts" => h::read::list_posts,
+        doc("List a board's posts, newest first", 200, "A page of post summaries").returns("Page").errors(&[400, 404, 503]);
     Read GET "/boards/{slug}/posts/{post_id}" => h::read::get_post,
+        doc("Read a post with its comments (counts this view)", 200, "The post").returns("PostDetail").errors(&[404, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
+        doc("Create a member post", 201, "The new post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 404, 413, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::member::update_post,
+        doc("Edit your post", 200, "The edited post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 403, 404, 413, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}" => h::member::delete_post,
+        doc("Delete your post", 204, "Deleted").errors(&[401, 403, 404, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
+        doc("Comment as a member", 201, "The new comment").takes("CommentRequest").returns("Comment").errors(&[400, 401, 404, 413, 503]);
     #[cfg(feature = "hashing")]
     GuestPost POST "/boards/{slug}/posts/guest" => h::guest::create_guest_post,
+        doc("Create a guest post", 201, "The new post").takes("GuestPostRequest").returns("PostDetail").errors(&[400, 404, 413, 503]);
     #[cfg(feature = "hashing")]
     GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::guest::update_guest_post,
+        doc("Edit a guest post with its password", 200, "The edited post").takes("GuestEditRequest").returns("PostDetail").errors(&[400, 403, 404, 413, 429, 503]);
     #[cfg(feature = "hashing")]
     GuestPost DELETE "/boards/{slug}/posts/{post_id}/guest" => h::guest::delete_guest_post,
+        doc("Delete a guest post with its password", 204, "Deleted").takes("GuestProofRequest").errors(&[400, 403, 404, 413, 429, 503]);
     #[cfg(feature = "hashing")]
     GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,
+        doc("Comment as a guest", 201, "The new comment").takes("GuestCommentRequest").returns("Comment").errors(&[400, 404, 413, 503]);
     #[cfg(feature = "hashing")]
     GuestComment DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}/guest" => h::guest::delete_guest_comment,
+        doc("Delete a guest comment with its password", 204, "Deleted").takes("GuestProofRequest").errors(&[400, 403, 404, 413, 429, 503]);
     #[cfg(feature = "tokens")]
     Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
+        doc("Like a post (idempotent)", 200, "The like state").returns("LikeState").errors(&[401, 404, 503]);
     #[cfg(feature = "tokens")]
     Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
+        doc("Unlike a post (idempotent)", 200, "The like state").returns("LikeState").errors(&[401, 404, 503]);
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths

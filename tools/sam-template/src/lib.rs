@@ -6,8 +6,9 @@
 
 use std::fmt::Write as _;
 
+use shared::function::Function;
 use shared::hashing::tier_file::TierFile;
-use shared::http::{Function, routes};
+use shared::http::routes;
 use shared::store::dynamo::schema::TableDefinition;
 
 /// DynamoDB actions each function needs, from what its handlers call in the
@@ -167,10 +168,6 @@ Globals:
         MEMBER_TIER: !Ref MemberTier
         GUEST_TIER: !Ref GuestTier
         BOARDS: !Ref Boards
-        # Secrets come from Secrets Manager through dynamic references,
-        # resolved at deploy time: they are never written in this template.
-        JWT_SECRET: !Sub '{{{{resolve:secretsmanager:${{JwtSecret}}:SecretString}}}}'
-        PEPPER: !Sub '{{{{resolve:secretsmanager:${{Pepper}}:SecretString}}}}'
 
 Resources:
   JwtSecret:
@@ -328,7 +325,7 @@ Resources:
           - id: CKV_AWS_173
             comment: The environment holds dynamic references resolved from Secrets Manager and is encrypted at rest with the AWS-managed key.{concurrency_skip}
     Properties:
-      Description: 'Routes of API.md served by `{name}` ({tier_note})'
+      Description: 'Routes of docs/API.md served by `{name}` ({tier_note})'
       MemorySize: {memory}",
             memory = sizing.memory_mb,
             concurrency_skip = if reserved_concurrency_default(function).is_none() {
@@ -342,6 +339,25 @@ Resources:
                 t,
                 "      ReservedConcurrentExecutions: !Ref {}ReservedConcurrency",
                 pascal(name)
+            )?;
+        }
+        // Only the secrets this function uses (docs/DESIGN.md, Configuration):
+        // Secrets Manager dynamic references, resolved at deploy time, never
+        // written in this template.
+        let needs = function.needs();
+        if needs.tokens || needs.hashing {
+            writeln!(t, "      Environment:\n        Variables:")?;
+        }
+        if needs.tokens {
+            writeln!(
+                t,
+                "          JWT_SECRET: !Sub '{{{{resolve:secretsmanager:${{JwtSecret}}:SecretString}}}}'"
+            )?;
+        }
+        if needs.hashing {
+            writeln!(
+                t,
+                "          PEPPER: !Sub '{{{{resolve:secretsmanager:${{Pepper}}:SecretString}}}}'"
             )?;
         }
         writeln!(

@@ -1,7 +1,8 @@
 //! The committed SAM template is exactly what its sources say.
 
+use shared::function::Function;
 use shared::hashing::tier_file::{EMBEDDED, TierFile};
-use shared::http::{Function, routes};
+use shared::http::routes;
 
 fn committed() -> String {
     std::fs::read_to_string(sam_template::TEMPLATE_PATH).expect("infra/template.yaml exists")
@@ -62,5 +63,25 @@ fn the_readme_shows_the_cost_table_of_the_tier_file() {
     assert!(
         readme.contains(&sam_template::cost_table(&tiers)),
         "README.md's cost table is stale: paste `cargo run -p sam-template -- --costs`"
+    );
+}
+
+#[test]
+fn each_function_receives_only_the_secrets_it_uses() {
+    let template = committed();
+    for function in Function::ALL {
+        let binary = format!("Binary: {}\n", function.name());
+        let section = &template[template.find(&binary).unwrap()..];
+        let section = &section[..section.find("Events:").unwrap()];
+        let needs = function.needs();
+        assert_eq!(section.contains("JWT_SECRET:"), needs.tokens, "{}", function.name());
+        assert_eq!(section.contains("PEPPER:"), needs.hashing, "{}", function.name());
+    }
+    let globals = &template[template.find("Globals:").unwrap()..template.find("Resources:").unwrap()];
+    assert!(!globals.contains("JWT_SECRET") && !globals.contains("PEPPER"));
+    let read = &template[template.find("Binary: read\n").unwrap()..];
+    assert!(
+        !read[..read.find("Events:").unwrap()].contains("secretsmanager"),
+        "read gets no secret"
     );
 }

@@ -11,9 +11,13 @@ use crate::http::AppState;
 use crate::http::input::{Body, required};
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SignUpRequest {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::username, required = true))]
     username: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::member_password, required = true))]
     password: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::nickname, required = true))]
     nickname: Option<String>,
 }
 

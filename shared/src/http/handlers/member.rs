@@ -15,14 +15,20 @@ use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, PostPath};
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostRequest {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::title, required = true))]
     title: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::post_body, required = true))]
     body: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CommentRequest {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::comment_body, required = true))]
     body: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::parent_id))]
     parent_id: Option<String>,
 }
 

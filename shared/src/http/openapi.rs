@@ -1,0 +1,296 @@
+//! docs/openapi.json, generated: the schemas from the request and response
+//! types (utoipa), the operations from the route table (`routes()` and each
+//! route's [`super::routes::Doc`]). `cargo run -p shared --bin openapi`
+//! writes it; a test fails when the file is stale.
+
+use serde_json::{Map, Value, json};
+use utoipa::OpenApi;
+use utoipa::openapi::schema::{SchemaType, Type};
+use utoipa::openapi::{ObjectBuilder, Schema};
+
+use super::handlers::accounts::SignUpRequest;
+use super::handlers::guest::{GuestCommentRequest, GuestEditRequest, GuestPostRequest, GuestProofRequest};
+use super::handlers::member::{CommentRequest, PostRequest};
+use super::handlers::sessions::LogInRequest;
+use super::routes::routes;
+use crate::app::sessions::Session;
+use crate::domain::fields::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX};
+use crate::domain::{Author, Comment, LikeState, Member, Page, Post, PostDetail, PostSummary};
+use crate::error::ApiError;
+use crate::function::Function;
+
+/// What `str::trim` removes (Unicode White_Space), as a regex class body.
+const SPACE: &str = "\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}";
+/// Control characters (Cc), as a regex class body.
+const CONTROL: &str = "\u{0}-\u{1f}\u{7f}-\u{9f}";
+
+fn string(min: Option<usize>, max: Option<usize>, pattern: Option<String>, description: Option<&str>) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(min)
+        .max_length(max)
+        .pattern(pattern)
+        .description(description)
+        .build()
+        .into()
+}
+
+/// 1-`max` characters after trimming, none of them a control character
+/// (docs/API.md, Field rules: nickname, title).
+fn trimmed_text(max: usize, what: &str) -> Schema {
+    let pattern = format!(
+        "^[{SPACE}]*[^{SPACE}{CONTROL}](?:[^{CONTROL}]{{0,{}}}[^{SPACE}{CONTROL}])?[{SPACE}]*$",
+        max - 2
+    );
+    let description = format!("{what}: 1-{max} characters after trimming whitespace; no control characters");
+    string(Some(1), None, Some(pattern), Some(&description))
+}
+
+/// 1-`max` characters, not only whitespace (post and comment bodies).
+fn body_text(max: usize) -> Schema {
+    let description = format!("1-{max} characters, not only whitespace; line breaks and tabs are kept");
+    string(Some(1), Some(max), Some(format!("[^{SPACE}]")), Some(&description))
+}
+
+pub fn username() -> Schema {
+    string(None, None, Some("^[a-z0-9_]{3,30}$".into()), None)
+}
+
+pub fn member_password() -> Schema {
+    string(Some(MEMBER_PASSWORD_MIN), Some(PASSWORD_MAX), None, None)
+}
+
+pub fn guest_password() -> Schema {
+    string(Some(GUEST_PASSWORD_MIN), Some(PASSWORD_MAX), None, None)
+}
+
+pub fn login_password() -> Schema {
+    string(Some(1), Some(PASSWORD_MAX), None, None)
+}
+
+pub fn nickname() -> Schema {
+    trimmed_text(30, "nickname")
+}
+
+pub fn title() -> Schema {
+    trimmed_text(200, "title")
+}
+
+pub fn post_body() -> Schema {
+    body_text(20_000)
+}
+
+pub fn comment_body() -> Schema {
+    body_text(2_000)
+}
+
+pub fn parent_id() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .description(Some("A top-level comment of the same post"))
+        .build()
+        .into()
+}
+
+#[derive(OpenApi)]
+#[openapi(components(schemas(
+    SignUpRequest,
+    LogInRequest,
+    PostRequest,
+    CommentRequest,
+    GuestPostRequest,
+    GuestEditRequest,
+    GuestCommentRequest,
+    GuestProofRequest,
+    Member,
+    Session,
+    Author,
+    PostSummary,
+    Post,
+    PostDetail,
+    Comment,
+    Page,
+    LikeState
+)))]
+struct Schemas;
+
+/// The error codes of docs/API.md, Errors, read from [`ApiError`] itself.
+fn error_codes() -> Vec<&'static str> {
+    let unavailable = ApiError::Unavailable {
+        message: String::new(),
+        retry_after: 1,
+    };
+    [
+        ApiError::MalformedJson(String::new()),
+        ApiError::Validation(String::new()),
+        ApiError::Unauthorized(String::new()),
+        ApiError::InvalidCredentials,
+        ApiError::WrongPassword,
+        ApiError::Forbidden(String::new()),
+        ApiError::NotFound(String::new()),
+        ApiError::MethodNotAllowed(String::new()),
+        ApiError::UsernameTaken,
+        ApiError::PayloadTooLarge,
+        ApiError::TooManyAttempts { retry_after: 1 },
+        unavailable,
+    ]
+    .iter()
+    .map(ApiError::code)
+    .collect()
+}
+
+/// The shared error responses, by status: name and description.
+fn error_response(status: u16) -> (&'static str, &'static str) {
+    match status {
+        400 => ("BadRequest", "malformed_json or validation_failed"),
+        401 => ("Unauthorized", "unauthorized or invalid_credentials"),
+        403 => ("Forbidden", "wrong_password or forbidden"),
+        404 => ("NotFound", "not_found: unknown board, post or comment"),
+        405 => ("MethodNotAllowed", "method_not_allowed"),
+        409 => ("Conflict", "username_taken"),
+        413 => ("PayloadTooLarge", "payload_too_large: body over 64 KiB"),
+        429 => ("TooManyAttempts", "too_many_attempts"),
+        503 => (
+            "Unavailable",
+            "unavailable: store or hashing capacity; nothing was written",
+        ),
+        other => panic!("no shared response for status {other}"),
+    }
+}
+
+fn components() -> Value {
+    let generated = serde_json::to_value(Schemas::openapi()).expect("schemas serialize");
+    let mut schemas: Map<String, Value> = generated["components"]["schemas"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    schemas.insert(
+        "Error".into(),
+        json!({
+            "type": "object",
+            "required": ["error"],
+            "properties": {"error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {
+                    "code": {"type": "string", "enum": error_codes()},
+                    "message": {"type": "string", "description": "Names the field and the rule"}
+                }
+            }}
+        }),
+    );
+    schemas.insert(
+        "Health".into(),
+        json!({"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "ok"}}}),
+    );
+    let mut responses = Map::new();
+    for status in [400, 401, 403, 404, 405, 409, 413, 429, 503] {
+        let (name, description) = error_response(status);
+        let mut response = json!({
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+        });
+        if matches!(status, 429 | 503) {
+            response["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
+        }
+        responses.insert(name.into(), response);
+    }
+    json!({
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        "headers": {"RetryAfter": {"description": "Seconds to wait before retrying", "schema": {"type": "integer", "minimum": 1}}},
+        "parameters": {
+            "Slug": {"name": "slug", "in": "path", "required": true,
+                     "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,40}$"},
+                     "description": "A configured board (default free, qna, notice)", "example": "free"},
+            "PostId": {"name": "post_id", "in": "path", "required": true, "schema": {"type": "string"}},
+            "CommentId": {"name": "comment_id", "in": "path", "required": true, "schema": {"type": "string"}},
+            "Limit": {"name": "limit", "in": "query", "required": false,
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": super::paths::DEFAULT_POSTS_PAGE}},
+            "Cursor": {"name": "cursor", "in": "query", "required": false, "schema": {"type": "string"},
+                       "description": "A page's next_cursor"}
+        },
+        "responses": responses,
+        "schemas": schemas,
+    })
+}
+
+fn json_body(schema: &str) -> Value {
+    json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}})
+}
+
+fn operation(route: &super::Route) -> Value {
+    let doc = route.doc;
+    let mut op = json!({"summary": doc.summary, "x-lambda-function": route.function.name()});
+    let mut parameters: Vec<Value> = [
+        ("{slug}", "Slug"),
+        ("{post_id}", "PostId"),
+        ("{comment_id}", "CommentId"),
+    ]
+    .iter()
+    .filter(|(segment, _)| route.path.contains(segment))
+    .map(|(_, name)| json!({"$ref": format!("#/components/parameters/{name}")}))
+    .collect();
+    if route.method == http::Method::GET && route.path.ends_with("/posts") {
+        parameters.push(json!({"$ref": "#/components/parameters/Limit"}));
+        parameters.push(json!({"$ref": "#/components/parameters/Cursor"}));
+    }
+    if !parameters.is_empty() {
+        op["parameters"] = parameters.into();
+    }
+    if let Some(request) = doc.request {
+        op["requestBody"] = json!({"required": true, "content": json_body(request)});
+    }
+    let mut responses = Map::new();
+    let mut success = json!({"description": doc.description});
+    if let Some(response) = doc.response {
+        success["content"] = json_body(response);
+    }
+    responses.insert(doc.status.to_string(), success);
+    for status in doc.errors {
+        let (name, _) = error_response(*status);
+        responses.insert(
+            status.to_string(),
+            json!({"$ref": format!("#/components/responses/{name}")}),
+        );
+    }
+    op["responses"] = responses.into();
+    if matches!(route.function, Function::MemberWrite | Function::Like) {
+        op["security"] = json!([{"bearer": []}]);
+    }
+    op
+}
+
+/// The whole document, as docs/openapi.json holds it.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    paths.insert(
+        "/health".into(),
+        json!({"get": {
+            "summary": "Liveness",
+            "x-lambda-function": "every function",
+            "responses": {"200": {"description": "The service is up", "content": json_body("Health")}}
+        }}),
+    );
+    for route in routes() {
+        let item = paths.entry(route.path).or_insert_with(|| json!({}));
+        item[route.method.as_str().to_ascii_lowercase()] = operation(&route);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Community boards",
+            "version": "1.0.0",
+            "description": "The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p shared --bin openapi`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation."
+        },
+        "servers": [{"url": "http://127.0.0.1:3000", "description": "local single-process server"}],
+        "paths": paths,
+        "components": components(),
+    })
+}
+
+/// The document as written to docs/openapi.json: pretty, with a final newline.
+pub fn rendered() -> String {
+    let mut text = serde_json::to_string_pretty(&document()).expect("the document serializes");
+    text.push('\n');
+    text
+}
