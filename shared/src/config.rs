@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use crate::app::throttle::{Limit, ThrottlePolicy};
+use crate::app::throttle::{Limit, Limits};
 use crate::domain::Boards;
 use crate::function::{Function, Needs};
 #[cfg(feature = "hashing")]
@@ -70,8 +70,8 @@ pub struct ServerConfig {
     pub bind: String,
     pub port: u16,
     pub cors_origins: Vec<String>,
-    /// Take the client address from `X-Forwarded-For` (docs/API.md, Client address).
-    pub trust_proxy: bool,
+    /// Proxies whose `X-Forwarded-For` is believed (docs/API.md, Client address).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 #[derive(Debug)]
@@ -84,7 +84,7 @@ pub struct Config {
     /// Present when a served function issues or checks bearer tokens.
     pub jwt_secret: Option<SecretString>,
     pub boards: Boards,
-    pub throttle: ThrottlePolicy,
+    pub limits: Limits,
     /// Present in server mode.
     pub server: Option<ServerConfig>,
 }
@@ -193,13 +193,18 @@ impl Config {
                 Some(list) => Boards::parse_list(&list).map_err(ConfigError::Invalid)?,
                 None => Boards::default(),
             },
-            throttle: throttle_policy(env)?,
+            limits: limits(env)?,
             server,
         })
     }
 }
 
 fn server_config(env: &Env<'_>) -> Result<ServerConfig, ConfigError> {
+    if env.get("TRUST_PROXY").is_some() {
+        return Err(ConfigError::invalid(
+            "TRUST_PROXY is gone: list the proxies in TRUSTED_PROXIES (CIDRs); the right-most untrusted X-Forwarded-For address is the client",
+        ));
+    }
     let bind = env
         .get("BIND")
         .map_or_else(|| "127.0.0.1".to_owned(), |v| v.trim().to_owned());
@@ -221,7 +226,10 @@ fn server_config(env: &Env<'_>) -> Result<ServerConfig, ConfigError> {
                     .collect()
             })
             .unwrap_or_default(),
-        trust_proxy: matches!(env.get("TRUST_PROXY").as_deref(), Some("1" | "true" | "on" | "yes")),
+        trusted_proxies: match env.get("TRUSTED_PROXIES") {
+            Some(list) => crate::http::client_ip::parse_trusted_proxies(&list).map_err(ConfigError::Invalid)?,
+            None => Vec::new(),
+        },
     })
 }
 
@@ -355,20 +363,41 @@ pub fn hashing_config(env: &Env<'_>, pepper: Option<String>) -> Result<HashingCo
         peppers: PepperRing::new(current, previous),
         workers: whole("HASH_WORKERS", 1)?.unwrap_or_else(hashing::default_workers),
         queue: whole("HASH_QUEUE", 0)?.unwrap_or(hashing::DEFAULT_QUEUE),
+        overrides: hashing::Overrides {
+            below_floor: flag(env, "HASH_FLOOR_OVERRIDE")?,
+            downgrade: flag(env, "HASH_ALLOW_DOWNGRADE")?,
+        },
     })
 }
 
-fn throttle_policy(env: &Env<'_>) -> Result<ThrottlePolicy, ConfigError> {
-    let defaults = ThrottlePolicy::default();
-    let limit = |name: &str, default: Limit| -> Result<Limit, ConfigError> {
-        env.get(name)
-            .map_or(Ok(default), |v| Limit::parse(name, &v).map_err(ConfigError::Invalid))
-    };
-    Ok(ThrottlePolicy {
-        login_per_username: limit("THROTTLE_LOGIN_USERNAME", defaults.login_per_username)?,
-        login_per_ip: limit("THROTTLE_LOGIN_IP", defaults.login_per_ip)?,
-        guest_per_target_and_ip: limit("THROTTLE_GUEST", defaults.guest_per_target_and_ip)?,
-    })
+#[cfg(feature = "hashing")]
+/// `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`.
+fn flag(env: &Env<'_>, name: &str) -> Result<bool, ConfigError> {
+    match env.get(name).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("0" | "false" | "no" | "off") => Ok(false),
+        Some("1" | "true" | "yes" | "on") => Ok(true),
+        Some(other) => Err(ConfigError::invalid(format!("{name} must be 1 or 0, not {other:?}"))),
+    }
+}
+
+/// Every limit by its name (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`).
+/// The v1 names (`THROTTLE_*`) are refused, naming their replacement, so a
+/// deployment does not silently run with the defaults.
+fn limits(env: &Env<'_>) -> Result<Limits, ConfigError> {
+    for old in ["THROTTLE_LOGIN_USERNAME", "THROTTLE_LOGIN_IP", "THROTTLE_GUEST"] {
+        if env.get(old).is_some() {
+            return Err(ConfigError::invalid(format!(
+                "{old} is gone: set LIMIT_LOGIN_USER_ADDRESS, LIMIT_LOGIN_ADDRESS, LIMIT_LOGIN_USER, LIMIT_GUEST_TARGET_ADDRESS or LIMIT_GUEST_TARGET (README, Configuration)"
+            )));
+        }
+    }
+    let mut limits = Limits::default();
+    for (name, limit) in limits.named() {
+        if let Some(value) = env.get(name) {
+            *limit = Limit::parse(name, &value).map_err(ConfigError::Invalid)?;
+        }
+    }
+    Ok(limits)
 }
 
 /// Server mode only: a secret generated once and kept in `DATA_DIR/<name>`
@@ -439,10 +468,7 @@ impl fmt::Display for Config {
         }
         #[cfg(feature = "hashing")]
         if let Some(h) = &self.hashing {
-            let pepper = match h.peppers.current() {
-                Some(p) => format!("set(id {})", p.id()),
-                None => "none".to_owned(),
-            };
+            let pepper = if h.peppers.current().is_some() { "set" } else { "none" };
             write!(
                 f,
                 " member_tier={} guest_tier={} pepper={pepper} hash_workers={} hash_queue={}",
@@ -452,24 +478,27 @@ impl fmt::Display for Config {
         if self.jwt_secret.is_some() {
             write!(f, " jwt_secret=set")?;
         }
-        let t = &self.throttle;
-        write!(
-            f,
-            " boards={} throttle_login_username={} throttle_login_ip={} throttle_guest={}",
-            self.boards.names().join(","),
-            t.login_per_username,
-            t.login_per_ip,
-            t.guest_per_target_and_ip
-        )?;
+        write!(f, " boards={}", self.boards.names().join(","))?;
+        let mut limits = self.limits;
+        for (name, limit) in limits.named() {
+            match limit {
+                Some(limit) => write!(f, " {}={limit}", name.to_ascii_lowercase())?,
+                None => write!(f, " {}=off", name.to_ascii_lowercase())?,
+            }
+        }
         if let Some(s) = &self.server {
             write!(
                 f,
-                " bind={}:{} data_dir={} cors_origins={} trust_proxy={}",
+                " bind={}:{} data_dir={} cors_origins={} trusted_proxies={}",
                 s.bind,
                 s.port,
                 s.data_dir.display(),
                 s.cors_origins.join(","),
-                s.trust_proxy
+                s.trusted_proxies
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
             )?;
         }
         Ok(())
@@ -577,9 +606,10 @@ mod tests {
     #[test]
     fn bad_settings_name_themselves() {
         let dir = tempfile::tempdir().unwrap();
-        let cases: [(&str, &str, &str); 7] = [
+        let cases: [(&str, &str, &str); 8] = [
             ("BOARDS", "Free Talk", "BOARDS:"),
-            ("THROTTLE_GUEST", "ten", "THROTTLE_GUEST"),
+            ("LIMIT_GUEST_TARGET", "ten", "LIMIT_GUEST_TARGET"),
+            ("THROTTLE_GUEST", "10/600", "THROTTLE_GUEST is gone"),
             ("PORT", "http", "PORT must be a port number"),
             ("BIND", "localhost:80", "BIND must be a host name or an IP address"),
             (
@@ -609,13 +639,13 @@ mod tests {
             assert!(err.to_string().contains("DYNAMODB_OPERATION_TIMEOUT_MS"), "{err}");
         }
         let ok = [
-            ("TRUST_PROXY", "true"),
+            ("TRUSTED_PROXIES", "10.0.0.0/8"),
             ("BOARDS", "news,tech"),
             ("CORS_ORIGINS", "https://a.example, https://b.example"),
         ];
         let config = Config::from(Deployment::Server, &server_env(dir.path(), &ok)).unwrap();
         let server = config.server.unwrap();
-        assert!(server.trust_proxy);
+        assert_eq!(server.trusted_proxies.len(), 1);
         assert_eq!(server.cors_origins, ["https://a.example", "https://b.example"]);
         assert_eq!(config.boards.names(), ["news", "tech"]);
     }
@@ -653,7 +683,7 @@ mod tests {
         let config = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap();
         let printed = config.to_string();
         assert!(
-            printed.contains("jwt_secret=set") && printed.contains("pepper=set(id "),
+            printed.contains("jwt_secret=set") && printed.contains("pepper=set "),
             "{printed}"
         );
         assert!(!printed.contains(&pepper) && !printed.contains(&jwt), "{printed}");

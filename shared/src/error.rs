@@ -32,6 +32,8 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("too many failed attempts; retry after {retry_after} seconds")]
     TooManyAttempts { retry_after: u64 },
+    #[error("too many writes from here; retry after {retry_after} seconds")]
+    RateLimited { retry_after: u64 },
     #[error("{message}")]
     Unavailable { message: String, retry_after: u64 },
     /// A bug or a broken configuration: logged in full, answered without details.
@@ -49,7 +51,7 @@ impl ApiError {
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UsernameTaken => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyAttempts { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -68,6 +70,7 @@ impl ApiError {
             ApiError::UsernameTaken => "username_taken",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::TooManyAttempts { .. } => "too_many_attempts",
+            ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Unavailable { .. } => "unavailable",
             ApiError::Internal(_) => "internal",
         }
@@ -75,9 +78,9 @@ impl ApiError {
 
     pub fn retry_after(&self) -> Option<u64> {
         match self {
-            ApiError::TooManyAttempts { retry_after } | ApiError::Unavailable { retry_after, .. } => {
-                Some((*retry_after).max(1))
-            }
+            ApiError::TooManyAttempts { retry_after }
+            | ApiError::RateLimited { retry_after }
+            | ApiError::Unavailable { retry_after, .. } => Some((*retry_after).max(1)),
             _ => None,
         }
     }

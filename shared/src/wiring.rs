@@ -13,7 +13,7 @@ use crate::http::AppState;
 pub async fn build(config: Config) -> anyhow::Result<AppState> {
     let store = config.store.open().await.context("opening the store")?;
     #[allow(unused_mut)]
-    let mut app = App::new(store, config.boards, config.throttle);
+    let mut app = App::new(store, config.boards, config.limits);
     #[cfg(feature = "hashing")]
     if let Some(hashing) = config.hashing {
         let hashing = crate::hashing::Hashing::new(hashing).context("starting password hashing")?;
@@ -26,6 +26,6 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
     }
     Ok(AppState {
         app,
-        trust_proxy: config.server.is_some_and(|s| s.trust_proxy),
+        trusted_proxies: config.server.map(|s| s.trusted_proxies).unwrap_or_default(),
     })
 }

@@ -26,6 +26,7 @@ async fn app_with(settings: &[(&str, &str)]) -> TestApp {
         ("JWT_SECRET", "app-test-jwt-secret-0123456789abcdefghij"),
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
+        ("HASH_FLOOR_OVERRIDE", "1"),
     ];
     for (name, value) in settings {
         all.retain(|(n, _)| n != name);
@@ -63,6 +64,7 @@ impl TestApp {
                 username: username(name),
                 password: Password::member("password-123".into()).unwrap(),
                 nickname: Nickname::parse(name.to_owned()).unwrap(),
+                client: client("192.0.2.1"),
             })
             .await
             .unwrap();
@@ -90,6 +92,7 @@ impl TestApp {
         let detail = self
             .app
             .create_guest_post(GuestPost {
+                client: client("192.0.2.1"),
                 board: self.app.boards.resolve("free").unwrap(),
                 nickname: Nickname::parse("guest".into()).unwrap(),
                 password: Password::guest(password.to_owned()).unwrap(),
@@ -196,6 +199,7 @@ async fn a_member_changes_only_what_they_wrote() {
         .create_member_post(
             &kim,
             WritePost {
+                client: client("192.0.2.1"),
                 board: board.clone(),
                 title: Title::parse("mine".into()).unwrap(),
                 body: PostBody::parse("body".into()).unwrap(),
@@ -259,6 +263,7 @@ async fn a_guest_password_cannot_change_a_members_post() {
         .create_member_post(
             &kim,
             WritePost {
+                client: client("192.0.2.1"),
                 board: board.clone(),
                 title: Title::parse("mine".into()).unwrap(),
                 body: PostBody::parse("body".into()).unwrap(),
@@ -294,6 +299,7 @@ async fn without_a_pepper_a_password_over_72_bytes_is_refused_before_any_hash() 
             username: username("long"),
             password: Password::member("x".repeat(73)).unwrap(),
             nickname: Nickname::parse("long".into()).unwrap(),
+            client: client("192.0.2.1"),
         })
         .await
         .unwrap_err();
@@ -314,4 +320,79 @@ async fn likes_are_idempotent_and_views_count_into_the_detail() {
     assert!(!state.liked && state.like_count == 0);
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 1);
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 2);
+}
+
+#[tokio::test]
+async fn a_hash_stored_before_nfkc_verifies_as_typed_once_and_is_rehashed_normalized() {
+    let t = app().await;
+    t.member("wide").await;
+    // A hash of the password exactly as typed, as v1 stored it (no NFKC).
+    let typed = "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff17}";
+    let hashing = t.app.hashing().unwrap();
+    let v1_hash = hashing
+        .hash(shared::hashing::Tier::Member, secrecy::SecretString::from(typed))
+        .await
+        .unwrap();
+    let user = username("wide");
+    let current = t
+        .app
+        .store
+        .member_credentials(&user)
+        .await
+        .unwrap()
+        .unwrap()
+        .password_hash;
+    let v1 = shared::domain::PasswordHash::new(v1_hash.clone());
+    assert!(t.app.store.replace_password_hash(&user, &current, &v1).await.unwrap());
+    t.log_in("wide", typed, "192.0.2.1").await.unwrap();
+    let after = t
+        .app
+        .store
+        .member_credentials(&user)
+        .await
+        .unwrap()
+        .unwrap()
+        .password_hash;
+    assert_ne!(after.as_str(), v1_hash, "rehashed");
+    // Now the normalized form is stored: the ASCII password logs in too.
+    t.log_in("wide", "pass7777", "192.0.2.1").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_hash_under_a_v1_pepper_id_verifies_and_moves_to_the_slow_id() {
+    let t = app().await;
+    t.member("veteran").await;
+    let user = username("veteran");
+    let current = t
+        .app
+        .store
+        .member_credentials(&user)
+        .await
+        .unwrap()
+        .unwrap()
+        .password_hash;
+    let pepper = shared::hashing::Pepper::parse(
+        "PEPPER",
+        secrecy::SecretString::from("app-test-pepper-0123456789abcdefghijklmn"),
+    )
+    .unwrap();
+    // `$hs384$<id>$<bcrypt>`: the same hash, named by the v1 id.
+    let rest = current.as_str().strip_prefix("$hs384$").unwrap();
+    let (id, inner) = rest.split_at(rest.find('$').unwrap());
+    assert_eq!(id, pepper.id(), "new hashes carry the slow id");
+    let v1 = shared::domain::PasswordHash::new(format!("$hs384${}{inner}", pepper.v1_id()));
+    assert!(t.app.store.replace_password_hash(&user, &current, &v1).await.unwrap());
+    t.log_in("veteran", "password-123", "192.0.2.1").await.unwrap();
+    let after = t
+        .app
+        .store
+        .member_credentials(&user)
+        .await
+        .unwrap()
+        .unwrap()
+        .password_hash;
+    assert!(
+        after.as_str().starts_with(&format!("$hs384${}$", pepper.id())),
+        "rehashed under the slow id"
+    );
 }

@@ -104,7 +104,7 @@ fn the_cost_is_read_from_the_stored_hash_not_from_the_tier() {
     assert!(stored.contains("$2b$05$"));
 
     // The tier moved to another cost and even another algorithm: the old hash still verifies.
-    let now = engine(policy("argon2id:128:1:1", true), policy("bcrypt:4", true));
+    let now = engine(policy("argon2id:19456:2:1", true), policy("bcrypt:4", true));
     let verdict = now.verify(Tier::Member, &secret("hunter22"), &stored).unwrap();
     assert!(verdict.matched);
     assert!(verdict.needs_rehash);
@@ -379,6 +379,7 @@ async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
         ("PEPPER", PEPPER),
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
+        ("HASH_FLOOR_OVERRIDE", "1"),
     ])
     .unwrap();
     let hashing = Hashing::new(cfg).unwrap();
@@ -395,6 +396,7 @@ async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
         ("PEPPER", PEPPER),
         ("MEMBER_TIER", "bcrypt:12"),
         ("GUEST_TIER", "bcrypt:4"),
+        ("HASH_FLOOR_OVERRIDE", "1"),
         ("HASH_WORKERS", "1"),
         ("HASH_QUEUE", "0"),
     ])
@@ -429,4 +431,65 @@ fn a_stolen_peppered_hash_does_not_match_its_password_without_the_pepper() {
             .unwrap()
             .matched
     );
+}
+
+#[test]
+fn rehash_on_verify_never_moves_a_hash_to_a_weaker_policy_unless_told_to() {
+    let stronger = engine(policy("bcrypt:6", true), policy("bcrypt:6", true));
+    let stored = stronger.hash(Tier::Member, &secret("password1")).unwrap();
+    let weaker = engine(policy("bcrypt:5", true), policy("bcrypt:5", true));
+    let verdict = weaker.verify(Tier::Member, &secret("password1"), &stored).unwrap();
+    assert!(verdict.matched && !verdict.needs_rehash, "a lower cost is no upgrade");
+    let unpeppered = engine(policy("bcrypt:10", false), policy("bcrypt:10", false));
+    let peppered_10 = engine(policy("bcrypt:10", true), policy("bcrypt:10", true))
+        .hash(Tier::Member, &secret("password1"))
+        .unwrap();
+    let verdict = unpeppered
+        .verify(Tier::Member, &secret("password1"), &peppered_10)
+        .unwrap();
+    assert!(
+        verdict.matched && !verdict.needs_rehash,
+        "losing the pepper is a downgrade"
+    );
+    let told = engine(policy("bcrypt:5", true), policy("bcrypt:5", true)).allowing_downgrade(true);
+    assert!(
+        told.verify(Tier::Member, &secret("password1"), &stored)
+            .unwrap()
+            .needs_rehash
+    );
+}
+
+#[test]
+fn tiers_under_the_floors_fail_at_start_unless_overridden() {
+    let cases = [
+        ("bcrypt:7", "under the floor (bcrypt 8 with a pepper)"),
+        (
+            "argon2id:4096:10:1",
+            "under the floor (argon2id with at least 7168 KiB)",
+        ),
+        (
+            "argon2id:7168:4:1",
+            "under the floor (argon2id m x t of at least 7168 KiB x 5)",
+        ),
+    ];
+    for (spec, expected) in cases {
+        let cfg = config(&[("PEPPER", PEPPER), ("MEMBER_TIER", spec), ("GUEST_TIER", "bcrypt:8")]).unwrap();
+        let err = Hashing::new(cfg).unwrap_err().to_string();
+        assert!(err.contains(expected) && err.contains("MEMBER_TIER"), "{spec}: {err}");
+        let cfg = config(&[
+            ("PEPPER", PEPPER),
+            ("MEMBER_TIER", spec),
+            ("GUEST_TIER", "bcrypt:8"),
+            ("HASH_FLOOR_OVERRIDE", "1"),
+        ])
+        .unwrap();
+        assert!(Hashing::new(cfg).is_ok(), "{spec} with the override");
+    }
+    let at_floor = config(&[
+        ("PEPPER", PEPPER),
+        ("MEMBER_TIER", "bcrypt:8"),
+        ("GUEST_TIER", "argon2id:7168:5:1"),
+    ])
+    .unwrap();
+    assert!(Hashing::new(at_floor).is_ok());
 }

@@ -63,7 +63,7 @@ async fn login_answers_a_session_and_counts_failures_by_the_api_gateway_source_i
         h.state
             .app
             .store
-            .failures(&shared::store::AttemptKey("login:ip:203.0.113.7".into()), window)
+            .failures(&shared::store::AttemptKey("login:address:203.0.113.7".into()), window)
             .await
             .unwrap(),
         1

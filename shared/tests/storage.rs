@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use shared::domain::{
-    Author, BoardSlug, Boards, Comment, CommentId, CommentKey, Guard, Member, MemberId, PageLimit, PasswordHash, Post,
-    PostBody, PostId, PostKey, PostSummary, Title, Username, Window, new_id, now,
+    Author, BoardSlug, Boards, COMMENTS_PAGE, Comment, CommentId, CommentKey, Guard, Member, MemberId, PageLimit,
+    PasswordHash, Post, PostBody, PostId, PostKey, PostSummary, Title, Username, Window, new_id, now,
 };
 use shared::store::dynamo::{DynamoStore, RequestCounter, SdkTuning, client_config};
 use shared::store::sqlite::SqliteStore;
-use shared::store::{AttemptKey, PostEdit, Store, StoreError};
+use shared::store::{AttemptKey, PostEdit, Store, StoreError, cursor};
 
 type Dyn = Arc<dyn Store>;
 
@@ -88,6 +88,10 @@ conformance!(
     two_hundred_concurrent_views_count_exactly_two_hundred,
     concurrent_comments_are_all_counted,
     pagination_under_concurrent_inserts_never_repeats_a_post,
+    a_post_with_many_comments_pages_them_oldest_first,
+    exactly_a_page_of_comments_leaves_no_cursor,
+    comments_of_a_missing_or_foreign_post_are_not_listed,
+    a_comments_cursor_outlives_the_comment_it_names,
 );
 
 fn member(username: &str) -> Member {
@@ -196,6 +200,28 @@ fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
     }
 }
 
+/// Adds `n` top-level comments to the post, ten at a time; returns them
+/// oldest first (ids from one process increase strictly).
+async fn add_comments(store: &Dyn, board_slug: &str, post_id: &str, n: usize) -> Vec<Comment> {
+    let comments: Vec<Comment> = (0..n)
+        .map(|i| comment(post_id, None, &format!("comment {i:03}")))
+        .collect();
+    for chunk in comments.chunks(10) {
+        let writes = chunk.iter().map(|c| {
+            let (store, c, b) = (store.clone(), c.clone(), board(board_slug));
+            tokio::spawn(async move { store.create_comment(&b, &c, None).await })
+        });
+        for result in join_all(writes).await {
+            result.unwrap().unwrap();
+        }
+    }
+    comments
+}
+
+fn ids(comments: &[Comment]) -> Vec<&str> {
+    comments.iter().map(|c| c.id.as_str()).collect()
+}
+
 async fn comment_count(store: &Dyn, board: &str, post_id: &str) -> u64 {
     store
         .post_detail(&post_key(board, post_id))
@@ -282,6 +308,7 @@ async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
     assert_eq!(detail.post.summary.title, p.summary.title);
     assert_eq!(detail.post.summary.author, p.summary.author);
     assert_eq!(detail.comments, vec![first, reply, third]);
+    assert_eq!(detail.comments_next_cursor, None, "all comments fit the first page");
     assert_eq!(store.post_detail(&post_key("free", &new_id())).await.unwrap(), None);
 }
 
@@ -449,7 +476,8 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
 
     let shown = serde_json::to_string(&store.post_detail(&free).await.unwrap()).unwrap()
         + &serde_json::to_string(&store.list_posts(&board("free"), limit(20), None).await.unwrap()).unwrap()
-        + &serde_json::to_string(&store.update_post(&free, &edit("t", "b", &now())).await.unwrap()).unwrap();
+        + &serde_json::to_string(&store.update_post(&free, &edit("t", "b", &now())).await.unwrap()).unwrap()
+        + &serde_json::to_string(&store.list_comments(&free, limit(20), None).await.unwrap()).unwrap();
     assert!(
         !shown.contains("secret-hash"),
         "a hash reached a response type: {shown}"
@@ -538,6 +566,7 @@ async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
         .unwrap();
     assert_eq!(detail.post.summary.comment_count, 1);
     assert_eq!(detail.comments, vec![b]);
+    assert_eq!(detail.comments_next_cursor, None);
 }
 
 async fn liking_and_unliking_are_idempotent(store: Dyn) {
@@ -680,6 +709,7 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
     let detail = store.post_detail(&post_key("free", &id)).await.unwrap().unwrap();
     assert_eq!(detail.comments.len(), 30);
     assert_eq!(detail.post.summary.comment_count, 30);
+    assert_eq!(detail.comments_next_cursor, None);
 }
 
 async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
@@ -719,9 +749,135 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
     assert!(seen.len() >= 30, "every post that existed before the walk was seen");
 }
 
-/// DynamoDB only: the cost in requests of reading a post and counting the view.
-#[tokio::test]
-async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_a_megabyte_of_comments() {
+async fn a_post_with_many_comments_pages_them_oldest_first(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let all = add_comments(&store, "free", &p.summary.id, 120).await;
+    let key = post_key("free", &p.summary.id);
+
+    let detail = store.post_detail(&key).await.unwrap().unwrap();
+    assert_eq!(detail.post.summary.comment_count, 120);
+    assert_eq!(detail.comments.len(), COMMENTS_PAGE);
+    assert_eq!(detail.comments, all[..COMMENTS_PAGE], "the 50 oldest, oldest first");
+    let detail_cursor = detail
+        .comments_next_cursor
+        .clone()
+        .expect("a cursor: 70 comments follow");
+
+    let mut seen = detail.comments;
+    let mut sizes = Vec::new();
+    let mut cursor = detail_cursor.clone();
+    loop {
+        let page = store
+            .list_comments(&key, limit(30), Some(&cursor))
+            .await
+            .unwrap()
+            .expect("the post exists");
+        sizes.push(page.comments.len());
+        seen.extend(page.comments);
+        match page.next_cursor {
+            Some(next) => cursor = next,
+            None => break,
+        }
+        assert!(sizes.len() < 10, "paging does not end: {sizes:?}");
+    }
+    assert_eq!(sizes, vec![30, 30, 10], "the last page has no cursor");
+    let seen_ids = ids(&seen);
+    assert_eq!(
+        seen_ids.iter().collect::<HashSet<_>>().len(),
+        seen_ids.len(),
+        "no comment repeats"
+    );
+    assert_eq!(seen, all, "every comment once, oldest first, none skipped");
+
+    // Without a cursor the pages start where the detail does.
+    let first = store.list_comments(&key, limit(50), None).await.unwrap().unwrap();
+    assert_eq!(first.comments, all[..50]);
+    assert_eq!(first.next_cursor, Some(detail_cursor));
+}
+
+async fn exactly_a_page_of_comments_leaves_no_cursor(store: Dyn) {
+    let p = created_post(&store, "qna").await;
+    let all = add_comments(&store, "qna", &p.summary.id, COMMENTS_PAGE).await;
+    let key = post_key("qna", &p.summary.id);
+    let detail = store.post_detail(&key).await.unwrap().unwrap();
+    assert_eq!(detail.comments, all);
+    assert_eq!(detail.comments_next_cursor, None, "nothing follows the first page");
+
+    let half = store.list_comments(&key, limit(25), None).await.unwrap().unwrap();
+    assert_eq!(half.comments, all[..25]);
+    let next = half.next_cursor.expect("25 follow");
+    let rest = store
+        .list_comments(&key, limit(25), Some(&next))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rest.comments, all[25..]);
+    assert_eq!(rest.next_cursor, None);
+}
+
+async fn comments_of_a_missing_or_foreign_post_are_not_listed(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let all = add_comments(&store, "free", &p.summary.id, 3).await;
+    let issued = cursor::encode(&all[0].id);
+    for cursor in [None, Some(issued.as_str())] {
+        assert_eq!(
+            store
+                .list_comments(&post_key("qna", &p.summary.id), limit(20), cursor)
+                .await
+                .unwrap(),
+            None,
+            "a post of another board is not found"
+        );
+        assert_eq!(
+            store
+                .list_comments(&post_key("free", &new_id()), limit(20), cursor)
+                .await
+                .unwrap(),
+            None,
+            "no such post"
+        );
+    }
+    let free = post_key("free", &p.summary.id);
+    for garbage in ["garbage!".to_owned(), cursor::encode("not-a-ulid"), String::from("!!")] {
+        assert_eq!(
+            store.list_comments(&free, limit(20), Some(&garbage)).await,
+            Err(StoreError::InvalidCursor),
+            "{garbage}"
+        );
+    }
+    let page = store.list_comments(&free, limit(20), None).await.unwrap().unwrap();
+    assert_eq!((page.comments, page.next_cursor), (all, None));
+}
+
+async fn a_comments_cursor_outlives_the_comment_it_names(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let all = add_comments(&store, "free", &p.summary.id, 5).await;
+    let key = post_key("free", &p.summary.id);
+    let first = store.list_comments(&key, limit(2), None).await.unwrap().unwrap();
+    assert_eq!(first.comments, all[..2]);
+    let cursor = first.next_cursor.unwrap();
+    assert!(
+        store
+            .delete_comment(&comment_key("free", &p.summary.id, &all[1].id))
+            .await
+            .unwrap()
+    );
+    let second = store
+        .list_comments(&key, limit(2), Some(&cursor))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.comments, all[2..4], "continues after the deleted comment");
+    let third = store
+        .list_comments(&key, limit(2), second.next_cursor.as_deref())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((third.comments, third.next_cursor), (all[4..].to_vec(), None));
+}
+
+/// A DynamoDB store on a fresh table whose client counts its HTTP requests.
+async fn counted_dynamodb() -> (Dyn, RequestCounter) {
     let counter = RequestCounter::default();
     let config = client_config(Some(&endpoint()), &SdkTuning::defaults(true))
         .await
@@ -733,6 +889,15 @@ async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_
             .await
             .unwrap(),
     );
+    (store, counter)
+}
+
+/// DynamoDB only: the cost in requests of reading a post and counting the
+/// view, whatever the comments: the view (UpdateItem), then the post
+/// (GetItem) and its first comments (one Query with Limit 51) side by side.
+#[tokio::test]
+async fn reading_a_post_and_counting_its_view_costs_three_dynamodb_requests_whatever_the_comments() {
+    let (store, counter) = counted_dynamodb().await;
     let p = created_post(&store, "free").await;
     let id = p.summary.id.clone();
 
@@ -757,10 +922,43 @@ async fn reading_a_post_and_counting_its_view_costs_two_dynamodb_requests_up_to_
         let views = store.count_view(&key).await.unwrap().unwrap();
         let detail = store.post_detail(&key).await.unwrap().unwrap();
         let requests = counter.count() - before;
-        assert_eq!(detail.comments.len(), comments);
+        assert_eq!(detail.comments.len(), comments.min(COMMENTS_PAGE));
+        assert_eq!(detail.comments_next_cursor.is_some(), comments > COMMENTS_PAGE);
         assert!(detail.post.summary.view_count >= views);
-        assert!(requests <= 2, "{requests} requests for a post with {comments} comments");
+        assert!(requests <= 3, "{requests} requests for a post with {comments} comments");
     }
+}
+
+/// DynamoDB only: a post read, and a comments page, cost the same number of
+/// requests for 10 comments as for 300.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_post_detail_costs_the_same_dynamodb_requests_for_10_and_300_comments() {
+    let (store, counter) = counted_dynamodb().await;
+    let mut detail_costs = Vec::new();
+    let mut page_costs = Vec::new();
+    for comments in [10usize, 300] {
+        let p = created_post(&store, "free").await;
+        add_comments(&store, "free", &p.summary.id, comments).await;
+        let key = post_key("free", &p.summary.id);
+
+        let before = counter.count();
+        let detail = store.post_detail(&key).await.unwrap().unwrap();
+        detail_costs.push(counter.count() - before);
+        assert_eq!(detail.post.summary.comment_count, comments as u64);
+        assert_eq!(detail.comments.len(), comments.min(COMMENTS_PAGE));
+
+        let before = counter.count();
+        let page = store.list_comments(&key, limit(100), None).await.unwrap().unwrap();
+        page_costs.push(counter.count() - before);
+        assert_eq!(page.comments.len(), comments.min(100));
+    }
+    println!(
+        "DynamoDB requests for a post detail: {} with 10 comments, {} with 300; \
+         for a comments page of 100: {} and {}",
+        detail_costs[0], detail_costs[1], page_costs[0], page_costs[1]
+    );
+    assert_eq!(detail_costs[0], detail_costs[1], "post detail cost grows with comments");
+    assert_eq!(page_costs[0], page_costs[1], "comments page cost grows with comments");
 }
 
 /// DynamoDB only: the table made for tests has the keys and index of infra/table.json.

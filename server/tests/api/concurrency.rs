@@ -17,7 +17,7 @@ on_both_stores!(
 /// limit above the burst: attempts count before they hash, so 100 logins in
 /// flight at once from one address would otherwise pass the limit of 50.
 async fn spawn(backend: Backend) -> TestApp {
-    spawn_app_with(backend, &[("HASH_QUEUE", "512"), ("THROTTLE_LOGIN_IP", "500/300")]).await
+    spawn_app_with(backend, &[("HASH_QUEUE", "512"), ("LIMIT_LOGIN_ADDRESS", "500/5m")]).await
 }
 
 async fn a_hundred_members_liking_and_unliking_at_once_leave_the_count_equal_to_the_likes_that_stand(backend: Backend) {
@@ -104,7 +104,7 @@ async fn concurrent_signups_of_one_username_answer_one_201_and_the_rest_409(back
     // Eleven wrong passwords follow for one username: lift the login throttle.
     let app = spawn_app_with(
         backend,
-        &[("HASH_QUEUE", "512"), ("THROTTLE_LOGIN_USERNAME", "100/300")],
+        &[("HASH_QUEUE", "512"), ("LIMIT_LOGIN_USER_ADDRESS", "100/5m")],
     )
     .await;
     let passwords: Vec<String> = (0..12).map(|i| format!("password-{i:02}")).collect();

@@ -84,6 +84,13 @@ pub async fn spawn_app_in(
         ("MEMBER_TIER".into(), "bcrypt:4".into()),
         ("GUEST_TIER".into(), "bcrypt:4".into()),
         ("HASH_WORKERS".into(), "2".into()),
+        // bcrypt:4 keeps the suite fast; it is under the floor, so say so.
+        ("HASH_FLOOR_OVERRIDE".into(), "1".into()),
+        // Every test client is 127.0.0.1: the write quotas are off unless a
+        // test turns them on (the quota tests do, with small numbers).
+        ("LIMIT_CREATES_ADDRESS".into(), "off".into()),
+        ("LIMIT_CREATES_MEMBER".into(), "off".into()),
+        ("LIMIT_SIGNUPS_ADDRESS".into(), "off".into()),
     ];
     if let Backend::Dynamo = backend {
         let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect(
@@ -164,6 +171,41 @@ impl TestApp {
         request.send().await.expect("request failed")
     }
 
+    /// A request forwarded by a trusted proxy for `address` (the app must
+    /// trust 127.0.0.1 in `TRUSTED_PROXIES`): `X-Forwarded-For` carries a
+    /// spoofed left-most entry too, which must never count.
+    pub async fn request_from(
+        &self,
+        address: &str,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
+        let mut request = self
+            .client
+            .request(method, format!("{}{path}", self.address))
+            .header("x-forwarded-for", format!("6.6.6.{}, {address}", rand_octet()));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send().await.expect("request failed")
+    }
+
+    pub async fn login_from(&self, address: &str, username: &str, password: &str) -> Response {
+        let body = json!({"username": username, "password": password});
+        self.request_from(address, Method::POST, "/sessions", None, Some(body))
+            .await
+    }
+
+    /// Hashes and verifies run by this app so far.
+    pub fn hashes(&self) -> u64 {
+        self.state.app.hashing().unwrap().runs()
+    }
+
     pub async fn raw(&self, method: Method, path: &str, body: Vec<u8>) -> Response {
         self.client
             .request(method, format!("{}{path}", self.address))
@@ -227,6 +269,13 @@ impl TestApp {
         assert_eq!(response.status(), 201);
         body(response).await["id"].as_str().unwrap().to_owned()
     }
+}
+
+/// A different spoofed left-most entry each time.
+fn rand_octet() -> u8 {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static NEXT: AtomicU8 = AtomicU8::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 pub async fn body(response: Response) -> Value {

@@ -27,6 +27,7 @@ mod concurrency;
 mod faults;
 mod helpers;
 mod hostile;
+mod public;
 mod secrets;
 
 fn username(name: &str) -> shared::domain::Username {
@@ -697,7 +698,7 @@ async fn refused_and_unanswered_logins_are_not_counted_as_failures(backend: Back
             ("MEMBER_TIER", "bcrypt:8"),
             ("HASH_WORKERS", "1"),
             ("HASH_QUEUE", "2"),
-            ("THROTTLE_LOGIN_IP", "3/300"),
+            ("LIMIT_LOGIN_ADDRESS", "3/5m"),
         ],
     )
     .await;
@@ -721,7 +722,7 @@ async fn refused_and_unanswered_logins_are_not_counted_as_failures(backend: Back
             .state
             .app
             .store
-            .failures(&shared::store::AttemptKey("login:ip:127.0.0.1".into()), window)
+            .failures(&shared::store::AttemptKey("login:address:127.0.0.1".into()), window)
             .await
             .unwrap();
         assert_eq!(counted, 0, "no wrong password was tried: {statuses:?}");
@@ -763,8 +764,8 @@ async fn unknown_users_and_wrong_passwords_fail_alike(backend: Backend) {
         backend,
         &[
             ("MEMBER_TIER", "bcrypt:8"),
-            ("THROTTLE_LOGIN_USERNAME", "100/300"),
-            ("THROTTLE_LOGIN_IP", "100/300"),
+            ("LIMIT_LOGIN_USER_ADDRESS", "100/5m"),
+            ("LIMIT_LOGIN_ADDRESS", "100/5m"),
         ],
     )
     .await;

@@ -9,11 +9,13 @@ use crate::domain::{
 use crate::error::ApiError;
 use crate::hashing::Tier;
 
-use super::accounts::check_length;
+use super::accounts::{check_length, check_password};
 use super::posts::{EditPost, new_comment, new_post};
+use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};
 
 pub struct GuestPost {
+    pub client: ClientAddress,
     pub board: BoardSlug,
     pub nickname: Nickname,
     pub password: Password,
@@ -30,6 +32,7 @@ pub struct GuestEdit {
 }
 
 pub struct GuestComment {
+    pub client: ClientAddress,
     pub key: PostKey,
     pub nickname: Nickname,
     pub password: Password,
@@ -54,13 +57,21 @@ impl App {
     pub async fn create_guest_post(&self, command: GuestPost) -> Result<PostDetail, ApiError> {
         let hashing = self.hashing()?;
         check_length(hashing, Tier::Guest, &command.password)?;
-        let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-        let author = Author::Guest {
-            nickname: command.nickname.into_inner(),
-        };
-        let post = new_post(command.board, command.title, command.body, author);
-        self.store.create_post(&post, Some(&PasswordHash::new(hash))).await?;
-        Ok(PostDetail { post, comments: vec![] })
+        let reservation = self.reserve_create(&command.client, None).await?;
+        let created = async {
+            let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
+            let author = Author::Guest {
+                nickname: command.nickname.into_inner(),
+            };
+            let post = new_post(command.board, command.title, command.body, author);
+            self.store.create_post(&post, Some(&PasswordHash::new(hash))).await?;
+            Ok(PostDetail::new(post))
+        }
+        .await;
+        if created.is_err() {
+            throttle::forgive(&*self.store, reservation).await;
+        }
+        created
     }
 
     pub async fn update_guest_post(&self, command: GuestEdit) -> Result<PostDetail, ApiError> {
@@ -95,17 +106,25 @@ impl App {
     pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Comment, ApiError> {
         let hashing = self.hashing()?;
         check_length(hashing, Tier::Guest, &command.password)?;
-        // Fail fast on a missing post before paying for the hash.
+        // Fail fast on a missing post before counting or paying for the hash.
         self.require_post(&command.key).await?;
-        let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-        let author = Author::Guest {
-            nickname: command.nickname.into_inner(),
-        };
-        let comment = new_comment(&command.key.post, command.parent, command.body, author);
-        self.store
-            .create_comment(&command.key.board, &comment, Some(&PasswordHash::new(hash)))
-            .await?;
-        Ok(comment)
+        let reservation = self.reserve_create(&command.client, None).await?;
+        let created = async {
+            let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
+            let author = Author::Guest {
+                nickname: command.nickname.into_inner(),
+            };
+            let comment = new_comment(&command.key.post, command.parent, command.body, author);
+            self.store
+                .create_comment(&command.key.board, &comment, Some(&PasswordHash::new(hash)))
+                .await?;
+            Ok(comment)
+        }
+        .await;
+        if created.is_err() {
+            throttle::forgive(&*self.store, reservation).await;
+        }
+        created
     }
 
     pub async fn delete_guest_comment(&self, key: &CommentKey, proof: GuestProof) -> Result<(), ApiError> {
@@ -140,17 +159,14 @@ impl App {
                 "this was written by a member; sign in to change it".into(),
             ));
         };
-        let keys = throttle::guest_keys(&self.throttle, target_id, &client.0);
-        let reservation = throttle::reserve(&*self.store, &keys).await?;
-        let verdict = match hashing
-            .verify(Tier::Guest, password.secret().clone(), stored.as_str().to_owned())
-            .await
-        {
+        let keys = throttle::guest_keys(&self.limits, target_id, &client.0);
+        let reservation = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
+        let verdict = match check_password(hashing, Tier::Guest, password, Some(&stored)).await {
             Ok(verdict) => verdict,
             // No verdict (hashing unavailable): not a failure.
             Err(e) => {
                 throttle::forgive(&*self.store, reservation).await;
-                return Err(e.into());
+                return Err(e);
             }
         };
         if !verdict.matched {

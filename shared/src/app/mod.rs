@@ -23,7 +23,7 @@ use crate::error::ApiError;
 #[cfg(feature = "hashing")]
 use crate::hashing::Hashing;
 use crate::store::Store;
-use throttle::ThrottlePolicy;
+use throttle::{Limits, Refusal};
 #[cfg(feature = "tokens")]
 use tokens::JwtKeys;
 
@@ -61,13 +61,13 @@ pub struct App {
     #[cfg(feature = "tokens")]
     tokens: Option<Arc<JwtKeys>>,
     pub boards: Boards,
-    pub throttle: ThrottlePolicy,
+    pub limits: Limits,
 }
 
 impl App {
     /// An application without hashing or tokens: add them with
     /// [`App::with_hashing`] and [`App::with_tokens`] where the routes use them.
-    pub fn new(store: Arc<dyn Store>, boards: Boards, throttle: ThrottlePolicy) -> Self {
+    pub fn new(store: Arc<dyn Store>, boards: Boards, limits: Limits) -> Self {
         App {
             store,
             #[cfg(feature = "hashing")]
@@ -75,7 +75,7 @@ impl App {
             #[cfg(feature = "tokens")]
             tokens: None,
             boards,
-            throttle,
+            limits,
         }
     }
 
@@ -122,6 +122,17 @@ impl App {
     }
 
     #[cfg_attr(not(feature = "hashing"), allow(dead_code))]
+    /// Counts one create against the write quotas (docs/API.md, Throttling
+    /// and quotas), before any hashing; `429 rate_limited` over a quota.
+    async fn reserve_create(
+        &self,
+        client: &ClientAddress,
+        member: Option<&SignedIn>,
+    ) -> Result<throttle::Reservation, ApiError> {
+        let keys = throttle::create_keys(&self.limits, &client.0, member.map(|m| m.id.as_str()));
+        throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await
+    }
+
     /// The post must exist on its board.
     async fn require_post(&self, key: &PostKey) -> Result<crate::domain::Guard, ApiError> {
         self.store.post_guard(key).await?.ok_or_else(|| self.not_found_post())

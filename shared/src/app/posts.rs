@@ -2,13 +2,13 @@
 //! member-write). A member may change only what they wrote.
 
 use crate::domain::{
-    Author, BoardSlug, Comment, CommentBody, CommentId, Guard, Page, PageLimit, Post, PostBody, PostDetail, PostId,
-    PostKey, PostSummary, Title, now,
+    Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, Page, PageLimit, Post,
+    PostBody, PostDetail, PostId, PostKey, PostSummary, Title, now,
 };
 use crate::error::ApiError;
 use crate::store::PostEdit;
 
-use super::{App, SignedIn};
+use super::{App, ClientAddress, SignedIn, throttle};
 
 pub struct ListPosts {
     pub board: BoardSlug,
@@ -17,6 +17,7 @@ pub struct ListPosts {
 }
 
 pub struct WritePost {
+    pub client: ClientAddress,
     pub board: BoardSlug,
     pub title: Title,
     pub body: PostBody,
@@ -29,6 +30,7 @@ pub struct EditPost {
 }
 
 pub struct WriteComment {
+    pub client: ClientAddress,
     pub key: PostKey,
     pub parent: Option<CommentId>,
     pub body: CommentBody,
@@ -64,12 +66,12 @@ pub(super) fn new_comment(post: &PostId, parent: Option<CommentId>, body: Commen
 }
 
 /// A member may change only what they wrote.
-fn require_author(guard: &Guard, member: &SignedIn) -> Result<(), ApiError> {
+fn require_author(guard: &Guard, member: &SignedIn, what: &str) -> Result<(), ApiError> {
     match &guard.author {
         Author::Member { member_id, .. } if member_id == member.id.as_str() => Ok(()),
-        _ => Err(ApiError::Forbidden(
-            "only the member who wrote this post may change it".into(),
-        )),
+        _ => Err(ApiError::Forbidden(format!(
+            "only the member who wrote this {what} may change it"
+        ))),
     }
 }
 
@@ -93,14 +95,18 @@ impl App {
     }
 
     pub async fn create_member_post(&self, member: &SignedIn, command: WritePost) -> Result<PostDetail, ApiError> {
+        let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let post = new_post(command.board, command.title, command.body, member.author());
-        self.store.create_post(&post, None).await?;
-        Ok(PostDetail { post, comments: vec![] })
+        if let Err(e) = self.store.create_post(&post, None).await {
+            throttle::forgive(&*self.store, reservation).await;
+            return Err(e.into());
+        }
+        Ok(PostDetail::new(post))
     }
 
     pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
         let guard = self.require_post(&command.key).await?;
-        require_author(&guard, member)?;
+        require_author(&guard, member, "post")?;
         self.apply_edit(command).await
     }
 
@@ -123,7 +129,7 @@ impl App {
 
     pub async fn delete_member_post(&self, member: &SignedIn, key: &PostKey) -> Result<(), ApiError> {
         let guard = self.require_post(key).await?;
-        require_author(&guard, member)?;
+        require_author(&guard, member, "post")?;
         self.delete_post(key).await
     }
 
@@ -135,9 +141,42 @@ impl App {
         }
     }
 
+    /// A page of a post's comments, oldest first (docs/API.md, Bodies).
+    pub async fn list_comments(
+        &self,
+        key: &PostKey,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> Result<CommentPage, ApiError> {
+        let cursor = cursor.filter(|c| !c.is_empty());
+        self.store
+            .list_comments(key, limit, cursor)
+            .await?
+            .ok_or_else(|| self.not_found_post())
+    }
+
+    /// The author member deletes their comment; its replies stay.
+    pub async fn delete_member_comment(&self, member: &SignedIn, key: &CommentKey) -> Result<(), ApiError> {
+        let guard = self
+            .store
+            .comment_guard(key)
+            .await?
+            .ok_or_else(|| ApiError::not_found("comment"))?;
+        require_author(&guard, member, "comment")?;
+        if self.store.delete_comment(key).await? {
+            Ok(())
+        } else {
+            Err(ApiError::not_found("comment"))
+        }
+    }
+
     pub async fn create_member_comment(&self, member: &SignedIn, command: WriteComment) -> Result<Comment, ApiError> {
+        let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
-        self.store.create_comment(&command.key.board, &comment, None).await?;
+        if let Err(e) = self.store.create_comment(&command.key.board, &comment, None).await {
+            throttle::forgive(&*self.store, reservation).await;
+            return Err(e.into());
+        }
         Ok(comment)
     }
 }

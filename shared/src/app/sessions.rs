@@ -2,9 +2,10 @@
 
 use crate::domain::{Member, Password, PasswordHash, Username};
 use crate::error::ApiError;
-use crate::hashing::{Tier, Verification};
+use crate::hashing::Tier;
 
-use super::accounts::check_length;
+use super::accounts::check_password;
+use super::throttle::Refusal;
 use super::tokens::TOKEN_TTL_SECS;
 use super::{App, ClientAddress, throttle};
 
@@ -35,32 +36,21 @@ impl std::fmt::Debug for Session {
 }
 
 impl App {
-    /// Throttled per username and per client address before any hashing; an
-    /// unknown username costs a member verify too, so timing reveals nothing.
+    /// Throttled per username and address, per address and per username
+    /// before any hashing. Every failure, whatever its cause (unknown user,
+    /// wrong password, a stored hash that can no longer be checked, a
+    /// password too long to have been stored), answers the same
+    /// `invalid_credentials` after the same hashing work, and is counted.
     pub async fn log_in(&self, command: LogIn) -> Result<Session, ApiError> {
         let hashing = self.hashing()?;
         let tokens = self.tokens()?;
-        check_length(hashing, Tier::Member, &command.password)?;
-        let keys = throttle::login_keys(&self.throttle, command.username.as_str(), &command.client.0);
-        let reservation = throttle::reserve(&*self.store, &keys).await?;
-        let password = command.password.secret();
+        let keys = throttle::login_keys(&self.limits, command.username.as_str(), &command.client.0);
+        let reservation = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
 
         let checked = async {
             let credentials = self.store.member_credentials(&command.username).await?;
-            let verdict = match &credentials {
-                Some(c) => {
-                    hashing
-                        .verify(Tier::Member, password.clone(), c.password_hash.as_str().to_owned())
-                        .await?
-                }
-                None => {
-                    hashing.verify_dummy(password.clone()).await?;
-                    Verification {
-                        matched: false,
-                        needs_rehash: false,
-                    }
-                }
-            };
+            let stored = credentials.as_ref().map(|c| &c.password_hash);
+            let verdict = check_password(hashing, Tier::Member, &command.password, stored).await?;
             Ok::<_, ApiError>(credentials.filter(|_| verdict.matched).map(|c| (c, verdict)))
         }
         .await;

@@ -8,7 +8,7 @@ use crate::domain::Window;
 use crate::error::ApiError;
 use crate::store::{AttemptKey, Attempts};
 
-/// At most `max` failures per `window_secs`.
+/// At most `max` events per `window_secs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limit {
     pub max: u64,
@@ -16,48 +16,109 @@ pub struct Limit {
 }
 
 impl Limit {
-    /// Parses `max/seconds`, e.g. `5/300`.
-    pub fn parse(setting: &str, value: &str) -> Result<Self, String> {
-        let parsed = value.split_once('/').and_then(|(max, secs)| {
+    pub const fn new(max: u64, window_secs: i64) -> Self {
+        Limit { max, window_secs }
+    }
+
+    /// `N/<duration>` (`5/5m`, `50/1h`, `10/600s`; a bare number is
+    /// seconds), or `off` for no limit.
+    pub fn parse(setting: &str, value: &str) -> Result<Option<Self>, String> {
+        let value = value.trim();
+        if value.eq_ignore_ascii_case("off") {
+            return Ok(None);
+        }
+        let parsed = value.split_once('/').and_then(|(max, window)| {
+            let window = window.trim();
+            let (number, unit) = match window.find(|c: char| !c.is_ascii_digit()) {
+                Some(at) => window.split_at(at),
+                None => (window, "s"),
+            };
+            let scale = match unit {
+                "s" => 1,
+                "m" => 60,
+                "h" => 3600,
+                "d" => 86_400,
+                _ => return None,
+            };
             Some(Limit {
                 max: max.trim().parse().ok().filter(|m| *m > 0)?,
-                window_secs: secs.trim().parse().ok().filter(|s| *s > 0)?,
+                window_secs: number.parse::<i64>().ok().filter(|n| *n > 0)?.checked_mul(scale)?,
             })
         });
-        parsed.ok_or_else(|| format!("{setting} must be `<max failures>/<window seconds>`, e.g. 5/300; got {value:?}"))
+        parsed
+            .map(Some)
+            .ok_or_else(|| format!("{setting} must be `<count>/<duration>` (e.g. 5/5m, 50/1h) or `off`; got {value:?}"))
     }
 }
 
 impl std::fmt::Display for Limit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.max, self.window_secs)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThrottlePolicy {
-    pub login_per_username: Limit,
-    pub login_per_ip: Limit,
-    pub guest_per_target_and_ip: Limit,
-}
-
-impl Default for ThrottlePolicy {
-    fn default() -> Self {
-        ThrottlePolicy {
-            login_per_username: Limit {
-                max: 5,
-                window_secs: 300,
-            },
-            login_per_ip: Limit {
-                max: 50,
-                window_secs: 300,
-            },
-            guest_per_target_and_ip: Limit {
-                max: 10,
-                window_secs: 600,
-            },
+        let w = self.window_secs;
+        match w {
+            _ if w % 3600 == 0 => write!(f, "{}/{}h", self.max, w / 3600),
+            _ if w % 60 == 0 => write!(f, "{}/{}m", self.max, w / 60),
+            _ => write!(f, "{}/{}s", self.max, w),
         }
     }
+}
+
+/// Every limit of docs/API.md, Throttling and quotas; `None` is off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Login failures per username and client address.
+    pub login_user_address: Option<Limit>,
+    /// Login failures per client address, whatever the usernames.
+    pub login_address: Option<Limit>,
+    /// Login failures per username from all addresses together.
+    pub login_user: Option<Limit>,
+    /// Guest password failures per target and client address.
+    pub guest_target_address: Option<Limit>,
+    /// Guest password failures per target from all addresses.
+    pub guest_target: Option<Limit>,
+    /// Creates of posts and comments per client address.
+    pub creates_address: Option<Limit>,
+    /// Creates of posts and comments per member.
+    pub creates_member: Option<Limit>,
+    /// Signups per client address.
+    pub signups_address: Option<Limit>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            login_user_address: Some(Limit::new(5, 300)),
+            login_address: Some(Limit::new(50, 300)),
+            login_user: Some(Limit::new(100, 900)),
+            guest_target_address: Some(Limit::new(10, 600)),
+            guest_target: Some(Limit::new(50, 3600)),
+            creates_address: Some(Limit::new(30, 600)),
+            creates_member: Some(Limit::new(60, 600)),
+            signups_address: Some(Limit::new(10, 3600)),
+        }
+    }
+}
+
+impl Limits {
+    /// Each limit by its setting name, for configuration and the start-up summary.
+    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 8] {
+        [
+            ("LIMIT_LOGIN_USER_ADDRESS", &mut self.login_user_address),
+            ("LIMIT_LOGIN_ADDRESS", &mut self.login_address),
+            ("LIMIT_LOGIN_USER", &mut self.login_user),
+            ("LIMIT_GUEST_TARGET_ADDRESS", &mut self.guest_target_address),
+            ("LIMIT_GUEST_TARGET", &mut self.guest_target),
+            ("LIMIT_CREATES_ADDRESS", &mut self.creates_address),
+            ("LIMIT_CREATES_MEMBER", &mut self.creates_member),
+            ("LIMIT_SIGNUPS_ADDRESS", &mut self.signups_address),
+        ]
+    }
+}
+
+/// What a refusal answers: a password-failure throttle or a write quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    TooManyAttempts,
+    RateLimited,
 }
 
 pub fn unix_now() -> i64 {
@@ -77,7 +138,11 @@ pub struct Reservation(Vec<(AttemptKey, Window)>);
 /// counts back at once (it ran no hash and is no failure), so attempts in
 /// flight refuse others only while they are in flight. The caller gives the
 /// reservation back with [`forgive`] unless the password check failed.
-pub async fn reserve(store: &dyn Attempts, keys: &[(AttemptKey, Limit)]) -> Result<Reservation, ApiError> {
+pub async fn reserve(
+    store: &dyn Attempts,
+    keys: &[(AttemptKey, Limit)],
+    refusal: Refusal,
+) -> Result<Reservation, ApiError> {
     let now = unix_now();
     let mut retry_after = None;
     let mut reserved = Reservation(Vec::new());
@@ -99,7 +164,10 @@ pub async fn reserve(store: &dyn Attempts, keys: &[(AttemptKey, Limit)]) -> Resu
     match retry_after {
         Some(retry_after) => {
             forgive(store, reserved).await;
-            Err(ApiError::TooManyAttempts { retry_after })
+            Err(match refusal {
+                Refusal::TooManyAttempts => ApiError::TooManyAttempts { retry_after },
+                Refusal::RateLimited => ApiError::RateLimited { retry_after },
+            })
         }
         None => Ok(reserved),
     }
@@ -115,18 +183,48 @@ pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
     }
 }
 
-pub fn login_keys(policy: &ThrottlePolicy, username: &str, ip: &str) -> Vec<(AttemptKey, Limit)> {
-    vec![
-        (AttemptKey(format!("login:user:{username}")), policy.login_per_username),
-        (AttemptKey(format!("login:ip:{ip}")), policy.login_per_ip),
-    ]
+fn keyed(pairs: impl IntoIterator<Item = (String, Option<Limit>)>) -> Vec<(AttemptKey, Limit)> {
+    pairs
+        .into_iter()
+        .filter_map(|(key, limit)| limit.map(|l| (AttemptKey(key), l)))
+        .collect()
 }
 
-pub fn guest_keys(policy: &ThrottlePolicy, target_id: &str, ip: &str) -> Vec<(AttemptKey, Limit)> {
-    vec![(
-        AttemptKey(format!("guest:{target_id}:{ip}")),
-        policy.guest_per_target_and_ip,
-    )]
+/// Login failures: per username and address, per address, per username.
+pub fn login_keys(limits: &Limits, username: &str, address: &str) -> Vec<(AttemptKey, Limit)> {
+    keyed([
+        (
+            format!("login:user-address:{username}:{address}"),
+            limits.login_user_address,
+        ),
+        (format!("login:address:{address}"), limits.login_address),
+        (format!("login:user:{username}"), limits.login_user),
+    ])
+}
+
+/// Guest password failures: per target and address, per target.
+pub fn guest_keys(limits: &Limits, target_id: &str, address: &str) -> Vec<(AttemptKey, Limit)> {
+    keyed([
+        (
+            format!("guest:target-address:{target_id}:{address}"),
+            limits.guest_target_address,
+        ),
+        (format!("guest:target:{target_id}"), limits.guest_target),
+    ])
+}
+
+/// Creates of posts and comments: per address, and per member when signed in.
+pub fn create_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<(AttemptKey, Limit)> {
+    let mut keys = keyed([(format!("create:address:{address}"), limits.creates_address)]);
+    if let Some(member) = member {
+        keys.extend(keyed([(format!("create:member:{member}"), limits.creates_member)]));
+    }
+    keys
+}
+
+/// Signups per address.
+pub fn signup_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
+    keyed([(format!("signup:address:{address}"), limits.signups_address)])
 }
 
 #[cfg(test)]
@@ -135,18 +233,30 @@ mod tests {
 
     #[test]
     fn limits_parse_from_settings() {
-        assert_eq!(
-            Limit::parse("X", "5/300"),
-            Ok(Limit {
-                max: 5,
-                window_secs: 300
-            })
-        );
-        assert!(
-            Limit::parse("THROTTLE_LOGIN_USERNAME", "5")
-                .unwrap_err()
-                .starts_with("THROTTLE_LOGIN_USERNAME")
-        );
-        assert!(Limit::parse("X", "0/300").is_err());
+        assert_eq!(Limit::parse("X", "5/5m"), Ok(Some(Limit::new(5, 300))));
+        assert_eq!(Limit::parse("X", "50/1h"), Ok(Some(Limit::new(50, 3600))));
+        assert_eq!(Limit::parse("X", "10/600"), Ok(Some(Limit::new(10, 600))));
+        assert_eq!(Limit::parse("X", "off"), Ok(None));
+        for bad in ["5", "0/5m", "5/0m", "5/5w", "five/5m", "5/m"] {
+            assert!(
+                Limit::parse("LIMIT_LOGIN_USER", bad)
+                    .unwrap_err()
+                    .starts_with("LIMIT_LOGIN_USER"),
+                "{bad}"
+            );
+        }
+        assert_eq!(Limit::new(100, 900).to_string(), "100/15m");
+        assert_eq!(Limit::new(50, 3600).to_string(), "50/1h");
+    }
+
+    #[test]
+    fn a_limit_that_is_off_has_no_key() {
+        let mut limits = Limits::default();
+        assert_eq!(login_keys(&limits, "kim", "192.0.2.1").len(), 3);
+        limits.login_user = None;
+        let keys = login_keys(&limits, "kim", "192.0.2.1");
+        assert!(keys.iter().all(|(k, _)| k.as_str() != "login:user:kim"));
+        assert_eq!(create_keys(&limits, "192.0.2.1", None).len(), 1);
+        assert_eq!(create_keys(&limits, "192.0.2.1", Some("m")).len(), 2);
     }
 }

@@ -6,6 +6,8 @@ use std::fmt;
 
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization as _;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
 
 use crate::error::ApiError;
 
@@ -13,8 +15,32 @@ fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
-fn has_control(s: &str) -> bool {
-    s.chars().any(char::is_control)
+/// Unicode format characters (Cf): zero-width spaces and joiners, direction
+/// marks, the byte order mark... invisible, so a text of only these is blank.
+fn is_format(c: char) -> bool {
+    c.general_category() == GeneralCategory::Format
+}
+
+/// Bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069): they
+/// make a title read differently from what it holds.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Nothing left after removing whitespace and format characters.
+fn is_blank(s: &str) -> bool {
+    s.chars().all(|c| c.is_whitespace() || is_format(c))
+}
+
+/// Which characters a text field refuses (docs/API.md, Field rules).
+#[derive(Clone, Copy)]
+enum Refuse {
+    /// Nicknames: control (Cc) and format (Cf) characters.
+    ControlAndFormat,
+    /// Titles: control characters, bidirectional overrides and isolates.
+    ControlAndBidi,
+    /// Bodies: control characters other than tab, LF and CR.
+    ControlButLineBreaks,
 }
 
 /// A string newtype: serialized as the string, read with `as_str`.
@@ -101,45 +127,68 @@ impl Username {
     }
 }
 
-/// Trimmed text of `1..=max` characters; `control` says whether control characters are allowed.
-fn text(field: &str, s: String, max: usize, trim: bool, control: bool) -> Result<String, ApiError> {
-    let value = if trim { s.trim().to_owned() } else { s };
-    let blank = value.trim().is_empty();
-    if blank || chars(&value) > max {
+/// Text of `1..=max` characters after NFC normalization (and trimming where
+/// `trim`), not blank, without the characters `refuse` names.
+fn text(field: &str, s: String, max: usize, trim: bool, refuse: Refuse) -> Result<String, ApiError> {
+    let normalized: String = s.nfc().collect();
+    let value = if trim { normalized.trim().to_owned() } else { normalized };
+    if is_blank(&value) || chars(&value) > max {
         let after = if trim { " after trimming" } else { " and not blank" };
         return Err(ApiError::validation(format!(
             "{field} must be 1-{max} characters{after}"
         )));
     }
-    if !control && has_control(&value) {
-        return Err(ApiError::validation(format!(
-            "{field} must not contain control characters"
-        )));
+    let refused = match refuse {
+        Refuse::ControlAndFormat => value.chars().find_map(|c| {
+            if c.is_control() {
+                Some("control characters")
+            } else if is_format(c) {
+                Some("format characters (zero-width, direction marks)")
+            } else {
+                None
+            }
+        }),
+        Refuse::ControlAndBidi => value.chars().find_map(|c| {
+            if c.is_control() {
+                Some("control characters")
+            } else if is_bidi_control(c) {
+                Some("bidirectional override or isolate characters")
+            } else {
+                None
+            }
+        }),
+        Refuse::ControlButLineBreaks => value
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+            .then_some("control characters other than tab and line breaks"),
+    };
+    match refused {
+        Some(what) => Err(ApiError::validation(format!("{field} must not contain {what}"))),
+        None => Ok(value),
     }
-    Ok(value)
 }
 
 impl Nickname {
     pub fn parse(s: String) -> Result<Self, ApiError> {
-        text("nickname", s, 30, true, false).map(Nickname)
+        text("nickname", s, 30, true, Refuse::ControlAndFormat).map(Nickname)
     }
 }
 
 impl Title {
     pub fn parse(s: String) -> Result<Self, ApiError> {
-        text("title", s, 200, true, false).map(Title)
+        text("title", s, 200, true, Refuse::ControlAndBidi).map(Title)
     }
 }
 
 impl PostBody {
     pub fn parse(s: String) -> Result<Self, ApiError> {
-        text("body", s, 20_000, false, true).map(PostBody)
+        text("body", s, 20_000, false, Refuse::ControlButLineBreaks).map(PostBody)
     }
 }
 
 impl CommentBody {
     pub fn parse(s: String) -> Result<Self, ApiError> {
-        text("body", s, 2_000, false, true).map(CommentBody)
+        text("body", s, 2_000, false, Refuse::ControlButLineBreaks).map(CommentBody)
     }
 }
 
@@ -258,9 +307,16 @@ pub struct CommentKey {
     pub comment: CommentId,
 }
 
-/// A password as typed: never logged, never shown, never truncated.
+/// A password: NFKC-normalized (NIST SP 800-63B), so the same password
+/// typed on different keyboards verifies; never logged, never shown, never
+/// truncated. When normalization changed it, the password as typed is kept
+/// too: hashes stored before normalization verify against it once and are
+/// then replaced (docs/DESIGN.md, Tiered hashing).
 #[derive(Clone)]
-pub struct Password(SecretString);
+pub struct Password {
+    normalized: SecretString,
+    as_typed: Option<SecretString>,
+}
 
 impl fmt::Debug for Password {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -288,21 +344,36 @@ impl Password {
         Self::within(s, 1)
     }
 
+    /// The length rule counts characters as typed.
     fn within(s: String, min: usize) -> Result<Self, ApiError> {
         if !(min..=PASSWORD_MAX).contains(&chars(&s)) {
             return Err(ApiError::validation(format!(
                 "password must be {min}-{PASSWORD_MAX} characters"
             )));
         }
-        Ok(Password(SecretString::from(s)))
+        let normalized: String = s.nfkc().collect();
+        let as_typed = (normalized != s).then(|| SecretString::from(s));
+        Ok(Password {
+            normalized: SecretString::from(normalized),
+            as_typed,
+        })
     }
 
+    /// What is hashed and verified.
     pub fn secret(&self) -> &SecretString {
-        &self.0
+        &self.normalized
     }
 
+    /// The password as typed, when NFKC changed it: the form a hash stored
+    /// before normalization was made from.
+    pub fn as_typed(&self) -> Option<&SecretString> {
+        self.as_typed.as_ref()
+    }
+
+    /// Bytes of the longest form that may be hashed or verified.
     pub fn byte_len(&self) -> usize {
-        self.0.expose_secret().len()
+        let typed = self.as_typed.as_ref().map_or(0, |t| t.expose_secret().len());
+        self.normalized.expose_secret().len().max(typed)
     }
 }
 

@@ -105,8 +105,37 @@ pub struct Comment {
 pub struct PostDetail {
     #[serde(flatten)]
     pub post: Post,
-    /// Oldest first.
+    /// The first page of comments, oldest first: at most
+    /// [`COMMENTS_PAGE`], whatever the post's comment count.
     pub comments: Vec<Comment>,
+    /// Present, null when the post has no more comments than these.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub comments_next_cursor: Option<String>,
+}
+
+/// Comments a post detail carries, and a comments page's default size
+/// (docs/API.md, Bodies).
+pub const COMMENTS_PAGE: usize = 50;
+
+/// A page of a post's comments, oldest first (docs/API.md, Bodies).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CommentPage {
+    pub comments: Vec<Comment>,
+    /// Present, null on the last page.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub next_cursor: Option<String>,
+}
+
+impl PostDetail {
+    /// A post just written: no comments yet.
+    pub fn new(post: Post) -> Self {
+        PostDetail {
+            post,
+            comments: Vec::new(),
+            comments_next_cursor: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,15 @@ use super::policy::{Algorithm, AlgorithmParseError, Policy, Tier};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    #[error(
+        "the {tier} tier ({algorithm}) is under the floor ({floor}); raise {tier_setting}, or set HASH_FLOOR_OVERRIDE=1 to run it anyway (logged)"
+    )]
+    BelowFloor {
+        tier: Tier,
+        algorithm: Algorithm,
+        floor: &'static str,
+        tier_setting: &'static str,
+    },
     #[error("{setting}: {source}")]
     BadTier {
         setting: String,
@@ -39,6 +48,56 @@ pub struct HashingConfig {
     pub peppers: PepperRing,
     pub workers: usize,
     pub queue: usize,
+    pub overrides: Overrides,
+}
+
+/// Explicit exceptions to the hashing rules, each logged at start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `HASH_FLOOR_OVERRIDE=1`: run tiers under the floors (tests, benchmarks).
+    pub below_floor: bool,
+    /// `HASH_ALLOW_DOWNGRADE=1`: rehash on verify to a weaker policy too.
+    pub downgrade: bool,
+}
+
+/// The floors (docs/DESIGN.md, Tiered hashing): bcrypt 10 unpeppered and 8
+/// peppered; Argon2id at OWASP's smallest listed setting (m x t at least
+/// 7 MiB x 5) and never under 7 MiB of memory.
+pub fn floor_of(policy: Policy) -> Option<&'static str> {
+    match policy.algorithm {
+        Algorithm::Bcrypt { cost } if policy.peppered && cost < 8 => Some("bcrypt 8 with a pepper"),
+        Algorithm::Argon2id { m_kib, .. } if m_kib < 7_168 => Some("argon2id with at least 7168 KiB"),
+        Algorithm::Argon2id { m_kib, t, .. }
+            if u64::from(m_kib) * u64::from(t) < super::policy::ARGON2_BASELINE_WORK =>
+        {
+            Some("argon2id m x t of at least 7168 KiB x 5")
+        }
+        _ => None,
+    }
+}
+
+/// The floors, unless overridden (then each breach is logged).
+pub fn check_floors(member: Policy, guest: Policy, overrides: Overrides) -> Result<(), ConfigError> {
+    for (tier, policy, setting) in [
+        (Tier::Member, member, "MEMBER_TIER"),
+        (Tier::Guest, guest, "GUEST_TIER"),
+    ] {
+        if let Some(floor) = floor_of(policy) {
+            if !overrides.below_floor {
+                return Err(ConfigError::BelowFloor {
+                    tier,
+                    algorithm: policy.algorithm,
+                    floor,
+                    tier_setting: setting,
+                });
+            }
+            tracing::warn!(tier = %tier, algorithm = %policy.algorithm, floor, "HASH_FLOOR_OVERRIDE: a tier runs under the floor");
+        }
+    }
+    if overrides.downgrade {
+        tracing::warn!("HASH_ALLOW_DOWNGRADE: rehash on verify may move hashes to a weaker policy");
+    }
+    Ok(())
 }
 
 /// The rules every tier must keep, checked before any hashing happens.

@@ -98,6 +98,8 @@ pub struct PasswordEngine {
     guest: Policy,
     peppers: PepperRing,
     dummy_member_hash: String,
+    /// Rehash to a weaker policy too (`HASH_ALLOW_DOWNGRADE`).
+    allow_downgrade: bool,
 }
 
 impl PasswordEngine {
@@ -111,7 +113,15 @@ impl PasswordEngine {
             guest,
             peppers,
             dummy_member_hash,
+            allow_downgrade: false,
         })
+    }
+
+    /// Lets rehash-on-verify move hashes to a weaker policy: only on an
+    /// explicit, logged override (docs/DESIGN.md, Tiered hashing).
+    pub fn allowing_downgrade(mut self, allow: bool) -> Self {
+        self.allow_downgrade = allow;
+        self
     }
 
     pub fn policy(&self, tier: Tier) -> Policy {
@@ -196,7 +206,11 @@ impl PasswordEngine {
             .peppered
             .then(|| self.peppers.current().map(|p| p.id()))
             .flatten();
-        stored.algorithm != policy.algorithm || stored.pepper_id != current_pepper
+        let differs = stored.algorithm != policy.algorithm || stored.pepper_id != current_pepper;
+        // Never silently weaker: less work, or losing the pepper, is a downgrade.
+        let at_least_as_strong = policy.algorithm.estimated_micros() >= stored.algorithm.estimated_micros()
+            && (current_pepper.is_some() || stored.pepper_id.is_none());
+        differs && (at_least_as_strong || self.allow_downgrade)
     }
 }
 
@@ -234,7 +248,8 @@ fn dummy_hash(policy: Policy, peppers: &PepperRing) -> String {
         }
     };
     match peppers.current().filter(|_| policy.peppered) {
-        Some(pepper) => format!("{PEPPERED_PREFIX}{}{inner}", pepper.id()),
+        // The v1 id: answered to without deriving the slow id at start.
+        Some(pepper) => format!("{PEPPERED_PREFIX}{}{inner}", pepper.v1_id()),
         None => inner,
     }
 }

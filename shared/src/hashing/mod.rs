@@ -22,7 +22,7 @@ mod pepper;
 mod service;
 
 #[cfg(feature = "hashing")]
-pub use config::{ConfigError, HashingConfig, validate_policy};
+pub use config::{ConfigError, HashingConfig, Overrides, check_floors, floor_of, validate_policy};
 #[cfg(feature = "hashing")]
 pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
 #[cfg(feature = "hashing")]

@@ -8,21 +8,29 @@ use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, KeyInit, Mac};
 use secrecy::{ExposeSecret, SecretBox, SecretString};
 use sha2::Sha384;
+use std::sync::OnceLock;
 
 type HmacSha384 = Hmac<Sha384>;
 
 /// Peppers shorter than this are refused at start: a pepper must be a real secret.
 pub const MIN_PEPPER_BYTES: usize = 32;
 
-/// One pepper and its public id, which is stored with every hash made under it.
+/// One pepper and its public id, which is stored with every hash made under
+/// it (docs/DESIGN.md, Tiered hashing). The id is 64 bits of Argon2id of the
+/// pepper: someone holding a stolen table pays an Argon2id hash (~35 ms here)
+/// per guessed pepper instead of an HMAC. It is computed once, on first use,
+/// so a cold start does not pay for it. Hashes made before this (v1: 32 bits
+/// of HMAC of a constant, 8 hex digits) still name their pepper by the v1 id,
+/// and are rehashed under the new id at their next successful check.
 pub struct Pepper {
-    id: String,
+    id: OnceLock<String>,
+    v1_id: String,
     key: SecretBox<[u8]>,
 }
 
 impl std::fmt::Debug for Pepper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pepper").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("Pepper").finish_non_exhaustive()
     }
 }
 
@@ -44,20 +52,45 @@ impl Pepper {
             });
         }
         let key: SecretBox<[u8]> = SecretBox::new(bytes.to_vec().into_boxed_slice());
-        // The id is a MAC of a constant, so it reveals nothing about the key.
         let tag = mac(&key, b"pepper-id");
-        let id = tag[..4].iter().map(|b| format!("{b:02x}")).collect();
-        Ok(Pepper { id, key })
+        let v1_id = tag[..4].iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Pepper {
+            id: OnceLock::new(),
+            v1_id,
+            key,
+        })
     }
 
+    /// The id new hashes carry (16 hex digits).
     pub fn id(&self) -> &str {
-        &self.id
+        self.id.get_or_init(|| slow_id(&self.key))
+    }
+
+    /// The v1 id (a MAC of a constant, 8 hex digits): hashes made before v2 carry it.
+    pub fn v1_id(&self) -> &str {
+        &self.v1_id
+    }
+
+    /// Whether a stored hash's pepper id names this pepper (the current id or the v1 one).
+    pub fn answers_to(&self, id: &str) -> bool {
+        id == self.v1_id || id == self.id()
     }
 
     /// The bcrypt/argon2 input for `password` under this pepper.
     pub fn apply(&self, password: &[u8]) -> SecretString {
         SecretString::from(STANDARD.encode(mac(&self.key, password)))
     }
+}
+
+/// Argon2id (OWASP's 19 MiB, 2 passes) of the pepper with a fixed salt.
+fn slow_id(key: &SecretBox<[u8]>) -> String {
+    let params = argon2::Params::new(19_456, 2, 1, Some(8)).expect("valid Argon2id parameters");
+    let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+    let mut out = [0u8; 8];
+    argon
+        .hash_password_into(key.expose_secret(), b"community-boards pepper id v2", &mut out)
+        .expect("Argon2id into 8 bytes");
+    out.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn mac(key: &SecretBox<[u8]>, message: &[u8]) -> [u8; 48] {
@@ -83,7 +116,7 @@ impl PepperRing {
     }
 
     pub fn by_id(&self, id: &str) -> Option<&Pepper> {
-        self.current.iter().chain(&self.previous).find(|p| p.id == id)
+        self.current.iter().chain(&self.previous).find(|p| p.answers_to(id))
     }
 }
 
@@ -114,12 +147,17 @@ mod tests {
     }
 
     #[test]
-    fn pepper_ids_are_short_stable_and_distinct() {
+    fn pepper_ids_are_stable_distinct_and_slow_to_derive() {
         let a = pepper(&"a".repeat(32));
-        assert_eq!(a.id().len(), 8);
+        assert_eq!(a.id().len(), 16);
         assert_eq!(a.id(), pepper(&"a".repeat(32)).id());
         assert_ne!(a.id(), pepper(&"b".repeat(32)).id());
-        assert!(!format!("{a:?}").contains("aaaa"), "Debug must not show the key");
+        // Not the HMAC of a constant any more, but that v1 id is still answered to.
+        assert_ne!(a.id(), a.v1_id);
+        assert!(a.answers_to(&a.v1_id.clone()) && a.answers_to(&a.id().to_owned()));
+        let started = std::time::Instant::now();
+        let _ = pepper(&"c".repeat(32)).id().to_owned();
+        println!("deriving a pepper id took {:?}", started.elapsed());
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub struct Hashing {
 impl Hashing {
     pub fn new(config: HashingConfig) -> Result<Self, ConfigError> {
         let (member, guest) = (config.member.algorithm, config.guest.algorithm);
-        let engine = PasswordEngine::new(config.member, config.guest, config.peppers)?;
+        super::check_floors(config.member, config.guest, config.overrides)?;
+        let engine = PasswordEngine::new(config.member, config.guest, config.peppers)?
+            .allowing_downgrade(config.overrides.downgrade);
         Ok(Hashing {
             engine: Arc::new(engine),
             gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest),

@@ -28,8 +28,8 @@ use crate::app::App;
 #[derive(Clone)]
 pub struct AppState {
     pub app: App,
-    /// Server mode only: take the client address from `X-Forwarded-For`.
-    pub trust_proxy: bool,
+    /// Server mode only: proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl IntoResponse for ApiError {

@@ -15,7 +15,7 @@ use super::handlers::sessions::LogInRequest;
 use super::routes::routes;
 use crate::app::sessions::Session;
 use crate::domain::fields::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX};
-use crate::domain::{Author, Comment, LikeState, Member, Page, Post, PostDetail, PostSummary};
+use crate::domain::{Author, Comment, CommentPage, LikeState, Member, Page, Post, PostDetail, PostSummary};
 use crate::error::ApiError;
 use crate::function::Function;
 
@@ -110,6 +110,7 @@ pub fn parent_id() -> Schema {
     PostDetail,
     Comment,
     Page,
+    CommentPage,
     LikeState
 )))]
 struct Schemas;
@@ -132,6 +133,7 @@ fn error_codes() -> Vec<&'static str> {
         ApiError::UsernameTaken,
         ApiError::PayloadTooLarge,
         ApiError::TooManyAttempts { retry_after: 1 },
+        ApiError::RateLimited { retry_after: 1 },
         unavailable,
     ]
     .iter()
@@ -149,7 +151,10 @@ fn error_response(status: u16) -> (&'static str, &'static str) {
         405 => ("MethodNotAllowed", "method_not_allowed"),
         409 => ("Conflict", "username_taken"),
         413 => ("PayloadTooLarge", "payload_too_large: body over 64 KiB"),
-        429 => ("TooManyAttempts", "too_many_attempts"),
+        429 => (
+            "TooManyRequests",
+            "too_many_attempts (password failures) or rate_limited (write quotas)",
+        ),
         503 => (
             "Unavailable",
             "unavailable: store or hashing capacity; nothing was written",
@@ -206,8 +211,10 @@ fn components() -> Value {
             "CommentId": {"name": "comment_id", "in": "path", "required": true, "schema": {"type": "string"}},
             "Limit": {"name": "limit", "in": "query", "required": false,
                       "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": super::paths::DEFAULT_POSTS_PAGE}},
+            "CommentLimit": {"name": "limit", "in": "query", "required": false,
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::domain::COMMENTS_PAGE}},
             "Cursor": {"name": "cursor", "in": "query", "required": false, "schema": {"type": "string"},
-                       "description": "A page's next_cursor"}
+                       "description": "A page's next_cursor (or a post's comments_next_cursor)"}
         },
         "responses": responses,
         "schemas": schemas,
@@ -232,6 +239,10 @@ fn operation(route: &super::Route) -> Value {
     .collect();
     if route.method == http::Method::GET && route.path.ends_with("/posts") {
         parameters.push(json!({"$ref": "#/components/parameters/Limit"}));
+        parameters.push(json!({"$ref": "#/components/parameters/Cursor"}));
+    }
+    if route.method == http::Method::GET && route.path.ends_with("/comments") {
+        parameters.push(json!({"$ref": "#/components/parameters/CommentLimit"}));
         parameters.push(json!({"$ref": "#/components/parameters/Cursor"}));
     }
     if !parameters.is_empty() {

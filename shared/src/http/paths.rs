@@ -103,8 +103,15 @@ impl FromRequestParts<AppState> for CommentPath {
 
 /// `?limit=&cursor=` of a listing.
 pub struct PageQuery {
-    pub limit: PageLimit,
+    limit: Option<String>,
     pub cursor: Option<String>,
+}
+
+impl PageQuery {
+    /// `limit`, or `default` when absent (docs/API.md, Field rules).
+    pub fn limit(&self, default: usize) -> Result<PageLimit, ApiError> {
+        PageLimit::parse(self.limit.as_deref(), default)
+    }
 }
 
 /// Posts are listed 20 to a page unless `limit` says otherwise.
@@ -119,7 +126,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
             .await
             .map_err(|_| ApiError::validation("the query string is malformed"))?;
         Ok(PageQuery {
-            limit: PageLimit::parse(raw.get("limit").map(String::as_str), DEFAULT_POSTS_PAGE)?,
+            limit: raw.remove("limit"),
             cursor: raw.remove("cursor"),
         })
     }

@@ -98,7 +98,7 @@ macro_rules! routes_table {
 routes_table! {
     #[cfg(feature = "hashing")]
     Signup POST "/members" => h::accounts::signup,
-        doc("Sign up", 201, "The new member").takes("SignUpRequest").returns("Member").errors(&[400, 409, 413, 503]);
+        doc("Sign up", 201, "The new member").takes("SignUpRequest").returns("Member").errors(&[400, 409, 413, 429, 503]);
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Login POST "/sessions" => h::sessions::login,
         doc("Log in", 200, "A session with its bearer token").takes("LogInRequest").returns("Session").errors(&[400, 401, 413, 429, 503]);
@@ -106,9 +106,11 @@ routes_table! {
         doc("List a board's posts, newest first", 200, "A page of post summaries").returns("Page").errors(&[400, 404, 503]);
     Read GET "/boards/{slug}/posts/{post_id}" => h::read::get_post,
         doc("Read a post with its comments (counts this view)", 200, "The post").returns("PostDetail").errors(&[404, 503]);
+    Read GET "/boards/{slug}/posts/{post_id}/comments" => h::read::list_comments,
+        doc("Page through a post's comments, oldest first", 200, "A page of comments").returns("CommentPage").errors(&[400, 404, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
-        doc("Create a member post", 201, "The new post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 404, 413, 503]);
+        doc("Create a member post", 201, "The new post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 404, 413, 429, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::member::update_post,
         doc("Edit your post", 200, "The edited post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 403, 404, 413, 503]);
@@ -117,10 +119,13 @@ routes_table! {
         doc("Delete your post", 204, "Deleted").errors(&[401, 403, 404, 503]);
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
-        doc("Comment as a member", 201, "The new comment").takes("CommentRequest").returns("Comment").errors(&[400, 401, 404, 413, 503]);
+        doc("Comment as a member", 201, "The new comment").takes("CommentRequest").returns("Comment").errors(&[400, 401, 404, 413, 429, 503]);
+    #[cfg(feature = "tokens")]
+    MemberWrite DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}" => h::member::delete_comment,
+        doc("Delete your comment (its replies stay)", 204, "Deleted").errors(&[401, 403, 404, 503]);
     #[cfg(feature = "hashing")]
     GuestPost POST "/boards/{slug}/posts/guest" => h::guest::create_guest_post,
-        doc("Create a guest post", 201, "The new post").takes("GuestPostRequest").returns("PostDetail").errors(&[400, 404, 413, 503]);
+        doc("Create a guest post", 201, "The new post").takes("GuestPostRequest").returns("PostDetail").errors(&[400, 404, 413, 429, 503]);
     #[cfg(feature = "hashing")]
     GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::guest::update_guest_post,
         doc("Edit a guest post with its password", 200, "The edited post").takes("GuestEditRequest").returns("PostDetail").errors(&[400, 403, 404, 413, 429, 503]);
@@ -129,7 +134,7 @@ routes_table! {
         doc("Delete a guest post with its password", 204, "Deleted").takes("GuestProofRequest").errors(&[400, 403, 404, 413, 429, 503]);
     #[cfg(feature = "hashing")]
     GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,
-        doc("Comment as a guest", 201, "The new comment").takes("GuestCommentRequest").returns("Comment").errors(&[400, 404, 413, 503]);
+        doc("Comment as a guest", 201, "The new comment").takes("GuestCommentRequest").returns("Comment").errors(&[400, 404, 413, 429, 503]);
     #[cfg(feature = "hashing")]
     GuestComment DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}/guest" => h::guest::delete_guest_comment,
         doc("Delete a guest comment with its password", 204, "Deleted").takes("GuestProofRequest").errors(&[400, 403, 404, 413, 429, 503]);

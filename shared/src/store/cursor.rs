@@ -1,18 +1,20 @@
-//! The opaque page cursor: the id of the last post on the page, base64url.
-//! Both adapters continue strictly after it, so nothing repeats across pages.
+//! The opaque page cursor: the id (a ULID) of the last post or comment on the
+//! page, base64url. Both adapters continue strictly after it, so nothing
+//! repeats across pages and nothing is skipped: posts newest first (ids below
+//! it), a post's comments oldest first (ids above it).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::StoreError;
 #[cfg(any(feature = "sqlite", feature = "dynamo"))]
-use crate::domain::{Page, PostSummary};
+use crate::domain::{Comment, CommentPage, Page, PostSummary};
 
-pub fn encode(last_post_id: &str) -> String {
-    URL_SAFE_NO_PAD.encode(last_post_id)
+pub fn encode(last_id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(last_id)
 }
 
-/// The post id a cursor continues after.
+/// The post or comment id a cursor continues after.
 pub fn decode(cursor: &str) -> Result<String, StoreError> {
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| StoreError::InvalidCursor)?;
     let id = String::from_utf8(bytes).map_err(|_| StoreError::InvalidCursor)?;
@@ -30,6 +32,20 @@ pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {
     Page {
         next_cursor: more.then(|| posts.last().map(|p| encode(&p.id))).flatten(),
         posts: std::mem::take(posts),
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+/// Trims a `limit + 1` fetch of comments to the page and sets the cursor when
+/// more follow. `cut_short`: the store returned fewer than asked but said
+/// more may follow (DynamoDB's 1 MB response cap), so the page ends with a
+/// cursor even without the extra comment.
+pub(crate) fn comment_page_of(mut comments: Vec<Comment>, limit: usize, cut_short: bool) -> CommentPage {
+    let more = comments.len() > limit || cut_short;
+    comments.truncate(limit);
+    CommentPage {
+        next_cursor: more.then(|| comments.last().map(|c| encode(&c.id))).flatten(),
+        comments,
     }
 }
 

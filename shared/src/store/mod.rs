@@ -14,8 +14,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::domain::{
-    BoardSlug, Comment, CommentKey, Guard, LikeState, Member, MemberCredentials, MemberId, Page, PageLimit,
-    PasswordHash, Post, PostBody, PostDetail, PostId, PostKey, Title, Username, Window,
+    BoardSlug, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId, Page,
+    PageLimit, PasswordHash, Post, PostBody, PostDetail, PostId, PostKey, Title, Username, Window,
 };
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -56,8 +56,19 @@ pub trait Members: Send + Sync {
 #[async_trait]
 pub trait Posts: Send + Sync {
     async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()>;
-    /// The post with its comments (oldest first).
+    /// The post with its first [`crate::domain::COMMENTS_PAGE`] comments
+    /// (oldest first) and the cursor to the rest: a bounded number of store
+    /// requests whatever the comment count.
     async fn post_detail(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
+    /// A page of the post's comments, oldest first, strictly after `cursor`
+    /// (a `comments_next_cursor` or `next_cursor`); `None` when there is no
+    /// such post.
+    async fn list_comments(
+        &self,
+        key: &PostKey,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<Option<CommentPage>>;
     /// Counts one view and returns the new count; `None` when there is no such post.
     async fn count_view(&self, key: &PostKey) -> StoreResult<Option<u64>>;
     /// Newest first; `cursor` is a page's `next_cursor`.

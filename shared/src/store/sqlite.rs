@@ -18,8 +18,8 @@ use rusqlite_migration::{M, Migrations};
 
 use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
 use crate::domain::{
-    Author, BoardSlug, Comment, CommentKey, Guard, LikeState, Member, MemberCredentials, MemberId, Page, PageLimit,
-    PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
+    Author, BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials,
+    MemberId, Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
 };
 
 const MIGRATIONS: &[M<'static>] = &[M::up(
@@ -226,6 +226,24 @@ fn post_exists(conn: &Connection, board: &str, post_id: &str) -> StoreResult<boo
     .map_err(sql_error)
 }
 
+/// A page of a post's comments, oldest first, strictly after `after`: one
+/// range read of `comments_by_post (post_id, id)`, `limit + 1` rows.
+fn comments_page(conn: &Connection, post_id: &str, limit: usize, after: Option<&str>) -> StoreResult<CommentPage> {
+    let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+    // Every id sorts after "": the first page is the same range read.
+    let after = after.unwrap_or_default();
+    let comments = conn
+        .prepare_cached(&format!(
+            "SELECT {COMMENT_COLUMNS} FROM comments WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+        ))
+        .and_then(|mut stmt| {
+            stmt.query_map(params![post_id, after, fetch], comment_from)?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(sql_error)?;
+    Ok(cursor::comment_page_of(comments, limit, false))
+}
+
 fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
     conn.query_row("SELECT like_count FROM posts WHERE id = ?1", [post_id], |row| {
         count(row, 0)
@@ -342,13 +360,31 @@ impl Posts for SqliteStore {
                 .optional()
                 .map_err(sql_error)?;
             let Some(post) = post else { return Ok(None) };
-            let comments = tx
-                .prepare_cached(&format!(
-                    "SELECT {COMMENT_COLUMNS} FROM comments WHERE post_id = ?1 ORDER BY id"
-                ))
-                .and_then(|mut stmt| stmt.query_map([&post_id], comment_from)?.collect::<Result<Vec<_>, _>>())
-                .map_err(sql_error)?;
-            Ok(Some(PostDetail { post, comments }))
+            let page = comments_page(&tx, &post_id, COMMENTS_PAGE, None)?;
+            Ok(Some(PostDetail {
+                post,
+                comments: page.comments,
+                comments_next_cursor: page.next_cursor,
+            }))
+        })
+        .await
+    }
+
+    async fn list_comments(
+        &self,
+        key: &PostKey,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<Option<CommentPage>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let (board, post_id, limit) = (key.board.as_str().to_owned(), key.post.as_str().to_owned(), limit.get());
+        self.with(move |conn| {
+            // One read transaction: the post check and the page see the same snapshot.
+            let tx = conn.transaction().map_err(sql_error)?;
+            if !post_exists(&tx, &board, &post_id)? {
+                return Ok(None);
+            }
+            comments_page(&tx, &post_id, limit, after.as_deref()).map(Some)
         })
         .await
     }
@@ -716,5 +752,34 @@ impl Attempts for SqliteStore {
             .map_err(sql_error)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comments page is a range read of `comments_by_post`, already in id
+    /// order: no scan of the post's other comments, no sort.
+    #[test]
+    fn comment_pages_read_a_range_of_the_post_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("plan.sqlite3")).unwrap();
+        let conn = store.conn.try_lock().unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT {COMMENT_COLUMNS} FROM comments
+                 WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ))
+            .unwrap()
+            .query_map(params!["p", "", 51], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            plan,
+            vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
+            "{plan:?}"
+        );
     }
 }

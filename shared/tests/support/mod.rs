@@ -34,6 +34,7 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         ("JWT_SECRET", "fixture-jwt-secret-0123456789abcdefghij"),
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
+        ("HASH_FLOOR_OVERRIDE", "1"),
     ];
     let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();
     let state = shared::wiring::build(config).await.unwrap();

@@ -37,7 +37,19 @@ impl Spawned {
             .env("JWT_SECRET", "load-test-jwt-secret-0123456789abcdefghij")
             .env("RUST_LOG", "info")
             .env("HASH_QUEUE", hash_queue.to_string())
-            .env("TRUST_PROXY", if trust_proxy { "1" } else { "0" })
+            // The limits are set here, not left to defaults, so runs stay
+            // comparable across versions: the v1 login throttle (5 failures
+            // per username, 50 per address, in 5 minutes) and no write quotas
+            // (the load generator is every user at once).
+            .env("LIMIT_LOGIN_USER_ADDRESS", "5/5m")
+            .env("LIMIT_LOGIN_ADDRESS", "50/5m")
+            .env("LIMIT_LOGIN_USER", "5/5m")
+            .env("LIMIT_CREATES_ADDRESS", "off")
+            .env("LIMIT_CREATES_MEMBER", "off")
+            .env("LIMIT_SIGNUPS_ADDRESS", "off")
+            // With many addresses, the load generator is the trusted proxy
+            // that writes X-Forwarded-For.
+            .env("TRUSTED_PROXIES", if trust_proxy { "127.0.0.1/32" } else { "" })
             .env_remove("TABLE_NAME")
             .stdout(Stdio::from(std::fs::File::create(&log)?))
             .stderr(Stdio::null());

@@ -8,6 +8,7 @@ use crate::app::accounts::SignUp;
 use crate::domain::{Member, Nickname, Password, Username};
 use crate::error::ApiError;
 use crate::http::AppState;
+use crate::http::client_ip::ClientIp;
 use crate::http::input::{Body, required};
 
 #[derive(Deserialize)]
@@ -21,11 +22,16 @@ pub struct SignUpRequest {
     nickname: Option<String>,
 }
 
-pub async fn signup(State(state): State<AppState>, Body(r): Body<SignUpRequest>) -> Result<Created<Member>, ApiError> {
+pub async fn signup(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    Body(r): Body<SignUpRequest>,
+) -> Result<Created<Member>, ApiError> {
     let command = SignUp {
         username: Username::parse(required("username", r.username)?)?,
         password: Password::member(required("password", r.password)?)?,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
+        client,
     };
     state.app.sign_up(command).await.map(created)
 }

@@ -60,10 +60,12 @@ pub struct GuestProofRequest {
 
 pub async fn create_guest_post(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
     Body(r): Body<GuestPostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = GuestPost {
+        client,
         board,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
         password: Password::guest(required("password", r.password)?)?,
@@ -105,10 +107,12 @@ pub async fn delete_guest_post(
 
 pub async fn create_guest_comment(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<GuestCommentRequest>,
 ) -> Result<Created<Comment>, ApiError> {
     let command = GuestComment {
+        client,
         key,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
         password: Password::guest(required("password", r.password)?)?,

@@ -11,8 +11,9 @@ use crate::domain::{Comment, CommentBody, LikeState, PostBody, PostDetail, Title
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
+use crate::http::client_ip::ClientIp;
 use crate::http::input::{Body, required};
-use crate::http::paths::{BoardPath, PostPath};
+use crate::http::paths::{BoardPath, CommentPath, PostPath};
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -35,10 +36,12 @@ pub struct CommentRequest {
 pub async fn create_post(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
     Body(r): Body<PostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = WritePost {
+        client,
         board,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
@@ -72,15 +75,26 @@ pub async fn delete_post(
 pub async fn create_comment(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<CommentRequest>,
 ) -> Result<Created<Comment>, ApiError> {
     let command = WriteComment {
+        client,
         key,
         body: CommentBody::parse(required("body", r.body)?)?,
         parent: parent(r.parent_id)?,
     };
     state.app.create_member_comment(&member, command).await.map(created)
+}
+
+pub async fn delete_comment(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    CommentPath(key): CommentPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.delete_member_comment(&member, &key).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 pub async fn like(

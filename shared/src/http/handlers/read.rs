@@ -4,10 +4,10 @@ use axum::Json;
 use axum::extract::State;
 
 use crate::app::posts::ListPosts;
-use crate::domain::{Page, PostDetail};
+use crate::domain::{COMMENTS_PAGE, CommentPage, Page, PostDetail};
 use crate::error::ApiError;
 use crate::http::AppState;
-use crate::http::paths::{BoardPath, PageQuery, PostPath};
+use crate::http::paths::{BoardPath, DEFAULT_POSTS_PAGE, PageQuery, PostPath};
 
 pub async fn list_posts(
     State(state): State<AppState>,
@@ -16,7 +16,7 @@ pub async fn list_posts(
 ) -> Result<Json<Page>, ApiError> {
     let query = ListPosts {
         board,
-        limit: page.limit,
+        limit: page.limit(DEFAULT_POSTS_PAGE)?,
         cursor: page.cursor,
     };
     state.app.list_posts(query).await.map(Json)
@@ -24,4 +24,17 @@ pub async fn list_posts(
 
 pub async fn get_post(State(state): State<AppState>, PostPath(key): PostPath) -> Result<Json<PostDetail>, ApiError> {
     state.app.read_post(&key).await.map(Json)
+}
+
+pub async fn list_comments(
+    State(state): State<AppState>,
+    PostPath(key): PostPath,
+    page: PageQuery,
+) -> Result<Json<CommentPage>, ApiError> {
+    let limit = page.limit(COMMENTS_PAGE)?;
+    state
+        .app
+        .list_comments(&key, limit, page.cursor.as_deref())
+        .await
+        .map(Json)
 }

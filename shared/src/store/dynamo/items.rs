@@ -16,6 +16,10 @@ use crate::domain::{Author, Comment, Post, PostSummary};
 pub const BOARD_INDEX: &str = "GSI1";
 pub const POST_SK: &str = "POST";
 pub const MEMBER_SK: &str = "MEMBER";
+/// Every comment's SK starts with it, and sorts before [`POST_SK`]: a Query
+/// `begins_with(SK, COMMENT_SK_PREFIX)` reads a post's comments oldest first
+/// (ids are ULIDs), never the post item.
+pub const COMMENT_SK_PREFIX: &str = "COMMENT#";
 
 pub fn member_pk(username: &str) -> String {
     format!("MEMBER#{username}")
@@ -26,7 +30,7 @@ pub fn post_pk(post_id: &str) -> String {
 }
 
 pub fn comment_sk(comment_id: &str) -> String {
-    format!("COMMENT#{comment_id}")
+    format!("{COMMENT_SK_PREFIX}{comment_id}")
 }
 
 pub fn board_pk(board: &str) -> String {

@@ -26,8 +26,8 @@ use serde::de::DeserializeOwned;
 
 use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
 use crate::domain::{
-    BoardSlug, Comment, CommentKey, Guard, LikeState, Member, MemberCredentials, MemberId, Page, PageLimit,
-    PasswordHash, Post, PostDetail, PostId, PostKey, Username, Window,
+    BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId,
+    Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, Username, Window,
 };
 use items::*;
 
@@ -327,6 +327,55 @@ impl DynamoStore {
         }
     }
 
+    /// One Query for a page of a post's comments, oldest first: `limit + 1`
+    /// comment items from the first one or strictly after the comment `after`
+    /// (a position: that comment need not exist any more). Never the post item.
+    async fn comments_page(&self, post_id: &str, limit: usize, after: Option<&str>) -> StoreResult<CommentPage> {
+        let pk = post_pk(post_id);
+        let start = after.map(|id| key(pk.clone(), comment_sk(id)));
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
+            .expression_attribute_values(":pk", s(pk))
+            .expression_attribute_values(":comments", s(COMMENT_SK_PREFIX))
+            .consistent_read(true)
+            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(sdk_error)?;
+        let comments = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| from_item::<CommentItem>(item).map(CommentItem::into_comment))
+            .collect::<StoreResult<Vec<_>>>()?;
+        // Fewer than asked, yet a LastEvaluatedKey: the 1 MB cap ended the
+        // read early (101 comments of 2,000 characters stay well under it).
+        let cut_short = comments.len() <= limit && out.last_evaluated_key.is_some();
+        Ok(cursor::comment_page_of(comments, limit, cut_short))
+    }
+
+    /// The board of a post (one consistent GetItem), `None` when there is no such post.
+    async fn post_board(&self, post_id: &str) -> StoreResult<Option<String>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .projection_expression("board")
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(sdk_error)?;
+        Ok(out
+            .item
+            .and_then(|mut item| item.remove("board"))
+            .and_then(|board| board.as_s().ok().cloned()))
+    }
+
     /// Every item key under one partition key (for deleting a post's children).
     async fn keys_under(&self, pk: String) -> StoreResult<Vec<Item>> {
         let mut keys = Vec::new();
@@ -504,43 +553,39 @@ impl Posts for DynamoStore {
         Ok(())
     }
 
-    /// One Query: the post and its comments share the partition `POST#<id>`.
+    /// Two requests at once, whatever the comment count: the post item
+    /// (GetItem) and one Query for its first [`COMMENTS_PAGE`] comments + 1.
     async fn post_detail(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let mut post = None;
-        let mut comments = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk")
-                .expression_attribute_values(":pk", s(post_pk(post_id)))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(sdk_error)?;
-            for item in out.items.unwrap_or_default() {
-                match item.get("SK").and_then(|v| v.as_s().ok()).map(String::as_str) {
-                    Some(POST_SK) => post = Some(from_item::<PostItem>(item)?),
-                    Some(sk) if sk.starts_with("COMMENT#") => {
-                        comments.push(from_item::<CommentItem>(item)?.into_comment())
-                    }
-                    _ => {}
-                }
-            }
-            // More than 1 MB of comments: keep reading.
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                break;
-            }
-        }
-        Ok(post.filter(|p| p.summary.board == board).map(|p| PostDetail {
-            post: p.into_post(),
-            comments,
+        let (post, page) = tokio::try_join!(
+            self.get(key(post_pk(post_id), POST_SK.into())),
+            self.comments_page(post_id, COMMENTS_PAGE, None),
+        )?;
+        let Some(post) = post.map(from_item::<PostItem>).transpose()? else {
+            return Ok(None);
+        };
+        Ok((post.summary.board == board).then(|| PostDetail {
+            post: post.into_post(),
+            comments: page.comments,
+            comments_next_cursor: page.next_cursor,
         }))
+    }
+
+    /// Two requests at once: the post's board (GetItem) and one Query of
+    /// `limit + 1` comments after the cursor.
+    async fn list_comments(
+        &self,
+        post_key: &PostKey,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<Option<CommentPage>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let (post_board, page) = tokio::try_join!(
+            self.post_board(post_id),
+            self.comments_page(post_id, limit.get(), after.as_deref()),
+        )?;
+        Ok(post_board.is_some_and(|b| b == board).then_some(page))
     }
 
     async fn count_view(&self, post_key: &PostKey) -> StoreResult<Option<u64>> {
