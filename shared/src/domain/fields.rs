@@ -36,9 +36,9 @@ fn is_blank(s: &str) -> bool {
 #[derive(Clone, Copy)]
 enum Refuse {
     /// Nicknames: control (Cc) and format (Cf) characters.
-    ControlAndFormat,
+    FormatAndControl,
     /// Titles: control characters, bidirectional overrides and isolates.
-    ControlAndBidi,
+    BidiAndControl,
     /// Bodies: control characters other than tab, LF and CR.
     ControlButLineBreaks,
 }
@@ -139,7 +139,7 @@ fn text(field: &str, s: String, max: usize, trim: bool, refuse: Refuse) -> Resul
         )));
     }
     let refused = match refuse {
-        Refuse::ControlAndFormat => value.chars().find_map(|c| {
+        Refuse::FormatAndControl => value.chars().find_map(|c| {
             if c.is_control() {
                 Some("control characters")
             } else if is_format(c) {
@@ -148,7 +148,7 @@ fn text(field: &str, s: String, max: usize, trim: bool, refuse: Refuse) -> Resul
                 None
             }
         }),
-        Refuse::ControlAndBidi => value.chars().find_map(|c| {
+        Refuse::BidiAndControl => value.chars().find_map(|c| {
             if c.is_control() {
                 Some("control characters")
             } else if is_bidi_control(c) {
@@ -170,13 +170,13 @@ fn text(field: &str, s: String, max: usize, trim: bool, refuse: Refuse) -> Resul
 
 impl Nickname {
     pub fn parse(s: String) -> Result<Self, ApiError> {
-        text("nickname", s, 30, true, Refuse::ControlAndFormat).map(Nickname)
+        text("nickname", s, 30, true, Refuse::FormatAndControl).map(Nickname)
     }
 }
 
 impl Title {
     pub fn parse(s: String) -> Result<Self, ApiError> {
-        text("title", s, 200, true, Refuse::ControlAndBidi).map(Title)
+        text("title", s, 200, true, Refuse::BidiAndControl).map(Title)
     }
 }
 

@@ -154,7 +154,7 @@ mod tests {
         assert_ne!(a.id(), pepper(&"b".repeat(32)).id());
         // Not the HMAC of a constant any more, but that v1 id is still answered to.
         assert_ne!(a.id(), a.v1_id);
-        assert!(a.answers_to(&a.v1_id.clone()) && a.answers_to(&a.id().to_owned()));
+        assert!(a.answers_to(&a.v1_id) && a.answers_to(a.id()));
         let started = std::time::Instant::now();
         let _ = pepper(&"c".repeat(32)).id().to_owned();
         println!("deriving a pepper id took {:?}", started.elapsed());
