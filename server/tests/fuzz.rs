@@ -38,6 +38,8 @@ struct Fuzzed {
     method: Method,
     path: String,
     token: Option<String>,
+    /// `X-Forwarded-For`, believed from the harness's trusted proxy (127.0.0.1).
+    forwarded: Option<String>,
     body: Vec<u8>,
 }
 
@@ -71,6 +73,7 @@ fn path() -> impl Strategy<Value = String> {
         Just("/boards/{a}/posts/{b}/like".to_owned()),
         Just("/boards/{a}/posts/{b}/comments".to_owned()),
         Just("/boards/{a}/posts/{b}/comments/guest".to_owned()),
+        Just("/boards/{a}/posts/{b}/comments/{c}".to_owned()),
         Just("/boards/{a}/posts/{b}/comments/{c}/guest".to_owned()),
         Just("/{a}/{b}/{c}".to_owned()),
     ];
@@ -138,10 +141,18 @@ fn fuzzed(valid_token: String) -> impl Strategy<Value = Fuzzed> {
         }),
         "[ -~]{0,80}".prop_map(Some),
     ];
-    (method, path(), token, body()).prop_map(|(method, path, token, body)| Fuzzed {
+    let forwarded = prop_oneof![
+        Just(None),
+        Just(Some("203.0.113.9".to_owned())),
+        Just(Some("1.1.1.1, 2001:db8::1, 127.0.0.1".to_owned())),
+        "[ -~]{0,120}".prop_map(Some),
+        "[0-9a-f:., ]{0,60}".prop_map(Some),
+    ];
+    (method, path(), token, forwarded, body()).prop_map(|(method, path, token, forwarded, body)| Fuzzed {
         method,
         path,
         token,
+        forwarded,
         body,
     })
 }
@@ -171,9 +182,21 @@ async fn check(app: &axum::Router, input: &Fuzzed) -> Result<(), TestCaseError> 
     {
         request = request.header("authorization", value);
     }
-    let Ok(request) = request.body(Body::from(input.body.clone())) else {
+    if let Some(forwarded) = &input.forwarded
+        && let Ok(value) = http::HeaderValue::from_str(forwarded)
+    {
+        request = request.header("x-forwarded-for", value);
+    }
+    let Ok(mut request) = request.body(Body::from(input.body.clone())) else {
         return Ok(()); // Not a request a client could send (an invalid URI).
     };
+    // As if from a socket: the peer is the harness's trusted proxy.
+    request
+        .extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [127, 0, 0, 1],
+            40000,
+        ))));
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status().as_u16();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();

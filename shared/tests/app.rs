@@ -396,3 +396,32 @@ async fn a_hash_under_a_v1_pepper_id_verifies_and_moves_to_the_slow_id() {
         "rehashed under the slow id"
     );
 }
+
+#[tokio::test]
+async fn a_hash_under_a_pepper_no_longer_configured_is_a_counted_invalid_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().display().to_string();
+    let old = app_with(&[("DATA_DIR", data_dir.as_str())]).await;
+    old.member("rotated").await;
+    // The pepper was replaced without PEPPER_PREVIOUS: the hash cannot be checked.
+    let new = app_with(&[
+        ("DATA_DIR", data_dir.as_str()),
+        ("PEPPER", "another-pepper-0123456789abcdefghijklmnop"),
+    ])
+    .await;
+    let before = hashes_run(&new.app);
+    for _ in 0..5 {
+        assert_eq!(
+            new.log_in("rotated", "password-123", "192.0.2.1").await.unwrap_err(),
+            ApiError::InvalidCredentials
+        );
+    }
+    assert!(
+        hashes_run(&new.app) >= before + 5,
+        "the work of a wrong password each time"
+    );
+    assert!(matches!(
+        new.log_in("rotated", "password-123", "192.0.2.1").await,
+        Err(ApiError::TooManyAttempts { .. })
+    ));
+}

@@ -35,6 +35,8 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
         ("HASH_FLOOR_OVERRIDE", "1"),
+        // The router fuzz sends X-Forwarded-For as if through a proxy here.
+        ("TRUSTED_PROXIES", "127.0.0.1/32"),
     ];
     let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();
     let state = shared::wiring::build(config).await.unwrap();
