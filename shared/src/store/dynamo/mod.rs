@@ -2,8 +2,11 @@
 //! `infra/table.json`. Counters change in the same transaction as the items
 //! they count, so a like or comment is never counted without existing.
 
+mod capacity;
 mod items;
 pub mod schema;
+
+pub use capacity::{CapacityMeter, Consumed, Units};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,7 +22,8 @@ use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, Region, Runtim
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, ReturnValue, TransactWriteItem, Update, WriteRequest,
+    AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, ReturnConsumedCapacity, ReturnValue, TransactWriteItem,
+    Update, WriteRequest,
 };
 use aws_smithy_runtime_api::box_error::BoxError;
 use serde::de::DeserializeOwned;
@@ -37,6 +41,8 @@ type Item = HashMap<String, AttributeValue>;
 pub struct DynamoStore {
     client: Client,
     table: String,
+    /// Adds up the capacity every request consumed (tests, measurements).
+    meter: Option<CapacityMeter>,
 }
 
 /// Counts HTTP requests sent to DynamoDB (retries included): tests use it to
@@ -137,7 +143,21 @@ impl DynamoStore {
         Ok(DynamoStore {
             client,
             table: table.to_owned(),
+            meter: None,
         })
+    }
+
+    /// Adds up what every request of this store consumes in `meter`.
+    pub fn metered(mut self, meter: CapacityMeter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    fn record(&self, output: &impl capacity::Reports) {
+        if let Some(meter) = &self.meter {
+            let (kind, reports) = output.reports();
+            meter.record(kind, reports);
+        }
     }
 }
 
@@ -219,9 +239,11 @@ impl DynamoStore {
             let result = self
                 .client
                 .transact_write_items()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .set_transact_items(Some(items.clone()))
                 .send()
-                .await;
+                .await
+                .inspect(|out| self.record(out));
             let err = match result {
                 Ok(_) => return Ok(()),
                 Err(err) => err,
@@ -289,11 +311,13 @@ impl DynamoStore {
         let out = self
             .client
             .get_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
             .consistent_read(true)
             .send()
             .await
+            .inspect(|out| self.record(out))
             .map_err(sdk_error)?;
         Ok(out.item)
     }
@@ -311,6 +335,7 @@ impl DynamoStore {
         let mut update = self
             .client
             .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
             .update_expression(format!("SET {attribute} = :new"))
@@ -320,7 +345,12 @@ impl DynamoStore {
             condition += " AND board = :board";
             update = update.expression_attribute_values(":board", s(board));
         }
-        match update.condition_expression(condition).send().await {
+        match update
+            .condition_expression(condition)
+            .send()
+            .await
+            .inspect(|out| self.record(out))
+        {
             Ok(_) => Ok(true),
             Err(e) if is_conditional_failure(&e) => Ok(false),
             Err(e) => Err(sdk_error(e)),
@@ -336,6 +366,7 @@ impl DynamoStore {
         let out = self
             .client
             .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
             .expression_attribute_values(":pk", s(pk))
@@ -345,6 +376,7 @@ impl DynamoStore {
             .set_exclusive_start_key(start)
             .send()
             .await
+            .inspect(|out| self.record(out))
             .map_err(sdk_error)?;
         let comments = out
             .items
@@ -363,12 +395,14 @@ impl DynamoStore {
         let out = self
             .client
             .get_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
             .projection_expression("board")
             .consistent_read(true)
             .send()
             .await
+            .inspect(|out| self.record(out))
             .map_err(sdk_error)?;
         Ok(out
             .item
@@ -384,6 +418,7 @@ impl DynamoStore {
             let out = self
                 .client
                 .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .table_name(&self.table)
                 .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(pk.clone()))
@@ -392,6 +427,7 @@ impl DynamoStore {
                 .set_exclusive_start_key(start)
                 .send()
                 .await
+                .inspect(|out| self.record(out))
                 .map_err(sdk_error)?;
             keys.extend(out.items.unwrap_or_default());
             start = out.last_evaluated_key;
@@ -419,9 +455,11 @@ impl DynamoStore {
                 let out = self
                     .client
                     .batch_write_item()
+                    .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                     .request_items(&self.table, pending)
                     .send()
                     .await
+                    .inspect(|out| self.record(out))
                     .map_err(sdk_error)?;
                 pending = out
                     .unprocessed_items
@@ -493,11 +531,13 @@ impl Members for DynamoStore {
         let put = self
             .client
             .put_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(PK)")
             .send()
-            .await;
+            .await
+            .inspect(|out| self.record(out));
         match put {
             Ok(_) => Ok(()),
             Err(e) if is_conditional_failure(&e) => Err(StoreError::UsernameTaken),
@@ -544,11 +584,13 @@ impl Posts for DynamoStore {
         let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
         self.client
             .put_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(PK)")
             .send()
             .await
+            .inspect(|out| self.record(out))
             .map_err(sdk_error)?;
         Ok(())
     }
@@ -593,6 +635,7 @@ impl Posts for DynamoStore {
         let out = self
             .client
             .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
             .update_expression("ADD view_count :one")
@@ -601,7 +644,8 @@ impl Posts for DynamoStore {
             .expression_attribute_values(":board", s(board))
             .return_values(ReturnValue::UpdatedNew)
             .send()
-            .await;
+            .await
+            .inspect(|out| self.record(out));
         match out {
             Ok(out) => Ok(Some(number(&out.attributes.unwrap_or_default(), "view_count")?)),
             Err(e) if is_conditional_failure(&e) => Ok(None),
@@ -615,6 +659,7 @@ impl Posts for DynamoStore {
         let mut query = self
             .client
             .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .index_name(BOARD_INDEX)
             .expression_attribute_values(":board", s(board_pk(board)))
@@ -626,7 +671,7 @@ impl Posts for DynamoStore {
                 .expression_attribute_values(":after", s(after)),
             None => query.key_condition_expression("GSI1PK = :board"),
         };
-        let out = query.send().await.map_err(sdk_error)?;
+        let out = query.send().await.inspect(|out| self.record(out)).map_err(sdk_error)?;
         let mut posts = out
             .items
             .unwrap_or_default()
@@ -654,6 +699,7 @@ impl Posts for DynamoStore {
         let out = self
             .client
             .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
             .update_expression("SET title = :title, body = :body, updated_at = :updated_at")
@@ -664,7 +710,8 @@ impl Posts for DynamoStore {
             .expression_attribute_values(":board", s(board))
             .return_values(ReturnValue::AllNew)
             .send()
-            .await;
+            .await
+            .inspect(|out| self.record(out));
         match out {
             Ok(out) => Ok(Some(
                 from_item::<PostItem>(out.attributes.unwrap_or_default())?.into_post(),
@@ -681,12 +728,14 @@ impl Posts for DynamoStore {
         let deleted = self
             .client
             .delete_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
             .condition_expression(POST_ON_BOARD)
             .expression_attribute_values(":board", s(board))
             .send()
-            .await;
+            .await
+            .inspect(|out| self.record(out));
         match deleted {
             Ok(_) => {}
             Err(e) if is_conditional_failure(&e) => return Ok(false),
@@ -822,6 +871,7 @@ impl Attempts for DynamoStore {
         let out = self
             .client
             .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
             .update_expression("ADD failures :one SET expires_at = :expires_at")
@@ -830,6 +880,7 @@ impl Attempts for DynamoStore {
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .await
+            .inspect(|out| self.record(out))
             .map_err(sdk_error)?;
         number(&out.attributes.unwrap_or_default(), "failures")
     }
@@ -839,6 +890,7 @@ impl Attempts for DynamoStore {
         let out = self
             .client
             .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
             .update_expression("ADD failures :minus_one")
@@ -846,7 +898,8 @@ impl Attempts for DynamoStore {
             .expression_attribute_values(":minus_one", n(-1))
             .expression_attribute_values(":zero", n(0))
             .send()
-            .await;
+            .await
+            .inspect(|out| self.record(out));
         match out {
             Ok(_) => Ok(()),
             Err(e) if is_conditional_failure(&e) => Ok(()),

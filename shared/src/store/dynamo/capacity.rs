@@ -1,0 +1,115 @@
+//! Consumed capacity, read and write units per table and per index, as
+//! DynamoDB reports it (`ReturnConsumedCapacity: INDEXES`, which every request
+//! asks for). A [`CapacityMeter`] on the store adds up what its requests
+//! consumed: tests and the capacity table in the README read it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemOutput;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
+use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
+use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
+use aws_sdk_dynamodb::operation::query::QueryOutput;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
+use aws_sdk_dynamodb::types::{Capacity, ConsumedCapacity};
+
+/// Read and write units.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Units {
+    pub read: f64,
+    pub write: f64,
+}
+
+/// What requests consumed: on the table, and on each index by name.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Consumed {
+    pub table: Units,
+    pub indexes: BTreeMap<String, Units>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct CapacityMeter(Arc<Mutex<Consumed>>);
+
+impl CapacityMeter {
+    /// What was consumed since the last `take`.
+    pub fn take(&self) -> Consumed {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    pub(crate) fn record(&self, kind: Kind, reports: &[ConsumedCapacity]) {
+        let mut consumed = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        for report in reports {
+            let table = report.table().cloned().unwrap_or_else(|| {
+                Capacity::builder()
+                    .set_capacity_units(report.capacity_units())
+                    .set_read_capacity_units(report.read_capacity_units())
+                    .set_write_capacity_units(report.write_capacity_units())
+                    .build()
+            });
+            add(&mut consumed.table, kind, &table);
+            for (name, capacity) in report.global_secondary_indexes().into_iter().flatten() {
+                add(consumed.indexes.entry(name.clone()).or_default(), kind, capacity);
+            }
+        }
+    }
+}
+
+/// Whether a request reads or writes: DynamoDB reports a read's or a write's
+/// units as plain `CapacityUnits` where it does not split them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+}
+
+fn add(units: &mut Units, kind: Kind, capacity: &Capacity) {
+    let read = capacity.read_capacity_units();
+    let write = capacity.write_capacity_units();
+    if read.is_none() && write.is_none() {
+        let total = capacity.capacity_units().unwrap_or(0.0);
+        match kind {
+            Kind::Read => units.read += total,
+            Kind::Write => units.write += total,
+        }
+    } else {
+        units.read += read.unwrap_or(0.0);
+        units.write += write.unwrap_or(0.0);
+    }
+}
+
+/// The consumed capacity an output reports, and whether it was a read.
+pub(crate) trait Reports {
+    fn reports(&self) -> (Kind, &[ConsumedCapacity]);
+}
+
+macro_rules! single {
+    ($($output:ty => $kind:expr),* $(,)?) => {$(
+        impl Reports for $output {
+            fn reports(&self) -> (Kind, &[ConsumedCapacity]) {
+                ($kind, self.consumed_capacity.as_slice())
+            }
+        }
+    )*};
+}
+
+single!(
+    GetItemOutput => Kind::Read,
+    QueryOutput => Kind::Read,
+    PutItemOutput => Kind::Write,
+    UpdateItemOutput => Kind::Write,
+    DeleteItemOutput => Kind::Write,
+);
+
+impl Reports for TransactWriteItemsOutput {
+    fn reports(&self) -> (Kind, &[ConsumedCapacity]) {
+        (Kind::Write, self.consumed_capacity())
+    }
+}
+
+impl Reports for BatchWriteItemOutput {
+    fn reports(&self) -> (Kind, &[ConsumedCapacity]) {
+        (Kind::Write, self.consumed_capacity())
+    }
+}
