@@ -437,6 +437,18 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     std::fs::write(path, contents)
 }
 
+/// An endpoint URL as printed: `user:password@` removed.
+#[cfg(feature = "dynamo")]
+fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((userinfo, host)) if !userinfo.contains('/') => format!("{scheme}://{host}"),
+            _ => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
 /// The redacted summary printed at start: no secret value, only whether it is set.
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -451,7 +463,7 @@ impl fmt::Display for Config {
             } => write!(
                 f,
                 " store=dynamodb table={table} endpoint={} attempt_timeout_ms={} operation_timeout_ms={} max_attempts={}",
-                endpoint.as_deref().unwrap_or("aws"),
+                endpoint.as_deref().map_or_else(|| "aws".to_owned(), without_userinfo),
                 tuning.attempt_timeout.as_millis(),
                 tuning.operation_timeout.as_millis(),
                 tuning.max_attempts
@@ -672,6 +684,13 @@ mod tests {
         let aws = SdkTuning::defaults(false);
         assert_eq!(aws.operation_timeout, Duration::from_secs(3));
         assert!(aws.attempt_timeout * aws.max_attempts >= aws.operation_timeout);
+    }
+
+    #[test]
+    fn an_endpoint_is_printed_without_its_credentials() {
+        assert_eq!(without_userinfo("http://user:pw@db.local:8000"), "http://db.local:8000");
+        assert_eq!(without_userinfo("http://127.0.0.1:8000"), "http://127.0.0.1:8000");
+        assert_eq!(without_userinfo("http://host/path@x"), "http://host/path@x");
     }
 
     #[test]
