@@ -6,6 +6,7 @@ use http::StatusCode;
 use serde::Deserialize;
 
 use super::{Created, created, parent};
+use crate::app::ClientAddress;
 use crate::app::guest::{GuestComment, GuestEdit, GuestPost, GuestProof};
 use crate::domain::{Comment, CommentBody, Nickname, Password, PostBody, PostDetail, Title};
 use crate::error::ApiError;
@@ -58,6 +59,15 @@ pub struct GuestProofRequest {
     password: Option<String>,
 }
 
+impl GuestProofRequest {
+    fn into_proof(self, client: ClientAddress) -> Result<GuestProof, ApiError> {
+        Ok(GuestProof {
+            password: Password::guest(required("password", self.password)?)?,
+            client,
+        })
+    }
+}
+
 pub async fn create_guest_post(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
@@ -97,10 +107,7 @@ pub async fn delete_guest_post(
     PostPath(key): PostPath,
     Body(r): Body<GuestProofRequest>,
 ) -> Result<StatusCode, ApiError> {
-    let proof = GuestProof {
-        password: Password::guest(required("password", r.password)?)?,
-        client,
-    };
+    let proof = r.into_proof(client)?;
     state.app.delete_guest_post(&key, proof).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -128,10 +135,7 @@ pub async fn delete_guest_comment(
     CommentPath(key): CommentPath,
     Body(r): Body<GuestProofRequest>,
 ) -> Result<StatusCode, ApiError> {
-    let proof = GuestProof {
-        password: Password::guest(required("password", r.password)?)?,
-        client,
-    };
+    let proof = r.into_proof(client)?;
     state.app.delete_guest_comment(&key, proof).await?;
     Ok(StatusCode::NO_CONTENT)
 }
