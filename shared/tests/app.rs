@@ -88,6 +88,27 @@ impl TestApp {
             .await
     }
 
+    async fn member_post(&self, member: &SignedIn) -> PostKey {
+        let board = self.app.boards.resolve("free").unwrap();
+        let post = self
+            .app
+            .create_member_post(
+                member,
+                WritePost {
+                    client: client("192.0.2.1"),
+                    board: board.clone(),
+                    title: Title::parse("mine".into()).unwrap(),
+                    body: PostBody::parse("body".into()).unwrap(),
+                },
+            )
+            .await
+            .unwrap();
+        PostKey {
+            board,
+            post: PostId::parse(&post.post.summary.id).unwrap(),
+        }
+    }
+
     async fn guest_post(&self, password: &str) -> PostKey {
         let detail = self
             .app
@@ -193,24 +214,7 @@ async fn a_member_changes_only_what_they_wrote() {
     let t = app().await;
     let kim = t.member("kim").await;
     let lee = t.member("lee").await;
-    let board = t.app.boards.resolve("free").unwrap();
-    let post = t
-        .app
-        .create_member_post(
-            &kim,
-            WritePost {
-                client: client("192.0.2.1"),
-                board: board.clone(),
-                title: Title::parse("mine".into()).unwrap(),
-                body: PostBody::parse("body".into()).unwrap(),
-            },
-        )
-        .await
-        .unwrap();
-    let key = PostKey {
-        board,
-        post: PostId::parse(&post.post.summary.id).unwrap(),
-    };
+    let key = t.member_post(&kim).await;
     let edit = || EditPost {
         key: key.clone(),
         title: Title::parse("changed".into()).unwrap(),
@@ -257,24 +261,7 @@ async fn a_guest_post_changes_only_with_its_password_and_wrong_ones_are_throttle
 async fn a_guest_password_cannot_change_a_members_post() {
     let t = app().await;
     let kim = t.member("kim").await;
-    let board = t.app.boards.resolve("free").unwrap();
-    let post = t
-        .app
-        .create_member_post(
-            &kim,
-            WritePost {
-                client: client("192.0.2.1"),
-                board: board.clone(),
-                title: Title::parse("mine".into()).unwrap(),
-                body: PostBody::parse("body".into()).unwrap(),
-            },
-        )
-        .await
-        .unwrap();
-    let key = PostKey {
-        board,
-        post: PostId::parse(&post.post.summary.id).unwrap(),
-    };
+    let key = t.member_post(&kim).await;
     let proof = GuestProof {
         password: Password::guest("1234".into()).unwrap(),
         client: client("192.0.2.1"),

@@ -57,6 +57,13 @@ fn client() -> ClientAddress {
     ClientAddress("192.0.2.1".into())
 }
 
+fn proof(p: &str) -> GuestProof {
+    GuestProof {
+        password: password(p),
+        client: client(),
+    }
+}
+
 fn password(p: &str) -> Password {
     Password::guest(p.to_owned()).unwrap()
 }
@@ -136,10 +143,6 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let comment_key = CommentKey {
         post: key.clone(),
         comment: CommentId::parse(&comment.id).unwrap(),
-    };
-    let proof = |p: &str| GuestProof {
-        password: password(p),
-        client: client(),
     };
     let (wrong_guest, refused) = requests(&counter, app.delete_guest_comment(&comment_key, proof("0000"))).await;
     assert!(refused.is_err());
@@ -247,10 +250,6 @@ async fn consumed_capacity_per_operation_for_a_small_and_a_maximum_size_post() {
         let comment_key = CommentKey {
             post: key.clone(),
             comment: CommentId::parse(&comment.id).unwrap(),
-        };
-        let proof = |p: &str| GuestProof {
-            password: password(p),
-            client: client(),
         };
         assert!(app.delete_guest_comment(&comment_key, proof("0000")).await.is_err());
         row("guest check, wrong password (guard, 2 limits)", meter.take());

@@ -4,6 +4,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use futures_util::future::join_all;
+
 use crate::domain::Window;
 use crate::error::ApiError;
 use crate::store::{AttemptKey, Attempts};
@@ -144,22 +146,34 @@ pub async fn reserve(
     refusal: Refusal,
 ) -> Result<Reservation, ApiError> {
     let now = unix_now();
-    let mut retry_after = None;
-    let mut reserved = Reservation(Vec::new());
-    for (key, limit) in keys {
+    // The keys are independent counters: count them side by side, one round
+    // trip instead of one per limit.
+    let counts = join_all(keys.iter().map(|(key, limit)| async move {
         let window = Window::containing(now, limit.window_secs);
-        let counted = match store.record_failure(key, window).await {
-            Ok(counted) => counted,
-            Err(e) => {
-                forgive(store, reserved).await;
-                return Err(e.into());
+        store
+            .record_failure(key, window)
+            .await
+            .map(|counted| (key, *limit, window, counted))
+    }))
+    .await;
+    let mut retry_after = None;
+    let mut failure = None;
+    let mut reserved = Reservation(Vec::new());
+    for count in counts {
+        match count {
+            Ok((key, limit, window, counted)) => {
+                reserved.0.push((key.clone(), window));
+                if counted > limit.max {
+                    let wait = (window.end() - now).max(1) as u64;
+                    retry_after = Some(retry_after.map_or(wait, |w: u64| w.max(wait)));
+                }
             }
-        };
-        reserved.0.push((key.clone(), window));
-        if counted > limit.max {
-            let wait = (window.end() - now).max(1) as u64;
-            retry_after = Some(retry_after.map_or(wait, |w: u64| w.max(wait)));
+            Err(e) => failure = Some(e),
         }
+    }
+    if let Some(e) = failure {
+        forgive(store, reserved).await;
+        return Err(e.into());
     }
     match retry_after {
         Some(retry_after) => {
@@ -176,8 +190,12 @@ pub async fn reserve(
 /// Takes a reservation back after a successful check. Best effort: a store
 /// hiccup here must not fail a login that succeeded.
 pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
-    for (key, window) in reservation.0 {
-        if let Err(e) = store.forgive_failure(&key, window).await {
+    let give_backs = reservation
+        .0
+        .iter()
+        .map(|(key, window)| store.forgive_failure(key, *window));
+    for result in join_all(give_backs).await {
+        if let Err(e) = result {
             tracing::warn!(error = %e, "could not take back a counted attempt");
         }
     }

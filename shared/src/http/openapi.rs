@@ -38,7 +38,12 @@ fn string(min: Option<usize>, max: Option<usize>, pattern: Option<String>, descr
 /// Unicode format characters (Cf), as a regex class body: read from the same
 /// Unicode tables the server checks with, so the schema says exactly what the
 /// server refuses.
-fn format_class() -> String {
+fn format_class() -> &'static str {
+    static CLASS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CLASS.get_or_init(format_ranges)
+}
+
+fn format_ranges() -> String {
     use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
     let mut ranges: Vec<(char, char)> = Vec::new();
     for c in (0..=0x10FFFF).filter_map(char::from_u32) {
@@ -113,7 +118,7 @@ pub fn login_password() -> Schema {
 }
 
 pub fn nickname() -> Schema {
-    trimmed_text(30, "nickname", &format_class(), "no control or format characters")
+    trimmed_text(30, "nickname", format_class(), "no control or format characters")
 }
 
 pub fn title() -> Schema {
