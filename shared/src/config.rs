@@ -20,7 +20,7 @@ use crate::function::{Function, Needs};
 use crate::hashing::{self, HashingConfig, Pepper, PepperRing, Policy, Tier};
 use crate::store::StoreConfig;
 #[cfg(feature = "dynamo")]
-use crate::store::dynamo::SdkTuning;
+use crate::store::dynamo::{Layout, SdkTuning};
 #[cfg(feature = "sqlite")]
 use crate::store::sqlite;
 
@@ -252,10 +252,24 @@ fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, C
         if let Some(n) = env.number::<u32>("DYNAMODB_MAX_ATTEMPTS", 1, "a positive whole number")? {
             tuning.max_attempts = n;
         }
+        let mut layout = Layout::default();
+        if let Some(shards) = env.number::<u32>("COUNTER_SHARDS", 1, "a whole number from 1 to 64")? {
+            if shards > Layout::MAX_SHARDS {
+                return Err(ConfigError::invalid(format!(
+                    "COUNTER_SHARDS must be a whole number from 1 to {}, not {shards}",
+                    Layout::MAX_SHARDS
+                )));
+            }
+            layout.counter_shards = shards;
+        }
+        if let Some(ttl) = env.number::<u64>("READ_CACHE_TTL_MS", 0, "a whole number of milliseconds")? {
+            layout.read_cache_ttl = Duration::from_millis(ttl);
+        }
         return Ok(StoreConfig::Dynamo {
             table,
             endpoint,
             tuning,
+            layout,
         });
     }
     #[cfg(not(feature = "dynamo"))]
@@ -460,13 +474,16 @@ impl fmt::Display for Config {
                 table,
                 endpoint,
                 tuning,
+                layout,
             } => write!(
                 f,
-                " store=dynamodb table={table} endpoint={} attempt_timeout_ms={} operation_timeout_ms={} max_attempts={}",
+                " store=dynamodb table={table} endpoint={} attempt_timeout_ms={} operation_timeout_ms={} max_attempts={} counter_shards={} read_cache_ttl_ms={}",
                 endpoint.as_deref().map_or_else(|| "aws".to_owned(), without_userinfo),
                 tuning.attempt_timeout.as_millis(),
                 tuning.operation_timeout.as_millis(),
-                tuning.max_attempts
+                tuning.max_attempts,
+                layout.counter_shards,
+                layout.read_cache_ttl.as_millis()
             )?,
             #[cfg(feature = "sqlite")]
             StoreConfig::Sqlite { path, busy_timeout } => write!(
@@ -669,6 +686,8 @@ mod tests {
             ("TABLE_NAME", "boards"),
             ("DYNAMODB_ENDPOINT", "http://127.0.0.1:8000"),
             ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "250"),
+            ("COUNTER_SHARDS", "4"),
+            ("READ_CACHE_TTL_MS", "1000"),
         ];
         let config = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap();
         let mut tuning = SdkTuning::defaults(true);
@@ -679,8 +698,17 @@ mod tests {
                 table: "boards".into(),
                 endpoint: Some("http://127.0.0.1:8000".into()),
                 tuning,
+                layout: Layout {
+                    counter_shards: 4,
+                    read_cache_ttl: Duration::from_secs(1),
+                },
             }
         );
+        for (shards, message) in [("0", "COUNTER_SHARDS must be"), ("65", "from 1 to 64")] {
+            let pairs = [("TABLE_NAME", "boards"), ("COUNTER_SHARDS", shards)];
+            let err = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap_err();
+            assert!(err.to_string().contains(message), "{err}");
+        }
         let aws = SdkTuning::defaults(false);
         assert_eq!(aws.operation_timeout, Duration::from_secs(3));
         assert!(aws.attempt_timeout * aws.max_attempts >= aws.operation_timeout);

@@ -106,7 +106,7 @@ async fn warm_up(endpoint: &str, table: &str) {
             post: shared::domain::PostId::parse(&missing).unwrap(),
         };
         assert!(store.post_detail(&key).await.unwrap().is_none());
-        assert!(store.count_view(&key).await.unwrap().is_none());
+        assert!(store.view_post(&key).await.unwrap().is_none());
     }
 }
 

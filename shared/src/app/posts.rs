@@ -81,17 +81,9 @@ impl App {
         Ok(self.store.list_posts(&query.board, query.limit, cursor).await?)
     }
 
-    /// Counts the view first, so the detail includes it (docs/API.md, Counting).
+    /// Counts the view; the detail includes it (docs/API.md, Counting).
     pub async fn read_post(&self, key: &PostKey) -> Result<PostDetail, ApiError> {
-        let views = self.store.count_view(key).await?.ok_or_else(|| self.not_found_post())?;
-        let mut detail = self
-            .store
-            .post_detail(key)
-            .await?
-            .ok_or_else(|| self.not_found_post())?;
-        let shown = &mut detail.post.summary.view_count;
-        *shown = (*shown).max(views);
-        Ok(detail)
+        self.store.view_post(key).await?.ok_or_else(|| self.not_found_post())
     }
 
     pub async fn create_member_post(&self, member: &SignedIn, command: WritePost) -> Result<PostDetail, ApiError> {
@@ -117,10 +109,9 @@ impl App {
             body: command.body,
             updated_at: now(),
         };
-        self.store
-            .update_post(&command.key, &edit)
-            .await?
-            .ok_or_else(|| self.not_found_post())?;
+        if !self.store.update_post(&command.key, &edit).await? {
+            return Err(self.not_found_post());
+        }
         self.store
             .post_detail(&command.key)
             .await?

@@ -69,13 +69,16 @@ pub trait Posts: Send + Sync {
         limit: PageLimit,
         cursor: Option<&str>,
     ) -> StoreResult<Option<CommentPage>>;
-    /// Counts one view and returns the new count; `None` when there is no such post.
-    async fn count_view(&self, key: &PostKey) -> StoreResult<Option<u64>>;
+    /// Counts one view and returns the post as [`Posts::post_detail`] does,
+    /// its `view_count` including this view (docs/API.md, Counting); `None`
+    /// when there is no such post. May serve the post and the other views'
+    /// count from a short-lived cache (DynamoDB's `READ_CACHE_TTL_MS`).
+    async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
     /// Newest first; `cursor` is a page's `next_cursor`.
     async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
     async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
-    /// `None` when there is no such post.
-    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Option<Post>>;
+    /// False when there is no such post.
+    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<bool>;
     /// Deletes the post with its comments and likes; false when there was none.
     async fn delete_post(&self, key: &PostKey) -> StoreResult<bool>;
     async fn replace_post_guest_hash(&self, key: &PostKey, old: &PasswordHash, new: &PasswordHash)
@@ -155,6 +158,7 @@ pub enum StoreConfig {
         table: String,
         endpoint: Option<String>,
         tuning: dynamo::SdkTuning,
+        layout: dynamo::Layout,
     },
     #[cfg(feature = "sqlite")]
     Sqlite {
@@ -179,7 +183,12 @@ impl StoreConfig {
                 table,
                 endpoint,
                 tuning,
-            } => Arc::new(dynamo::DynamoStore::connect(table, endpoint.as_deref(), tuning).await?),
+                layout,
+            } => Arc::new(
+                dynamo::DynamoStore::connect(table, endpoint.as_deref(), tuning)
+                    .await?
+                    .with_layout(*layout),
+            ),
             #[cfg(feature = "sqlite")]
             StoreConfig::Sqlite { path, busy_timeout } => {
                 Arc::new(sqlite::SqliteStore::open_with(path, *busy_timeout)?)

@@ -389,16 +389,35 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn count_view(&self, key: &PostKey) -> StoreResult<Option<u64>> {
+    /// The view and the read in one transaction: the detail shows the count
+    /// this view left.
+    async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>> {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
-            conn.query_row(
-                "UPDATE posts SET view_count = view_count + 1 WHERE id = ?1 AND board = ?2 RETURNING view_count",
-                params![post_id, board],
-                |row| count(row, 0),
-            )
-            .optional()
-            .map_err(sql_error)
+            let tx = conn.transaction().map_err(sql_error)?;
+            let counted = tx
+                .execute(
+                    "UPDATE posts SET view_count = view_count + 1 WHERE id = ?1 AND board = ?2",
+                    params![post_id, board],
+                )
+                .map_err(sql_error)?;
+            if counted == 0 {
+                return Ok(None);
+            }
+            let post = tx
+                .query_row(
+                    &format!("SELECT {POST_COLUMNS} FROM posts WHERE id = ?1"),
+                    params![post_id],
+                    post_from,
+                )
+                .map_err(sql_error)?;
+            let page = comments_page(&tx, &post_id, COMMENTS_PAGE, None)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(Some(PostDetail {
+                post,
+                comments: page.comments,
+                comments_next_cursor: page.next_cursor,
+            }))
         })
         .await
     }
@@ -438,7 +457,7 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Option<Post>> {
+    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<bool> {
         let (board, post_id, title, body, updated_at) = (
             key.board.as_str().to_owned(),
             key.post.as_str().to_owned(),
@@ -447,16 +466,13 @@ impl Posts for SqliteStore {
             edit.updated_at.clone(),
         );
         self.with(move |conn| {
-            conn.query_row(
-                &format!(
-                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5
-                     RETURNING {POST_COLUMNS}"
-                ),
-                params![title, body, updated_at, post_id, board],
-                post_from,
-            )
-            .optional()
-            .map_err(sql_error)
+            let changed = conn
+                .execute(
+                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5",
+                    params![title, body, updated_at, post_id, board],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
         })
         .await
     }

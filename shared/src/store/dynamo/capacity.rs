@@ -22,11 +22,48 @@ pub struct Units {
     pub write: f64,
 }
 
-/// What requests consumed: on the table, and on each index by name.
+/// What requests consumed: on the table, on each index by name, and on one
+/// partition of each kind ([`Partition`]).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Consumed {
     pub table: Units,
     pub indexes: BTreeMap<String, Units>,
+    /// Units per partition of a kind: what a request consumed divided by the
+    /// partitions of that kind it touched (a BatchGetItem of 16 counter
+    /// shards puts 1/16 of its units on each), added up over requests. An
+    /// upper bound for the hottest partition of that kind: two requests
+    /// that touched different shards are added as if they hit one.
+    pub partitions: BTreeMap<&'static str, Units>,
+}
+
+/// The kinds of partition key in the table (docs/DESIGN.md, single table):
+/// the per-partition limits (1,000 write and 3,000 read units a second)
+/// apply to each one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partition {
+    /// `POST#<id>`: the post item and its comments.
+    Post,
+    /// `COUNT#<id>#<n>`: one counter shard.
+    CounterShard,
+    /// `LIKES#<id>#<n>`: one like partition.
+    Likes,
+    /// `BOARD#<slug>` in the board index.
+    BoardIndex,
+    Member,
+    Attempt,
+}
+
+impl Partition {
+    pub fn name(self) -> &'static str {
+        match self {
+            Partition::Post => "post",
+            Partition::CounterShard => "counter shard",
+            Partition::Likes => "likes",
+            Partition::BoardIndex => "board index",
+            Partition::Member => "member",
+            Partition::Attempt => "attempt",
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -38,8 +75,12 @@ impl CapacityMeter {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    pub(crate) fn record(&self, kind: Kind, reports: &[ConsumedCapacity]) {
+    /// Adds what one request consumed; `touched` lists every partition it
+    /// touched (one entry per partition; a transaction's units are split
+    /// evenly over its items, exact when they are all small).
+    pub(crate) fn record(&self, kind: Kind, reports: &[ConsumedCapacity], touched: &[Partition]) {
         let mut consumed = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut request = Units::default();
         for report in reports {
             let table = report.table().cloned().unwrap_or_else(|| {
                 Capacity::builder()
@@ -49,8 +90,23 @@ impl CapacityMeter {
                     .build()
             });
             add(&mut consumed.table, kind, &table);
+            add(&mut request, kind, &table);
             for (name, capacity) in report.global_secondary_indexes().into_iter().flatten() {
                 add(consumed.indexes.entry(name.clone()).or_default(), kind, capacity);
+                // The board index is the only index: its units land on its partition.
+                let on_index = consumed.partitions.entry(Partition::BoardIndex.name()).or_default();
+                add(on_index, kind, capacity);
+            }
+        }
+        // Each partition a request touched carries an even share of it.
+        let parts = touched.len().max(1) as f64;
+        let mut seen = Vec::new();
+        for partition in touched {
+            if !seen.contains(partition) {
+                seen.push(*partition);
+                let units = consumed.partitions.entry(partition.name()).or_default();
+                units.read += request.read / parts;
+                units.write += request.write / parts;
             }
         }
     }
@@ -82,6 +138,12 @@ fn add(units: &mut Units, kind: Kind, capacity: &Capacity) {
 /// The consumed capacity an output reports, and whether it was a read.
 pub(crate) trait Reports {
     fn reports(&self) -> (Kind, &[ConsumedCapacity]);
+}
+
+impl Reports for aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput {
+    fn reports(&self) -> (Kind, &[ConsumedCapacity]) {
+        (Kind::Read, self.consumed_capacity())
+    }
 }
 
 macro_rules! single {

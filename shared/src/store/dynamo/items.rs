@@ -1,13 +1,20 @@
 //! The single-table layout: every item type with its keys. See README.md,
 //! "Single-table design", for the access pattern each one serves.
 //!
-//! | item    | PK                  | SK                  | GSI1PK         | GSI1SK    |
-//! |---------|---------------------|---------------------|----------------|-----------|
-//! | member  | `MEMBER#<username>` | `MEMBER`            |                |           |
-//! | post    | `POST#<post id>`    | `POST`              | `BOARD#<slug>` | `<post id>` |
-//! | comment | `POST#<post id>`    | `COMMENT#<id>`      |                |           |
-//! | like    | `LIKES#<post id>`   | `MEMBER#<member id>`|                |           |
-//! | attempt | `ATTEMPT#<key>`     | `WINDOW#<start>`    |                |           |
+//! | item    | PK                      | SK                  | GSI1PK         | GSI1SK    |
+//! |---------|-------------------------|---------------------|----------------|-----------|
+//! | member  | `MEMBER#<username>`     | `MEMBER`            |                |           |
+//! | post    | `POST#<post id>`        | `POST`              | `BOARD#<slug>` | `<post id>` |
+//! | comment | `POST#<post id>`        | `COMMENT#<id>`      |                |           |
+//! | counter | `COUNT#<post id>#<n>`   | `COUNT`             |                |           |
+//! | like    | `LIKES#<post id>#<n>`   | `MEMBER#<member id>`|                |           |
+//! | attempt | `ATTEMPT#<key>`         | `WINDOW#<start>`    |                |           |
+//!
+//! A post's counts are the sum of its counter shards (views, likes, comments
+//! in small items of their own, each in its own partition); the post item and
+//! the board index hold none, so a view or a like never writes them. v1 tables
+//! kept the counts on the post item: [`LegacyCounts`] still reads them until
+//! the backfill (`cargo run -p shared --bin backfill`) folds them into shard 0.
 
 use serde::{Deserialize, Serialize};
 
@@ -37,8 +44,44 @@ pub fn board_pk(board: &str) -> String {
     format!("BOARD#{board}")
 }
 
-pub fn likes_pk(post_id: &str) -> String {
+pub const COUNTER_SK: &str = "COUNT";
+
+/// Partitions a post's like items are spread over (by a hash of the member):
+/// a like is a transaction (2 write units per item), so one partition would
+/// cap a post at 500 likes/s; eight lift it to 4,000. Fixed, not configured:
+/// "has this member liked" must find the item where it was written.
+pub const LIKE_PARTITIONS: u64 = 8;
+
+pub fn counter_pk(post_id: &str, shard: u32) -> String {
+    format!("COUNT#{post_id}#{shard}")
+}
+
+/// The v1 like partition of a post (before like items were spread).
+pub fn legacy_likes_pk(post_id: &str) -> String {
     format!("LIKES#{post_id}")
+}
+
+pub fn likes_pk(post_id: &str, member_id: &str) -> String {
+    format!("LIKES#{post_id}#{}", stable_hash(member_id) % LIKE_PARTITIONS)
+}
+
+/// Every like partition of a post.
+pub fn all_likes_pks(post_id: &str) -> impl Iterator<Item = String> + '_ {
+    (0..LIKE_PARTITIONS).map(move |n| format!("LIKES#{post_id}#{n}"))
+}
+
+/// The counter shard a member's likes (or a comment's count) go to, so that
+/// an unlike takes back from the shard its like added to.
+pub fn shard_of(id: &str, shards: u32) -> u32 {
+    (stable_hash(id) % u64::from(shards.max(1))) as u32
+}
+
+/// FNV-1a: stable across builds and machines, which item keys need
+/// (std's `DefaultHasher` promises neither).
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 pub fn like_sk(member_id: &str) -> String {
@@ -67,7 +110,7 @@ pub struct MemberItem {
 }
 
 /// Author fields as stored on posts and comments.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AuthorFields {
     pub author_kind: String,
     pub author_nickname: String,
@@ -106,8 +149,8 @@ impl From<AuthorFields> for Author {
     }
 }
 
-/// What the board index projects: a post summary.
-#[derive(Debug, Serialize, Deserialize)]
+/// What the board index projects: a post summary without its counts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SummaryFields {
     pub id: String,
     pub board: String,
@@ -115,27 +158,88 @@ pub struct SummaryFields {
     #[serde(flatten)]
     pub author: AuthorFields,
     pub created_at: String,
-    pub view_count: u64,
-    pub like_count: u64,
-    pub comment_count: u64,
+    #[serde(flatten)]
+    pub legacy: LegacyCounts,
 }
 
-impl From<SummaryFields> for PostSummary {
-    fn from(s: SummaryFields) -> Self {
-        PostSummary {
-            id: s.id,
-            board: s.board,
-            title: s.title,
-            author: s.author.into(),
-            created_at: s.created_at,
-            view_count: s.view_count,
-            like_count: s.like_count,
-            comment_count: s.comment_count,
+/// The counts a v1 post item carried (and the board index projected). v2
+/// never writes them; until the backfill moves them to shard 0 they are
+/// added to the shards' sum, so an upgraded table shows the right counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegacyCounts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_count: Option<u64>,
+}
+
+impl LegacyCounts {
+    pub fn counts(&self) -> Counts {
+        let n = |v: Option<u64>| v.map_or(0, |v| i64::try_from(v).unwrap_or(i64::MAX));
+        Counts {
+            views: n(self.view_count),
+            likes: n(self.like_count),
+            comments: n(self.comment_count),
         }
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// What one counter shard holds, or a sum of shards. Signed: a shard may go
+/// below zero (an unlike after the shard count changed takes from another
+/// shard than its like added to); the sum never does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    #[serde(default)]
+    pub views: i64,
+    #[serde(default)]
+    pub likes: i64,
+    #[serde(default)]
+    pub comments: i64,
+}
+
+impl std::ops::Add for Counts {
+    type Output = Counts;
+
+    fn add(self, other: Counts) -> Counts {
+        Counts {
+            views: self.views + other.views,
+            likes: self.likes + other.likes,
+            comments: self.comments + other.comments,
+        }
+    }
+}
+
+impl std::iter::Sum for Counts {
+    fn sum<I: Iterator<Item = Counts>>(iter: I) -> Counts {
+        iter.fold(Counts::default(), |a, b| a + b)
+    }
+}
+
+fn shown(count: i64) -> u64 {
+    u64::try_from(count).unwrap_or(0)
+}
+
+impl SummaryFields {
+    /// The summary with `shards` (the sum of its counter shards) added to any
+    /// v1 counts.
+    pub fn summary(self, shards: Counts) -> PostSummary {
+        let counts = self.legacy.counts() + shards;
+        PostSummary {
+            id: self.id,
+            board: self.board,
+            title: self.title,
+            author: self.author.into(),
+            created_at: self.created_at,
+            view_count: shown(counts.views),
+            like_count: shown(counts.likes),
+            comment_count: shown(counts.comments),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PostItem {
     #[serde(rename = "PK")]
     pub pk: String,
@@ -167,9 +271,7 @@ impl PostItem {
                 title: s.title.clone(),
                 author: (&s.author).into(),
                 created_at: s.created_at.clone(),
-                view_count: s.view_count,
-                like_count: s.like_count,
-                comment_count: s.comment_count,
+                legacy: LegacyCounts::default(),
             },
             body: post.body.clone(),
             updated_at: post.updated_at.clone(),
@@ -177,16 +279,16 @@ impl PostItem {
         }
     }
 
-    pub fn into_post(self) -> Post {
+    pub fn into_post(self, shards: Counts) -> Post {
         Post {
-            summary: self.summary.into(),
+            summary: self.summary.summary(shards),
             body: self.body,
             updated_at: self.updated_at,
         }
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommentItem {
     #[serde(rename = "PK")]
     pub pk: String,
@@ -231,5 +333,54 @@ impl CommentItem {
             author: self.author.into(),
             created_at: self.created_at,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_that_places_items_never_changes() {
+        // Items written by one build must be found by the next.
+        assert_eq!(stable_hash(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(stable_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(
+            likes_pk("P", "01J0000000000000000000000A"),
+            likes_pk("P", "01J0000000000000000000000A")
+        );
+    }
+
+    #[test]
+    fn members_spread_over_every_like_partition() {
+        let used: std::collections::BTreeSet<String> =
+            (0..200).map(|i| likes_pk("P", &format!("member-{i}"))).collect();
+        assert_eq!(used.len() as u64, LIKE_PARTITIONS);
+        assert!(all_likes_pks("P").all(|pk| used.contains(&pk)));
+    }
+
+    #[test]
+    fn a_sum_of_shards_below_zero_shows_as_zero() {
+        let fields = SummaryFields {
+            id: "P".into(),
+            board: "free".into(),
+            title: "t".into(),
+            author: (&Author::Guest { nickname: "g".into() }).into(),
+            created_at: "now".into(),
+            legacy: LegacyCounts {
+                view_count: Some(5),
+                like_count: None,
+                comment_count: Some(1),
+            },
+        };
+        let summary = fields.summary(Counts {
+            views: 2,
+            likes: -1,
+            comments: 0,
+        });
+        assert_eq!(
+            (summary.view_count, summary.like_count, summary.comment_count),
+            (7, 0, 1)
+        );
     }
 }

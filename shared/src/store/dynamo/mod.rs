@@ -1,12 +1,16 @@
 //! The DynamoDB adapter: one table, the layout in [`items`], the schema in
-//! `infra/table.json`. Counters change in the same transaction as the items
-//! they count, so a like or comment is never counted without existing.
+//! `infra/table.json`. Counters live in counter shards ([`counters`]) and
+//! change in the same transaction as the items they count, so a like or
+//! comment is never counted without existing.
 
+mod cache;
 mod capacity;
+mod counters;
 mod items;
+pub mod migrate;
 pub mod schema;
 
-pub use capacity::{CapacityMeter, Consumed, Units};
+pub use capacity::{CapacityMeter, Consumed, Partition, Units};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,7 +35,7 @@ use serde::de::DeserializeOwned;
 use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId,
-    Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, Username, Window,
+    Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
 };
 use items::*;
 
@@ -41,8 +45,65 @@ type Item = HashMap<String, AttributeValue>;
 pub struct DynamoStore {
     client: Client,
     table: String,
+    layout: Layout,
+    cache: Arc<ReadCache>,
     /// Adds up the capacity every request consumed (tests, measurements).
     meter: Option<CapacityMeter>,
+}
+
+/// How counts spread and how long reads are cached (`COUNTER_SHARDS`,
+/// `READ_CACHE_TTL_MS`; docs/DESIGN.md "At internet scale").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Counter shards per post: a view writes one, so one post takes about
+    /// 1,000 views/s per shard. May only grow (a post's delete removes the
+    /// shards below the current count).
+    pub counter_shards: u32,
+    /// How long this process serves a post, its first comments, a board
+    /// page and counts from memory; zero reads the table every time.
+    pub read_cache_ttl: Duration,
+}
+
+impl Layout {
+    pub const DEFAULT_SHARDS: u32 = 16;
+    /// A post's delete removes the post and every shard in one transaction
+    /// (at most 100 items).
+    pub const MAX_SHARDS: u32 = 64;
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            counter_shards: Self::DEFAULT_SHARDS,
+            read_cache_ttl: Duration::ZERO,
+        }
+    }
+}
+
+/// What a process may serve from memory (see [`cache`]).
+#[derive(Debug)]
+struct ReadCache {
+    /// A post item with its first page of comments, by post id.
+    details: cache::TtlMap<String, Arc<(PostItem, CommentPage)>>,
+    shards: cache::TtlMap<String, counters::Shards>,
+    /// A board-index page (limit + 1 summaries) by board, cursor and limit.
+    pages: cache::TtlMap<(String, Option<String>, usize), Arc<Vec<SummaryFields>>>,
+}
+
+impl ReadCache {
+    fn new(ttl: Duration) -> Self {
+        ReadCache {
+            details: cache::TtlMap::new(ttl),
+            shards: cache::TtlMap::new(ttl),
+            pages: cache::TtlMap::new(ttl),
+        }
+    }
+
+    /// Forgets what this process read of a post it just changed.
+    fn forget_post(&self, post_id: &str) {
+        self.details.remove(&post_id.to_owned());
+        self.shards.remove(&post_id.to_owned());
+    }
 }
 
 /// Counts HTTP requests sent to DynamoDB (retries included): tests use it to
@@ -143,8 +204,24 @@ impl DynamoStore {
         Ok(DynamoStore {
             client,
             table: table.to_owned(),
+            layout: Layout::default(),
+            cache: Arc::new(ReadCache::new(Duration::ZERO)),
             meter: None,
         })
+    }
+
+    /// With `layout`'s shard count and read cache.
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = Layout {
+            counter_shards: layout.counter_shards.clamp(1, Layout::MAX_SHARDS),
+            ..layout
+        };
+        self.cache = Arc::new(ReadCache::new(layout.read_cache_ttl));
+        self
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// Adds up what every request of this store consumes in `meter`.
@@ -153,10 +230,12 @@ impl DynamoStore {
         self
     }
 
-    fn record(&self, output: &impl capacity::Reports) {
+    /// Adds what a request consumed to the meter; `touched` names each
+    /// partition it touched (see [`Consumed::partitions`]).
+    fn record(&self, output: &impl capacity::Reports, touched: &[Partition]) {
         if let Some(meter) = &self.meter {
             let (kind, reports) = output.reports();
-            meter.record(kind, reports);
+            meter.record(kind, reports, touched);
         }
     }
 }
@@ -229,11 +308,40 @@ enum TxFailure {
 }
 
 const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
+const SHARD_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
+
+/// The kind of partition an item key names (for the capacity meter).
+fn partition_of(item: &Item) -> Partition {
+    let pk = item.get("PK").and_then(|v| v.as_s().ok()).map_or("", String::as_str);
+    match pk.split('#').next() {
+        Some("COUNT") => Partition::CounterShard,
+        Some("LIKES") => Partition::Likes,
+        Some("MEMBER") => Partition::Member,
+        Some("ATTEMPT") => Partition::Attempt,
+        _ => Partition::Post,
+    }
+}
+
+/// The partitions a transaction's items touch, one entry per item.
+fn touched_by(items: &[TransactWriteItem]) -> Vec<Partition> {
+    items
+        .iter()
+        .filter_map(|item| {
+            item.put()
+                .map(|p| p.item())
+                .or_else(|| item.update().map(|u| u.key()))
+                .or_else(|| item.delete().map(|d| d.key()))
+                .or_else(|| item.condition_check().map(|c| c.key()))
+        })
+        .map(partition_of)
+        .collect()
+}
 
 impl DynamoStore {
     /// Runs a transaction, retrying when it lost a race with another
     /// transaction on the same items (a hot post under many likes).
     async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), TxFailure> {
+        let touched = touched_by(&items);
         let mut backoff = Duration::from_millis(5);
         for _ in 0..12 {
             let result = self
@@ -243,7 +351,7 @@ impl DynamoStore {
                 .set_transact_items(Some(items.clone()))
                 .send()
                 .await
-                .inspect(|out| self.record(out));
+                .inspect(|out| self.record(out, &touched));
             let err = match result {
                 Ok(_) => return Ok(()),
                 Err(err) => err,
@@ -273,6 +381,37 @@ impl DynamoStore {
         )))
     }
 
+    /// A transaction that counts on one counter shard (its item
+    /// `shard_at`): when that shard does not exist yet, creates it once the
+    /// post is seen on `board`, and runs the transaction again. `Ok(None)`
+    /// when the post is not there; the other items' failed conditions are
+    /// the caller's to read.
+    async fn transact_counting(
+        &self,
+        board: &str,
+        post_id: &str,
+        shard: u32,
+        shard_at: usize,
+        items: Vec<TransactWriteItem>,
+    ) -> StoreResult<Option<Result<(), Vec<bool>>>> {
+        let mut created = false;
+        loop {
+            match self.transact(items.clone()).await {
+                Ok(()) => return Ok(Some(Ok(()))),
+                Err(TxFailure::Conditions(failed)) if failed.get(shard_at) == Some(&true) && !created => {
+                    if self.post_board(post_id).await?.as_deref() != Some(board) {
+                        return Ok(None);
+                    }
+                    self.ensure_shard(board, post_id, shard).await?;
+                    created = true;
+                }
+                Err(TxFailure::Conditions(failed)) if failed.get(shard_at) == Some(&true) => return Ok(None),
+                Err(TxFailure::Conditions(failed)) => return Ok(Some(Err(failed))),
+                Err(TxFailure::Store(e)) => return Err(e),
+            }
+        }
+    }
+
     fn put(&self, item: Item, condition: &str) -> StoreResult<TransactWriteItem> {
         let put = Put::builder()
             .table_name(&self.table)
@@ -283,23 +422,31 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
-    fn delete(&self, key: Item, condition: &str) -> StoreResult<TransactWriteItem> {
+    fn delete(&self, key: Item, condition: Option<&str>) -> StoreResult<TransactWriteItem> {
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key))
-            .condition_expression(condition)
+            .set_condition_expression(condition.map(str::to_owned))
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
-    /// `ADD <counter> <delta>` on a post of `board`.
-    fn count_on_post(&self, board: &str, post_id: &str, counter: &str, delta: i64) -> StoreResult<TransactWriteItem> {
+    /// `ADD <counter> <delta>` on counter shard `shard` of a post of `board`.
+    fn count_on_shard(
+        &self,
+        board: &str,
+        post_id: &str,
+        shard: u32,
+        counter: &str,
+        delta: i64,
+    ) -> StoreResult<TransactWriteItem> {
         let update = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .update_expression(format!("ADD {counter} :delta"))
-            .condition_expression(POST_ON_BOARD)
+            .set_key(Some(key(counter_pk(post_id, shard), COUNTER_SK.into())))
+            .update_expression("ADD #counter :delta")
+            .condition_expression(SHARD_ON_BOARD)
+            .expression_attribute_names("#counter", counter)
             .expression_attribute_values(":delta", n(delta))
             .expression_attribute_values(":board", s(board))
             .build()
@@ -308,6 +455,7 @@ impl DynamoStore {
     }
 
     async fn get(&self, key: Item) -> StoreResult<Option<Item>> {
+        let touched = [partition_of(&key)];
         let out = self
             .client
             .get_item()
@@ -317,7 +465,7 @@ impl DynamoStore {
             .consistent_read(true)
             .send()
             .await
-            .inspect(|out| self.record(out))
+            .inspect(|out| self.record(out, &touched))
             .map_err(sdk_error)?;
         Ok(out.item)
     }
@@ -331,6 +479,7 @@ impl DynamoStore {
         old: &str,
         new: &str,
     ) -> StoreResult<bool> {
+        let touched = [partition_of(&key)];
         let mut condition = format!("{attribute} = :old");
         let mut update = self
             .client
@@ -349,7 +498,7 @@ impl DynamoStore {
             .condition_expression(condition)
             .send()
             .await
-            .inspect(|out| self.record(out))
+            .inspect(|out| self.record(out, &touched))
         {
             Ok(_) => Ok(true),
             Err(e) if is_conditional_failure(&e) => Ok(false),
@@ -376,7 +525,7 @@ impl DynamoStore {
             .set_exclusive_start_key(start)
             .send()
             .await
-            .inspect(|out| self.record(out))
+            .inspect(|out| self.record(out, &[Partition::Post]))
             .map_err(sdk_error)?;
         let comments = out
             .items
@@ -388,6 +537,16 @@ impl DynamoStore {
         // read early (101 comments of 2,000 characters stay well under it).
         let cut_short = comments.len() <= limit && out.last_evaluated_key.is_some();
         Ok(cursor::comment_page_of(comments, limit, cut_short))
+    }
+
+    /// The post item and its first page of comments (two requests side by
+    /// side, consistent), `None` when there is no such post.
+    async fn post_with_comments(&self, post_id: &str) -> StoreResult<Option<(PostItem, CommentPage)>> {
+        let (post, page) = tokio::try_join!(
+            self.get(key(post_pk(post_id), POST_SK.into())),
+            self.comments_page(post_id, COMMENTS_PAGE, None),
+        )?;
+        Ok(post.map(from_item::<PostItem>).transpose()?.map(|post| (post, page)))
     }
 
     /// The board of a post (one consistent GetItem), `None` when there is no such post.
@@ -402,7 +561,7 @@ impl DynamoStore {
             .consistent_read(true)
             .send()
             .await
-            .inspect(|out| self.record(out))
+            .inspect(|out| self.record(out, &[Partition::Post]))
             .map_err(sdk_error)?;
         Ok(out
             .item
@@ -415,6 +574,7 @@ impl DynamoStore {
         let mut keys = Vec::new();
         let mut start = None;
         loop {
+            let touched = [partition_of(&key(pk.clone(), String::new()))];
             let out = self
                 .client
                 .query()
@@ -427,7 +587,7 @@ impl DynamoStore {
                 .set_exclusive_start_key(start)
                 .send()
                 .await
-                .inspect(|out| self.record(out))
+                .inspect(|out| self.record(out, &touched))
                 .map_err(sdk_error)?;
             keys.extend(out.items.unwrap_or_default());
             start = out.last_evaluated_key;
@@ -440,6 +600,7 @@ impl DynamoStore {
     /// Deletes keys 25 at a time, retrying what DynamoDB leaves unprocessed.
     async fn delete_all(&self, keys: Vec<Item>) -> StoreResult<()> {
         for chunk in keys.chunks(25) {
+            let touched: Vec<Partition> = chunk.iter().map(partition_of).collect();
             let mut pending: Vec<WriteRequest> = chunk
                 .iter()
                 .map(|k| {
@@ -459,7 +620,7 @@ impl DynamoStore {
                     .request_items(&self.table, pending)
                     .send()
                     .await
-                    .inspect(|out| self.record(out))
+                    .inspect(|out| self.record(out, &touched))
                     .map_err(sdk_error)?;
                 pending = out
                     .unprocessed_items
@@ -481,16 +642,37 @@ impl DynamoStore {
         Ok(())
     }
 
-    async fn like_state(&self, post_id: &str, liked: bool) -> StoreResult<Option<LikeState>> {
-        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
-            return Ok(None);
+    /// One Query on the board index: `limit + 1` summaries, newest first,
+    /// strictly older than the cursor's post.
+    async fn board_page(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Vec<SummaryFields>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let mut query = self
+            .client
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .index_name(BOARD_INDEX)
+            .expression_attribute_values(":board", s(board_pk(board)))
+            .scan_index_forward(false)
+            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX));
+        query = match after {
+            Some(after) => query
+                .key_condition_expression("GSI1PK = :board AND GSI1SK < :after")
+                .expression_attribute_values(":after", s(after)),
+            None => query.key_condition_expression("GSI1PK = :board"),
         };
-        Ok(Some(LikeState {
-            liked,
-            like_count: number(&item, "like_count")?,
-        }))
+        // The index's units are metered on its own (Partition::BoardIndex).
+        let out = query
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[]))
+            .map_err(sdk_error)?;
+        out.items.unwrap_or_default().into_iter().map(from_item).collect()
     }
 
+    /// Likes or unlikes: the like item and its count on the member's shard
+    /// in one transaction; then the post's likes, read consistently from
+    /// every shard (a like's answer includes itself).
     async fn set_like(
         &self,
         board: &str,
@@ -498,21 +680,30 @@ impl DynamoStore {
         member_id: &str,
         liked: bool,
     ) -> StoreResult<Option<LikeState>> {
-        let like_key = key(likes_pk(post_id), like_sk(member_id));
+        let like_key = key(likes_pk(post_id, member_id), like_sk(member_id));
         let (change, delta) = if liked {
             (self.put(like_key, "attribute_not_exists(PK)")?, 1)
         } else {
-            (self.delete(like_key, "attribute_exists(PK)")?, -1)
+            (self.delete(like_key, Some("attribute_exists(PK)"))?, -1)
         };
-        let counter = self.count_on_post(board, post_id, "like_count", delta)?;
-        match self.transact(vec![change, counter]).await {
-            Ok(()) => {}
-            Err(TxFailure::Conditions(failed)) if failed.get(1) == Some(&true) => return Ok(None),
-            // Already liked (or not liked): nothing to change, which is not an error.
-            Err(TxFailure::Conditions(_)) => {}
-            Err(TxFailure::Store(e)) => return Err(e),
+        let shard = shard_of(member_id, self.layout.counter_shards);
+        let counter = self.count_on_shard(board, post_id, shard, "likes", delta)?;
+        // A failed like-item condition means already liked (or not liked):
+        // nothing to change, which is not an error.
+        if self
+            .transact_counting(board, post_id, shard, 1, vec![change, counter])
+            .await?
+            .is_none()
+        {
+            return Ok(None);
         }
-        self.like_state(post_id, liked).await
+        self.cache.shards.remove(&post_id.to_owned());
+        let shards = self.read_shards(&[post_id], true).await?;
+        let likes: i64 = shards.values().flatten().map(|c| c.likes).sum();
+        Ok(Some(LikeState {
+            liked,
+            like_count: u64::try_from(likes).unwrap_or(0),
+        }))
     }
 }
 
@@ -537,7 +728,7 @@ impl Members for DynamoStore {
             .condition_expression("attribute_not_exists(PK)")
             .send()
             .await
-            .inspect(|out| self.record(out));
+            .inspect(|out| self.record(out, &[Partition::Member]));
         match put {
             Ok(_) => Ok(()),
             Err(e) if is_conditional_failure(&e) => Err(StoreError::UsernameTaken),
@@ -579,6 +770,7 @@ impl Members for DynamoStore {
 }
 
 #[async_trait]
+#[async_trait]
 impl Posts for DynamoStore {
     async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()> {
         let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
@@ -590,24 +782,84 @@ impl Posts for DynamoStore {
             .condition_expression("attribute_not_exists(PK)")
             .send()
             .await
-            .inspect(|out| self.record(out))
+            .inspect(|out| self.record(out, &[Partition::Post]))
             .map_err(sdk_error)?;
+        self.cache.pages.clear();
         Ok(())
     }
 
-    /// Two requests at once, whatever the comment count: the post item
-    /// (GetItem) and one Query for its first [`COMMENTS_PAGE`] comments + 1.
+    /// Three requests side by side, whatever the comment count: the post
+    /// item, one Query for its first [`COMMENTS_PAGE`] comments + 1, and its
+    /// counter shards (one BatchGetItem per 100 shards). Consistent.
     async fn post_detail(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let (post, page) = tokio::try_join!(
-            self.get(key(post_pk(post_id), POST_SK.into())),
-            self.comments_page(post_id, COMMENTS_PAGE, None),
-        )?;
-        let Some(post) = post.map(from_item::<PostItem>).transpose()? else {
+        let ids = [post_id];
+        let (found, shards) = tokio::try_join!(self.post_with_comments(post_id), self.read_shards(&ids, true))?;
+        let Some((post, page)) = found.filter(|(post, _)| post.summary.board == board) else {
             return Ok(None);
         };
-        Ok((post.summary.board == board).then(|| PostDetail {
-            post: post.into_post(),
+        let counts = shards.into_values().flatten().sum();
+        Ok(Some(PostDetail {
+            post: post.into_post(counts),
+            comments: page.comments,
+            comments_next_cursor: page.next_cursor,
+        }))
+    }
+
+    /// A view writes one counter shard (one write unit, whatever the post's
+    /// size) and nothing else. The post, its first comments and the other
+    /// shards come from this process's cache when fresh (`READ_CACHE_TTL_MS`),
+    /// else from the table; the count shown is the other shards' (as read)
+    /// plus this view's shard as this view left it, so it includes this view.
+    async fn view_post(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let cached = self.cache.details.get(&post_id.to_owned());
+        let detail = match cached {
+            Some(detail) => detail,
+            None => {
+                let read_at = std::time::Instant::now();
+                let Some(found) = self.post_with_comments(post_id).await? else {
+                    return Ok(None);
+                };
+                let found = Arc::new(found);
+                self.cache.details.put_at(post_id.to_owned(), found.clone(), read_at);
+                found
+            }
+        };
+        if detail.0.summary.board != board {
+            return Ok(None);
+        }
+        let shard = self.random_shard();
+        let ids = [post_id];
+        let (mine, mut shards) = tokio::try_join!(self.add_view(board, post_id, shard), self.cached_shards(&ids))?;
+        let mine = match mine {
+            Some(mine) => mine,
+            // The shard's first view, or the post is gone (its delete took
+            // the shards): only a post that is still there gets the shard.
+            None => {
+                self.cache.forget_post(post_id);
+                if self.post_board(post_id).await?.as_deref() != Some(board) {
+                    return Ok(None);
+                }
+                self.ensure_shard(board, post_id, shard).await?;
+                self.add_view(board, post_id, shard)
+                    .await?
+                    .ok_or_else(|| StoreError::Unavailable("the post was deleted while it was read".into()))?
+            }
+        };
+        let index = shard as usize;
+        self.cache.shards.update(&post_id.to_owned(), |cached| {
+            if let Some(slot) = cached.get_mut(index) {
+                *slot = mine;
+            }
+        });
+        let mut shards = shards.remove(post_id).unwrap_or_default();
+        if let Some(slot) = shards.get_mut(index) {
+            *slot = mine;
+        }
+        let (post, page) = (*detail).clone();
+        Ok(Some(PostDetail {
+            post: post.into_post(shards.into_iter().sum()),
             comments: page.comments,
             comments_next_cursor: page.next_cursor,
         }))
@@ -630,54 +882,30 @@ impl Posts for DynamoStore {
         Ok(post_board.is_some_and(|b| b == board).then_some(page))
     }
 
-    async fn count_view(&self, post_key: &PostKey) -> StoreResult<Option<u64>> {
-        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let out = self
-            .client
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .update_expression("ADD view_count :one")
-            .condition_expression(POST_ON_BOARD)
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":board", s(board))
-            .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .inspect(|out| self.record(out));
-        match out {
-            Ok(out) => Ok(Some(number(&out.attributes.unwrap_or_default(), "view_count")?)),
-            Err(e) if is_conditional_failure(&e) => Ok(None),
-            Err(e) => Err(sdk_error(e)),
-        }
-    }
-
+    /// One Query on the board index (no counts there), then the page's
+    /// counter shards: BatchGetItem, 100 shards per request, side by side.
+    /// Both from this process's cache when fresh.
     async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
         let (board, limit) = (board.as_str(), limit.get());
-        let after = cursor.map(cursor::decode).transpose()?;
-        let mut query = self
-            .client
-            .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .index_name(BOARD_INDEX)
-            .expression_attribute_values(":board", s(board_pk(board)))
-            .scan_index_forward(false)
-            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX));
-        query = match after {
-            Some(after) => query
-                .key_condition_expression("GSI1PK = :board AND GSI1SK < :after")
-                .expression_attribute_values(":after", s(after)),
-            None => query.key_condition_expression("GSI1PK = :board"),
+        let cache_key = (board.to_owned(), cursor.map(str::to_owned), limit);
+        let summaries = match self.cache.pages.get(&cache_key) {
+            Some(summaries) => summaries,
+            None => {
+                let read_at = std::time::Instant::now();
+                let summaries = Arc::new(self.board_page(board, limit, cursor).await?);
+                self.cache.pages.put_at(cache_key, summaries.clone(), read_at);
+                summaries
+            }
         };
-        let out = query.send().await.inspect(|out| self.record(out)).map_err(sdk_error)?;
-        let mut posts = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(|item| from_item::<SummaryFields>(item).map(Into::into))
-            .collect::<StoreResult<Vec<_>>>()?;
+        let ids: Vec<&str> = summaries.iter().take(limit).map(|s| s.id.as_str()).collect();
+        let mut shards = self.cached_shards(&ids).await?;
+        let mut posts: Vec<PostSummary> = summaries
+            .iter()
+            .map(|s| {
+                let counts = shards.remove(&s.id).unwrap_or_default().into_iter().sum();
+                s.clone().summary(counts)
+            })
+            .collect();
         Ok(cursor::page_of(&mut posts, limit))
     }
 
@@ -693,7 +921,7 @@ impl Posts for DynamoStore {
         }))
     }
 
-    async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<Option<Post>> {
+    async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<bool> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let (title, body, updated_at) = (edit.title.as_str(), edit.body.as_str(), edit.updated_at.as_str());
         let out = self
@@ -708,41 +936,46 @@ impl Posts for DynamoStore {
             .expression_attribute_values(":body", s(body))
             .expression_attribute_values(":updated_at", s(updated_at))
             .expression_attribute_values(":board", s(board))
-            .return_values(ReturnValue::AllNew)
             .send()
             .await
-            .inspect(|out| self.record(out));
+            .inspect(|out| self.record(out, &[Partition::Post]));
+        self.cache.forget_post(post_id);
+        self.cache.pages.clear();
         match out {
-            Ok(out) => Ok(Some(
-                from_item::<PostItem>(out.attributes.unwrap_or_default())?.into_post(),
-            )),
-            Err(e) if is_conditional_failure(&e) => Ok(None),
+            Ok(_) => Ok(true),
+            Err(e) if is_conditional_failure(&e) => Ok(false),
             Err(e) => Err(sdk_error(e)),
         }
     }
 
     async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        // The post goes first, atomically: from then on it reads as gone and
-        // no comment or like can be added (their writes require the post).
-        let deleted = self
-            .client
-            .delete_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        // The post and its counter shards go first, in one transaction: from
+        // then on the post reads as gone and nothing can be counted on it
+        // (every counting write requires its shard).
+        let post = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
             .condition_expression(POST_ON_BOARD)
             .expression_attribute_values(":board", s(board))
-            .send()
-            .await
-            .inspect(|out| self.record(out));
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let mut items = vec![TransactWriteItem::builder().delete(post).build()];
+        for shard in self.shard_keys(post_id) {
+            items.push(self.delete(shard, None)?);
+        }
+        let deleted = self.transact(items).await;
+        self.cache.forget_post(post_id);
+        self.cache.pages.clear();
         match deleted {
-            Ok(_) => {}
-            Err(e) if is_conditional_failure(&e) => return Ok(false),
-            Err(e) => return Err(sdk_error(e)),
+            Ok(()) => {}
+            Err(TxFailure::Conditions(_)) => return Ok(false),
+            Err(TxFailure::Store(e)) => return Err(e),
         }
         let mut children = self.keys_under(post_pk(post_id)).await?;
-        children.extend(self.keys_under(likes_pk(post_id)).await?);
+        for pk in all_likes_pks(post_id).chain([legacy_likes_pk(post_id)]) {
+            children.extend(self.keys_under(pk).await?);
+        }
         self.delete_all(children).await?;
         Ok(true)
     }
@@ -769,26 +1002,29 @@ impl Comments for DynamoStore {
         guest_password_hash: Option<&PasswordHash>,
     ) -> StoreResult<()> {
         let (board, guest_password_hash) = (board.as_str(), guest_password_hash.map(PasswordHash::as_str));
+        let post_id = comment.post_id.as_str();
         let item = to_item(&CommentItem::new(board, comment, guest_password_hash))?;
+        let shard = shard_of(&comment.id, self.layout.counter_shards);
         let mut items = vec![
             self.put(item, "attribute_not_exists(PK)")?,
-            self.count_on_post(board, &comment.post_id, "comment_count", 1)?,
+            self.count_on_shard(board, post_id, shard, "comments", 1)?,
         ];
         if let Some(parent) = &comment.parent_id {
             let check = ConditionCheck::builder()
                 .table_name(&self.table)
-                .set_key(Some(key(post_pk(&comment.post_id), comment_sk(parent))))
+                .set_key(Some(key(post_pk(post_id), comment_sk(parent))))
                 .condition_expression("attribute_exists(PK) AND attribute_not_exists(parent_id)")
                 .build()
                 .map_err(|e| StoreError::Internal(e.to_string()))?;
             items.push(TransactWriteItem::builder().condition_check(check).build());
         }
-        match self.transact(items).await {
-            Ok(()) => Ok(()),
-            Err(TxFailure::Conditions(failed)) if failed.get(1) == Some(&true) => Err(StoreError::NotFound),
-            Err(TxFailure::Conditions(failed)) if failed.get(2) == Some(&true) => Err(StoreError::InvalidParent),
-            Err(TxFailure::Conditions(_)) => Err(StoreError::Internal("comment id collision".into())),
-            Err(TxFailure::Store(e)) => Err(e),
+        let result = self.transact_counting(board, post_id, shard, 1, items).await;
+        self.cache.forget_post(post_id);
+        match result? {
+            Some(Ok(())) => Ok(()),
+            None => Err(StoreError::NotFound),
+            Some(Err(failed)) if failed.get(2) == Some(&true) => Err(StoreError::InvalidParent),
+            Some(Err(_)) => Err(StoreError::Internal("comment id collision".into())),
         }
     }
 
@@ -814,15 +1050,17 @@ impl Comments for DynamoStore {
             comment_key.post.post.as_str(),
             comment_key.comment.as_str(),
         );
+        let shard = shard_of(comment_id, self.layout.counter_shards);
         let items = vec![
-            self.delete(key(post_pk(post_id), comment_sk(comment_id)), "attribute_exists(PK)")?,
-            self.count_on_post(board, post_id, "comment_count", -1)?,
+            self.delete(
+                key(post_pk(post_id), comment_sk(comment_id)),
+                Some("attribute_exists(PK)"),
+            )?,
+            self.count_on_shard(board, post_id, shard, "comments", -1)?,
         ];
-        match self.transact(items).await {
-            Ok(()) => Ok(true),
-            Err(TxFailure::Conditions(_)) => Ok(false),
-            Err(TxFailure::Store(e)) => Err(e),
-        }
+        let result = self.transact_counting(board, post_id, shard, 1, items).await;
+        self.cache.forget_post(post_id);
+        Ok(matches!(result?, Some(Ok(()))))
     }
 
     async fn replace_comment_guest_hash(
@@ -855,10 +1093,8 @@ impl Likes for DynamoStore {
     }
 
     async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
-        Ok(self
-            .get(key(likes_pk(post.as_str()), like_sk(member.as_str())))
-            .await?
-            .is_some())
+        let (post, member) = (post.as_str(), member.as_str());
+        Ok(self.get(key(likes_pk(post, member), like_sk(member))).await?.is_some())
     }
 }
 
@@ -880,7 +1116,7 @@ impl Attempts for DynamoStore {
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .await
-            .inspect(|out| self.record(out))
+            .inspect(|out| self.record(out, &[Partition::Attempt]))
             .map_err(sdk_error)?;
         number(&out.attributes.unwrap_or_default(), "failures")
     }
@@ -899,7 +1135,7 @@ impl Attempts for DynamoStore {
             .expression_attribute_values(":zero", n(0))
             .send()
             .await
-            .inspect(|out| self.record(out));
+            .inspect(|out| self.record(out, &[Partition::Attempt]));
         match out {
             Ok(_) => Ok(()),
             Err(e) if is_conditional_failure(&e) => Ok(()),

@@ -1,0 +1,37 @@
+//! `TABLE_NAME=<table> cargo run -p shared --bin backfill`: moves a v1
+//! table's counts and likes to the v2 layout (README, "Upgrading a v1
+//! table"). `DYNAMODB_ENDPOINT` points it at DynamoDB Local. Idempotent.
+
+use std::process::ExitCode;
+
+use shared::config::Env;
+use shared::store::dynamo::{DynamoStore, SdkTuning};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let env = Env::process();
+    let Some(table) = env.get("TABLE_NAME") else {
+        eprintln!("TABLE_NAME is required: the table to upgrade");
+        return ExitCode::FAILURE;
+    };
+    let endpoint = env.get("DYNAMODB_ENDPOINT");
+    let tuning = SdkTuning::defaults(endpoint.is_some());
+    let result = async {
+        let store = DynamoStore::connect(&table, endpoint.as_deref(), &tuning).await?;
+        store.backfill().await
+    }
+    .await;
+    match result {
+        Ok(done) => {
+            println!(
+                "{table}: {} likes moved, {} duplicate likes removed, {} posts' counts moved to their shards",
+                done.likes_moved, done.duplicate_likes, done.posts_folded
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("backfill of {table} stopped (run it again to go on): {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! A per-process read cache with a short time to live (`READ_CACHE_TTL_MS`,
+//! docs/DESIGN.md "At internet scale"). One item serves at most 3,000 read
+//! units a second: 10,000 views/s of one post cannot all read its item and
+//! its comments, nor 10,000 listings/s one board's index partition. With the
+//! cache each execution environment reads them once per TTL, whatever its
+//! traffic. Off (TTL 0) by default: then every read goes to the table.
+//!
+//! What this process writes it removes from its cache at once, so a process
+//! reads its own writes; other processes see them within the TTL.
+//!
+//! A map behind a mutex, emptied when full: no eviction order is needed for
+//! entries that live a second, and a cache crate would weigh on the `read`
+//! function's binary (docs/DESIGN.md, "Binary size").
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Entries per map before it is emptied.
+const CAPACITY: usize = 4_096;
+
+#[derive(Debug)]
+pub struct TtlMap<K, V> {
+    ttl: Duration,
+    entries: Mutex<HashMap<K, (Instant, V)>>,
+}
+
+impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
+    pub fn new(ttl: Duration) -> Self {
+        TtlMap {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        !self.ttl.is_zero()
+    }
+
+    pub fn get(&self, key: &K) -> Option<V> {
+        if !self.enabled() {
+            return None;
+        }
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(key)
+            .filter(|(at, _)| at.elapsed() < self.ttl)
+            .map(|(_, value)| value.clone())
+    }
+
+    #[cfg(test)]
+    pub fn put(&self, key: K, value: V) {
+        self.put_at(key, value, Instant::now());
+    }
+
+    /// Stores a value read at `at` (before the request that fetched it left),
+    /// so it never outlives the TTL counted from the read.
+    pub fn put_at(&self, key: K, value: V, at: Instant) {
+        if !self.enabled() {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= CAPACITY {
+            entries.retain(|_, (at, _)| at.elapsed() < self.ttl);
+            if entries.len() >= CAPACITY {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (at, value));
+    }
+
+    /// Changes a fresh entry in place (a count this process just wrote).
+    pub fn update(&self, key: &K, change: impl FnOnce(&mut V)) {
+        if !self.enabled() {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, value)) = entries.get_mut(key)
+            && at.elapsed() < self.ttl
+        {
+            change(value);
+        }
+    }
+
+    pub fn remove(&self, key: &K) {
+        if self.enabled() {
+            self.entries.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        }
+    }
+
+    pub fn clear(&self) {
+        if self.enabled() {
+            self.entries.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_ttl_stores_nothing() {
+        let map = TtlMap::new(Duration::ZERO);
+        map.put("a", 1);
+        assert_eq!(map.get(&"a"), None);
+    }
+
+    #[test]
+    fn entries_expire_after_the_ttl() {
+        let map = TtlMap::new(Duration::from_secs(60));
+        map.put("fresh", 1);
+        map.put_at("old", 2, Instant::now() - Duration::from_secs(61));
+        assert_eq!(map.get(&"fresh"), Some(1));
+        assert_eq!(map.get(&"old"), None);
+        map.update(&"fresh", |v| *v = 3);
+        assert_eq!(map.get(&"fresh"), Some(3));
+        map.remove(&"fresh");
+        assert_eq!(map.get(&"fresh"), None);
+    }
+
+    #[test]
+    fn a_full_map_keeps_its_size_bounded() {
+        let map = TtlMap::new(Duration::from_secs(60));
+        for i in 0..CAPACITY * 3 {
+            map.put(i, i);
+        }
+        assert!(map.entries.lock().unwrap().len() <= CAPACITY);
+        assert_eq!(map.get(&(CAPACITY * 3 - 1)), Some(CAPACITY * 3 - 1));
+    }
+}
