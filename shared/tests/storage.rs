@@ -1022,3 +1022,143 @@ async fn tables_are_created_from_the_shared_schema() {
         Some(def.time_to_live_specification.attribute_name.as_str())
     );
 }
+
+/// DynamoDB only: a table written with the v1 layout (counts on the post
+/// item, likes in one partition) reads right under v2 before the backfill,
+/// and the backfill moves everything once, however often it runs, keeping a
+/// like given again across the upgrade counted once.
+#[tokio::test]
+async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let table = format!("test-{}", new_id().to_lowercase());
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+            .await
+            .build(),
+    );
+    let store = DynamoStore::with_client(client.clone(), &table, true).await.unwrap();
+    let (post, comment) = (new_id(), new_id());
+    let (m1, m2, author) = (member_id(), member_id(), member_id());
+    let text = |v: &str| AttributeValue::S(v.to_owned());
+    let number = |v: u64| AttributeValue::N(v.to_string());
+    let v1_items = [
+        vec![
+            ("PK", text(&format!("POST#{post}"))),
+            ("SK", text("POST")),
+            ("GSI1PK", text("BOARD#free")),
+            ("GSI1SK", text(&post)),
+            ("id", text(&post)),
+            ("board", text("free")),
+            ("title", text("from v1")),
+            ("author_kind", text("member")),
+            ("author_nickname", text("kim")),
+            ("author_member_id", text(author.as_str())),
+            ("created_at", text(&now())),
+            ("updated_at", text(&now())),
+            ("body", text("body")),
+            ("view_count", number(5)),
+            ("like_count", number(2)),
+            ("comment_count", number(1)),
+        ],
+        vec![
+            ("PK", text(&format!("POST#{post}"))),
+            ("SK", text(&format!("COMMENT#{comment}"))),
+            ("id", text(&comment)),
+            ("post_id", text(&post)),
+            ("board", text("free")),
+            ("body", text("a v1 comment")),
+            ("author_kind", text("guest")),
+            ("author_nickname", text("g")),
+            ("created_at", text(&now())),
+        ],
+        vec![
+            ("PK", text(&format!("LIKES#{post}"))),
+            ("SK", text(&format!("MEMBER#{}", m1.as_str()))),
+        ],
+        vec![
+            ("PK", text(&format!("LIKES#{post}"))),
+            ("SK", text(&format!("MEMBER#{}", m2.as_str()))),
+        ],
+    ];
+    for item in v1_items {
+        let item = item.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        client
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+    }
+    let store: Dyn = Arc::new(store);
+    let key = post_key("free", &post);
+    let counts = |d: &shared::domain::PostDetail| {
+        let s = &d.post.summary;
+        (s.view_count, s.like_count, s.comment_count)
+    };
+    let listed = |page: shared::domain::Page| {
+        let s = &page.posts[0];
+        (s.view_count, s.like_count, s.comment_count)
+    };
+
+    // v2 reads the v1 counts before the backfill.
+    assert_eq!(counts(&store.post_detail(&key).await.unwrap().unwrap()), (5, 2, 1));
+    assert_eq!(
+        listed(store.list_posts(&board("free"), limit(20), None).await.unwrap()),
+        (5, 2, 1)
+    );
+    // m1's v1 like is not found where v2 looks, so m1 can like again.
+    assert!(!store.has_liked(&key.post, &m1).await.unwrap());
+    store.like(&key, &m1).await.unwrap().unwrap();
+    assert_eq!(counts(&store.post_detail(&key).await.unwrap().unwrap()), (5, 3, 1));
+
+    let concrete = DynamoStore::with_client(client.clone(), &table, false).await.unwrap();
+    let done = concrete.backfill().await.unwrap();
+    assert_eq!(
+        (done.likes_moved, done.duplicate_likes, done.posts_folded),
+        (1, 1, 1),
+        "{done:?}"
+    );
+    assert_eq!(counts(&store.post_detail(&key).await.unwrap().unwrap()), (5, 2, 1));
+    assert_eq!(
+        listed(store.list_posts(&board("free"), limit(20), None).await.unwrap()),
+        (5, 2, 1)
+    );
+    assert!(store.has_liked(&key.post, &m1).await.unwrap());
+    assert!(store.has_liked(&key.post, &m2).await.unwrap());
+    let raw = client
+        .get_item()
+        .table_name(&table)
+        .key("PK", text(&format!("POST#{post}")))
+        .key("SK", text("POST"))
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    assert!(
+        !raw.contains_key("view_count") && !raw.contains_key("like_count"),
+        "{raw:?}"
+    );
+
+    // Again: nothing left to move.
+    let again = concrete.backfill().await.unwrap();
+    assert_eq!(
+        (again.likes_moved, again.duplicate_likes, again.posts_folded),
+        (0, 0, 0)
+    );
+    assert_eq!(store.unlike(&key, &m2).await.unwrap().unwrap().like_count, 1);
+    assert_eq!(views(&store, &key).await, Some(6));
+    assert!(store.delete_post(&key).await.unwrap());
+    assert_eq!(store.post_detail(&key).await.unwrap(), None);
+    // Nothing of the post is left: not its comments, likes or shards.
+    let left = client
+        .scan()
+        .table_name(&table)
+        .filter_expression("contains(PK, :post) OR SK = :post")
+        .expression_attribute_values(":post", text(&post))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(left.items().len(), 0, "{:?}", left.items());
+}

@@ -9,7 +9,13 @@ use std::fmt::Write as _;
 use shared::function::Function;
 use shared::hashing::tier_file::TierFile;
 use shared::http::routes;
+use shared::store::dynamo::Layout;
 use shared::store::dynamo::schema::TableDefinition;
+
+/// The `read` function's cache: each execution environment reads a hot
+/// post, board page and counts once a second instead of once per request
+/// (README, "At internet scale").
+pub const READ_CACHE_TTL_MS: u64 = 1_000;
 
 /// DynamoDB actions each function needs, from what its handlers call in the
 /// adapter (transactions need the per-item actions of their parts).
@@ -19,10 +25,19 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         Function::Signup => &["dynamodb:PutItem"],
         // member_credentials, replace_password_hash, attempt counters.
         Function::Login => &["dynamodb:GetItem", "dynamodb:UpdateItem"],
-        // count_view (update), post_detail (query), list_posts (query on GSI1).
-        Function::Read => &["dynamodb:Query", "dynamodb:UpdateItem"],
-        // posts, comments (transaction: put + update + condition check), delete with children.
+        // view_post: the post (get) and its comments (query), the view on a
+        // counter shard (update, which also creates the shard), the other
+        // shards (batch get); list_posts: query on GSI1 and the shards.
+        Function::Read => &[
+            "dynamodb:GetItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+            "dynamodb:BatchGetItem",
+        ],
+        // posts, comments (transaction: put + shard update + condition check),
+        // delete with shards and children, the detail after an edit (shards).
         Function::MemberWrite => &[
+            "dynamodb:BatchGetItem",
             "dynamodb:PutItem",
             "dynamodb:GetItem",
             "dynamodb:UpdateItem",
@@ -32,6 +47,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:BatchWriteItem",
         ],
         Function::GuestPost => &[
+            "dynamodb:BatchGetItem",
             "dynamodb:PutItem",
             "dynamodb:GetItem",
             "dynamodb:UpdateItem",
@@ -46,12 +62,14 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:DeleteItem",
             "dynamodb:ConditionCheckItem",
         ],
-        // like/unlike transaction (put or delete + update), like_state (get).
+        // like/unlike transaction (put or delete + shard update), the post's
+        // board before a shard's first write (get), the likes of every shard (batch get).
         Function::Like => &[
             "dynamodb:PutItem",
             "dynamodb:DeleteItem",
             "dynamodb:UpdateItem",
             "dynamodb:GetItem",
+            "dynamodb:BatchGetItem",
         ],
     }
 }
@@ -127,11 +145,25 @@ Parameters:
     Default: free,qna,notice
   LogRetentionDays:
     Type: Number
-    Default: 30",
+    Default: 30
+  CounterShards:
+    Type: Number
+    Description: Counter shards per post (README, Single-table design) - about 1,000 views/s of one post per shard; may only grow
+    Default: {shards}
+    MinValue: 1
+    MaxValue: {max_shards}
+  ReadCacheTtlMs:
+    Type: Number
+    Description: How long the read function serves a post, a board page and counts from memory (0 - never)
+    Default: {read_cache}
+    MinValue: 0",
         measured = tiers.measured_at,
         cpu = tiers.machine.cpu,
         member = tier_spec("member")?,
         guest = tier_spec("guest")?,
+        shards = Layout::DEFAULT_SHARDS,
+        max_shards = Layout::MAX_SHARDS,
+        read_cache = READ_CACHE_TTL_MS,
     )?;
     for function in Function::ALL {
         if let Some(default) = reserved_concurrency_default(function) {
@@ -168,6 +200,7 @@ Globals:
         MEMBER_TIER: !Ref MemberTier
         GUEST_TIER: !Ref GuestTier
         BOARDS: !Ref Boards
+        COUNTER_SHARDS: !Ref CounterShards
 
 Resources:
   JwtSecret:
@@ -345,8 +378,11 @@ Resources:
         // Secrets Manager dynamic references, resolved at deploy time, never
         // written in this template.
         let needs = function.needs();
-        if needs.tokens || needs.hashing {
+        if needs.tokens || needs.hashing || function == Function::Read {
             writeln!(t, "      Environment:\n        Variables:")?;
+        }
+        if function == Function::Read {
+            writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
         }
         if needs.tokens {
             writeln!(

@@ -22,38 +22,62 @@ pub struct Units {
     pub write: f64,
 }
 
-/// What requests consumed: on the table, on each index by name, and on one
-/// partition of each kind ([`Partition`]).
+/// What requests consumed: on the table, on each index by name, and on each
+/// partition key.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Consumed {
     pub table: Units,
     pub indexes: BTreeMap<String, Units>,
-    /// Units per partition of a kind: what a request consumed divided by the
-    /// partitions of that kind it touched (a BatchGetItem of 16 counter
-    /// shards puts 1/16 of its units on each), added up over requests. An
-    /// upper bound for the hottest partition of that kind: two requests
-    /// that touched different shards are added as if they hit one.
-    pub partitions: BTreeMap<&'static str, Units>,
+    /// Units by partition key (`POST#...`, `COUNT#free#3`, ...): a request's
+    /// table units split evenly over the items it named (exact where they
+    /// are all small, as in a like). Index units are under `GSI1`, all
+    /// board partitions together.
+    pub partitions: BTreeMap<String, Units>,
+}
+
+impl Consumed {
+    /// The most read and the most written units that landed on one
+    /// partition of `kind` (each maximum on its own).
+    pub fn hottest(&self, kind: Partition) -> Units {
+        self.partitions
+            .iter()
+            .filter(|(pk, _)| Partition::of(pk) == kind)
+            .fold(Units::default(), |max, (_, u)| Units {
+                read: max.read.max(u.read),
+                write: max.write.max(u.write),
+            })
+    }
 }
 
 /// The kinds of partition key in the table (docs/DESIGN.md, single table):
 /// the per-partition limits (1,000 write and 3,000 read units a second)
-/// apply to each one.
+/// apply to each partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Partition {
     /// `POST#<id>`: the post item and its comments.
     Post,
-    /// `COUNT#<id>#<n>`: one counter shard.
+    /// `COUNT#<board>#<n>`: shard n of every post of a board.
     CounterShard,
-    /// `LIKES#<id>#<n>`: one like partition.
+    /// `LIKES#<id>#<n>`: one like partition of a post.
     Likes,
-    /// `BOARD#<slug>` in the board index.
+    /// `GSI1`: the board index (all its partitions together).
     BoardIndex,
     Member,
     Attempt,
 }
 
 impl Partition {
+    pub fn of(pk: &str) -> Partition {
+        match pk.split('#').next() {
+            Some("COUNT") => Partition::CounterShard,
+            Some("LIKES") => Partition::Likes,
+            Some("MEMBER") => Partition::Member,
+            Some("ATTEMPT") => Partition::Attempt,
+            Some("GSI1") => Partition::BoardIndex,
+            _ => Partition::Post,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Partition::Post => "post",
@@ -75,10 +99,9 @@ impl CapacityMeter {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Adds what one request consumed; `touched` lists every partition it
-    /// touched (one entry per partition; a transaction's units are split
-    /// evenly over its items, exact when they are all small).
-    pub(crate) fn record(&self, kind: Kind, reports: &[ConsumedCapacity], touched: &[Partition]) {
+    /// Adds what one request consumed; `touched` is the partition key of
+    /// every item it named (one entry per item).
+    pub(crate) fn record(&self, kind: Kind, reports: &[ConsumedCapacity], touched: &[String]) {
         let mut consumed = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let mut request = Units::default();
         for report in reports {
@@ -93,21 +116,14 @@ impl CapacityMeter {
             add(&mut request, kind, &table);
             for (name, capacity) in report.global_secondary_indexes().into_iter().flatten() {
                 add(consumed.indexes.entry(name.clone()).or_default(), kind, capacity);
-                // The board index is the only index: its units land on its partition.
-                let on_index = consumed.partitions.entry(Partition::BoardIndex.name()).or_default();
-                add(on_index, kind, capacity);
+                add(consumed.partitions.entry(name.clone()).or_default(), kind, capacity);
             }
         }
-        // Each partition a request touched carries an even share of it.
-        let parts = touched.len().max(1) as f64;
-        let mut seen = Vec::new();
-        for partition in touched {
-            if !seen.contains(partition) {
-                seen.push(*partition);
-                let units = consumed.partitions.entry(partition.name()).or_default();
-                units.read += request.read / parts;
-                units.write += request.write / parts;
-            }
+        let share = 1.0 / touched.len().max(1) as f64;
+        for pk in touched {
+            let units = consumed.partitions.entry(pk.clone()).or_default();
+            units.read += request.read * share;
+            units.write += request.write * share;
         }
     }
 }

@@ -1,10 +1,12 @@
 //! Counter shards: a post's views, likes and comments counted in small items
-//! of their own (`COUNT#<post id>#<n>`, n < `COUNTER_SHARDS`), each in its
-//! own partition, so a hot post spreads its writes over n partitions and no
-//! count is ever written to the post item or the board index. A shard
-//! exists only while its post does: the post's delete removes the shards in
-//! the same transaction, and every counting write requires its shard, which
-//! is created on its first use once the post is confirmed to exist.
+//! of their own, shard n of each post of a board under `COUNT#<board>#<n>`
+//! (n < `COUNTER_SHARDS`). A hot post spreads its writes over n partitions
+//! and no count is ever written to the post item or the board index; a board
+//! page reads its posts' counts with one Query per partition (the items are
+//! tiny, so a Query of 20 costs what one item does). A shard exists only
+//! while its post does: the post's delete removes the shards in the same
+//! transaction, and every counting write requires its shard, which is
+//! created on its first use once the post is confirmed to exist.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -12,8 +14,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity, ReturnValue};
 use futures_util::future::try_join_all;
 
-use super::capacity::Partition;
-use super::items::{COUNTER_SK, Counts, counter_pk};
+use super::items::{Counts, counter_pk};
 use super::{DynamoStore, Item, StoreError, StoreResult, is_conditional_failure, key, n, s, sdk_error};
 
 /// BatchGetItem takes at most 100 keys.
@@ -21,6 +22,11 @@ const BATCH_KEYS: usize = 100;
 
 /// A post's shards, index = shard number; a shard not written yet counts 0.
 pub type Shards = Vec<Counts>;
+
+/// Shard `shard` of post `post_id` of `board`.
+pub(super) fn shard_key(board: &str, post_id: &str, shard: u32) -> Item {
+    key(counter_pk(board, shard), post_id.to_owned())
+}
 
 fn counts_of(item: &Item) -> Counts {
     let number = |name: &str| {
@@ -36,11 +42,19 @@ fn counts_of(item: &Item) -> Counts {
     }
 }
 
-/// `COUNT#<post id>#<n>` back to the post id and n.
-fn shard_of_key(pk: &str) -> Option<(&str, usize)> {
-    let (post, shard) = pk.strip_prefix("COUNT#")?.rsplit_once('#')?;
-    Some((post, shard.parse().ok()?))
+/// The shard number in `COUNT#<board>#<n>`.
+fn shard_number(pk: &str) -> Option<usize> {
+    pk.strip_prefix("COUNT#")?.rsplit_once('#')?.1.parse().ok()
 }
+
+/// The post id (SK) and shard number (from PK) of a shard item.
+fn placed(item: &Item) -> Option<(&str, usize)> {
+    let pk = item.get("PK")?.as_s().ok()?;
+    let sk = item.get("SK")?.as_s().ok()?;
+    Some((sk.as_str(), shard_number(pk)?))
+}
+
+const COUNTS: &str = "PK, SK, #views, #likes, #comments";
 
 impl DynamoStore {
     fn shard_count(&self) -> u32 {
@@ -51,32 +65,86 @@ impl DynamoStore {
         rand::random::<u32>() % self.shard_count()
     }
 
-    /// Every shard of `posts`, read in BatchGetItem requests of up to 100
-    /// keys sent side by side. Eventually consistent unless `consistent`.
-    pub(super) async fn read_shards(&self, posts: &[&str], consistent: bool) -> StoreResult<HashMap<String, Shards>> {
-        let shards = self.shard_count();
-        let keys: Vec<Item> = posts
-            .iter()
-            .flat_map(|post| (0..shards).map(move |n| key(counter_pk(post, n), COUNTER_SK.into())))
-            .collect();
-        let batches = keys
-            .chunks(BATCH_KEYS)
-            .map(|chunk| self.batch_get(chunk.to_vec(), consistent));
-        let mut found: HashMap<String, Shards> = posts
-            .iter()
-            .map(|post| ((*post).to_owned(), vec![Counts::default(); shards as usize]))
-            .collect();
-        for item in try_join_all(batches).await?.into_iter().flatten() {
-            let Some(pk) = item.get("PK").and_then(|v| v.as_s().ok()) else {
-                continue;
-            };
-            if let Some((post, n)) = shard_of_key(pk)
+    fn empty_shards<'a>(&self, posts: impl IntoIterator<Item = &'a str>) -> HashMap<String, Shards> {
+        let shards = self.shard_count() as usize;
+        posts
+            .into_iter()
+            .map(|post| (post.to_owned(), vec![Counts::default(); shards]))
+            .collect()
+    }
+
+    fn place(found: &mut HashMap<String, Shards>, items: impl IntoIterator<Item = Item>) {
+        for item in items {
+            if let Some((post, n)) = placed(&item)
                 && let Some(slot) = found.get_mut(post).and_then(|v| v.get_mut(n))
             {
                 *slot = counts_of(&item);
             }
         }
+    }
+
+    /// Every shard of a few posts of `board` by key: one BatchGetItem per
+    /// 100 shards. Eventually consistent unless `consistent`.
+    pub(super) async fn read_shards(
+        &self,
+        board: &str,
+        posts: &[&str],
+        consistent: bool,
+    ) -> StoreResult<HashMap<String, Shards>> {
+        let keys: Vec<Item> = posts
+            .iter()
+            .flat_map(|post| (0..self.shard_count()).map(move |n| shard_key(board, post, n)))
+            .collect();
+        let batches = keys
+            .chunks(BATCH_KEYS)
+            .map(|chunk| self.batch_get(chunk.to_vec(), consistent));
+        let mut found = self.empty_shards(posts.iter().copied());
+        Self::place(&mut found, try_join_all(batches).await?.into_iter().flatten());
         Ok(found)
+    }
+
+    /// The shards of a board page's posts: one Query per shard partition,
+    /// side by side, over the page's range of post ids (a page is a run of
+    /// consecutive ids of one board). Eventually consistent.
+    async fn page_shards(&self, board: &str, posts: &[&str]) -> StoreResult<HashMap<String, Shards>> {
+        let mut found = self.empty_shards(posts.iter().copied());
+        let (Some(low), Some(high)) = (posts.iter().min(), posts.iter().max()) else {
+            return Ok(found);
+        };
+        let queries = (0..self.shard_count()).map(|n| self.shard_range(board, n, low, high));
+        Self::place(&mut found, try_join_all(queries).await?.into_iter().flatten());
+        Ok(found)
+    }
+
+    /// Shard `shard` of the posts of `board` with ids from `low` to `high`.
+    async fn shard_range(&self, board: &str, shard: u32, low: &str, high: &str) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND SK BETWEEN :low AND :high")
+                .expression_attribute_values(":pk", s(counter_pk(board, shard)))
+                .expression_attribute_values(":low", s(low))
+                .expression_attribute_values(":high", s(high))
+                .projection_expression(COUNTS)
+                .expression_attribute_names("#views", "views")
+                .expression_attribute_names("#likes", "likes")
+                .expression_attribute_names("#comments", "comments")
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .inspect(|out| self.record(out, &[counter_pk(board, shard)]))
+                .map_err(sdk_error)?;
+            items.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
     }
 
     /// One BatchGetItem, retried for the keys DynamoDB leaves unprocessed.
@@ -98,10 +166,10 @@ impl DynamoStore {
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
             }
-            let touched = vec![Partition::CounterShard; keys.len()];
+            let touched: Vec<String> = keys.iter().map(super::pk_of).collect();
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(keys))
-                .projection_expression("PK, #views, #likes, #comments")
+                .projection_expression(COUNTS)
                 .expression_attribute_names("#views", "views")
                 .expression_attribute_names("#likes", "likes")
                 .expression_attribute_names("#comments", "comments")
@@ -131,9 +199,10 @@ impl DynamoStore {
         unreachable!("the loop returns")
     }
 
-    /// Shards of `posts` from this process's cache where fresh, the rest
-    /// read (eventually consistent) and cached.
-    pub(super) async fn cached_shards(&self, posts: &[&str]) -> StoreResult<HashMap<String, Shards>> {
+    /// Shards of posts of `board` from this process's cache where fresh, the
+    /// rest read (eventually consistent: by key for one post, by page range
+    /// for more) and cached.
+    pub(super) async fn cached_shards(&self, board: &str, posts: &[&str]) -> StoreResult<HashMap<String, Shards>> {
         let mut found = HashMap::new();
         let mut missing = Vec::new();
         for post in posts {
@@ -146,7 +215,12 @@ impl DynamoStore {
         }
         if !missing.is_empty() {
             let read_at = Instant::now();
-            for (post, shards) in self.read_shards(&missing, false).await? {
+            let read = if missing.len() == 1 {
+                self.read_shards(board, &missing, false).await?
+            } else {
+                self.page_shards(board, &missing).await?
+            };
+            for (post, shards) in read {
                 self.cache.shards.put_at(post.clone(), shards.clone(), read_at);
                 found.insert(post, shards);
             }
@@ -155,23 +229,23 @@ impl DynamoStore {
     }
 
     /// `ADD views 1` on one shard of a post of `board`; the shard's counts
-    /// after it, `None` when the shard does not exist (see [`Self::first_view`]).
+    /// after it, `None` when the shard does not exist (then see
+    /// [`Self::ensure_shard`]).
     pub(super) async fn add_view(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<Option<Counts>> {
         let out = self
             .client
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
-            .set_key(Some(key(counter_pk(post_id, shard), COUNTER_SK.into())))
+            .set_key(Some(shard_key(board, post_id, shard)))
             .update_expression("ADD #views :one")
-            .condition_expression("attribute_exists(PK) AND board = :board")
+            .condition_expression("attribute_exists(PK)")
             .expression_attribute_names("#views", "views")
             .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":board", s(board))
             .return_values(ReturnValue::AllNew)
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::CounterShard]));
+            .inspect(|out| self.record(out, &[counter_pk(board, shard)]));
         match out {
             Ok(out) => Ok(Some(counts_of(&out.attributes.unwrap_or_default()))),
             Err(e) if is_conditional_failure(&e) => Ok(None),
@@ -180,34 +254,27 @@ impl DynamoStore {
     }
 
     /// The first write to a shard: creates it. Only after the post was seen
-    /// to exist (a delete racing with this can leave one orphan shard, which
-    /// nothing reads: README, "Single-table design").
+    /// on its board (a delete racing with this can leave one orphan shard,
+    /// which nothing reads: README, "Single-table design").
     pub(super) async fn ensure_shard(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<()> {
-        let out = self
-            .client
+        self.client
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
-            .set_key(Some(key(counter_pk(post_id, shard), COUNTER_SK.into())))
-            .update_expression("SET board = :board")
-            .condition_expression("attribute_not_exists(PK) OR board = :board")
-            .expression_attribute_values(":board", s(board))
+            .set_key(Some(shard_key(board, post_id, shard)))
+            .update_expression("SET #views = if_not_exists(#views, :zero)")
+            .expression_attribute_names("#views", "views")
+            .expression_attribute_values(":zero", n(0))
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::CounterShard]));
-        match out {
-            Ok(_) => Ok(()),
-            Err(e) if is_conditional_failure(&e) => Err(StoreError::Internal(format!(
-                "counter shard {shard} of post {post_id} belongs to another board"
-            ))),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .inspect(|out| self.record(out, &[counter_pk(board, shard)]))
+            .map_err(sdk_error)?;
+        Ok(())
     }
 
-    /// The delete of every shard a post can have, for the post's delete transaction.
-    pub(super) fn shard_keys(&self, post_id: &str) -> impl Iterator<Item = Item> + '_ {
-        let post_id = post_id.to_owned();
-        (0..self.shard_count()).map(move |n| key(counter_pk(&post_id, n), COUNTER_SK.into()))
+    /// The keys of every shard a post can have, for the post's delete transaction.
+    pub(super) fn shard_keys<'a>(&self, board: &'a str, post_id: &'a str) -> impl Iterator<Item = Item> + 'a {
+        (0..self.shard_count()).map(move |n| shard_key(board, post_id, n))
     }
 }
 
@@ -218,10 +285,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shard_keys_name_their_post_and_number() {
-        assert_eq!(shard_of_key("COUNT#01ABC#12"), Some(("01ABC", 12)));
-        assert_eq!(shard_of_key("POST#01ABC"), None);
-        assert_eq!(shard_of_key("COUNT#01ABC#x"), None);
+    fn shard_items_name_their_post_and_number() {
+        let item = shard_key("free", "01ABC", 12);
+        assert_eq!(placed(&item), Some(("01ABC", 12)));
+        assert_eq!(shard_number("POST#01ABC"), None);
+        assert_eq!(shard_number("COUNT#free#x"), None);
     }
 
     #[test]

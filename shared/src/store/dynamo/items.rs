@@ -6,13 +6,16 @@
 //! | member  | `MEMBER#<username>`     | `MEMBER`            |                |           |
 //! | post    | `POST#<post id>`        | `POST`              | `BOARD#<slug>` | `<post id>` |
 //! | comment | `POST#<post id>`        | `COMMENT#<id>`      |                |           |
-//! | counter | `COUNT#<post id>#<n>`   | `COUNT`             |                |           |
+//! | counter | `COUNT#<board>#<n>`     | `<post id>`         |                |           |
 //! | like    | `LIKES#<post id>#<n>`   | `MEMBER#<member id>`|                |           |
 //! | attempt | `ATTEMPT#<key>`         | `WINDOW#<start>`    |                |           |
 //!
-//! A post's counts are the sum of its counter shards (views, likes, comments
-//! in small items of their own, each in its own partition); the post item and
-//! the board index hold none, so a view or a like never writes them. v1 tables
+//! A post's counts are the sum of its counter shards: views, likes and
+//! comments in small items of their own, shard n of every post of a board in
+//! the partition `COUNT#<board>#<n>`. A post's shards are in n different
+//! partitions (its writes spread), and a board page's shards are one Query
+//! per partition (its reads are cheap). The post item and the board index
+//! hold no count, so a view or a like never writes them. v1 tables
 //! kept the counts on the post item: [`LegacyCounts`] still reads them until
 //! the backfill (`cargo run -p shared --bin backfill`) folds them into shard 0.
 
@@ -44,16 +47,15 @@ pub fn board_pk(board: &str) -> String {
     format!("BOARD#{board}")
 }
 
-pub const COUNTER_SK: &str = "COUNT";
-
 /// Partitions a post's like items are spread over (by a hash of the member):
 /// a like is a transaction (2 write units per item), so one partition would
 /// cap a post at 500 likes/s; eight lift it to 4,000. Fixed, not configured:
 /// "has this member liked" must find the item where it was written.
 pub const LIKE_PARTITIONS: u64 = 8;
 
-pub fn counter_pk(post_id: &str, shard: u32) -> String {
-    format!("COUNT#{post_id}#{shard}")
+/// Shard `shard` of every post of `board`; a post's shard item has the post id as SK.
+pub fn counter_pk(board: &str, shard: u32) -> String {
+    format!("COUNT#{board}#{shard}")
 }
 
 /// The v1 like partition of a post (before like items were spread).

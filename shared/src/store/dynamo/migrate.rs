@@ -13,7 +13,8 @@
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
 
-use super::items::{COUNTER_SK, POST_SK, counter_pk, legacy_likes_pk, like_sk, likes_pk, post_pk};
+use super::counters::shard_key;
+use super::items::{POST_SK, legacy_likes_pk, like_sk, likes_pk, post_pk};
 use super::{DynamoStore, Item, StoreError, StoreResult, TxFailure, key, n, s, sdk_error};
 
 /// What a backfill run changed.
@@ -166,15 +167,14 @@ impl DynamoStore {
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         let add = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(counter_pk(id, 0), COUNTER_SK.into())))
-            .update_expression("ADD #views :views, #likes :likes, #comments :comments SET board = :board")
+            .set_key(Some(shard_key(board, id, 0)))
+            .update_expression("ADD #views :views, #likes :likes, #comments :comments")
             .expression_attribute_names("#views", "views")
             .expression_attribute_names("#likes", "likes")
             .expression_attribute_names("#comments", "comments")
             .expression_attribute_values(":views", n(views))
             .expression_attribute_values(":likes", n(likes))
             .expression_attribute_values(":comments", n(comments))
-            .expression_attribute_values(":board", s(board))
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         let items = vec![

@@ -230,9 +230,9 @@ impl DynamoStore {
         self
     }
 
-    /// Adds what a request consumed to the meter; `touched` names each
-    /// partition it touched (see [`Consumed::partitions`]).
-    fn record(&self, output: &impl capacity::Reports, touched: &[Partition]) {
+    /// Adds what a request consumed to the meter; `touched` is the
+    /// partition key of each item it named (see [`Consumed::partitions`]).
+    fn record(&self, output: &impl capacity::Reports, touched: &[String]) {
         if let Some(meter) = &self.meter {
             let (kind, reports) = output.reports();
             meter.record(kind, reports, touched);
@@ -308,22 +308,16 @@ enum TxFailure {
 }
 
 const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
-const SHARD_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
+/// A shard's key names its board: existing is enough.
+const SHARD_EXISTS: &str = "attribute_exists(PK)";
 
-/// The kind of partition an item key names (for the capacity meter).
-fn partition_of(item: &Item) -> Partition {
-    let pk = item.get("PK").and_then(|v| v.as_s().ok()).map_or("", String::as_str);
-    match pk.split('#').next() {
-        Some("COUNT") => Partition::CounterShard,
-        Some("LIKES") => Partition::Likes,
-        Some("MEMBER") => Partition::Member,
-        Some("ATTEMPT") => Partition::Attempt,
-        _ => Partition::Post,
-    }
+/// The partition key of an item or key (for the capacity meter).
+fn pk_of(item: &Item) -> String {
+    item.get("PK").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default()
 }
 
-/// The partitions a transaction's items touch, one entry per item.
-fn touched_by(items: &[TransactWriteItem]) -> Vec<Partition> {
+/// The partition keys a transaction's items name, one entry per item.
+fn touched_by(items: &[TransactWriteItem]) -> Vec<String> {
     items
         .iter()
         .filter_map(|item| {
@@ -333,7 +327,7 @@ fn touched_by(items: &[TransactWriteItem]) -> Vec<Partition> {
                 .or_else(|| item.delete().map(|d| d.key()))
                 .or_else(|| item.condition_check().map(|c| c.key()))
         })
-        .map(partition_of)
+        .map(pk_of)
         .collect()
 }
 
@@ -443,26 +437,29 @@ impl DynamoStore {
     ) -> StoreResult<TransactWriteItem> {
         let update = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(counter_pk(post_id, shard), COUNTER_SK.into())))
+            .set_key(Some(counters::shard_key(board, post_id, shard)))
             .update_expression("ADD #counter :delta")
-            .condition_expression(SHARD_ON_BOARD)
+            .condition_expression(SHARD_EXISTS)
             .expression_attribute_names("#counter", counter)
             .expression_attribute_values(":delta", n(delta))
-            .expression_attribute_values(":board", s(board))
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
     async fn get(&self, key: Item) -> StoreResult<Option<Item>> {
-        let touched = [partition_of(&key)];
+        self.get_with(key, true).await
+    }
+
+    async fn get_with(&self, key: Item, consistent: bool) -> StoreResult<Option<Item>> {
+        let touched = [pk_of(&key)];
         let out = self
             .client
             .get_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
-            .consistent_read(true)
+            .consistent_read(consistent)
             .send()
             .await
             .inspect(|out| self.record(out, &touched))
@@ -479,7 +476,7 @@ impl DynamoStore {
         old: &str,
         new: &str,
     ) -> StoreResult<bool> {
-        let touched = [partition_of(&key)];
+        let touched = [pk_of(&key)];
         let mut condition = format!("{attribute} = :old");
         let mut update = self
             .client
@@ -509,23 +506,30 @@ impl DynamoStore {
     /// One Query for a page of a post's comments, oldest first: `limit + 1`
     /// comment items from the first one or strictly after the comment `after`
     /// (a position: that comment need not exist any more). Never the post item.
-    async fn comments_page(&self, post_id: &str, limit: usize, after: Option<&str>) -> StoreResult<CommentPage> {
+    async fn comments_page(
+        &self,
+        post_id: &str,
+        limit: usize,
+        after: Option<&str>,
+        consistent: bool,
+    ) -> StoreResult<CommentPage> {
         let pk = post_pk(post_id);
         let start = after.map(|id| key(pk.clone(), comment_sk(id)));
+        let query_pk = pk.clone();
         let out = self
             .client
             .query()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
-            .expression_attribute_values(":pk", s(pk))
+            .expression_attribute_values(":pk", s(query_pk))
             .expression_attribute_values(":comments", s(COMMENT_SK_PREFIX))
-            .consistent_read(true)
+            .consistent_read(consistent)
             .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
             .set_exclusive_start_key(start)
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Post]))
+            .inspect(|out| self.record(out, std::slice::from_ref(&pk)))
             .map_err(sdk_error)?;
         let comments = out
             .items
@@ -540,11 +544,16 @@ impl DynamoStore {
     }
 
     /// The post item and its first page of comments (two requests side by
-    /// side, consistent), `None` when there is no such post.
-    async fn post_with_comments(&self, post_id: &str) -> StoreResult<Option<(PostItem, CommentPage)>> {
+    /// side), `None` when there is no such post. Eventually consistent reads
+    /// cost half; they serve the cache, which is not read-your-writes anyway.
+    async fn post_with_comments(
+        &self,
+        post_id: &str,
+        consistent: bool,
+    ) -> StoreResult<Option<(PostItem, CommentPage)>> {
         let (post, page) = tokio::try_join!(
-            self.get(key(post_pk(post_id), POST_SK.into())),
-            self.comments_page(post_id, COMMENTS_PAGE, None),
+            self.get_with(key(post_pk(post_id), POST_SK.into()), consistent),
+            self.comments_page(post_id, COMMENTS_PAGE, None, consistent),
         )?;
         Ok(post.map(from_item::<PostItem>).transpose()?.map(|post| (post, page)))
     }
@@ -561,7 +570,7 @@ impl DynamoStore {
             .consistent_read(true)
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Post]))
+            .inspect(|out| self.record(out, &[post_pk(post_id)]))
             .map_err(sdk_error)?;
         Ok(out
             .item
@@ -574,7 +583,7 @@ impl DynamoStore {
         let mut keys = Vec::new();
         let mut start = None;
         loop {
-            let touched = [partition_of(&key(pk.clone(), String::new()))];
+            let touched = [pk.clone()];
             let out = self
                 .client
                 .query()
@@ -600,7 +609,7 @@ impl DynamoStore {
     /// Deletes keys 25 at a time, retrying what DynamoDB leaves unprocessed.
     async fn delete_all(&self, keys: Vec<Item>) -> StoreResult<()> {
         for chunk in keys.chunks(25) {
-            let touched: Vec<Partition> = chunk.iter().map(partition_of).collect();
+            let touched: Vec<String> = chunk.iter().map(pk_of).collect();
             let mut pending: Vec<WriteRequest> = chunk
                 .iter()
                 .map(|k| {
@@ -698,7 +707,7 @@ impl DynamoStore {
             return Ok(None);
         }
         self.cache.shards.remove(&post_id.to_owned());
-        let shards = self.read_shards(&[post_id], true).await?;
+        let shards = self.read_shards(board, &[post_id], true).await?;
         let likes: i64 = shards.values().flatten().map(|c| c.likes).sum();
         Ok(Some(LikeState {
             liked,
@@ -728,7 +737,7 @@ impl Members for DynamoStore {
             .condition_expression("attribute_not_exists(PK)")
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Member]));
+            .inspect(|out| self.record(out, &[member_pk(&member.username)]));
         match put {
             Ok(_) => Ok(()),
             Err(e) if is_conditional_failure(&e) => Err(StoreError::UsernameTaken),
@@ -782,7 +791,7 @@ impl Posts for DynamoStore {
             .condition_expression("attribute_not_exists(PK)")
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Post]))
+            .inspect(|out| self.record(out, &[post_pk(&post.summary.id)]))
             .map_err(sdk_error)?;
         self.cache.pages.clear();
         Ok(())
@@ -794,7 +803,10 @@ impl Posts for DynamoStore {
     async fn post_detail(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let ids = [post_id];
-        let (found, shards) = tokio::try_join!(self.post_with_comments(post_id), self.read_shards(&ids, true))?;
+        let (found, shards) = tokio::try_join!(
+            self.post_with_comments(post_id, true),
+            self.read_shards(board, &ids, true)
+        )?;
         let Some((post, page)) = found.filter(|(post, _)| post.summary.board == board) else {
             return Ok(None);
         };
@@ -818,7 +830,8 @@ impl Posts for DynamoStore {
             Some(detail) => detail,
             None => {
                 let read_at = std::time::Instant::now();
-                let Some(found) = self.post_with_comments(post_id).await? else {
+                let consistent = !self.cache.details.enabled();
+                let Some(found) = self.post_with_comments(post_id, consistent).await? else {
                     return Ok(None);
                 };
                 let found = Arc::new(found);
@@ -831,7 +844,8 @@ impl Posts for DynamoStore {
         }
         let shard = self.random_shard();
         let ids = [post_id];
-        let (mine, mut shards) = tokio::try_join!(self.add_view(board, post_id, shard), self.cached_shards(&ids))?;
+        let (mine, mut shards) =
+            tokio::try_join!(self.add_view(board, post_id, shard), self.cached_shards(board, &ids))?;
         let mine = match mine {
             Some(mine) => mine,
             // The shard's first view, or the post is gone (its delete took
@@ -877,7 +891,7 @@ impl Posts for DynamoStore {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let (post_board, page) = tokio::try_join!(
             self.post_board(post_id),
-            self.comments_page(post_id, limit.get(), after.as_deref()),
+            self.comments_page(post_id, limit.get(), after.as_deref(), true),
         )?;
         Ok(post_board.is_some_and(|b| b == board).then_some(page))
     }
@@ -898,7 +912,7 @@ impl Posts for DynamoStore {
             }
         };
         let ids: Vec<&str> = summaries.iter().take(limit).map(|s| s.id.as_str()).collect();
-        let mut shards = self.cached_shards(&ids).await?;
+        let mut shards = self.cached_shards(board, &ids).await?;
         let mut posts: Vec<PostSummary> = summaries
             .iter()
             .map(|s| {
@@ -938,7 +952,7 @@ impl Posts for DynamoStore {
             .expression_attribute_values(":board", s(board))
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Post]));
+            .inspect(|out| self.record(out, &[post_pk(post_id)]));
         self.cache.forget_post(post_id);
         self.cache.pages.clear();
         match out {
@@ -961,7 +975,7 @@ impl Posts for DynamoStore {
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         let mut items = vec![TransactWriteItem::builder().delete(post).build()];
-        for shard in self.shard_keys(post_id) {
+        for shard in self.shard_keys(board, post_id) {
             items.push(self.delete(shard, None)?);
         }
         let deleted = self.transact(items).await;
@@ -1116,7 +1130,7 @@ impl Attempts for DynamoStore {
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Attempt]))
+            .inspect(|out| self.record(out, &[attempt_pk(key_name)]))
             .map_err(sdk_error)?;
         number(&out.attributes.unwrap_or_default(), "failures")
     }
@@ -1135,7 +1149,7 @@ impl Attempts for DynamoStore {
             .expression_attribute_values(":zero", n(0))
             .send()
             .await
-            .inspect(|out| self.record(out, &[Partition::Attempt]));
+            .inspect(|out| self.record(out, &[attempt_pk(key_name)]));
         match out {
             Ok(_) => Ok(()),
             Err(e) if is_conditional_failure(&e) => Ok(()),
