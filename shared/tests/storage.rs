@@ -1162,3 +1162,75 @@ async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
         .unwrap();
     assert_eq!(left.items().len(), 0, "{:?}", left.items());
 }
+
+/// DynamoDB only: with `READ_CACHE_TTL_MS` on, a repeated view is one
+/// request (its shard's update), a process reads its own writes at once,
+/// and another process's writes show once the TTL has passed.
+#[tokio::test]
+async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own_writes() {
+    let ttl = std::time::Duration::from_millis(500);
+    let cached = Layout {
+        counter_shards: 1,
+        read_cache_ttl: ttl,
+    };
+    let counter = RequestCounter::default();
+    let config = client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+        .await
+        .interceptor(counter.clone())
+        .build();
+    let table = format!("test-{}", new_id().to_lowercase());
+    let client = aws_sdk_dynamodb::Client::from_conf(config);
+    let this: Dyn = Arc::new(
+        DynamoStore::with_client(client.clone(), &table, true)
+            .await
+            .unwrap()
+            .with_layout(cached),
+    );
+    // Every process of a deployment has the same shard count (one setting).
+    let uncached = Layout {
+        counter_shards: 1,
+        ..Layout::default()
+    };
+    let other: Dyn = Arc::new(
+        DynamoStore::with_client(client, &table, false)
+            .await
+            .unwrap()
+            .with_layout(uncached),
+    );
+    let p = created_post(&this, "free").await;
+    let key = post_key("free", &p.summary.id);
+    assert_eq!(views(&this, &key).await, Some(1));
+
+    let before = counter.count();
+    assert_eq!(views(&this, &key).await, Some(2));
+    assert_eq!(counter.count() - before, 1, "a cached view is its shard's update only");
+
+    // Its own comment shows at once.
+    this.create_comment(&board("free"), &comment(&p.summary.id, None, "mine"), None)
+        .await
+        .unwrap();
+    let detail = this.view_post(&key).await.unwrap().unwrap();
+    assert_eq!((detail.comments.len(), detail.post.summary.comment_count), (1, 1));
+    assert_eq!(detail.post.summary.view_count, 3);
+
+    // Another process's comment and views show within the TTL.
+    other
+        .create_comment(&board("free"), &comment(&p.summary.id, None, "theirs"), None)
+        .await
+        .unwrap();
+    assert_eq!(views(&other, &key).await, Some(4));
+    let stale = this.view_post(&key).await.unwrap().unwrap();
+    assert_eq!(stale.comments.len(), 1, "served from the cache");
+    assert_eq!(
+        stale.post.summary.view_count, 5,
+        "the shard's own count is always fresh"
+    );
+    tokio::time::sleep(ttl + std::time::Duration::from_millis(100)).await;
+    let fresh = this.view_post(&key).await.unwrap().unwrap();
+    assert_eq!((fresh.comments.len(), fresh.post.summary.comment_count), (2, 2));
+    assert_eq!(fresh.post.summary.view_count, 6);
+
+    // A post deleted elsewhere is gone at the next view, cache or not.
+    assert!(other.delete_post(&key).await.unwrap());
+    assert_eq!(views(&this, &key).await, None);
+}

@@ -17,19 +17,20 @@ use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Entries per map before it is emptied.
-const CAPACITY: usize = 4_096;
-
 #[derive(Debug)]
 pub struct TtlMap<K, V> {
     ttl: Duration,
+    /// Entries before expired ones are dropped, and all of them if none is:
+    /// what bounds the memory a flood of distinct keys can take.
+    capacity: usize,
     entries: Mutex<HashMap<K, (Instant, V)>>,
 }
 
 impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, capacity: usize) -> Self {
         TtlMap {
             ttl,
+            capacity,
             entries: Mutex::new(HashMap::new()),
         }
     }
@@ -61,9 +62,9 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
             return;
         }
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= CAPACITY {
+        if entries.len() >= self.capacity {
             entries.retain(|_, (at, _)| at.elapsed() < self.ttl);
-            if entries.len() >= CAPACITY {
+            if entries.len() >= self.capacity {
                 entries.clear();
             }
         }
@@ -102,14 +103,14 @@ mod tests {
 
     #[test]
     fn a_zero_ttl_stores_nothing() {
-        let map = TtlMap::new(Duration::ZERO);
+        let map = TtlMap::new(Duration::ZERO, 8);
         map.put("a", 1);
         assert_eq!(map.get(&"a"), None);
     }
 
     #[test]
     fn entries_expire_after_the_ttl() {
-        let map = TtlMap::new(Duration::from_secs(60));
+        let map = TtlMap::new(Duration::from_secs(60), 8);
         map.put("fresh", 1);
         map.put_at("old", 2, Instant::now() - Duration::from_secs(61));
         assert_eq!(map.get(&"fresh"), Some(1));
@@ -122,11 +123,11 @@ mod tests {
 
     #[test]
     fn a_full_map_keeps_its_size_bounded() {
-        let map = TtlMap::new(Duration::from_secs(60));
-        for i in 0..CAPACITY * 3 {
+        let map = TtlMap::new(Duration::from_secs(60), 64);
+        for i in 0..64 * 3 {
             map.put(i, i);
         }
-        assert!(map.entries.lock().unwrap().len() <= CAPACITY);
-        assert_eq!(map.get(&(CAPACITY * 3 - 1)), Some(CAPACITY * 3 - 1));
+        assert!(map.entries.lock().unwrap().len() <= 64);
+        assert_eq!(map.get(&(64 * 3 - 1)), Some(64 * 3 - 1));
     }
 }
