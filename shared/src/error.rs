@@ -28,6 +28,10 @@ pub enum ApiError {
     MethodNotAllowed(String),
     #[error("username is already taken")]
     UsernameTaken,
+    #[error("a request with this Idempotency-Key is still being processed; retry after {retry_after} seconds")]
+    RequestInProgress { retry_after: u64 },
+    #[error("this Idempotency-Key was used for a different request")]
+    IdempotencyKeyReused,
     #[error("request body must be at most 65536 bytes")]
     PayloadTooLarge,
     #[error("too many failed attempts; retry after {retry_after} seconds")]
@@ -49,7 +53,8 @@ impl ApiError {
             ApiError::WrongPassword | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::UsernameTaken => StatusCode::CONFLICT,
+            ApiError::UsernameTaken | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
+            ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::TooManyAttempts { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -68,6 +73,8 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::UsernameTaken => "username_taken",
+            ApiError::RequestInProgress { .. } => "request_in_progress",
+            ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::TooManyAttempts { .. } => "too_many_attempts",
             ApiError::RateLimited { .. } => "rate_limited",
@@ -80,6 +87,7 @@ impl ApiError {
         match self {
             ApiError::TooManyAttempts { retry_after }
             | ApiError::RateLimited { retry_after }
+            | ApiError::RequestInProgress { retry_after }
             | ApiError::Unavailable { retry_after, .. } => Some((*retry_after).max(1)),
             _ => None,
         }
@@ -101,10 +109,13 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => ApiError::not_found("post"),
             StoreError::InvalidParent => ApiError::validation("parent_id must be a top-level comment of the same post"),
             StoreError::InvalidCursor => ApiError::validation("cursor is not a cursor this service issued"),
+            StoreError::ClaimLost => ApiError::RequestInProgress { retry_after: 1 },
             StoreError::Unavailable(detail) => {
                 tracing::warn!(error = %detail, "store unavailable");
                 ApiError::Unavailable {
-                    message: "the store is unavailable; nothing was written, retry later".into(),
+                    // A write that timed out may still apply: only a create
+                    // retried with its Idempotency-Key is sure to apply once.
+                    message: "the store is unavailable; the request may not have been applied, retry later (a create with the same Idempotency-Key)".into(),
                     retry_after: 1,
                 }
             }

@@ -61,6 +61,7 @@ impl TestApp {
         let member = self
             .app
             .sign_up(SignUp {
+                idempotency: None,
                 username: username(name),
                 password: Password::member("password-123".into()).unwrap(),
                 nickname: Nickname::parse(name.to_owned()).unwrap(),
@@ -95,6 +96,7 @@ impl TestApp {
             .create_member_post(
                 member,
                 WritePost {
+                    idempotency: None,
                     client: client("192.0.2.1"),
                     board: board.clone(),
                     title: Title::parse("mine".into()).unwrap(),
@@ -113,6 +115,7 @@ impl TestApp {
         let detail = self
             .app
             .create_guest_post(GuestPost {
+                idempotency: None,
                 client: client("192.0.2.1"),
                 board: self.app.boards.resolve("free").unwrap(),
                 nickname: Nickname::parse("guest".into()).unwrap(),
@@ -283,6 +286,7 @@ async fn without_a_pepper_a_password_over_72_bytes_is_refused_before_any_hash() 
     let refused = t
         .app
         .sign_up(SignUp {
+            idempotency: None,
             username: username("long"),
             password: Password::member("x".repeat(73)).unwrap(),
             nickname: Nickname::parse("long".into()).unwrap(),

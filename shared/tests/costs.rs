@@ -96,6 +96,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (signup, member) = requests(
         &counter,
         app.sign_up(SignUp {
+            idempotency: None,
             username: Username::parse("kim".into()).unwrap(),
             password: Password::member("password-123".into()).unwrap(),
             nickname: Nickname::parse("Kim".into()).unwrap(),
@@ -125,6 +126,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         app.create_member_post(
             &signed_in,
             WritePost {
+                idempotency: None,
                 client: client(),
                 board: board.clone(),
                 title: Title::parse("t".into()).unwrap(),
@@ -148,6 +150,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (comment_cost, comment) = requests(
         &counter,
         app.create_guest_comment(GuestComment {
+            idempotency: None,
             client: client(),
             key: key.clone(),
             nickname: Nickname::parse("g".into()).unwrap(),
@@ -294,6 +297,7 @@ async fn measure() -> Measured {
         let (app, _, meter) = metered_app_at(Layout::default(), &table).await;
         let mut add = |what: &str, consumed: Consumed| rows.push((what.to_owned(), size, consumed));
         let signup = |name: &str| SignUp {
+            idempotency: None,
             username: Username::parse(name.into()).unwrap(),
             password: Password::member("password-123".into()).unwrap(),
             nickname: Nickname::parse("n".into()).unwrap(),
@@ -317,6 +321,7 @@ async fn measure() -> Measured {
             .create_member_post(
                 &kim,
                 WritePost {
+                    idempotency: None,
                     client: client(),
                     board: board.clone(),
                     title: Title::parse(title.clone()).unwrap(),
@@ -327,6 +332,7 @@ async fn measure() -> Measured {
             .unwrap();
         add("member post", meter.take());
         app.create_guest_post(GuestPost {
+            idempotency: None,
             client: client(),
             board: board.clone(),
             nickname: Nickname::parse("g".into()).unwrap(),
@@ -359,6 +365,7 @@ async fn measure() -> Measured {
             app.create_member_post(
                 &kim,
                 WritePost {
+                    idempotency: None,
                     client: client(),
                     board: board.clone(),
                     title: Title::parse(format!("{i}")).unwrap(),
@@ -379,6 +386,7 @@ async fn measure() -> Measured {
         app.create_member_comment(
             &kim,
             shared::app::posts::WriteComment {
+                idempotency: None,
                 client: client(),
                 key: key.clone(),
                 parent: None,
@@ -390,6 +398,7 @@ async fn measure() -> Measured {
         add("member comment (2,000 chars)", meter.take());
         let comment = app
             .create_guest_comment(GuestComment {
+                idempotency: None,
                 client: client(),
                 key: key.clone(),
                 nickname: Nickname::parse("g".into()).unwrap(),
@@ -566,6 +575,7 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
         .create_member_post(
             &author,
             WritePost {
+                idempotency: None,
                 client: client(),
                 board: board.clone(),
                 title: Title::parse("hot".into()).unwrap(),

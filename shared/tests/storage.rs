@@ -185,7 +185,7 @@ fn post(board: &str, title: &str, author: Author) -> Post {
 
 async fn created_post(store: &Dyn, board: &str) -> Post {
     let p = post(board, "hello", member_author());
-    store.create_post(&p, None).await.unwrap();
+    store.create_post(&p, None, None).await.unwrap();
     p
 }
 
@@ -209,7 +209,7 @@ async fn add_comments(store: &Dyn, board_slug: &str, post_id: &str, n: usize) ->
     for chunk in comments.chunks(10) {
         let writes = chunk.iter().map(|c| {
             let (store, c, b) = (store.clone(), c.clone(), board(board_slug));
-            tokio::spawn(async move { store.create_comment(&b, &c, None).await })
+            tokio::spawn(async move { store.create_comment(&b, &c, None, None).await })
         });
         for result in join_all(writes).await {
             result.unwrap().unwrap();
@@ -244,9 +244,9 @@ async fn comment_count(store: &Dyn, board: &str, post_id: &str) -> u64 {
 
 async fn members_are_unique_by_username(store: Dyn) {
     let kim = member("kim");
-    store.create_member(&kim, &hash("hash-1")).await.unwrap();
+    store.create_member(&kim, &hash("hash-1"), None).await.unwrap();
     assert_eq!(
-        store.create_member(&member("kim"), &hash("hash-2")).await,
+        store.create_member(&member("kim"), &hash("hash-2"), None).await,
         Err(StoreError::UsernameTaken)
     );
     let found = store.member_credentials(&username("kim")).await.unwrap().unwrap();
@@ -257,7 +257,7 @@ async fn members_are_unique_by_username(store: Dyn) {
 
 async fn a_password_hash_is_replaced_only_while_unchanged(store: Dyn) {
     let lee = username("lee");
-    store.create_member(&member("lee"), &hash("old")).await.unwrap();
+    store.create_member(&member("lee"), &hash("old"), None).await.unwrap();
     assert!(
         !store
             .replace_password_hash(&lee, &hash("not-the-stored-one"), &hash("new"))
@@ -299,13 +299,13 @@ async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
     let p = created_post(&store, "free").await;
     let first = comment(&p.summary.id, None, "first");
     store
-        .create_comment(&board("free"), &first, Some(&hash("guest-hash")))
+        .create_comment(&board("free"), &first, Some(&hash("guest-hash")), None)
         .await
         .unwrap();
     let reply = comment(&p.summary.id, Some(&first.id), "reply");
-    store.create_comment(&board("free"), &reply, None).await.unwrap();
+    store.create_comment(&board("free"), &reply, None, None).await.unwrap();
     let third = comment(&p.summary.id, None, "third");
-    store.create_comment(&board("free"), &third, None).await.unwrap();
+    store.create_comment(&board("free"), &third, None, None).await.unwrap();
 
     let detail = store
         .post_detail(&post_key("free", &p.summary.id))
@@ -331,7 +331,9 @@ async fn posts_of_another_board_are_not_found(store: Dyn) {
     assert!(!store.update_post(&qna, &edit("t", "b", &now())).await.unwrap());
     assert_eq!(store.like(&qna, &member_id()).await.unwrap(), None);
     assert_eq!(
-        store.create_comment(&board("qna"), &comment(id, None, "x"), None).await,
+        store
+            .create_comment(&board("qna"), &comment(id, None, "x"), None, None)
+            .await,
         Err(StoreError::NotFound)
     );
     assert!(!store.delete_post(&qna).await.unwrap());
@@ -352,11 +354,11 @@ async fn listing_is_newest_first_and_pages_neither_skip_nor_repeat(store: Dyn) {
     let mut ids = Vec::new();
     for i in 0..23 {
         let p = post("qna", &format!("post {i}"), member_author());
-        store.create_post(&p, None).await.unwrap();
+        store.create_post(&p, None, None).await.unwrap();
         ids.push(p.summary.id);
     }
     store
-        .create_post(&post("free", "elsewhere", member_author()), None)
+        .create_post(&post("free", "elsewhere", member_author()), None, None)
         .await
         .unwrap();
     ids.reverse(); // newest first
@@ -430,7 +432,7 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
     let m1 = member_id();
     let c = comment(id, None, "bye");
     store
-        .create_comment(&board("free"), &c, Some(&hash("h")))
+        .create_comment(&board("free"), &c, Some(&hash("h")), None)
         .await
         .unwrap();
     store.like(&key, &m1).await.unwrap();
@@ -462,12 +464,12 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
     };
     let p = post("free", "guest post", guest.clone());
     store
-        .create_post(&p, Some(&hash("$2b$08$post-secret-hash")))
+        .create_post(&p, Some(&hash("$2b$08$post-secret-hash")), None)
         .await
         .unwrap();
     let c = comment(&p.summary.id, None, "guest comment");
     store
-        .create_comment(&board("free"), &c, Some(&hash("$2b$08$comment-secret-hash")))
+        .create_comment(&board("free"), &c, Some(&hash("$2b$08$comment-secret-hash")), None)
         .await
         .unwrap();
     let (free, qna) = (post_key("free", &p.summary.id), post_key("qna", &p.summary.id));
@@ -532,16 +534,19 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
     let p = created_post(&store, "free").await;
     let other = created_post(&store, "free").await;
     let top = comment(&p.summary.id, None, "top");
-    store.create_comment(&board("free"), &top, None).await.unwrap();
+    store.create_comment(&board("free"), &top, None, None).await.unwrap();
     let reply = comment(&p.summary.id, Some(&top.id), "reply");
-    store.create_comment(&board("free"), &reply, None).await.unwrap();
+    store.create_comment(&board("free"), &reply, None, None).await.unwrap();
     let elsewhere = comment(&other.summary.id, None, "elsewhere");
-    store.create_comment(&board("free"), &elsewhere, None).await.unwrap();
+    store
+        .create_comment(&board("free"), &elsewhere, None, None)
+        .await
+        .unwrap();
 
     for parent in [elsewhere.id.as_str(), reply.id.as_str(), "01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
         let bad = comment(&p.summary.id, Some(parent), "bad");
         assert_eq!(
-            store.create_comment(&board("free"), &bad, None).await,
+            store.create_comment(&board("free"), &bad, None, None).await,
             Err(StoreError::InvalidParent),
             "{parent}"
         );
@@ -556,8 +561,8 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
 async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
     let p = created_post(&store, "free").await;
     let (a, b) = (comment(&p.summary.id, None, "a"), comment(&p.summary.id, None, "b"));
-    store.create_comment(&board("free"), &a, None).await.unwrap();
-    store.create_comment(&board("free"), &b, None).await.unwrap();
+    store.create_comment(&board("free"), &a, None, None).await.unwrap();
+    store.create_comment(&board("free"), &b, None, None).await.unwrap();
     assert!(
         !store
             .delete_comment(&comment_key("qna", &p.summary.id, &a.id))
@@ -703,7 +708,7 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
     let id = p.summary.id.clone();
     let writes = (0..30).map(|i| {
         let (store, c) = (store.clone(), comment(&id, None, &format!("comment {i}")));
-        tokio::spawn(async move { store.create_comment(&board("free"), &c, None).await })
+        tokio::spawn(async move { store.create_comment(&board("free"), &c, None, None).await })
     });
     for result in join_all(writes).await {
         result.unwrap().unwrap();
@@ -717,7 +722,7 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
 async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
     for i in 0..30 {
         store
-            .create_post(&post("notice", &format!("old {i}"), member_author()), None)
+            .create_post(&post("notice", &format!("old {i}"), member_author()), None, None)
             .await
             .unwrap();
     }
@@ -726,7 +731,7 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
         tokio::spawn(async move {
             for i in 0..30 {
                 store
-                    .create_post(&post("notice", &format!("new {i}"), member_author()), None)
+                    .create_post(&post("notice", &format!("new {i}"), member_author()), None, None)
                     .await
                     .unwrap();
             }
@@ -932,7 +937,7 @@ async fn reading_a_post_and_counting_its_view_costs_four_dynamodb_requests_whate
                     store.clone(),
                     comment(&id, None, &format!("{i:04}{}", "x".repeat(1996))),
                 );
-                tokio::spawn(async move { store.create_comment(&board("free"), &c, None).await })
+                tokio::spawn(async move { store.create_comment(&board("free"), &c, None, None).await })
             });
             for result in join_all(writes).await {
                 result.unwrap().unwrap();
@@ -1206,7 +1211,7 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
     assert_eq!(counter.count() - before, 1, "a cached view is its shard's update only");
 
     // Its own comment shows at once.
-    this.create_comment(&board("free"), &comment(&p.summary.id, None, "mine"), None)
+    this.create_comment(&board("free"), &comment(&p.summary.id, None, "mine"), None, None)
         .await
         .unwrap();
     let detail = this.view_post(&key).await.unwrap().unwrap();
@@ -1215,7 +1220,7 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
 
     // Another process's comment and views show within the TTL.
     other
-        .create_comment(&board("free"), &comment(&p.summary.id, None, "theirs"), None)
+        .create_comment(&board("free"), &comment(&p.summary.id, None, "theirs"), None, None)
         .await
         .unwrap();
     assert_eq!(views(&other, &key).await, Some(4));

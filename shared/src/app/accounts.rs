@@ -3,11 +3,14 @@
 use crate::domain::{Member, MemberId, Nickname, Password, PasswordHash, Username, now};
 use crate::error::ApiError;
 use crate::hashing::{EngineError, HashError, Hashing, Tier, UNPEPPERED_MAX_BYTES, Verification};
+use crate::store::idempotency::Claim;
 
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress};
 
 pub struct SignUp {
+    /// The request's `Idempotency-Key` claim, if it came with one.
+    pub idempotency: Option<Claim>,
     pub username: Username,
     pub password: Password,
     pub nickname: Nickname,
@@ -89,7 +92,10 @@ impl App {
                 nickname: command.nickname.as_str().to_owned(),
                 created_at: now(),
             };
-            self.store.create_member(&member, &PasswordHash::new(hash)).await?;
+            let done = super::completion(command.idempotency.as_ref(), &member)?;
+            self.store
+                .create_member(&member, &PasswordHash::new(hash), done.as_ref())
+                .await?;
             Ok(member)
         }
         .await;

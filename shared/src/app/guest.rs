@@ -8,6 +8,7 @@ use crate::domain::{
 };
 use crate::error::ApiError;
 use crate::hashing::Tier;
+use crate::store::idempotency::Claim;
 
 use super::accounts::{check_length, check_password};
 use super::posts::{EditPost, new_comment, new_post};
@@ -15,6 +16,8 @@ use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};
 
 pub struct GuestPost {
+    /// The request's `Idempotency-Key` claim, if it came with one.
+    pub idempotency: Option<Claim>,
     pub client: ClientAddress,
     pub board: BoardSlug,
     pub nickname: Nickname,
@@ -32,6 +35,8 @@ pub struct GuestEdit {
 }
 
 pub struct GuestComment {
+    /// The request's `Idempotency-Key` claim, if it came with one.
+    pub idempotency: Option<Claim>,
     pub client: ClientAddress,
     pub key: PostKey,
     pub nickname: Nickname,
@@ -64,8 +69,12 @@ impl App {
                 nickname: command.nickname.into_inner(),
             };
             let post = new_post(command.board, command.title, command.body, author);
-            self.store.create_post(&post, Some(&PasswordHash::new(hash))).await?;
-            Ok(PostDetail::new(post))
+            let detail = PostDetail::new(post);
+            let done = super::completion(command.idempotency.as_ref(), &detail)?;
+            self.store
+                .create_post(&detail.post, Some(&PasswordHash::new(hash)), done.as_ref())
+                .await?;
+            Ok(detail)
         }
         .await;
         if created.is_err() {
@@ -115,8 +124,14 @@ impl App {
                 nickname: command.nickname.into_inner(),
             };
             let comment = new_comment(&command.key.post, command.parent, command.body, author);
+            let done = super::completion(command.idempotency.as_ref(), &comment)?;
             self.store
-                .create_comment(&command.key.board, &comment, Some(&PasswordHash::new(hash)))
+                .create_comment(
+                    &command.key.board,
+                    &comment,
+                    Some(&PasswordHash::new(hash)),
+                    done.as_ref(),
+                )
                 .await?;
             Ok(comment)
         }

@@ -138,3 +138,17 @@ impl App {
         self.store.post_guard(key).await?.ok_or_else(|| self.not_found_post())
     }
 }
+
+/// The idempotency record a create writes with its item: the response it is
+/// about to answer (201 and the created resource, as the handler sends it).
+pub(crate) fn completion<T: serde::Serialize>(
+    claim: Option<&crate::store::idempotency::Claim>,
+    created: &T,
+) -> Result<Option<crate::store::Completion>, ApiError> {
+    claim
+        .map(|claim| {
+            let body = serde_json::to_string(created).map_err(|e| ApiError::Internal(e.to_string()))?;
+            Ok(claim.complete(201, body))
+        })
+        .transpose()
+}

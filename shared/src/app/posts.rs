@@ -7,6 +7,7 @@ use crate::domain::{
 };
 use crate::error::ApiError;
 use crate::store::PostEdit;
+use crate::store::idempotency::Claim;
 
 use super::{App, ClientAddress, SignedIn, throttle};
 
@@ -17,6 +18,8 @@ pub struct ListPosts {
 }
 
 pub struct WritePost {
+    /// The request's `Idempotency-Key` claim, if it came with one.
+    pub idempotency: Option<Claim>,
     pub client: ClientAddress,
     pub board: BoardSlug,
     pub title: Title,
@@ -30,6 +33,8 @@ pub struct EditPost {
 }
 
 pub struct WriteComment {
+    /// The request's `Idempotency-Key` claim, if it came with one.
+    pub idempotency: Option<Claim>,
     pub client: ClientAddress,
     pub key: PostKey,
     pub parent: Option<CommentId>,
@@ -89,11 +94,13 @@ impl App {
     pub async fn create_member_post(&self, member: &SignedIn, command: WritePost) -> Result<PostDetail, ApiError> {
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let post = new_post(command.board, command.title, command.body, member.author());
-        if let Err(e) = self.store.create_post(&post, None).await {
+        let detail = PostDetail::new(post);
+        let done = super::completion(command.idempotency.as_ref(), &detail)?;
+        if let Err(e) = self.store.create_post(&detail.post, None, done.as_ref()).await {
             throttle::forgive(&*self.store, reservation).await;
             return Err(e.into());
         }
-        Ok(PostDetail::new(post))
+        Ok(detail)
     }
 
     pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
@@ -164,7 +171,12 @@ impl App {
     pub async fn create_member_comment(&self, member: &SignedIn, command: WriteComment) -> Result<Comment, ApiError> {
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
-        if let Err(e) = self.store.create_comment(&command.key.board, &comment, None).await {
+        let done = super::completion(command.idempotency.as_ref(), &comment)?;
+        if let Err(e) = self
+            .store
+            .create_comment(&command.key.board, &comment, None, done.as_ref())
+            .await
+        {
             throttle::forgive(&*self.store, reservation).await;
             return Err(e.into());
         }

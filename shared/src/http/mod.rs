@@ -7,6 +7,8 @@
 pub mod auth;
 pub mod client_ip;
 mod handlers;
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+pub mod idempotency;
 pub mod input;
 #[cfg(feature = "openapi")]
 pub mod openapi;

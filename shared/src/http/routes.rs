@@ -25,6 +25,14 @@ pub struct Route {
     handler: MethodRouter<AppState>,
 }
 
+impl Route {
+    /// Every `POST` but `/sessions` creates something and takes an
+    /// `Idempotency-Key` (docs/API.md, Idempotent creates).
+    pub fn takes_idempotency_key(&self) -> bool {
+        self.method == Method::POST && self.path != "/sessions"
+    }
+}
+
 /// An operation as docs/API.md states it: the success answer, the request
 /// and response types (by schema name) and the error statuses it can give.
 #[derive(Debug, Clone, Copy)]
@@ -153,9 +161,18 @@ routes_table! {
 pub fn router(state: AppState, functions: &[Function]) -> Router {
     let mut by_path: BTreeMap<&'static str, MethodRouter<AppState>> = BTreeMap::new();
     for r in routes().into_iter().filter(|r| functions.contains(&r.function)) {
+        #[cfg(any(feature = "hashing", feature = "tokens"))]
+        let handler = if r.takes_idempotency_key() {
+            let claim = axum::middleware::from_fn_with_state(state.clone(), super::idempotency::claim_key);
+            r.handler.layer(claim)
+        } else {
+            r.handler
+        };
+        #[cfg(not(any(feature = "hashing", feature = "tokens")))]
+        let handler = r.handler;
         let merged = match by_path.remove(r.path) {
-            Some(existing) => existing.merge(r.handler),
-            None => r.handler,
+            Some(existing) => existing.merge(handler),
+            None => handler,
         };
         by_path.insert(r.path, merged);
     }

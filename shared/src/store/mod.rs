@@ -4,6 +4,7 @@
 pub mod cursor;
 #[cfg(feature = "dynamo")]
 pub mod dynamo;
+pub mod idempotency;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+pub use idempotency::{Completion, Idempotency};
 
 use crate::domain::{
     BoardSlug, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId, Page,
@@ -29,6 +31,10 @@ pub enum StoreError {
     InvalidParent,
     #[error("cursor is not a cursor this service issued")]
     InvalidCursor,
+    /// The request's idempotency claim was released or taken over before
+    /// its create could be written: nothing was written.
+    #[error("the idempotency key was claimed by another request")]
+    ClaimLost,
     /// Unreachable, throttled or timed out: answer 503 with Retry-After; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -41,7 +47,13 @@ pub type StoreResult<T> = Result<T, StoreError>;
 #[async_trait]
 pub trait Members: Send + Sync {
     /// Fails with [`StoreError::UsernameTaken`] when the username exists.
-    async fn create_member(&self, member: &Member, password_hash: &PasswordHash) -> StoreResult<()>;
+    /// With `done`, completes that idempotency record in the same write.
+    async fn create_member(
+        &self,
+        member: &Member,
+        password_hash: &PasswordHash,
+        done: Option<&Completion>,
+    ) -> StoreResult<()>;
     async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>>;
     /// Stores `new` only if the stored hash is still `old` (a rehash after
     /// login); false when it changed meanwhile.
@@ -55,7 +67,13 @@ pub trait Members: Send + Sync {
 
 #[async_trait]
 pub trait Posts: Send + Sync {
-    async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()>;
+    /// With `done`, completes that idempotency record in the same write.
+    async fn create_post(
+        &self,
+        post: &Post,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()>;
     /// The post with its first [`crate::domain::COMMENTS_PAGE`] comments
     /// (oldest first) and the cursor to the rest: a bounded number of store
     /// requests whatever the comment count.
@@ -95,13 +113,15 @@ pub struct PostEdit {
 
 #[async_trait]
 pub trait Comments: Send + Sync {
-    /// Adds the comment and counts it on its post, together or not at all.
+    /// Adds the comment and counts it on its post (and, with `done`,
+    /// completes that idempotency record), together or not at all.
     /// [`StoreError::NotFound`] when the post is not on `board`.
     async fn create_comment(
         &self,
         board: &BoardSlug,
         comment: &Comment,
         guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
     ) -> StoreResult<()>;
     async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
     /// Removes the comment and uncounts it; false when there was none.
@@ -144,9 +164,9 @@ pub trait Attempts: Send + Sync {
 }
 
 /// Everything a deployment needs from its store.
-pub trait Store: Members + Posts + Comments + Likes + Attempts {}
+pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency {}
 
-impl<T: Members + Posts + Comments + Likes + Attempts> Store for T {}
+impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency> Store for T {}
 
 pub use crate::domain::fields::MAX_PAGE;
 

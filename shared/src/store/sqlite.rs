@@ -16,14 +16,17 @@ use async_trait::async_trait;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
 use rusqlite_migration::{M, Migrations};
 
+use super::Idempotency;
+use super::idempotency::{self, Claim, Claimed, Completion, Record, StoredResponse};
 use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
 use crate::domain::{
     Author, BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials,
     MemberId, Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
 };
 
-const MIGRATIONS: &[M<'static>] = &[M::up(
-    "CREATE TABLE members (
+const MIGRATIONS: &[M<'static>] = &[
+    M::up(
+        "CREATE TABLE members (
         id TEXT PRIMARY KEY,
         username TEXT NOT NULL UNIQUE,
         nickname TEXT NOT NULL,
@@ -71,7 +74,22 @@ const MIGRATIONS: &[M<'static>] = &[M::up(
         PRIMARY KEY (key, window_start)
     ) WITHOUT ROWID;
     CREATE INDEX attempts_by_expiry ON attempts (expires_at);",
-)];
+    ),
+    // Idempotency records (docs/API.md, Idempotent creates): `status` and
+    // `body` stay NULL while the claiming request runs.
+    M::up(
+        "CREATE TABLE idempotency (
+        key TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        token TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status INTEGER,
+        body TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);",
+    ),
+];
 
 const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
                             view_count, like_count, comment_count, body, updated_at";
@@ -253,10 +271,18 @@ fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
 
 #[async_trait]
 impl Members for SqliteStore {
-    async fn create_member(&self, member: &Member, password_hash: &PasswordHash) -> StoreResult<()> {
-        let (member, hash) = (member.clone(), password_hash.as_str().to_owned());
+    async fn create_member(
+        &self,
+        member: &Member,
+        password_hash: &PasswordHash,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let (member, hash, done) = (member.clone(), password_hash.as_str().to_owned(), done.cloned());
         self.with(move |conn| {
-            conn.execute(
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            tx.execute(
                 "INSERT INTO members (id, username, nickname, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![member.id, member.username, member.nickname, hash, member.created_at],
             )
@@ -264,7 +290,8 @@ impl Members for SqliteStore {
                 Some(ErrorCode::ConstraintViolation) => StoreError::UsernameTaken,
                 _ => sql_error(e),
             })?;
-            Ok(())
+            complete(&tx, done.as_ref())?;
+            tx.commit().map_err(sql_error)
         })
         .await
     }
@@ -319,12 +346,24 @@ impl Members for SqliteStore {
 
 #[async_trait]
 impl Posts for SqliteStore {
-    async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()> {
-        let (post, hash) = (post.clone(), guest_password_hash.map(|h| h.as_str().to_owned()));
+    async fn create_post(
+        &self,
+        post: &Post,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let (post, hash, done) = (
+            post.clone(),
+            guest_password_hash.map(|h| h.as_str().to_owned()),
+            done.cloned(),
+        );
         self.with(move |conn| {
             let s = &post.summary;
             let (kind, nickname, member_id) = author_columns(&s.author);
-            conn.execute(
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            tx.execute(
                 "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
                     guest_password_hash, created_at, updated_at, view_count, like_count, comment_count)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0)",
@@ -342,7 +381,8 @@ impl Posts for SqliteStore {
                 ],
             )
             .map_err(sql_error)?;
-            Ok(())
+            complete(&tx, done.as_ref())?;
+            tx.commit().map_err(sql_error)
         })
         .await
     }
@@ -525,11 +565,13 @@ impl Comments for SqliteStore {
         board: &BoardSlug,
         comment: &Comment,
         guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
     ) -> StoreResult<()> {
-        let (board, c, hash) = (
+        let (board, c, hash, done) = (
             board.as_str().to_owned(),
             comment.clone(),
             guest_password_hash.map(|h| h.as_str().to_owned()),
+            done.cloned(),
         );
         self.with(move |conn| {
             let tx = conn
@@ -572,6 +614,7 @@ impl Comments for SqliteStore {
                 [&c.post_id],
             )
             .map_err(sql_error)?;
+            complete(&tx, done.as_ref())?;
             tx.commit().map_err(sql_error)
         })
         .await
@@ -797,5 +840,93 @@ mod tests {
             vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
             "{plan:?}"
         );
+    }
+}
+
+/// Completes an idempotency record inside the create's transaction, only if
+/// the request still holds its claim (else the whole create rolls back).
+fn complete(tx: &rusqlite::Transaction<'_>, done: Option<&Completion>) -> StoreResult<()> {
+    let Some(done) = done else { return Ok(()) };
+    let completed = tx
+        .execute(
+            "UPDATE idempotency SET status = ?1, body = ?2, expires_at = ?3
+             WHERE key = ?4 AND token = ?5 AND status IS NULL",
+            params![
+                done.response.status,
+                done.response.body,
+                done.expires_at,
+                done.key,
+                done.token
+            ],
+        )
+        .map_err(sql_error)?;
+    if completed == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::ClaimLost)
+    }
+}
+
+#[async_trait]
+impl Idempotency for SqliteStore {
+    async fn claim(&self, claim: &Claim) -> StoreResult<Claimed> {
+        let claim = claim.clone();
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            let record = tx
+                .query_row(
+                    "SELECT fingerprint, token, lease_until, expires_at, status, body FROM idempotency WHERE key = ?1",
+                    [&claim.key],
+                    |row| {
+                        let status: Option<u16> = row.get(4)?;
+                        let body: Option<String> = row.get(5)?;
+                        Ok(Record {
+                            fingerprint: row.get(0)?,
+                            token: row.get(1)?,
+                            lease_until: row.get(2)?,
+                            expires_at: row.get(3)?,
+                            response: status.zip(body).map(|(status, body)| StoredResponse { status, body }),
+                        })
+                    },
+                )
+                .optional()
+                .map_err(sql_error)?;
+            if let Some(decided) = idempotency::decide(record.as_ref(), &claim) {
+                return Ok(decided);
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO idempotency (key, fingerprint, token, lease_until, expires_at, status, body)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)",
+                params![
+                    claim.key,
+                    claim.fingerprint,
+                    claim.token,
+                    claim.lease_until(),
+                    claim.expires_at()
+                ],
+            )
+            .map_err(sql_error)?;
+            // Expired records go as new ones come: no sweeper needed.
+            tx.execute("DELETE FROM idempotency WHERE expires_at <= ?1", [claim.now])
+                .map_err(sql_error)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(Claimed::Fresh)
+        })
+        .await
+    }
+
+    async fn release(&self, key: &str, token: &str) -> StoreResult<()> {
+        let (key, token) = (key.to_owned(), token.to_owned());
+        self.with(move |conn| {
+            conn.execute(
+                "DELETE FROM idempotency WHERE key = ?1 AND token = ?2 AND status IS NULL",
+                params![key, token],
+            )
+            .map_err(sql_error)?;
+            Ok(())
+        })
+        .await
     }
 }

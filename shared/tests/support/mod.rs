@@ -57,7 +57,12 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         updated_at: now(),
     };
     let guest_hash = guest_hash.map(|h| PasswordHash::new(h.to_owned()));
-    state.app.store.create_post(&post, guest_hash.as_ref()).await.unwrap();
+    state
+        .app
+        .store
+        .create_post(&post, guest_hash.as_ref(), None)
+        .await
+        .unwrap();
     Harness {
         state,
         token,

@@ -9,6 +9,7 @@ use crate::domain::{Member, Nickname, Password, Username};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::client_ip::ClientIp;
+use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 
 #[derive(Deserialize)]
@@ -24,10 +25,12 @@ pub struct SignUpRequest {
 
 pub async fn signup(
     State(state): State<AppState>,
+    Idempotent(claim): Idempotent,
     ClientIp(client): ClientIp,
     Body(r): Body<SignUpRequest>,
 ) -> Result<Created<Member>, ApiError> {
     let command = SignUp {
+        idempotency: claim,
         username: Username::parse(required("username", r.username)?)?,
         password: Password::member(required("password", r.password)?)?,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,

@@ -12,6 +12,7 @@ use crate::domain::{Comment, CommentBody, Nickname, Password, PostBody, PostDeta
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::client_ip::ClientIp;
+use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, CommentPath, PostPath};
 
@@ -70,11 +71,13 @@ impl GuestProofRequest {
 
 pub async fn create_guest_post(
     State(state): State<AppState>,
+    Idempotent(claim): Idempotent,
     ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
     Body(r): Body<GuestPostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = GuestPost {
+        idempotency: claim,
         client,
         board,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
@@ -114,11 +117,13 @@ pub async fn delete_guest_post(
 
 pub async fn create_guest_comment(
     State(state): State<AppState>,
+    Idempotent(claim): Idempotent,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<GuestCommentRequest>,
 ) -> Result<Created<Comment>, ApiError> {
     let command = GuestComment {
+        idempotency: claim,
         client,
         key,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,

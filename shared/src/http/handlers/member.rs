@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
 use crate::http::client_ip::ClientIp;
+use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, CommentPath, PostPath};
 
@@ -35,12 +36,14 @@ pub struct CommentRequest {
 
 pub async fn create_post(
     State(state): State<AppState>,
+    Idempotent(claim): Idempotent,
     AuthMember(member): AuthMember,
     ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
     Body(r): Body<PostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = WritePost {
+        idempotency: claim,
         client,
         board,
         title: Title::parse(required("title", r.title)?)?,
@@ -74,12 +77,14 @@ pub async fn delete_post(
 
 pub async fn create_comment(
     State(state): State<AppState>,
+    Idempotent(claim): Idempotent,
     AuthMember(member): AuthMember,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<CommentRequest>,
 ) -> Result<Created<Comment>, ApiError> {
     let command = WriteComment {
+        idempotency: claim,
         client,
         key,
         body: CommentBody::parse(required("body", r.body)?)?,

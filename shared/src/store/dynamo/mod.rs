@@ -6,6 +6,7 @@
 mod cache;
 mod capacity;
 mod counters;
+mod idempotency;
 mod items;
 pub mod migrate;
 pub mod schema;
@@ -32,7 +33,9 @@ use aws_sdk_dynamodb::types::{
 use aws_smithy_runtime_api::box_error::BoxError;
 use serde::de::DeserializeOwned;
 
-use super::{AttemptKey, Attempts, Comments, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor};
+use super::{
+    AttemptKey, Attempts, Comments, Completion, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor,
+};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId,
     Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
@@ -721,7 +724,12 @@ impl DynamoStore {
 
 #[async_trait]
 impl Members for DynamoStore {
-    async fn create_member(&self, member: &Member, password_hash: &PasswordHash) -> StoreResult<()> {
+    async fn create_member(
+        &self,
+        member: &Member,
+        password_hash: &PasswordHash,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
         let item = to_item(&MemberItem {
             pk: member_pk(&member.username),
             sk: MEMBER_SK.into(),
@@ -731,6 +739,15 @@ impl Members for DynamoStore {
             password_hash: password_hash.as_str().to_owned(),
             created_at: member.created_at.clone(),
         })?;
+        if let Some(done) = done {
+            let items = vec![self.put(item, "attribute_not_exists(PK)")?, self.complete(done)?];
+            return match self.transact(items).await {
+                Ok(()) => Ok(()),
+                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Err(StoreError::UsernameTaken),
+                Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
+                Err(TxFailure::Store(e)) => Err(e),
+            };
+        }
         let put = self
             .client
             .put_item()
@@ -784,8 +801,25 @@ impl Members for DynamoStore {
 #[async_trait]
 #[async_trait]
 impl Posts for DynamoStore {
-    async fn create_post(&self, post: &Post, guest_password_hash: Option<&PasswordHash>) -> StoreResult<()> {
+    async fn create_post(
+        &self,
+        post: &Post,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
         let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
+        self.cache.pages.clear();
+        if let Some(done) = done {
+            let items = vec![self.put(item, "attribute_not_exists(PK)")?, self.complete(done)?];
+            return match self.transact(items).await {
+                Ok(()) => Ok(()),
+                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => {
+                    Err(StoreError::Internal("post id collision".into()))
+                }
+                Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
+                Err(TxFailure::Store(e)) => Err(e),
+            };
+        }
         self.client
             .put_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
@@ -796,7 +830,6 @@ impl Posts for DynamoStore {
             .await
             .inspect(|out| self.record(out, &[post_pk(&post.summary.id)]))
             .map_err(sdk_error)?;
-        self.cache.pages.clear();
         Ok(())
     }
 
@@ -1017,6 +1050,7 @@ impl Comments for DynamoStore {
         board: &BoardSlug,
         comment: &Comment,
         guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
     ) -> StoreResult<()> {
         let (board, guest_password_hash) = (board.as_str(), guest_password_hash.map(PasswordHash::as_str));
         let post_id = comment.post_id.as_str();
@@ -1035,12 +1069,19 @@ impl Comments for DynamoStore {
                 .map_err(|e| StoreError::Internal(e.to_string()))?;
             items.push(TransactWriteItem::builder().condition_check(check).build());
         }
+        let parent_at = comment.parent_id.as_ref().map(|_| items.len() - 1);
+        let claim_at = items.len();
+        if let Some(done) = done {
+            items.push(self.complete(done)?);
+        }
         let result = self.transact_counting(board, post_id, shard, 1, items).await;
         self.cache.forget_post(post_id);
+        let failed_at = |failed: &[bool], at: Option<usize>| at.is_some_and(|i| failed.get(i) == Some(&true));
         match result? {
             Some(Ok(())) => Ok(()),
             None => Err(StoreError::NotFound),
-            Some(Err(failed)) if failed.get(2) == Some(&true) => Err(StoreError::InvalidParent),
+            Some(Err(failed)) if failed_at(&failed, parent_at) => Err(StoreError::InvalidParent),
+            Some(Err(failed)) if failed_at(&failed, done.map(|_| claim_at)) => Err(StoreError::ClaimLost),
             Some(Err(_)) => Err(StoreError::Internal("comment id collision".into())),
         }
     }

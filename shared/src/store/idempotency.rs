@@ -1,0 +1,167 @@
+//! Idempotency records (docs/API.md, "Idempotent creates"): a create sent
+//! with an `Idempotency-Key` first claims the key; the create then writes
+//! its item and completes the record, with the response it answers, in one
+//! transaction conditioned on still holding the claim. So after any fault
+//! either both exist or neither does, and a create whose claim was released
+//! or taken over can never apply late.
+
+use async_trait::async_trait;
+
+use super::StoreResult;
+
+/// How long a record answers replays (the API promises at least 24 hours).
+pub const RECORD_SECONDS: i64 = 24 * 60 * 60;
+
+/// How long a claim holds off other requests with the same key: longer than
+/// any request can run (hashing queue, store timeouts, Lambda's 10 s). A
+/// request that died holding a claim frees its key after this.
+pub const LEASE_SECONDS: i64 = 60;
+
+/// A claim on a key: who holds it (`token`, unique per request) and for
+/// what request (`fingerprint`: method, path, identity and body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub key: String,
+    pub fingerprint: String,
+    pub token: String,
+    /// Unix seconds.
+    pub now: i64,
+}
+
+impl Claim {
+    pub fn lease_until(&self) -> i64 {
+        self.now + LEASE_SECONDS
+    }
+
+    pub fn expires_at(&self) -> i64 {
+        self.now + RECORD_SECONDS
+    }
+
+    /// What the create writes with its item: the claim's key and token, and
+    /// the response.
+    pub fn complete(&self, status: u16, body: String) -> Completion {
+        Completion {
+            key: self.key.clone(),
+            token: self.token.clone(),
+            response: StoredResponse { status, body },
+            expires_at: self.expires_at(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+/// The record's completion, written in the create's own transaction, only
+/// while the claim is still the writer's (else [`super::StoreError::ClaimLost`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub key: String,
+    pub token: String,
+    pub response: StoredResponse,
+    pub expires_at: i64,
+}
+
+/// What claiming a key found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claimed {
+    /// The key is this request's now: process it.
+    Fresh,
+    /// The same request was answered before: answer this again.
+    Replay(StoredResponse),
+    /// The same key is held by a request still running.
+    InProgress,
+    /// The key was used for another request.
+    Reused,
+}
+
+/// A record as stored, for deciding a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub fingerprint: String,
+    pub token: String,
+    pub lease_until: i64,
+    pub expires_at: i64,
+    /// `None` while the claim's request runs.
+    pub response: Option<StoredResponse>,
+}
+
+/// The decision both stores share: `None` means the key may be (re)claimed
+/// (no record, an expired one, or a dead request's lease).
+pub fn decide(record: Option<&Record>, claim: &Claim) -> Option<Claimed> {
+    let record = record.filter(|r| r.expires_at > claim.now)?;
+    if record.fingerprint != claim.fingerprint {
+        return Some(Claimed::Reused);
+    }
+    match &record.response {
+        Some(response) => Some(Claimed::Replay(response.clone())),
+        None if record.lease_until > claim.now => Some(Claimed::InProgress),
+        None => None,
+    }
+}
+
+#[async_trait]
+pub trait Idempotency: Send + Sync {
+    /// Claims `claim.key` for this request, or says why not.
+    async fn claim(&self, claim: &Claim) -> StoreResult<Claimed>;
+    /// Gives the key up (the request failed, nothing was created): only if
+    /// `token` still holds it and it is not completed.
+    async fn release(&self, key: &str, token: &str) -> StoreResult<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(fingerprint: &str, now: i64) -> Claim {
+        Claim {
+            key: "k".into(),
+            fingerprint: fingerprint.into(),
+            token: "t2".into(),
+            now,
+        }
+    }
+
+    fn record(fingerprint: &str, response: Option<StoredResponse>) -> Record {
+        Record {
+            fingerprint: fingerprint.into(),
+            token: "t1".into(),
+            lease_until: 1_000 + LEASE_SECONDS,
+            expires_at: 1_000 + RECORD_SECONDS,
+            response,
+        }
+    }
+
+    #[test]
+    fn a_claim_is_decided_by_the_record_it_finds() {
+        let done = StoredResponse {
+            status: 201,
+            body: "{}".into(),
+        };
+        assert_eq!(decide(None, &claim("a", 1_000)), None);
+        assert_eq!(
+            decide(Some(&record("a", Some(done.clone()))), &claim("a", 1_001)),
+            Some(Claimed::Replay(done.clone()))
+        );
+        assert_eq!(
+            decide(Some(&record("a", Some(done.clone()))), &claim("b", 1_001)),
+            Some(Claimed::Reused)
+        );
+        assert_eq!(
+            decide(Some(&record("a", None)), &claim("a", 1_001)),
+            Some(Claimed::InProgress)
+        );
+        // A dead request's lease ends; an answered key expires after 24 h.
+        assert_eq!(
+            decide(Some(&record("a", None)), &claim("a", 1_000 + LEASE_SECONDS)),
+            None
+        );
+        assert_eq!(
+            decide(Some(&record("a", Some(done))), &claim("b", 1_000 + RECORD_SECONDS)),
+            None
+        );
+    }
+}
