@@ -27,6 +27,7 @@ mod concurrency;
 mod faults;
 mod helpers;
 mod hostile;
+mod idempotency;
 mod public;
 mod secrets;
 
