@@ -377,3 +377,193 @@ async fn a_locked_sqlite_file_answers_503_in_time_and_the_service_recovers() {
     acknowledged.extend(recovered);
     board.assert_consistent(&acknowledged, &refused).await;
 }
+
+/// How one client's create went: it retries 503 and 409 until it gets 201.
+struct Retried {
+    text: String,
+    attempts: u32,
+    replayed: bool,
+}
+
+impl Board {
+    /// A member or guest comment, sent again after every 503 or 409 (with
+    /// the same `Idempotency-Key` when `key` is set) until it is answered 201.
+    async fn comment_until_created(&self, text: String, as_member: bool, key: Option<String>) -> Retried {
+        let started = Instant::now();
+        let post = format!("/boards/free/posts/{}", self.post);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let mut request = if as_member {
+                self.app
+                    .client
+                    .post(format!("{}{post}/comments", self.app.address))
+                    .bearer_auth(&self.tokens[1])
+                    .json(&json!({"body": text}))
+            } else {
+                self.app
+                    .client
+                    .post(format!("{}{post}/comments/guest", self.app.address))
+                    .json(&json!({"nickname": "g", "password": "guest-pw", "body": text}))
+            };
+            if let Some(key) = &key {
+                request = request.header("idempotency-key", key);
+            }
+            let response = request.send().await.expect("request failed");
+            match response.status().as_u16() {
+                201 => {
+                    let replayed = response.headers().contains_key("idempotent-replayed");
+                    return Retried {
+                        text,
+                        attempts,
+                        replayed,
+                    };
+                }
+                503 | 409 => {}
+                other => panic!("{text:?}: unexpected {other}"),
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "{text:?} never got through"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    /// Every comment body of the post, all pages.
+    async fn all_comments(&self) -> Vec<String> {
+        let mut bodies = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let path = format!("/boards/free/posts/{}/comments?limit=100{cursor}", self.post);
+            let page = body(self.app.get(&path).await).await;
+            for c in page["comments"].as_array().unwrap() {
+                bodies.push(c["body"].as_str().unwrap().to_owned());
+            }
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = format!("&cursor={next}"),
+                None => return bodies,
+            }
+        }
+    }
+
+    /// How often each text is among the post's comments.
+    async fn times_written(&self, texts: &[String]) -> Vec<usize> {
+        let bodies = self.all_comments().await;
+        texts
+            .iter()
+            .map(|t| bodies.iter().filter(|b| *b == t).count())
+            .collect()
+    }
+}
+
+/// Issue 13's fault run: during a DynamoDB hang and a stop, clients retry
+/// every create until it is answered. Without keys a create that timed out
+/// can still apply when DynamoDB resumes, and its retry adds it again; with
+/// its `Idempotency-Key` each ends exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_retried_with_their_keys_through_a_dynamodb_outage_happen_exactly_once() {
+    let files = tempfile::tempdir().unwrap();
+    let mut dynamodb = DynamoLocal::start(files.path(), free_port());
+    let table = format!("faults-{}", shared::domain::new_id().to_lowercase());
+    warm_up(&dynamodb.endpoint(), &table).await;
+    let app = spawn_app_in(
+        Backend::Dynamo,
+        &[
+            ("DYNAMODB_ENDPOINT", &dynamodb.endpoint()),
+            ("DYNAMODB_CONNECT_TIMEOUT_MS", "300"),
+            ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "1400"),
+            ("DYNAMODB_OPERATION_TIMEOUT_MS", "1500"),
+            ("DYNAMODB_MAX_ATTEMPTS", "2"),
+        ],
+        Arc::new(tempfile::tempdir().unwrap()),
+        Some(table),
+    )
+    .await;
+    let board = Board::new(app).await;
+    let mut report = Vec::new();
+    for keyed in [false, true] {
+        for phase in ["hang", "stop"] {
+            // Clients start 40 ms apart and the outage 300 ms in, so some
+            // are caught inside their create's own write, not only before it.
+            let texts: Vec<String> = (0..24).map(|i| format!("{phase} keyed={keyed} #{i}")).collect();
+            let board = &board;
+            let clients = texts.iter().enumerate().map(|(i, text)| {
+                let key = keyed.then(|| format!("key {text}"));
+                async move {
+                    tokio::time::sleep(Duration::from_millis(40 * i as u64)).await;
+                    board.comment_until_created(text.clone(), i % 2 == 0, key).await
+                }
+            });
+            let outage = async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                tokio::task::block_in_place(|| match phase {
+                    "hang" => dynamodb.signal("-STOP"),
+                    _ => dynamodb.stop(),
+                });
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                tokio::task::block_in_place(|| match phase {
+                    "hang" => dynamodb.signal("-CONT"),
+                    _ => dynamodb.restart(),
+                });
+            };
+            let (answered, ()) = tokio::join!(join_all(clients), outage);
+            board.wait_until_served().await;
+            let written = board.times_written(&texts).await;
+            let duplicates: usize = written.iter().map(|n| n.saturating_sub(1)).sum();
+            let lost = written.iter().filter(|n| **n == 0).count();
+            let attempts: u32 = answered.iter().map(|r| r.attempts).sum();
+            let replays = answered.iter().filter(|r| r.replayed).count();
+            for (r, n) in answered.iter().zip(&written) {
+                if keyed {
+                    assert_eq!(*n, 1, "{:?} written {n} times", r.text);
+                }
+            }
+            report.push((keyed, phase, texts.len(), attempts, duplicates, lost, replays));
+        }
+    }
+    println!("| keys | outage | creates | requests sent | duplicates | lost | answered by replay |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (keyed, phase, creates, attempts, duplicates, lost, replays) in &report {
+        println!("| {keyed} | {phase} | {creates} | {attempts} | {duplicates} | {lost} | {replays} |");
+    }
+    for (keyed, phase, _, _, duplicates, lost, _) in &report {
+        if *keyed {
+            assert_eq!((*duplicates, *lost), (0, 0), "{phase} with keys");
+        }
+    }
+    // Every comment there is counted.
+    let detail = body(board.read_post().await).await;
+    let listed = board.all_comments().await.len();
+    assert_eq!(detail["comment_count"], listed, "comment_count counts the comments");
+}
+
+/// The same with SQLite's file locked by another connection: clients retry
+/// with their keys through the lock, and each create ends exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_retried_with_their_keys_through_a_locked_sqlite_file_happen_exactly_once() {
+    let app = spawn_app_with(Backend::Sqlite, &[("SQLITE_BUSY_TIMEOUT_MS", "300")]).await;
+    let file = app._data_dir.path().join("boards.sqlite3");
+    let board = Board::new(app).await;
+    let texts: Vec<String> = (0..16).map(|i| format!("locked #{i}")).collect();
+    let board = &board;
+    let clients = texts.iter().enumerate().map(|(i, text)| async move {
+        tokio::time::sleep(Duration::from_millis(25 * i as u64)).await;
+        board
+            .comment_until_created(text.clone(), i % 2 == 0, Some(format!("key {text}")))
+            .await
+    });
+    let lock = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let holder = rusqlite::Connection::open(&file).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        holder.execute_batch("ROLLBACK").unwrap();
+    };
+    let (answered, ()) = tokio::join!(join_all(clients), lock);
+    let retried = answered.iter().filter(|r| r.attempts > 1).count();
+    assert!(retried > 0, "the lock refused some creates");
+    assert_eq!(board.times_written(&texts).await, vec![1; texts.len()]);
+    let detail = body(board.read_post().await).await;
+    assert_eq!(detail["comment_count"], texts.len());
+}

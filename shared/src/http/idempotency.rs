@@ -129,8 +129,19 @@ pub async fn claim_key(State(state): State<AppState>, request: Request, next: Ne
     if !response.status().is_success()
         && let Err(e) = state.app.store.release(&claim.key, &claim.token).await
     {
-        // The key stays held until its lease ends (retries get 409 until then).
-        tracing::warn!(error = %e, "could not release an idempotency key");
+        // The store is away: keep trying for a while in the background (a
+        // server; a frozen Lambda environment resumes it at its next
+        // request). Meanwhile retries get 409 until the lease ends.
+        tracing::warn!(error = %e, "could not release an idempotency key; retrying");
+        let store = state.app.store.clone();
+        tokio::spawn(async move {
+            for _ in 0..10 {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                if store.release(&claim.key, &claim.token).await.is_ok() {
+                    return;
+                }
+            }
+        });
     }
     response
 }

@@ -13,9 +13,11 @@ use super::StoreResult;
 pub const RECORD_SECONDS: i64 = 24 * 60 * 60;
 
 /// How long a claim holds off other requests with the same key: longer than
-/// any request can run (hashing queue, store timeouts, Lambda's 10 s). A
-/// request that died holding a claim frees its key after this.
-pub const LEASE_SECONDS: i64 = 60;
+/// a request runs (Lambda stops one at 10 s, the server at its request
+/// timeout). A request that died holding a claim frees its key after this.
+/// Only availability depends on it: a create can apply only while its claim
+/// is its own, so a late one never applies over a later request's.
+pub const LEASE_SECONDS: i64 = 15;
 
 /// A claim on a key: who holds it (`token`, unique per request) and for
 /// what request (`fingerprint`: method, path, identity and body).
