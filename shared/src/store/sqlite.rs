@@ -814,35 +814,6 @@ impl Attempts for SqliteStore {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A comments page is a range read of `comments_by_post`, already in id
-    /// order: no scan of the post's other comments, no sort.
-    #[test]
-    fn comment_pages_read_a_range_of_the_post_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("plan.sqlite3")).unwrap();
-        let conn = store.conn.try_lock().unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN SELECT {COMMENT_COLUMNS} FROM comments
-                 WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
-            ))
-            .unwrap()
-            .query_map(params!["p", "", 51], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(
-            plan,
-            vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
-            "{plan:?}"
-        );
-    }
-}
-
 /// Completes an idempotency record inside the create's transaction, only if
 /// the request still holds its claim (else the whole create rolls back).
 fn complete(tx: &rusqlite::Transaction<'_>, done: Option<&Completion>) -> StoreResult<()> {
@@ -928,5 +899,34 @@ impl Idempotency for SqliteStore {
             Ok(())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comments page is a range read of `comments_by_post`, already in id
+    /// order: no scan of the post's other comments, no sort.
+    #[test]
+    fn comment_pages_read_a_range_of_the_post_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("plan.sqlite3")).unwrap();
+        let conn = store.conn.try_lock().unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT {COMMENT_COLUMNS} FROM comments
+                 WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ))
+            .unwrap()
+            .query_map(params!["p", "", 51], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            plan,
+            vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
+            "{plan:?}"
+        );
     }
 }
