@@ -628,3 +628,91 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
     assert!(busiest(&like_partitions) < consumed.table.write / 4.0);
     assert!(busiest(&shards) < consumed.table.write / 8.0);
 }
+
+/// What an `Idempotency-Key` adds to a create (README, "Idempotent
+/// creates"): the claim (a consistent GetItem and a conditional PutItem),
+/// then the record completed in the create's own transaction; a replay is
+/// the GetItem alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
+    use shared::store::idempotency::{Claim, Claimed};
+    let one_shard = Layout {
+        counter_shards: 1,
+        ..Layout::default()
+    };
+    let (app, counter, meter) = metered_app(one_shard).await;
+    let board = Boards::default().resolve("free").unwrap();
+    let author = member("author");
+    let post = app
+        .create_member_post(
+            &author,
+            WritePost {
+                idempotency: None,
+                client: client(),
+                board: board.clone(),
+                title: Title::parse("t".into()).unwrap(),
+                body: PostBody::parse("b".into()).unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    let key = PostKey {
+        board,
+        post: PostId::parse(&post.post.summary.id).unwrap(),
+    };
+    app.read_post(&key).await.unwrap(); // the shard exists from here on
+    let comment = |claim: Option<Claim>, body: &str| GuestComment {
+        idempotency: claim,
+        client: client(),
+        key: key.clone(),
+        nickname: Nickname::parse("g".into()).unwrap(),
+        password: password("1234"),
+        parent: None,
+        body: shared::domain::CommentBody::parse(body.into()).unwrap(),
+    };
+    meter.take();
+    let (plain, created) = requests(&counter, app.create_guest_comment(comment(None, "plain"))).await;
+    created.unwrap();
+    let plain_units = meter.take();
+    let claim = Claim {
+        key: "costs-key".into(),
+        fingerprint: "f".into(),
+        token: new_id(),
+        now: chrono::Utc::now().timestamp(),
+    };
+    let (claiming, claimed) = requests(&counter, app.store.claim(&claim)).await;
+    assert_eq!(claimed.unwrap(), Claimed::Fresh);
+    let (keyed, created) = requests(
+        &counter,
+        app.create_guest_comment(comment(Some(claim.clone()), "keyed")),
+    )
+    .await;
+    created.unwrap();
+    let keyed_units = meter.take();
+    let replay_claim = Claim {
+        token: new_id(),
+        ..claim
+    };
+    let (replay, replayed) = requests(&counter, app.store.claim(&replay_claim)).await;
+    assert!(matches!(replayed.unwrap(), Claimed::Replay(_)));
+    let replay_units = meter.take();
+    println!("| guest comment | DynamoDB requests | table RCU / WCU |\n|---|---:|---|");
+    println!(
+        "| without a key | {plain} | {} / {} |",
+        plain_units.table.read, plain_units.table.write
+    );
+    println!(
+        "| with a key (claim + create) | {} | {} / {} |",
+        claiming + keyed,
+        keyed_units.table.read,
+        keyed_units.table.write
+    );
+    println!(
+        "| a replay | {replay} | {} / {} |",
+        replay_units.table.read, replay_units.table.write
+    );
+    assert_eq!(claiming, 2, "a GetItem and a conditional PutItem");
+    assert_eq!(keyed, plain, "the record rides in the create's own transaction");
+    assert_eq!(replay, 1);
+    assert_eq!(replay_units.table.write, 0.0, "a replay writes nothing");
+}

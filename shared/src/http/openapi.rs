@@ -185,6 +185,8 @@ fn error_codes() -> Vec<&'static str> {
         ApiError::NotFound(String::new()),
         ApiError::MethodNotAllowed(String::new()),
         ApiError::UsernameTaken,
+        ApiError::RequestInProgress { retry_after: 1 },
+        ApiError::IdempotencyKeyReused,
         ApiError::PayloadTooLarge,
         ApiError::TooManyAttempts { retry_after: 1 },
         ApiError::RateLimited { retry_after: 1 },
@@ -203,15 +205,22 @@ fn error_response(status: u16) -> (&'static str, &'static str) {
         403 => ("Forbidden", "wrong_password or forbidden"),
         404 => ("NotFound", "not_found: unknown board, post or comment"),
         405 => ("MethodNotAllowed", "method_not_allowed"),
-        409 => ("Conflict", "username_taken"),
+        409 => (
+            "Conflict",
+            "username_taken, or request_in_progress (this Idempotency-Key's first request still runs; Retry-After)",
+        ),
         413 => ("PayloadTooLarge", "payload_too_large: body over 64 KiB"),
+        422 => (
+            "IdempotencyKeyReused",
+            "idempotency_key_reused: this Idempotency-Key was used for a different request",
+        ),
         429 => (
             "TooManyRequests",
             "too_many_attempts (password failures) or rate_limited (write quotas)",
         ),
         503 => (
             "Unavailable",
-            "unavailable: store or hashing capacity; nothing was written",
+            "unavailable: store or hashing capacity; the request may or may not have been applied (a create retried with its Idempotency-Key applies once)",
         ),
         other => panic!("no shared response for status {other}"),
     }
@@ -243,20 +252,24 @@ fn components() -> Value {
         json!({"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "ok"}}}),
     );
     let mut responses = Map::new();
-    for status in [400, 401, 403, 404, 405, 409, 413, 429, 503] {
+    for status in [400, 401, 403, 404, 405, 409, 413, 422, 429, 503] {
         let (name, description) = error_response(status);
         let mut response = json!({
             "description": description,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
         });
-        if matches!(status, 429 | 503) {
+        if matches!(status, 409 | 429 | 503) {
             response["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
         }
         responses.insert(name.into(), response);
     }
     json!({
         "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-        "headers": {"RetryAfter": {"description": "Seconds to wait before retrying", "schema": {"type": "integer", "minimum": 1}}},
+        "headers": {
+            "RetryAfter": {"description": "Seconds to wait before retrying", "schema": {"type": "integer", "minimum": 1}},
+            "IdempotentReplayed": {"description": "true: this is the remembered answer to an earlier request with the same Idempotency-Key; nothing was written",
+                                   "schema": {"type": "string", "const": "true"}}
+        },
         "parameters": {
             "Slug": {"name": "slug", "in": "path", "required": true,
                      "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,40}$"},
@@ -268,7 +281,10 @@ fn components() -> Value {
             "CommentLimit": {"name": "limit", "in": "query", "required": false,
                       "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::domain::COMMENTS_PAGE}},
             "Cursor": {"name": "cursor", "in": "query", "required": false, "schema": {"type": "string"},
-                       "description": "A page's next_cursor (or a post's comments_next_cursor)"}
+                       "description": "A page's next_cursor (or a post's comments_next_cursor)"},
+            "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false,
+                       "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+                       "description": "Makes the create safe to retry: the same key with the same request answers the first answer again for 24 hours"}
         },
         "responses": responses,
         "schemas": schemas,
@@ -299,6 +315,9 @@ fn operation(route: &super::Route) -> Value {
         parameters.push(json!({"$ref": "#/components/parameters/CommentLimit"}));
         parameters.push(json!({"$ref": "#/components/parameters/Cursor"}));
     }
+    if route.takes_idempotency_key() {
+        parameters.push(json!({"$ref": "#/components/parameters/IdempotencyKey"}));
+    }
     if !parameters.is_empty() {
         op["parameters"] = parameters.into();
     }
@@ -310,8 +329,19 @@ fn operation(route: &super::Route) -> Value {
     if let Some(response) = doc.response {
         success["content"] = json_body(response);
     }
+    if route.takes_idempotency_key() {
+        success["headers"] = json!({"Idempotent-Replayed": {"$ref": "#/components/headers/IdempotentReplayed"}});
+    }
     responses.insert(doc.status.to_string(), success);
-    for status in doc.errors {
+    let idempotent: &[u16] = if route.takes_idempotency_key() {
+        &[409, 422]
+    } else {
+        &[]
+    };
+    let mut errors: Vec<u16> = doc.errors.iter().chain(idempotent).copied().collect();
+    errors.sort_unstable();
+    errors.dedup();
+    for status in &errors {
         let (name, _) = error_response(*status);
         responses.insert(
             status.to_string(),
