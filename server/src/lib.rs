@@ -3,17 +3,25 @@
 //! one port, with request ids, JSON access logs, CORS and graceful shutdown.
 
 use std::future::Future;
-use std::net::SocketAddr;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{ConnectInfo, Request};
 use axum::middleware::{self, Next};
-use axum::response::Response;
-use http::{HeaderName, HeaderValue, Method, header};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use shared::config::ConnectionLimits;
+use shared::error::ApiError;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
 
 use shared::domain::new_id;
 use shared::http::{AppState, Function, router};
@@ -75,16 +83,82 @@ pub fn app(state: AppState, cors_origins: &[String]) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
 }
 
+/// A request over its time answers 503 in docs/API.md's shape.
+async fn timed_out_in_api_shape(response: Response) -> Response {
+    if response.status() == StatusCode::SERVICE_UNAVAILABLE && !response.headers().contains_key(header::RETRY_AFTER) {
+        return ApiError::Unavailable {
+            message: "the request took too long; it may or may not have been applied, retry later".into(),
+            retry_after: 1,
+        }
+        .into_response();
+    }
+    response
+}
+
 /// Serves `app` on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight.
+/// requests in flight (for at most the request timeout). Each connection is
+/// HTTP/1.1 with `limits`' header timeout (which also closes idle kept-alive
+/// connections); each request has the request timeout; at most
+/// `max_connections` are served at once, the next ones wait in the backlog.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await
+    let app = app
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            limits.request_timeout,
+        ))
+        .layer(middleware::map_response(timed_out_in_api_shape));
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, or a connection reset before
+                    // it was accepted: keep serving the others.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let service = app
+            .clone()
+            .map_request(move |mut request: http::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                request
+            });
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection closed");
+            }
+            drop(slot);
+        });
+    }
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(limits.request_timeout) => {
+            tracing::warn!("requests still running at shutdown were cut off");
+        }
+    }
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM.

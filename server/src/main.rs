@@ -17,6 +17,12 @@ async fn main() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {}:{}", settings.bind, settings.port))?;
     tracing::info!(address = %listener.local_addr()?, "listening");
-    serve(listener, app(state, &settings.cors_origins), shutdown_signal()).await?;
+    serve(
+        listener,
+        app(state, &settings.cors_origins),
+        settings.connections,
+        shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }

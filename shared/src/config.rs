@@ -72,6 +72,32 @@ pub struct ServerConfig {
     pub cors_origins: Vec<String>,
     /// Proxies whose `X-Forwarded-For` is believed (docs/API.md, Client address).
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    pub connections: ConnectionLimits,
+}
+
+/// What one connection may take of the server (README, Security and
+/// reliability): a client that sends nothing, or its headers a byte at a
+/// time, or keeps an idle connection open, is cut off; so is a request that
+/// runs too long; and connections beyond the cap wait in the listen backlog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// From the moment the server waits for a request (on a new or a
+    /// kept-alive connection) until its headers are in: also the idle
+    /// keep-alive timeout (hyper runs one timer for both).
+    pub header_timeout: Duration,
+    /// From the headers to the last byte of the answer (the body included).
+    pub request_timeout: Duration,
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(10),
+            max_connections: 1_024,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -126,7 +152,6 @@ impl<'a> Env<'a> {
         }
     }
 
-    #[cfg(any(feature = "sqlite", feature = "dynamo"))]
     fn millis(&self, name: &str) -> Result<Option<Duration>, ConfigError> {
         Ok(self
             .number::<u64>(name, 1, "a positive whole number")?
@@ -213,7 +238,18 @@ fn server_config(env: &Env<'_>) -> Result<ServerConfig, ConfigError> {
             "BIND must be a host name or an IP address without a port, not {bind:?}"
         )));
     }
+    let mut connections = ConnectionLimits::default();
+    if let Some(t) = env.millis("SERVER_HEADER_TIMEOUT_MS")? {
+        connections.header_timeout = t;
+    }
+    if let Some(t) = env.millis("SERVER_REQUEST_TIMEOUT_MS")? {
+        connections.request_timeout = t;
+    }
+    if let Some(n) = env.number::<usize>("SERVER_MAX_CONNECTIONS", 1, "a positive whole number")? {
+        connections.max_connections = n;
+    }
     Ok(ServerConfig {
+        connections,
         data_dir: PathBuf::from(env.get("DATA_DIR").unwrap_or_else(|| "./data".to_owned())),
         bind,
         port: env.number::<u16>("PORT", 0, "a port number (0-65535)")?.unwrap_or(3000),
@@ -518,7 +554,7 @@ impl fmt::Display for Config {
         if let Some(s) = &self.server {
             write!(
                 f,
-                " bind={}:{} data_dir={} cors_origins={} trusted_proxies={}",
+                " bind={}:{} data_dir={} cors_origins={} trusted_proxies={} header_timeout_ms={} request_timeout_ms={} max_connections={}",
                 s.bind,
                 s.port,
                 s.data_dir.display(),
@@ -527,7 +563,10 @@ impl fmt::Display for Config {
                     .iter()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
-                    .join(",")
+                    .join(","),
+                s.connections.header_timeout.as_millis(),
+                s.connections.request_timeout.as_millis(),
+                s.connections.max_connections
             )?;
         }
         Ok(())
@@ -663,6 +702,9 @@ mod tests {
             assert!(err.to_string().starts_with(expected), "{name}: {err}");
         }
         for bad in ["0", "-1", "soon"] {
+            let pairs = [("SERVER_MAX_CONNECTIONS", bad)];
+            let err = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap_err();
+            assert!(err.to_string().contains("SERVER_MAX_CONNECTIONS"), "{err}");
             let pairs = [("TABLE_NAME", "boards"), ("DYNAMODB_OPERATION_TIMEOUT_MS", bad)];
             let err = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap_err();
             assert!(err.to_string().contains("DYNAMODB_OPERATION_TIMEOUT_MS"), "{err}");
@@ -671,9 +713,18 @@ mod tests {
             ("TRUSTED_PROXIES", "10.0.0.0/8"),
             ("BOARDS", "news,tech"),
             ("CORS_ORIGINS", "https://a.example, https://b.example"),
+            ("SERVER_HEADER_TIMEOUT_MS", "2500"),
+            ("SERVER_MAX_CONNECTIONS", "64"),
         ];
         let config = Config::from(Deployment::Server, &server_env(dir.path(), &ok)).unwrap();
+        let printed = config.to_string();
+        assert!(
+            printed.contains("header_timeout_ms=2500 request_timeout_ms=10000 max_connections=64"),
+            "{printed}"
+        );
         let server = config.server.unwrap();
+        assert_eq!(server.connections.header_timeout, Duration::from_millis(2500));
+        assert_eq!(server.connections.max_connections, 64);
         assert_eq!(server.trusted_proxies.len(), 1);
         assert_eq!(server.cors_origins, ["https://a.example", "https://b.example"]);
         assert_eq!(config.boards.names(), ["news", "tech"]);

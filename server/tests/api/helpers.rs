@@ -111,6 +111,7 @@ pub async fn spawn_app_in(
     let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let config = Config::from(Deployment::Server, &Env::new(lookup)).unwrap();
     let cors = config.server.as_ref().unwrap().cors_origins.clone();
+    let connections = config.server.as_ref().unwrap().connections;
     let state = shared::wiring::build(config).await.unwrap();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -122,7 +123,9 @@ pub async fn spawn_app_in(
     }));
     let logs_from = logs().len();
     tokio::spawn(async move {
-        server::serve(listener, app, std::future::pending()).await.unwrap();
+        server::serve(listener, app, connections, std::future::pending())
+            .await
+            .unwrap();
     });
     TestApp {
         address,

@@ -30,6 +30,7 @@ mod hostile;
 mod idempotency;
 mod public;
 mod secrets;
+mod slowloris;
 
 fn username(name: &str) -> shared::domain::Username {
     shared::domain::Username::parse(name.to_owned()).unwrap()

@@ -1,0 +1,158 @@
+//! The server's own connection limits (README, Security and reliability):
+//! stalled or slow clients are cut off by the header and request timeouts,
+//! idle kept-alive connections are closed, and at most
+//! `SERVER_MAX_CONNECTIONS` are served at once, while health still answers.
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::{Backend, TestApp, spawn_app_with};
+
+/// This process's resident memory in KiB (the server runs in it).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn host(app: &TestApp) -> String {
+    app.address.trim_start_matches("http://").to_owned()
+}
+
+/// A connection that sent the start of a request's headers and stopped.
+async fn stalled(app: &TestApp) -> TcpStream {
+    let mut stream = TcpStream::connect(host(app)).await.unwrap();
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .unwrap();
+    stream
+}
+
+/// Whether the server closed `stream` within `wait` (EOF or a reset).
+async fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
+    let mut buffer = [0u8; 1024];
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buffer)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // an error answer before the close
+            Err(_) => return false,
+        }
+    }
+}
+
+async fn health_in(app: &TestApp) -> Duration {
+    let started = Instant::now();
+    let response = app.get("/health").await;
+    assert_eq!(response.status(), 200);
+    started.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_stalled_connections_neither_block_health_nor_stay_open() {
+    let app = spawn_app_with(Backend::Sqlite, &[("SERVER_HEADER_TIMEOUT_MS", "1000")]).await;
+    let idle = health_in(&app).await;
+    let before = rss_kib();
+    let started = Instant::now();
+    let mut connections = Vec::new();
+    for _ in 0..400 {
+        connections.push(stalled(&app).await);
+    }
+    let during = rss_kib();
+    let health = health_in(&app).await;
+    let mut closed = 0;
+    for stream in &mut connections {
+        if closed_within(stream, Duration::from_secs(5)).await {
+            closed += 1;
+        }
+    }
+    let all_closed_after = started.elapsed();
+    drop(connections);
+    let after = rss_kib();
+    println!(
+        "slowloris: 400 stalled connections; health answered in {health:?} (idle: {idle:?}); \
+         {closed} closed by the server {all_closed_after:?} after the first opened (header timeout 1 s); \
+         RSS {before} -> {during} -> {after} KiB"
+    );
+    assert!(health < Duration::from_secs(1), "health took {health:?}");
+    assert_eq!(closed, 400, "every stalled connection is closed");
+    assert!(all_closed_after < Duration::from_secs(5));
+    assert!(
+        during.saturating_sub(before) < 64 * 1024,
+        "RSS grew {before} -> {during} KiB"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_cap_wait_until_a_slot_frees() {
+    let app = spawn_app_with(
+        Backend::Sqlite,
+        &[("SERVER_MAX_CONNECTIONS", "4"), ("SERVER_HEADER_TIMEOUT_MS", "1500")],
+    )
+    .await;
+    // reqwest keeps its own connection: open the stalled ones first.
+    let mut holders = Vec::new();
+    for _ in 0..4 {
+        holders.push(stalled(&app).await);
+    }
+    let waited = health_in(&app).await;
+    println!("with 4 of 4 connections stalled, health answered after {waited:?} (header timeout 1.5 s)");
+    assert!(waited >= Duration::from_millis(1000), "the cap held: {waited:?}");
+    assert!(waited < Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_kept_alive_connection_is_closed() {
+    let app = spawn_app_with(Backend::Sqlite, &[("SERVER_HEADER_TIMEOUT_MS", "800")]).await;
+    let mut stream = TcpStream::connect(host(&app)).await.unwrap();
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buffer = [0u8; 1024];
+    let n = stream.read(&mut buffer).await.unwrap();
+    assert!(String::from_utf8_lossy(&buffer[..n]).starts_with("HTTP/1.1 200"));
+    let started = Instant::now();
+    assert!(closed_within(&mut stream, Duration::from_secs(5)).await);
+    let idle = started.elapsed();
+    println!("an idle kept-alive connection was closed after {idle:?} (timeout 800 ms)");
+    assert!(idle >= Duration::from_millis(600), "{idle:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_sent_too_slowly_is_cut_off_by_the_request_timeout() {
+    let app = spawn_app_with(Backend::Sqlite, &[("SERVER_REQUEST_TIMEOUT_MS", "1000")]).await;
+    let mut stream = TcpStream::connect(host(&app)).await.unwrap();
+    stream
+        .write_all(b"POST /members HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"user")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(Ok(n)) = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buffer[..n]);
+        if answer.windows(4).any(|w| w == b"\r\n\r\n") && answer.ends_with(b"}}") {
+            break;
+        }
+    }
+    let elapsed = started.elapsed();
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(text.contains("\"code\":\"unavailable\""), "{text}");
+    assert!(text.to_ascii_lowercase().contains("retry-after"), "{text}");
+    assert!(
+        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(4),
+        "{elapsed:?}"
+    );
+}
