@@ -1407,3 +1407,86 @@ async fn one_of_many_concurrent_claims_on_a_key_wins(store: Dyn) {
             .all(|c| matches!(c, Claimed::Fresh | Claimed::InProgress))
     );
 }
+
+/// DynamoDB only: a post delete interrupted after its first step leaves
+/// nothing of the post readable, and its cleanup finishes at the post's next
+/// delete or at any other post's delete, leaving nothing behind.
+#[tokio::test]
+async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+            .await
+            .build(),
+    );
+    let concrete = DynamoStore::with_client(client.clone(), &table, true).await.unwrap();
+    let store: Dyn = Arc::new(concrete.clone());
+    let left_of = |post: String| {
+        let client = client.clone();
+        let table = table.clone();
+        async move {
+            let out = client
+                .scan()
+                .table_name(&table)
+                .filter_expression("contains(PK, :post) OR SK = :post")
+                .expression_attribute_values(":post", aws_sdk_dynamodb::types::AttributeValue::S(post))
+                .send()
+                .await
+                .unwrap();
+            out.items().len()
+        }
+    };
+    let mut posts = Vec::new();
+    for _ in 0..2 {
+        let p = created_post(&store, "free").await;
+        let key = post_key("free", &p.summary.id);
+        let c = comment(&p.summary.id, None, "guarded");
+        store
+            .create_comment(&board("free"), &c, Some(&hash("$2b$08$secret")), None)
+            .await
+            .unwrap();
+        store
+            .create_comment(&board("free"), &comment(&p.summary.id, None, "b"), None, None)
+            .await
+            .unwrap();
+        store.like(&key, &member_id()).await.unwrap().unwrap();
+        views(&store, &key).await.unwrap();
+        posts.push((p, key, c));
+    }
+
+    for (i, (p, key, c)) in posts.iter().enumerate() {
+        // Step 1 only, as if the process died right after it.
+        assert!(concrete.mark_post_deleted("free", &p.summary.id).await.unwrap());
+        assert!(left_of(p.summary.id.clone()).await > 0, "children are still there");
+        assert_eq!(store.post_detail(key).await.unwrap(), None);
+        assert_eq!(views(&store, key).await, None);
+        assert_eq!(store.list_comments(key, limit(20), None).await.unwrap(), None);
+        let c_key = comment_key("free", &p.summary.id, &c.id);
+        assert_eq!(
+            store.comment_guard(&c_key).await.unwrap(),
+            None,
+            "no guard, no hash to check"
+        );
+        assert!(!store.delete_comment(&c_key).await.unwrap());
+        assert_eq!(store.like(key, &member_id()).await.unwrap(), None);
+        assert_eq!(
+            store
+                .create_comment(&board("free"), &comment(&p.summary.id, None, "late"), None, None)
+                .await,
+            Err(StoreError::NotFound)
+        );
+        let listed = store.list_posts(&board("free"), limit(20), None).await.unwrap();
+        assert!(listed.posts.iter().all(|s| s.id != p.summary.id));
+
+        if i == 0 {
+            // Resumed by the post's own retried delete (which answers 404).
+            assert!(!store.delete_post(key).await.unwrap());
+        } else {
+            // Resumed by another post's delete.
+            let other = created_post(&store, "free").await;
+            assert!(store.delete_post(&post_key("free", &other.summary.id)).await.unwrap());
+        }
+        assert_eq!(left_of(p.summary.id.clone()).await, 0, "nothing of the post is left");
+        assert!(!concrete.purge_pending(&p.summary.id).await.unwrap());
+    }
+}

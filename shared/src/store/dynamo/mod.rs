@@ -9,6 +9,7 @@ mod counters;
 mod idempotency;
 mod items;
 pub mod migrate;
+mod purge;
 pub mod schema;
 
 pub use capacity::{CapacityMeter, Consumed, Partition, Units};
@@ -998,36 +999,19 @@ impl Posts for DynamoStore {
         }
     }
 
+    /// Durable in two steps ([`purge`]): the post is unreadable from the
+    /// first; the second resumes after any interruption.
     async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        // The post and its counter shards go first, in one transaction: from
-        // then on the post reads as gone and nothing can be counted on it
-        // (every counting write requires its shard).
-        let post = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .condition_expression(POST_ON_BOARD)
-            .expression_attribute_values(":board", s(board))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
-        let mut items = vec![TransactWriteItem::builder().delete(post).build()];
-        for shard in self.shard_keys(board, post_id) {
-            items.push(self.delete(shard, None)?);
+        let deleted = self.mark_post_deleted(board, post_id).await?;
+        if deleted || self.purge_pending(post_id).await? {
+            self.purge_post(post_id).await?;
         }
-        let deleted = self.transact(items).await;
-        self.cache.forget_post(post_id);
-        self.cache.pages.clear();
-        match deleted {
-            Ok(()) => {}
-            Err(TxFailure::Conditions(_)) => return Ok(false),
-            Err(TxFailure::Store(e)) => return Err(e),
+        // Others' interrupted purges: best effort, this delete is done.
+        if let Err(e) = self.resume_purges(purge::SWEEP).await {
+            tracing::warn!(error = %e, "pending post purges not resumed");
         }
-        let mut children = self.keys_under(post_pk(post_id)).await?;
-        for pk in all_likes_pks(post_id).chain([legacy_likes_pk(post_id)]) {
-            children.extend(self.keys_under(pk).await?);
-        }
-        self.delete_all(children).await?;
-        Ok(true)
+        Ok(deleted)
     }
 
     async fn replace_post_guest_hash(
@@ -1086,13 +1070,19 @@ impl Comments for DynamoStore {
         }
     }
 
+    /// The comment and its post's board side by side: a comment of a
+    /// deleted post (its purge pending) has no guard.
     async fn comment_guard(&self, comment_key: &CommentKey) -> StoreResult<Option<Guard>> {
         let (board, post_id, comment_id) = (
             comment_key.post.board.as_str(),
             comment_key.post.post.as_str(),
             comment_key.comment.as_str(),
         );
-        let Some(item) = self.get(key(post_pk(post_id), comment_sk(comment_id))).await? else {
+        let (item, post_board) = tokio::try_join!(
+            self.get(key(post_pk(post_id), comment_sk(comment_id))),
+            self.post_board(post_id)
+        )?;
+        let Some(item) = item.filter(|_| post_board.as_deref() == Some(board)) else {
             return Ok(None);
         };
         let comment: CommentItem = from_item(item)?;

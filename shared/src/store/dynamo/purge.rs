@@ -1,0 +1,97 @@
+//! Deleting a post durably. Step 1 is one transaction: the post item (on
+//! its board), its counter shards and a purge marker `PURGE` / `<post id>`:
+//! from then on nothing of the post can be read or counted (a comment's
+//! guard requires its post too). Step 2 deletes the comments and likes, then
+//! the marker. When step 2 is interrupted the marker stays, and the purge
+//! resumes at the post's next delete (which answers 404) or at any later
+//! post delete, which also finishes up to [`SWEEP`] pending purges.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{Delete, Put, ReturnConsumedCapacity, TransactWriteItem};
+
+use super::items::{POST_SK, all_likes_pks, legacy_likes_pk, post_pk};
+use super::{DynamoStore, StoreError, StoreResult, TxFailure, key, s, sdk_error};
+
+const PURGE_PK: &str = "PURGE";
+
+/// Pending purges a post delete finishes besides its own.
+pub const SWEEP: i32 = 5;
+
+impl DynamoStore {
+    /// Step 1: false when there is no such post on `board`.
+    pub async fn mark_post_deleted(&self, board: &str, post_id: &str) -> StoreResult<bool> {
+        let post = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .condition_expression("attribute_exists(PK) AND board = :board")
+            .expression_attribute_values(":board", s(board))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let marker = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(HashMap::from([
+                ("PK".to_owned(), s(PURGE_PK)),
+                ("SK".to_owned(), s(post_id)),
+                ("board".to_owned(), s(board)),
+            ])))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let mut items = vec![
+            TransactWriteItem::builder().delete(post).build(),
+            TransactWriteItem::builder().put(marker).build(),
+        ];
+        for shard in self.shard_keys(board, post_id) {
+            items.push(self.delete(shard, None)?);
+        }
+        let marked = self.transact(items).await;
+        self.cache.forget_post(post_id);
+        self.cache.pages.clear();
+        match marked {
+            Ok(()) => Ok(true),
+            Err(TxFailure::Conditions(_)) => Ok(false),
+            Err(TxFailure::Store(e)) => Err(e),
+        }
+    }
+
+    /// Step 2: the post's comments and likes, then its marker. Idempotent.
+    pub async fn purge_post(&self, post_id: &str) -> StoreResult<()> {
+        let mut children = self.keys_under(post_pk(post_id)).await?;
+        for pk in all_likes_pks(post_id).chain([legacy_likes_pk(post_id)]) {
+            children.extend(self.keys_under(pk).await?);
+        }
+        children.push(key(PURGE_PK.into(), post_id.to_owned()));
+        self.delete_all(children).await
+    }
+
+    /// Whether the post's purge is pending (its step 2 was interrupted).
+    pub async fn purge_pending(&self, post_id: &str) -> StoreResult<bool> {
+        Ok(self.get(key(PURGE_PK.into(), post_id.to_owned())).await?.is_some())
+    }
+
+    /// Finishes up to `limit` pending purges; how many it found.
+    pub async fn resume_purges(&self, limit: i32) -> StoreResult<usize> {
+        let out = self
+            .client
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .key_condition_expression("PK = :purge")
+            .expression_attribute_values(":purge", s(PURGE_PK))
+            .limit(limit)
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[PURGE_PK.to_owned()]))
+            .map_err(sdk_error)?;
+        let pending: Vec<String> = out
+            .items
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| item.get("SK").and_then(|v| v.as_s().ok()).cloned())
+            .collect();
+        for post_id in &pending {
+            self.purge_post(post_id).await?;
+        }
+        Ok(pending.len())
+    }
+}
