@@ -454,11 +454,19 @@ fn limits(env: &Env<'_>) -> Result<Limits, ConfigError> {
 /// (mode 600), so a first run needs no set-up.
 fn local_secret(data_dir: &Path, name: &str) -> Result<String, ConfigError> {
     let path = data_dir.join(name);
+    let failed = |e: std::io::Error| ConfigError::invalid(format!("{}: {e}", path.display()));
     if let Ok(secret) = std::fs::read_to_string(&path) {
+        let shared = crate::private_files::shared_bits(&path).map_err(failed)?;
+        if shared != 0 {
+            return Err(ConfigError::invalid(format!(
+                "{} is readable by group or others (mode bits {shared:03o}): `chmod 600 {}`, and replace the secret if others may have read it",
+                path.display(),
+                path.display()
+            )));
+        }
         return Ok(secret.trim().to_owned());
     }
-    let failed = |e: std::io::Error| ConfigError::invalid(format!("{}: {e}", path.display()));
-    std::fs::create_dir_all(data_dir)
+    crate::private_files::create_dir(data_dir)
         .map_err(|e| ConfigError::invalid(format!("DATA_DIR {}: {e}", data_dir.display())))?;
     let secret: String = rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect();
     write_private(&path, &secret).map_err(failed)?;
@@ -650,6 +658,22 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_data_dir_is_created_owner_only_and_a_readable_secret_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("data");
+        Config::from(Deployment::Server, &server_env(&dir, &[])).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        std::fs::set_permissions(dir.join("pepper"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = Config::from(Deployment::Server, &server_env(&dir, &[])).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("pepper is readable by group or others"), "{message}");
+        assert!(message.contains("chmod 600"), "{message}");
     }
 
     #[test]

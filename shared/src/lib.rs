@@ -15,6 +15,7 @@ pub mod hashing;
 pub mod http;
 #[cfg(feature = "lambda")]
 pub mod lambda;
+pub mod private_files;
 pub mod store;
 pub mod telemetry;
 pub mod wiring;

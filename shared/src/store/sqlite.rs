@@ -23,6 +23,7 @@ use crate::domain::{
     Author, BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials,
     MemberId, Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
 };
+use crate::private_files;
 
 const MIGRATIONS: &[M<'static>] = &[
     M::up(
@@ -119,8 +120,16 @@ impl SqliteStore {
 
     pub fn open_with(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
+            private_files::create_dir(dir)
                 .map_err(|e| StoreError::Unavailable(format!("creating {}: {e}", dir.display())))?;
+        }
+        // Password hashes live here: owner only. SQLite gives its WAL and
+        // shared-memory files the database file's permissions.
+        let unreadable = |e: std::io::Error| StoreError::Unavailable(format!("{}: {e}", path.display()));
+        private_files::create_file(path).map_err(unreadable)?;
+        if private_files::shared_bits(path).map_err(unreadable)? != 0 {
+            tracing::warn!(path = %path.display(), "the database was readable by group or others: made it owner-only");
+            private_files::restrict(path).map_err(unreadable)?;
         }
         let mut conn = Connection::open(path).map_err(sql_error)?;
         conn.busy_timeout(busy_timeout).map_err(sql_error)?;
@@ -904,6 +913,25 @@ impl Idempotency for SqliteStore {
 
 #[cfg(test)]
 mod tests {
+
+    #[cfg(unix)]
+    #[test]
+    fn the_database_is_owner_only_even_when_an_older_version_made_it_readable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new").join("boards.sqlite3");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        drop(SqliteStore::open(&path).unwrap());
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(SqliteStore::open(&path).unwrap());
+        assert_eq!(mode(&path), 0o600);
+        let wal = path.with_extension("sqlite3-wal");
+        if wal.exists() {
+            assert_eq!(mode(&wal) & 0o077, 0);
+        }
+    }
     use super::*;
 
     /// A comments page is a range read of `comments_by_post`, already in id
