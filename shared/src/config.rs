@@ -35,7 +35,7 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    fn invalid(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
         ConfigError::Invalid(message.into())
     }
 }
@@ -176,7 +176,7 @@ impl Config {
                 (Some(value), _) => Ok(value),
                 (None, Some(dir)) => local_secret(dir, &name.to_ascii_lowercase()),
                 (None, None) => Err(ConfigError::invalid(format!(
-                    "{name} is required on Lambda (from Secrets Manager or SSM)"
+                    "{name} is required on Lambda: set {name}_ARN (a Secrets Manager secret) or {name}"
                 ))),
             }
         };
@@ -603,7 +603,7 @@ mod tests {
         let err = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&[])).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "JWT_SECRET is required on Lambda (from Secrets Manager or SSM)"
+            "JWT_SECRET is required on Lambda: set JWT_SECRET_ARN (a Secrets Manager secret) or JWT_SECRET"
         );
         let jwt = "j".repeat(32);
         let only_jwt = [("JWT_SECRET", jwt.as_str())];

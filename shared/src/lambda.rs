@@ -8,9 +8,15 @@ use crate::http::router;
 
 pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     crate::telemetry::init_json();
-    let config = Config::from_env(Deployment::Lambda {
+    let deployment = Deployment::Lambda {
         functions: vec![function],
-    })?;
+    };
+    let env = crate::config::Env::process();
+    #[cfg(feature = "secrets")]
+    let resolved = crate::secrets::resolve(function.needs(), &env, None).await?;
+    #[cfg(feature = "secrets")]
+    let env = crate::secrets::overlay(&env, &resolved);
+    let config = Config::from(deployment, &env)?;
     tracing::info!(function = function.name(), config = %config, "configuration");
     let state = crate::wiring::build(config).await?;
     tracing::info!(function = function.name(), "cold start complete");

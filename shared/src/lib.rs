@@ -16,6 +16,8 @@ pub mod http;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod private_files;
+#[cfg(feature = "secrets")]
+pub mod secrets;
 pub mod store;
 pub mod telemetry;
 pub mod wiring;

@@ -209,7 +209,7 @@ Resources:
       checkov:
         skip:
           - id: CKV_AWS_149
-            comment: The AWS-managed key is enough for a value read only at deploy time; a CMK adds cost without a reader to restrict.
+            comment: The AWS-managed key is enough - only the functions that use this secret may read it (by IAM, at their cold start); a CMK adds cost without a reader to restrict.
           - id: CKV2_AWS_57
             comment: Rotating the JWT key signs everyone out; rotate by hand and redeploy (see README, Deploy).
     Properties:
@@ -224,7 +224,7 @@ Resources:
       checkov:
         skip:
           - id: CKV_AWS_149
-            comment: The AWS-managed key is enough for a value read only at deploy time; a CMK adds cost without a reader to restrict.
+            comment: The AWS-managed key is enough - only the functions that use this secret may read it (by IAM, at their cold start); a CMK adds cost without a reader to restrict.
           - id: CKV2_AWS_57
             comment: A pepper rotation must keep the old one in PEPPER_PREVIOUS until hashes are upgraded; automatic rotation would lock users out.
     Properties:
@@ -356,7 +356,7 @@ Resources:
           - id: CKV_AWS_116
             comment: Invoked synchronously by API Gateway; a dead-letter queue applies only to asynchronous invocations.
           - id: CKV_AWS_173
-            comment: The environment holds dynamic references resolved from Secrets Manager and is encrypted at rest with the AWS-managed key.{concurrency_skip}
+            comment: The environment holds no secret, only the ARNs of the secrets the function reads at its cold start; it is encrypted at rest with the AWS-managed key.{concurrency_skip}
     Properties:
       Description: 'Routes of docs/API.md served by `{name}` ({tier_note})'
       MemorySize: {memory}",
@@ -374,9 +374,9 @@ Resources:
                 pascal(name)
             )?;
         }
-        // Only the secrets this function uses (docs/DESIGN.md, Configuration):
-        // Secrets Manager dynamic references, resolved at deploy time, never
-        // written in this template.
+        // Only the secrets this function uses (docs/DESIGN.md, Configuration),
+        // by ARN: the function reads them from Secrets Manager at its cold
+        // start (shared::secrets), so no value is in its configuration.
         let needs = function.needs();
         if needs.tokens || needs.hashing || function == Function::Read {
             writeln!(t, "      Environment:\n        Variables:")?;
@@ -384,17 +384,17 @@ Resources:
         if function == Function::Read {
             writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
         }
-        if needs.tokens {
-            writeln!(
-                t,
-                "          JWT_SECRET: !Sub '{{{{resolve:secretsmanager:${{JwtSecret}}:SecretString}}}}'"
-            )?;
-        }
-        if needs.hashing {
-            writeln!(
-                t,
-                "          PEPPER: !Sub '{{{{resolve:secretsmanager:${{Pepper}}:SecretString}}}}'"
-            )?;
+        let secrets: Vec<&str> = [(needs.tokens, "JwtSecret"), (needs.hashing, "Pepper")]
+            .into_iter()
+            .filter_map(|(needed, resource)| needed.then_some(resource))
+            .collect();
+        for resource in &secrets {
+            let setting = if *resource == "JwtSecret" {
+                "JWT_SECRET_ARN"
+            } else {
+                "PEPPER_ARN"
+            };
+            writeln!(t, "          {setting}: !Ref {resource}")?;
         }
         writeln!(
             t,
@@ -406,6 +406,15 @@ Resources:
         writeln!(t, "              Resource:\n                - !GetAtt Table.Arn")?;
         if uses_index(function) {
             writeln!(t, "                - !Sub '${{Table.Arn}}/index/*'")?;
+        }
+        if !secrets.is_empty() {
+            writeln!(
+                t,
+                "            - Effect: Allow\n              Action:\n                - secretsmanager:GetSecretValue\n              Resource:"
+            )?;
+            for resource in &secrets {
+                writeln!(t, "                - !Ref {resource}")?;
+            }
         }
         writeln!(t, "      Events:")?;
         for (i, route) in all_routes.iter().filter(|r| r.function == function).enumerate() {

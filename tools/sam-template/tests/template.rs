@@ -42,12 +42,15 @@ fn every_route_is_an_api_event_of_its_function_and_nothing_is_inline() {
         let event = format!("Method: {}\n            Path: {}\n", route.method, route.path);
         assert!(template.contains(&event), "{} {}", route.method, route.path);
     }
-    for secret in ["JWT_SECRET", "PEPPER"] {
+    // Secrets by ARN only: no value, and no dynamic reference resolving one
+    // into the function's configuration.
+    assert!(!template.contains("resolve:secretsmanager"));
+    for (setting, resource) in [("JWT_SECRET_ARN", "JwtSecret"), ("PEPPER_ARN", "Pepper")] {
         let line = template
             .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{secret}:")))
+            .find(|l| l.trim_start().starts_with(&format!("{setting}:")))
             .unwrap();
-        assert!(line.contains("resolve:secretsmanager"), "{line}");
+        assert_eq!(line.trim(), format!("{setting}: !Ref {resource}"));
     }
     assert_eq!(
         template.matches("Architectures:\n      - arm64").count(),
@@ -74,8 +77,18 @@ fn each_function_receives_only_the_secrets_it_uses() {
         let section = &template[template.find(&binary).unwrap()..];
         let section = &section[..section.find("Events:").unwrap()];
         let needs = function.needs();
-        assert_eq!(section.contains("JWT_SECRET:"), needs.tokens, "{}", function.name());
-        assert_eq!(section.contains("PEPPER:"), needs.hashing, "{}", function.name());
+        assert_eq!(section.contains("JWT_SECRET_ARN:"), needs.tokens, "{}", function.name());
+        assert_eq!(section.contains("PEPPER_ARN:"), needs.hashing, "{}", function.name());
+        // IAM: exactly the secrets it reads.
+        let policy = &section[section.find("Policies:").unwrap()..];
+        assert_eq!(policy.contains("- !Ref JwtSecret"), needs.tokens, "{}", function.name());
+        assert_eq!(policy.contains("- !Ref Pepper"), needs.hashing, "{}", function.name());
+        assert_eq!(
+            policy.contains("secretsmanager:GetSecretValue"),
+            needs.tokens || needs.hashing,
+            "{}",
+            function.name()
+        );
     }
     let globals = &template[template.find("Globals:").unwrap()..template.find("Resources:").unwrap()];
     assert!(!globals.contains("JWT_SECRET") && !globals.contains("PEPPER"));
