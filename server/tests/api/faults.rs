@@ -5,9 +5,6 @@
 //! is back the same app serves again, and every acknowledged write is there
 //! with counters that match.
 
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,79 +14,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Backend, TestApp, body, spawn_app_in, spawn_app_with};
 
-/// A DynamoDB Local process owned by one test, keeping its tables in files
-/// so that it can be stopped and started again with its data.
-struct DynamoLocal {
-    child: Child,
-    port: u16,
-    files: PathBuf,
-}
-
-impl DynamoLocal {
-    fn start(files: &Path, port: u16) -> Self {
-        let emulator = std::env::var("DYNAMODB_LOCAL_EMULATOR").expect(
-            "DYNAMODB_LOCAL_EMULATOR is not set: run the suite with `bash tools/test-all`, which installs DynamoDB Local",
-        );
-        let child = Command::new("java")
-            .current_dir(&emulator)
-            .args([
-                "-Xmx256m",
-                "-Djava.library.path=DynamoDBLocal_lib",
-                "-jar",
-                "DynamoDBLocal.jar",
-            ])
-            .args(["-sharedDb", "-dbPath"])
-            .arg(files)
-            .args(["-port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting java for DynamoDB Local");
-        let local = DynamoLocal {
-            child,
-            port,
-            files: files.to_owned(),
-        };
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "DynamoDB Local did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        local
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success(), "kill {signal}");
-    }
-
-    /// Stops the process (SIGTERM, as a service manager would) and waits for it to exit.
-    fn stop(&mut self) {
-        self.signal("-TERM");
-        self.child.wait().unwrap();
-    }
-
-    fn restart(&mut self) {
-        *self = DynamoLocal::start(&self.files.clone(), self.port);
-    }
-}
-
-impl Drop for DynamoLocal {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+#[path = "../../../shared/tests/support/dynamo_local.rs"]
+mod dynamo_local;
+use dynamo_local::{DynamoLocal, free_port};
 
 /// Creates `table` and sends the new DynamoDB Local some work, so that its
 /// first, slow (JIT-cold) requests are not mistaken for an outage.
@@ -108,14 +35,6 @@ async fn warm_up(endpoint: &str, table: &str) {
         assert!(store.post_detail(&key).await.unwrap().is_none());
         assert!(store.view_post(&key).await.unwrap().is_none());
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One write of the mix the outage interrupts.
