@@ -169,16 +169,16 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (wrong_guest, refused) = requests(&counter, app.delete_guest_comment(&comment_key, proof("0000"))).await;
     assert!(refused.is_err());
     rows.push((
-        "guest delete, wrong password (guard GetItem, 2 limit ADDs)",
+        "guest delete, wrong password (comment + purge marker GetItems, 2 limit ADDs)",
         wrong_guest,
-        3,
+        4,
     ));
     let (right_guest, deleted) = requests(&counter, app.delete_guest_comment(&comment_key, proof("1234"))).await;
     deleted.unwrap();
     rows.push((
-        "guest delete, right password (guard, 2 ADDs, 2 give-backs, transaction)",
+        "guest delete, right password (guard's 2 GetItems, 2 ADDs, 2 give-backs, transaction)",
         right_guest,
-        6,
+        7,
     ));
     let (read, _) = requests(&counter, app.read_post(&key)).await;
     rows.push((

@@ -1070,19 +1070,20 @@ impl Comments for DynamoStore {
         }
     }
 
-    /// The comment and its post's board side by side: a comment of a
-    /// deleted post (its purge pending) has no guard.
+    /// The comment and its post's purge marker side by side (a small item,
+    /// unlike the post): a comment of a deleted post whose purge is pending
+    /// has no guard; after the purge the comment is gone.
     async fn comment_guard(&self, comment_key: &CommentKey) -> StoreResult<Option<Guard>> {
         let (board, post_id, comment_id) = (
             comment_key.post.board.as_str(),
             comment_key.post.post.as_str(),
             comment_key.comment.as_str(),
         );
-        let (item, post_board) = tokio::try_join!(
+        let (item, purging) = tokio::try_join!(
             self.get(key(post_pk(post_id), comment_sk(comment_id))),
-            self.post_board(post_id)
+            self.purge_pending(post_id)
         )?;
-        let Some(item) = item.filter(|_| post_board.as_deref() == Some(board)) else {
+        let Some(item) = item.filter(|_| !purging) else {
             return Ok(None);
         };
         let comment: CommentItem = from_item(item)?;
