@@ -92,6 +92,17 @@ fn replay(stored: StoredResponse) -> Response {
     response
 }
 
+/// The middleware on member create routes: the bearer token is checked
+/// first, so a request without a valid one gets its 401 and claims no key.
+#[cfg(feature = "tokens")]
+pub async fn claim_member_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    if let Err(e) = super::auth::AuthMember::from_request_parts(&mut parts, &state).await {
+        return e.into_response();
+    }
+    claim_key(State(state), Request::from_parts(parts, body), next).await
+}
+
 /// The middleware on every create route (`crate::http::routes`).
 pub async fn claim_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let Some(value) = request.headers().get(KEY_HEADER) else {
