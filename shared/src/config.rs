@@ -8,7 +8,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-#[cfg(any(feature = "sqlite", feature = "dynamo"))]
 use std::time::Duration;
 
 use secrecy::SecretString;
@@ -188,7 +187,8 @@ impl Config {
         #[cfg(feature = "hashing")]
         let hashing = if needs.hashing {
             let pepper = Some(secret("PEPPER")?).filter(|p| p != UNPEPPERED);
-            Some(hashing_config(env, pepper)?)
+            // The server's CPU is fixed: its tiers fit the expected hash rate.
+            Some(hashing_config(env, pepper, matches!(deployment, Deployment::Server))?)
         } else {
             None
         };
@@ -334,14 +334,18 @@ fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, C
 /// [`hashing_config`] with `PEPPER` as set (no generated secret): for tools,
 /// benchmarks and tests that build hashing alone.
 pub fn hashing_from(env: &Env<'_>) -> Result<HashingConfig, ConfigError> {
-    hashing_config(env, env.get("PEPPER").filter(|p| p != UNPEPPERED))
+    hashing_config(env, env.get("PEPPER").filter(|p| p != UNPEPPERED), false)
 }
 
 #[cfg(feature = "hashing")]
 /// Tiers from the tier file with `MEMBER_TIER`/`GUEST_TIER` winning, the
 /// pepper ring (`pepper` is `PEPPER` unless it is [`UNPEPPERED`]) and the gate
 /// size. The tiers' rules are checked where hashing starts.
-pub fn hashing_config(env: &Env<'_>, pepper: Option<String>) -> Result<HashingConfig, ConfigError> {
+pub fn hashing_config(
+    env: &Env<'_>,
+    pepper: Option<String>,
+    fixed_capacity: bool,
+) -> Result<HashingConfig, ConfigError> {
     use hashing::tier_file::{EMBEDDED, TierFile};
     let (path, json) = match env.get("TIERS_FILE") {
         Some(path) => {
@@ -378,14 +382,18 @@ pub fn hashing_config(env: &Env<'_>, pepper: Option<String>) -> Result<HashingCo
         let (spec, origin) = match env.get(setting) {
             Some(spec) => (spec, setting.to_owned()),
             None => {
-                let chosen = file
-                    .tiers
-                    .get(tier.as_str())
-                    .ok_or_else(|| hashing::ConfigError::MissingTier {
-                        path: path.clone(),
-                        tier,
-                    })?;
-                (chosen.spec.clone(), format!("{path} tiers.{tier}.spec"))
+                let chosen =
+                    file.tier(tier.as_str(), fixed_capacity)
+                        .ok_or_else(|| hashing::ConfigError::MissingTier {
+                            path: path.clone(),
+                            tier,
+                        })?;
+                let section = if fixed_capacity && file.fixed_capacity.is_some() {
+                    "fixed_capacity.tiers"
+                } else {
+                    "tiers"
+                };
+                (chosen.spec.clone(), format!("{path} {section}.{tier}.spec"))
             }
         };
         let algorithm = spec.parse().map_err(|source| hashing::ConfigError::BadTier {
@@ -658,6 +666,31 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn the_server_takes_the_fixed_capacity_tiers_and_lambda_the_latency_tiers() {
+        use crate::hashing::tier_file::{EMBEDDED, TierFile};
+        let file = TierFile::parse(EMBEDDED).unwrap();
+        let fixed = file
+            .fixed_capacity
+            .as_ref()
+            .expect("the tier file has a fixed-capacity choice");
+        let dir = tempfile::tempdir().unwrap();
+        let server = Config::from(Deployment::Server, &server_env(dir.path(), &[])).unwrap();
+        let policy = server.hashing.as_ref().unwrap().member;
+        assert_eq!(policy.algorithm.to_string(), fixed.tiers["member"].spec);
+        let secret = "s".repeat(40);
+        let pairs = [
+            ("TABLE_NAME", "t"),
+            ("PEPPER", secret.as_str()),
+            ("JWT_SECRET", secret.as_str()),
+        ];
+        let login = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&pairs)).unwrap();
+        assert_eq!(
+            login.hashing.as_ref().unwrap().member.algorithm.to_string(),
+            file.tiers["member"].spec
+        );
     }
 
     #[cfg(unix)]

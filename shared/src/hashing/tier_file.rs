@@ -20,8 +20,29 @@ pub struct TierFile {
     pub budgets_ms: BTreeMap<String, f64>,
     pub lambda_model: LambdaModel,
     pub table: Vec<TimingRow>,
+    /// The tiers for classic Lambda, where every hash has a CPU share of its
+    /// own: the strongest cost inside each latency budget.
     pub tiers: BTreeMap<String, ChosenTier>,
     pub functions: BTreeMap<String, FunctionSizing>,
+    /// The expected peak rate of hashes per tier (per second), which the
+    /// fixed-capacity choice must carry.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub peak_rates_per_s: BTreeMap<String, f64>,
+    /// The tiers for fixed capacity (the VM server, Lambda Managed
+    /// Instances): the latency choice, lowered until the peak rates keep the
+    /// hashing workers at most `max_utilization` busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_capacity: Option<FixedCapacity>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FixedCapacity {
+    /// Hashing workers the choice assumes (the machine's cores less one).
+    pub workers: usize,
+    pub max_utilization: f64,
+    /// How busy the peak rates keep the workers with these tiers.
+    pub utilization: f64,
+    pub tiers: BTreeMap<String, ChosenTier>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +107,13 @@ pub struct FunctionSizing {
 impl TierFile {
     pub fn parse(json: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(json)
+    }
+
+    /// The tier a deployment hashes with: the fixed-capacity choice when the
+    /// deployment has fixed capacity and the file has one, else the latency choice.
+    pub fn tier(&self, name: &str, fixed_capacity: bool) -> Option<&ChosenTier> {
+        let fixed = self.fixed_capacity.as_ref().filter(|_| fixed_capacity);
+        fixed.and_then(|f| f.tiers.get(name)).or_else(|| self.tiers.get(name))
     }
 }
 

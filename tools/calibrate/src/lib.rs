@@ -65,24 +65,49 @@ pub fn build_tier_file(
             )
         })
         .collect();
-    let tiers = budgets_ms
-        .iter()
-        .map(|(name, &budget)| {
-            let chosen =
-                model::choose_tier(&model, &table, budget).context("the table has no bcrypt row to choose from")?;
-            Ok((name.clone(), chosen))
-        })
-        .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
-    Ok(TierFile {
+    let mut file = TierFile {
         machine,
         measured_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
         source: source.to_owned(),
         budgets_ms: budgets_ms.clone(),
-        functions: model::function_sizing(&tiers),
+        functions: BTreeMap::new(),
         lambda_model: model,
         table,
-        tiers,
-    })
+        tiers: BTreeMap::new(),
+        peak_rates_per_s: model::default_peak_rates(),
+        fixed_capacity: None,
+    };
+    decide(&mut file)?;
+    Ok(file)
+}
+
+/// The decisions from a tier file's table: the latency tiers (classic
+/// Lambda), the fixed-capacity tiers (the server, Lambda Managed Instances)
+/// for its peak rates, and each function's memory.
+pub fn decide(file: &mut TierFile) -> anyhow::Result<()> {
+    file.tiers = file
+        .budgets_ms
+        .iter()
+        .map(|(name, &budget)| {
+            let chosen = model::choose_tier(&file.lambda_model, &file.table, budget)
+                .context("the table has no bcrypt row to choose from")?;
+            Ok((name.clone(), chosen))
+        })
+        .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
+    if file.peak_rates_per_s.is_empty() {
+        file.peak_rates_per_s = model::default_peak_rates();
+    }
+    // The server's hashing workers on the measuring machine (shared::hashing::default_workers).
+    let workers = file.machine.cores.saturating_sub(1).max(1);
+    file.fixed_capacity = Some(model::choose_for_capacity(
+        &file.lambda_model,
+        &file.table,
+        &file.tiers,
+        &file.peak_rates_per_s,
+        workers,
+    ));
+    file.functions = model::function_sizing(&file.tiers);
+    Ok(())
 }
 
 pub fn write_outputs(file: &TierFile, out: &Outputs<'_>) -> anyhow::Result<()> {

@@ -21,6 +21,9 @@ struct Cli {
 enum Command {
     /// Time every candidate on this machine (the default).
     Measure(MeasureArgs),
+    /// Decide the tiers again from the tier file's own table (after a change
+    /// of the rules, the budgets or the peak rates), without measuring.
+    Choose,
     /// Rebuild the table from exported log lines of the functions (files, or stdin with `-`).
     FromLogs { files: Vec<PathBuf> },
 }
@@ -70,6 +73,14 @@ fn main() -> anyhow::Result<()> {
             let candidates = measure::default_candidates(args.min_cost, args.max_cost);
             let samples = measure::measure(&candidates, args.rounds)?;
             build_tier_file(&samples, &budgets, this_machine(), "calibrate")?
+        }
+        Command::Choose => {
+            let json = std::fs::read_to_string(&cli.common.out)
+                .with_context(|| format!("reading {}", cli.common.out.display()))?;
+            let mut file = shared::hashing::tier_file::TierFile::parse(&json)?;
+            file.budgets_ms = budgets.clone();
+            calibrate::decide(&mut file)?;
+            file
         }
         Command::FromLogs { files } => {
             let mut text = String::new();

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use shared::hashing::Algorithm;
-use shared::hashing::tier_file::{ChosenTier, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow};
+use shared::hashing::tier_file::{
+    ChosenTier, FixedCapacity, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
+};
 
 use crate::stats::round3;
 
@@ -96,6 +98,96 @@ pub fn choose_tier(model: &LambdaModel, table: &[TimingRow], budget_ms: f64) -> 
     })
 }
 
+/// The seed's load (report 1: about 38 requests/s on one vCPU, 20% member
+/// logins with a write, 20% guest writes): about 4 member and 8 guest
+/// hashes a second.
+pub fn default_peak_rates() -> BTreeMap<String, f64> {
+    BTreeMap::from([("member".to_owned(), 4.0), ("guest".to_owned(), 8.0)])
+}
+
+/// Fixed-capacity workers keep this much headroom for bursts and queueing.
+pub const MAX_UTILIZATION: f64 = 0.7;
+
+/// The bcrypt cost a pepper needs at least (the floors, `shared::hashing`).
+const PEPPERED_FLOOR: u32 = 8;
+
+/// How busy `workers` are when `rates` hashes a second run at `tiers`'
+/// median verify times.
+pub fn utilization(
+    table: &[TimingRow],
+    tiers: &BTreeMap<String, ChosenTier>,
+    rates: &BTreeMap<String, f64>,
+    workers: usize,
+) -> f64 {
+    let busy: f64 = tiers
+        .iter()
+        .map(|(name, tier)| {
+            let ms = table
+                .iter()
+                .find(|r| r.spec == tier.spec)
+                .map_or(0.0, |r| r.verify.median_ms);
+            rates.get(name).copied().unwrap_or(0.0) * ms / 1000.0
+        })
+        .sum();
+    busy / workers.max(1) as f64
+}
+
+/// The fixed-capacity rule: start from the latency choices and, while the
+/// peak rates would keep the workers more than [`MAX_UTILIZATION`] busy,
+/// lower by one bcrypt cost the tier that takes the most worker time (never
+/// under the pepper's floor). On a fixed CPU a stronger tier is paid by every
+/// request that waits behind it, not by its own latency alone.
+pub fn choose_for_capacity(
+    model: &LambdaModel,
+    table: &[TimingRow],
+    latency: &BTreeMap<String, ChosenTier>,
+    rates: &BTreeMap<String, f64>,
+    workers: usize,
+) -> FixedCapacity {
+    let mut tiers = latency.clone();
+    loop {
+        let load = utilization(table, &tiers, rates, workers);
+        if load <= MAX_UTILIZATION {
+            break;
+        }
+        // The tier taking the most worker time that can still go down.
+        let heaviest = tiers
+            .iter()
+            .filter_map(|(name, tier)| match tier.spec.parse() {
+                Ok(Algorithm::Bcrypt { cost }) if cost > PEPPERED_FLOOR => {
+                    let ms = table.iter().find(|r| r.spec == tier.spec)?.verify.median_ms;
+                    Some((name.clone(), cost, rates.get(name).copied().unwrap_or(0.0) * ms))
+                }
+                _ => None,
+            })
+            .max_by(|a, b| a.2.total_cmp(&b.2));
+        let Some((name, cost, _)) = heaviest else { break };
+        let lower = format!("bcrypt:{}", cost - 1);
+        let Some(row) = table.iter().find(|r| r.spec == lower) else {
+            break;
+        };
+        let budget_ms = tiers[&name].budget_ms;
+        let algorithm = Algorithm::Bcrypt { cost: cost - 1 };
+        tiers.insert(
+            name,
+            ChosenTier {
+                spec: lower,
+                budget_ms,
+                verify_p95_ms: row.verify.p95_ms,
+                requires_pepper: algorithm.is_weaker_than_bcrypt_10(),
+                // Fixed capacity has no memory size to choose.
+                recommended_memory_mb: model.full_cpu_memory_mb,
+            },
+        );
+    }
+    FixedCapacity {
+        workers: workers.max(1),
+        max_utilization: MAX_UTILIZATION,
+        utilization: (utilization(table, &tiers, rates, workers) * 1000.0).round() / 1000.0,
+        tiers,
+    }
+}
+
 pub fn function_sizing(tiers: &BTreeMap<String, ChosenTier>) -> BTreeMap<String, FunctionSizing> {
     FUNCTIONS
         .iter()
@@ -163,6 +255,44 @@ mod tests {
         assert!(guest.requires_pepper);
         assert_eq!(choose_tier(&model, &table(), 0.001).unwrap().spec, "bcrypt:4");
         assert!(choose_tier(&model, &[], 25.0).is_none());
+    }
+
+    fn latency_tiers(model: &LambdaModel, table: &[TimingRow]) -> BTreeMap<String, ChosenTier> {
+        BTreeMap::from([
+            ("member".to_owned(), choose_tier(model, table, 250.0).unwrap()),
+            ("guest".to_owned(), choose_tier(model, table, 25.0).unwrap()),
+        ])
+    }
+
+    #[test]
+    fn fixed_capacity_lowers_the_tier_that_takes_the_most_worker_time_until_the_rates_fit() {
+        let model = lambda_model();
+        let table = table();
+        let latency = latency_tiers(&model, &table);
+        assert_eq!(
+            (latency["member"].spec.as_str(), latency["guest"].spec.as_str()),
+            ("bcrypt:11", "bcrypt:8")
+        );
+        // The seed's rates on one worker: member 11 (170 ms) x 4/s + guest 8
+        // (21 ms) x 8/s keep it 85% busy; member 10 brings it to 51%.
+        let fixed = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 1);
+        assert_eq!(fixed.tiers["member"].spec, "bcrypt:10");
+        assert_eq!(fixed.tiers["guest"].spec, "bcrypt:8");
+        assert!(
+            fixed.utilization <= MAX_UTILIZATION && fixed.utilization > 0.5,
+            "{}",
+            fixed.utilization
+        );
+        // Two workers carry the latency choice unchanged.
+        let roomy = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 2);
+        assert_eq!(roomy.tiers, latency);
+        // Rates no tier fits: both end at the pepper's floor, and the
+        // utilization says so rather than hiding it.
+        let flood = BTreeMap::from([("member".to_owned(), 0.5), ("guest".to_owned(), 200.0)]);
+        let shed = choose_for_capacity(&model, &table, &latency, &flood, 1);
+        assert_eq!(shed.tiers["guest"].spec, "bcrypt:8");
+        assert_eq!(shed.tiers["member"].spec, "bcrypt:8");
+        assert!(shed.utilization > MAX_UTILIZATION);
     }
 
     #[test]

@@ -109,6 +109,13 @@ fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_tabl
         assert_eq!(&again, chosen, "tier {name} does not follow from the table");
     }
     assert_eq!(file.functions, model::function_sizing(&file.tiers));
+    let workers = file.machine.cores.saturating_sub(1).max(1);
+    let fixed = model::choose_for_capacity(&lambda, &file.table, &file.tiers, &file.peak_rates_per_s, workers);
+    assert_eq!(
+        file.fixed_capacity.as_ref(),
+        Some(&fixed),
+        "the fixed-capacity tiers follow from the table and rates"
+    );
 }
 
 #[test]
