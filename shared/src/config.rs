@@ -421,6 +421,7 @@ pub fn hashing_config(
         peppers: PepperRing::new(current, previous),
         workers: whole("HASH_WORKERS", 1)?.unwrap_or_else(hashing::default_workers),
         queue: whole("HASH_QUEUE", 0)?.unwrap_or(hashing::DEFAULT_QUEUE),
+        weights: file.weights(),
         overrides: hashing::Overrides {
             below_floor: flag(env, "HASH_FLOOR_OVERRIDE")?,
             downgrade: flag(env, "HASH_ALLOW_DOWNGRADE")?,

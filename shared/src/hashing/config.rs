@@ -48,6 +48,8 @@ pub struct HashingConfig {
     pub peppers: PepperRing,
     pub workers: usize,
     pub queue: usize,
+    /// The gate's time shares when both tiers wait: `[member, guest]`.
+    pub weights: [u32; 2],
     pub overrides: Overrides,
 }
 

@@ -6,10 +6,12 @@
 //! never wait behind it.
 //!
 //! When both tiers wait, a free worker goes to the tier that has been given
-//! less estimated hashing time so far ([`Algorithm::estimated_micros`]): the
-//! tiers share the CPU evenly, so about eight 19 ms guest hashes run for each
-//! 150 ms member hash instead of queueing behind it in arrival order, and a
-//! flood of cheap guest hashes still leaves members half of the time.
+//! less estimated hashing time so far ([`Algorithm::estimated_micros`]),
+//! counted against its weight (the tier file's `gate_weights`, 1:1 unless it
+//! says otherwise): at 1:1 the tiers share the CPU evenly, so about eight
+//! 19 ms guest hashes run for each 150 ms member hash instead of queueing
+//! behind it in arrival order, and a flood of cheap guest hashes still leaves
+//! members half of the time; at 3:1 members get three quarters.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -61,6 +63,8 @@ struct Scheduler {
     served: [u64; 2],
     /// Per tier, the estimated time of one hash.
     cost: [u64; 2],
+    /// Per tier, its share of the time when both wait.
+    weight: [u64; 2],
 }
 
 impl Scheduler {
@@ -80,7 +84,9 @@ impl Scheduler {
     }
 
     fn start(&mut self, tier: usize) {
-        self.served[tier] += self.cost[tier];
+        // Time counted against the weight: a tier of weight 3 is charged a
+        // third as much, so it gets three times the turns' time.
+        self.served[tier] += self.cost[tier] * 1_000 / self.weight[tier];
     }
 }
 
@@ -143,10 +149,18 @@ impl HashingGate {
                 waiting: [VecDeque::new(), VecDeque::new()],
                 served: [0, 0],
                 cost: cost.map(|c| c.max(1)),
+                weight: [1, 1],
             })),
             workers,
             queue,
         }
+    }
+
+    /// The tiers' shares of the time when both wait (`[member, guest]`,
+    /// each at least 1). Set before the gate is shared.
+    pub fn weighted(self, weights: [u32; 2]) -> Self {
+        lock(&self.scheduler).weight = weights.map(|w| u64::from(w.max(1)));
+        self
     }
 
     pub fn workers(&self) -> usize {
@@ -329,7 +343,11 @@ mod tests {
     /// guest jobs queue (member hashes estimated 8x a guest hash); returns
     /// the order in which the queued jobs ran.
     async fn run_order(members: usize, guests: usize) -> Vec<Tier> {
-        let gate = HashingGate::with_costs(1, 1000, [8, 1]);
+        run_order_weighted(members, guests, [1, 1]).await
+    }
+
+    async fn run_order_weighted(members: usize, guests: usize, weights: [u32; 2]) -> Vec<Tier> {
+        let gate = HashingGate::with_costs(1, 1000, [8, 1]).weighted(weights);
         let (release, blocked) = std::sync::mpsc::channel::<()>();
         let blocker = {
             let gate = gate.clone();
@@ -383,6 +401,19 @@ mod tests {
         let members = first_36.iter().filter(|t| **t == Tier::Member).count();
         // Equal time: 8 guests per member, so 4 of the first 36 are members.
         assert!((3..=5).contains(&members), "{members} members in {first_36:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn weights_give_each_tier_its_share_of_the_time_when_both_wait() {
+        // 3:1 for members: 8 units a member hash, 1 a guest hash, so the
+        // first 36 runs hold about 10 members (3/4 of the time), not 4.
+        let order = run_order_weighted(20, 60, [3, 1]).await;
+        let members = order[..36].iter().filter(|t| **t == Tier::Member).count();
+        assert!((9..=11).contains(&members), "{members} members in {:?}", &order[..36]);
+        // 1:3 for guests: members get a quarter, about 1.4 in 36.
+        let order = run_order_weighted(20, 60, [1, 3]).await;
+        let members = order[..36].iter().filter(|t| **t == Tier::Member).count();
+        assert!((1..=2).contains(&members), "{members} members in {:?}", &order[..36]);
     }
 
     async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {

@@ -34,7 +34,7 @@ impl Hashing {
             .allowing_downgrade(config.overrides.downgrade);
         Ok(Hashing {
             engine: Arc::new(engine),
-            gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest),
+            gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest).weighted(config.weights),
             runs: Arc::default(),
         })
     }

@@ -33,6 +33,10 @@ pub struct TierFile {
     /// hashing workers at most `max_utilization` busy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed_capacity: Option<FixedCapacity>,
+    /// The hashing gate's time shares when both tiers wait, by tier name
+    /// (1 for a tier not named: 1:1 when absent).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gate_weights: BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +113,11 @@ impl TierFile {
         serde_json::from_str(json)
     }
 
+    /// The gate's weights, `[member, guest]`.
+    pub fn weights(&self) -> [u32; 2] {
+        ["member", "guest"].map(|t| self.gate_weights.get(t).copied().unwrap_or(1).max(1))
+    }
+
     /// The tier a deployment hashes with: the fixed-capacity choice when the
     /// deployment has fixed capacity and the file has one, else the latency choice.
     pub fn tier(&self, name: &str, fixed_capacity: bool) -> Option<&ChosenTier> {
@@ -132,5 +141,16 @@ mod tests {
                 .expect("tier spec parses");
         }
         assert!(!file.table.is_empty());
+    }
+
+    #[test]
+    fn gate_weights_default_to_an_even_share() {
+        let mut file = TierFile::parse(EMBEDDED).unwrap();
+        file.gate_weights.clear();
+        assert_eq!(file.weights(), [1, 1]);
+        file.gate_weights.insert("member".into(), 3);
+        assert_eq!(file.weights(), [3, 1]);
+        let again = TierFile::parse(&serde_json::to_string(&file).unwrap()).unwrap();
+        assert_eq!(again.weights(), [3, 1], "written and read back");
     }
 }

@@ -76,6 +76,7 @@ pub fn build_tier_file(
         tiers: BTreeMap::new(),
         peak_rates_per_s: model::default_peak_rates(),
         fixed_capacity: None,
+        gate_weights: BTreeMap::new(),
     };
     decide(&mut file)?;
     Ok(file)
