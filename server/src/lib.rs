@@ -83,9 +83,10 @@ pub fn app(state: AppState, cors_origins: &[String]) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
 }
 
-/// A request over its time answers 503 in docs/API.md's shape.
+/// A request over its time (the timeout layer's 408, which no handler
+/// answers) is answered 503 in docs/API.md's shape.
 async fn timed_out_in_api_shape(response: Response) -> Response {
-    if response.status() == StatusCode::SERVICE_UNAVAILABLE && !response.headers().contains_key(header::RETRY_AFTER) {
+    if response.status() == StatusCode::REQUEST_TIMEOUT {
         return ApiError::Unavailable {
             message: "the request took too long; it may or may not have been applied, retry later".into(),
             retry_after: 1,
@@ -108,7 +109,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let app = app
         .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
+            StatusCode::REQUEST_TIMEOUT,
             limits.request_timeout,
         ))
         .layer(middleware::map_response(timed_out_in_api_shape));

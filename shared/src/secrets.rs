@@ -7,7 +7,6 @@
 //! secret value sits in the function's configuration or the template.
 
 use aws_sdk_secretsmanager::Client;
-use aws_sdk_secretsmanager::config::{Credentials, Region};
 use aws_sdk_secretsmanager::error::DisplayErrorContext;
 
 use crate::config::{ConfigError, Env};
@@ -39,16 +38,8 @@ pub async fn resolve(needs: Needs, env: &Env<'_>, endpoint: Option<&str>) -> Res
 }
 
 async fn client(endpoint: Option<&str>) -> Client {
-    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-    if let Some(endpoint) = endpoint {
-        let region =
-            aws_config::meta::region::RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
-        loader = loader
-            .endpoint_url(endpoint)
-            .region(region)
-            .credentials_provider(Credentials::new("local", "local", None, None, "local-secrets"));
-    }
-    Client::new(&loader.load().await)
+    let loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+    Client::new(&crate::store::dynamo::at_local_endpoint(loader, endpoint).load().await)
 }
 
 /// One secret's current value, and for the pepper its previous one.

@@ -20,13 +20,18 @@ impl FromRequestParts<AppState> for AuthMember {
             .headers
             .get(http::header::AUTHORIZATION)
             .ok_or_else(|| ApiError::Unauthorized("Authorization: Bearer <token> is required".into()))?;
-        let token = header
-            .to_str()
-            .ok()
-            .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
+        let token = bearer_token(header)
             .ok_or_else(|| ApiError::Unauthorized("Authorization header must be `Bearer <token>`".into()))?;
         state.app.verify_token(token).map(AuthMember)
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header value.
+pub fn bearer_token(header: &http::HeaderValue) -> Option<&str> {
+    header
+        .to_str()
+        .ok()
+        .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
 }

@@ -60,12 +60,7 @@ fn identity(state: &AppState, headers: &HeaderMap) -> String {
         return "anonymous".into();
     };
     #[cfg(feature = "tokens")]
-    if let Some(member) = value
-        .to_str()
-        .ok()
-        .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
-        .and_then(|token| state.app.verify_token(token.trim()).ok())
-    {
+    if let Some(member) = super::auth::bearer_token(value).and_then(|token| state.app.verify_token(token).ok()) {
         return format!("member:{}", member.id.as_str());
     }
     #[cfg(not(feature = "tokens"))]
@@ -92,19 +87,39 @@ fn replay(stored: StoredResponse) -> Response {
     response
 }
 
-/// The middleware on member create routes: the bearer token is checked
-/// first, so a request without a valid one gets its 401 and claims no key.
-#[cfg(feature = "tokens")]
-pub async fn claim_member_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    if let Err(e) = super::auth::AuthMember::from_request_parts(&mut parts, &state).await {
-        return e.into_response();
-    }
-    claim_key(State(state), Request::from_parts(parts, body), next).await
+/// What [`claim_key`] works with on one route.
+#[derive(Clone)]
+pub struct Claiming {
+    pub state: AppState,
+    /// A member route: the bearer token is checked first, so a request
+    /// without a valid one gets its 401 and claims no key.
+    pub members_only: bool,
 }
 
 /// The middleware on every create route (`crate::http::routes`).
-pub async fn claim_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn claim_key(
+    State(Claiming { state, members_only }): State<Claiming>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !request.headers().contains_key(KEY_HEADER) {
+        return next.run(request).await;
+    }
+    #[cfg(feature = "tokens")]
+    if members_only {
+        let (mut parts, body) = request.into_parts();
+        if let Err(e) = super::auth::AuthMember::from_request_parts(&mut parts, &state).await {
+            return e.into_response();
+        }
+        let request = Request::from_parts(parts, body);
+        return claimed(state, request, next).await;
+    }
+    #[cfg(not(feature = "tokens"))]
+    let _ = members_only;
+    claimed(state, request, next).await
+}
+
+async fn claimed(state: AppState, request: Request, next: Next) -> Response {
     let Some(value) = request.headers().get(KEY_HEADER) else {
         return next.run(request).await;
     };

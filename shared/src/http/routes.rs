@@ -162,19 +162,17 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
     let mut by_path: BTreeMap<&'static str, MethodRouter<AppState>> = BTreeMap::new();
     for r in routes().into_iter().filter(|r| functions.contains(&r.function)) {
         #[cfg(any(feature = "hashing", feature = "tokens"))]
-        let handler = if !r.takes_idempotency_key() {
-            r.handler
-        } else if r.function == Function::MemberWrite {
-            #[cfg(feature = "tokens")]
-            let claim = axum::middleware::from_fn_with_state(state.clone(), super::idempotency::claim_member_key);
-            #[cfg(not(feature = "tokens"))]
-            let claim = axum::middleware::from_fn_with_state(state.clone(), super::idempotency::claim_key);
-            r.handler.layer(claim)
-        } else {
+        let handler = if r.takes_idempotency_key() {
+            let claiming = super::idempotency::Claiming {
+                state: state.clone(),
+                members_only: r.function == Function::MemberWrite,
+            };
             r.handler.layer(axum::middleware::from_fn_with_state(
-                state.clone(),
+                claiming,
                 super::idempotency::claim_key,
             ))
+        } else {
+            r.handler
         };
         #[cfg(not(any(feature = "hashing", feature = "tokens")))]
         let handler = r.handler;

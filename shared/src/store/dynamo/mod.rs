@@ -183,18 +183,22 @@ impl SdkTuning {
 /// The SDK client configuration: the environment's region and credentials,
 /// or, with an `endpoint` (DynamoDB Local), that endpoint with dummy credentials.
 pub async fn client_config(endpoint: Option<&str>, tuning: &SdkTuning) -> aws_sdk_dynamodb::config::Builder {
-    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+    let loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
         .timeout_config(tuning.timeout_config())
         .retry_config(tuning.retry_config());
-    if let Some(endpoint) = endpoint {
-        let region =
-            aws_config::meta::region::RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
-        loader = loader
-            .endpoint_url(endpoint)
-            .region(region)
-            .credentials_provider(Credentials::new("local", "local", None, None, "dynamodb-local"));
-    }
-    aws_sdk_dynamodb::config::Builder::from(&loader.load().await)
+    aws_sdk_dynamodb::config::Builder::from(&at_local_endpoint(loader, endpoint).load().await)
+}
+
+/// With an `endpoint` (a local stand-in for an AWS service: DynamoDB Local,
+/// moto), `loader` talks to it with dummy credentials and, unless the
+/// environment names one, region us-east-1.
+pub(crate) fn at_local_endpoint(loader: aws_config::ConfigLoader, endpoint: Option<&str>) -> aws_config::ConfigLoader {
+    let Some(endpoint) = endpoint else { return loader };
+    let region = aws_config::meta::region::RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
+    loader
+        .endpoint_url(endpoint)
+        .region(region)
+        .credentials_provider(Credentials::new("local", "local", None, None, "local-endpoint"))
 }
 
 impl DynamoStore {
@@ -410,6 +414,37 @@ impl DynamoStore {
                 Err(TxFailure::Conditions(failed)) => return Ok(Some(Err(failed))),
                 Err(TxFailure::Store(e)) => return Err(e),
             }
+        }
+    }
+
+    /// Puts an item that must not exist yet; with `done`, in one
+    /// transaction with that idempotency record's completion. False when the
+    /// item exists; [`StoreError::ClaimLost`] when the claim is gone.
+    async fn put_new(&self, item: Item, done: Option<&Completion>) -> StoreResult<bool> {
+        if let Some(done) = done {
+            let items = vec![self.put(item, "attribute_not_exists(PK)")?, self.complete(done)?];
+            return match self.transact(items).await {
+                Ok(()) => Ok(true),
+                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Ok(false),
+                Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
+                Err(TxFailure::Store(e)) => Err(e),
+            };
+        }
+        let touched = [pk_of(&item)];
+        let put = self
+            .client
+            .put_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await
+            .inspect(|out| self.record(out, &touched));
+        match put {
+            Ok(_) => Ok(true),
+            Err(e) if is_conditional_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(e)),
         }
     }
 
@@ -740,29 +775,10 @@ impl Members for DynamoStore {
             password_hash: password_hash.as_str().to_owned(),
             created_at: member.created_at.clone(),
         })?;
-        if let Some(done) = done {
-            let items = vec![self.put(item, "attribute_not_exists(PK)")?, self.complete(done)?];
-            return match self.transact(items).await {
-                Ok(()) => Ok(()),
-                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Err(StoreError::UsernameTaken),
-                Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
-                Err(TxFailure::Store(e)) => Err(e),
-            };
-        }
-        let put = self
-            .client
-            .put_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[member_pk(&member.username)]));
-        match put {
-            Ok(_) => Ok(()),
-            Err(e) if is_conditional_failure(&e) => Err(StoreError::UsernameTaken),
-            Err(e) => Err(sdk_error(e)),
+        if self.put_new(item, done).await? {
+            Ok(())
+        } else {
+            Err(StoreError::UsernameTaken)
         }
     }
 
@@ -810,28 +826,11 @@ impl Posts for DynamoStore {
     ) -> StoreResult<()> {
         let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
         self.cache.pages.clear();
-        if let Some(done) = done {
-            let items = vec![self.put(item, "attribute_not_exists(PK)")?, self.complete(done)?];
-            return match self.transact(items).await {
-                Ok(()) => Ok(()),
-                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => {
-                    Err(StoreError::Internal("post id collision".into()))
-                }
-                Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
-                Err(TxFailure::Store(e)) => Err(e),
-            };
+        if self.put_new(item, done).await? {
+            Ok(())
+        } else {
+            Err(StoreError::Internal("post id collision".into()))
         }
-        self.client
-            .put_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[post_pk(&post.summary.id)]))
-            .map_err(sdk_error)?;
-        Ok(())
     }
 
     /// Three requests side by side, whatever the comment count: the post
