@@ -99,6 +99,11 @@ pub struct ChosenTier {
     /// Whether the tier needs the pepper (weaker than bcrypt cost 10).
     pub requires_pepper: bool,
     pub recommended_memory_mb: u32,
+    /// What a million verifies cost on classic Lambda (arm64) at the
+    /// recommended memory; none for a fixed-capacity choice, whose CPU is paid
+    /// whether it hashes or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd_per_million: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

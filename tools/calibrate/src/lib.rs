@@ -76,7 +76,7 @@ pub fn build_tier_file(
         tiers: BTreeMap::new(),
         peak_rates_per_s: model::default_peak_rates(),
         fixed_capacity: None,
-        gate_weights: BTreeMap::new(),
+        gate_weights: model::default_gate_weights(),
     };
     decide(&mut file)?;
     Ok(file)
@@ -97,6 +97,9 @@ pub fn decide(file: &mut TierFile) -> anyhow::Result<()> {
         .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
     if file.peak_rates_per_s.is_empty() {
         file.peak_rates_per_s = model::default_peak_rates();
+    }
+    if file.gate_weights.is_empty() {
+        file.gate_weights = model::default_gate_weights();
     }
     // The server's hashing workers on the measuring machine (shared::hashing::default_workers).
     let workers = file.machine.cores.saturating_sub(1).max(1);

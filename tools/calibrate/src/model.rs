@@ -82,7 +82,7 @@ pub fn choose_tier(model: &LambdaModel, table: &[TimingRow], budget_ms: f64) -> 
         .find(|(_, row)| row.verify.p95_ms <= budget_ms)
         .or_else(|| bcrypt.first())?;
     let algorithm = Algorithm::Bcrypt { cost: *cost };
-    let recommended_memory_mb = model
+    let recommended_memory_mb: u32 = model
         .memory_sizes_mb
         .iter()
         .copied()
@@ -95,6 +95,7 @@ pub fn choose_tier(model: &LambdaModel, table: &[TimingRow], budget_ms: f64) -> 
         verify_p95_ms: row.verify.p95_ms,
         requires_pepper: algorithm.is_weaker_than_bcrypt_10(),
         recommended_memory_mb,
+        usd_per_million: Some(lambda_cost(model, recommended_memory_mb, row.verify.median_ms).usd_per_million),
     })
 }
 
@@ -103,6 +104,17 @@ pub fn choose_tier(model: &LambdaModel, table: &[TimingRow], budget_ms: f64) -> 
 /// hashes a second.
 pub fn default_peak_rates() -> BTreeMap<String, f64> {
     BTreeMap::from([("member".to_owned(), 4.0), ("guest".to_owned(), 8.0)])
+}
+
+/// The hashing gate's shares when both tiers queue: 2:1 for members. Chosen
+/// from report 1's mix under overload (docs/benchmarks.md, `mixed-overload`):
+/// at 1:1 member logins were exactly as slow as with one uniform tier (x1.00)
+/// and guest writes 73% faster; at 2:1 member logins got 20% faster than
+/// uniform and guest writes stayed 59% faster, above report 1's 57%. An
+/// account's owner waits less than an anonymous writer, and a flood of guest
+/// writes can take at most a third of the hashing time.
+pub fn default_gate_weights() -> BTreeMap<String, u32> {
+    BTreeMap::from([("member".to_owned(), 2), ("guest".to_owned(), 1)])
 }
 
 /// Fixed-capacity workers keep this much headroom for bursts and queueing.
@@ -175,10 +187,15 @@ pub fn choose_for_capacity(
                 budget_ms,
                 verify_p95_ms: row.verify.p95_ms,
                 requires_pepper: algorithm.is_weaker_than_bcrypt_10(),
-                // Fixed capacity has no memory size to choose.
+                // Fixed capacity has no memory size to choose and no price
+                // per hash (set for every tier below).
                 recommended_memory_mb: model.full_cpu_memory_mb,
+                usd_per_million: None,
             },
         );
+    }
+    for tier in tiers.values_mut() {
+        tier.usd_per_million = None;
     }
     FixedCapacity {
         workers: workers.max(1),
@@ -253,6 +270,15 @@ mod tests {
         let guest = choose_tier(&model, &table(), 25.0).unwrap();
         assert_eq!(guest.spec, "bcrypt:8");
         assert!(guest.requires_pepper);
+        // Its price: one verify at the memory it recommends, as the table's row says.
+        let row = table().into_iter().find(|r| r.spec == "bcrypt:8").unwrap();
+        let at_memory = row
+            .lambda
+            .iter()
+            .find(|c| c.memory_mb == guest.recommended_memory_mb)
+            .unwrap();
+        assert_eq!(guest.usd_per_million, Some(at_memory.usd_per_million));
+        assert!(member.usd_per_million.unwrap() > guest.usd_per_million.unwrap());
         assert_eq!(choose_tier(&model, &table(), 0.001).unwrap().spec, "bcrypt:4");
         assert!(choose_tier(&model, &[], 25.0).is_none());
     }
@@ -285,7 +311,9 @@ mod tests {
         );
         // Two workers carry the latency choice unchanged.
         let roomy = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 2);
-        assert_eq!(roomy.tiers, latency);
+        let specs = |tiers: &BTreeMap<String, ChosenTier>| tiers.values().map(|t| t.spec.clone()).collect::<Vec<_>>();
+        assert_eq!(specs(&roomy.tiers), specs(&latency));
+        assert!(roomy.tiers.values().all(|t| t.usd_per_million.is_none()));
         // Rates no tier fits: both end at the pepper's floor, and the
         // utilization says so rather than hiding it.
         let flood = BTreeMap::from([("member".to_owned(), 0.5), ("guest".to_owned(), 200.0)]);

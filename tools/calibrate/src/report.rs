@@ -23,18 +23,19 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
     let _ = writeln!(md, "\n## Chosen tiers\n");
     let _ = writeln!(
         md,
-        "| tier | budget ms | chosen | verify P95 ms | needs pepper | Lambda memory MB |"
+        "| tier | budget ms | chosen | verify P95 ms | needs pepper | Lambda memory MB | US$ per M verifies |"
     );
-    let _ = writeln!(md, "|---|---:|---|---:|---|---:|");
+    let _ = writeln!(md, "|---|---:|---|---:|---|---:|---:|");
     for (name, tier) in &file.tiers {
         let _ = writeln!(
             md,
-            "| {name} | {} | `{}` | {} | {} | {} |",
+            "| {name} | {} | `{}` | {} | {} | {} | {} |",
             tier.budget_ms,
             tier.spec,
             tier.verify_p95_ms,
             if tier.requires_pepper { "yes" } else { "no" },
-            tier.recommended_memory_mb
+            tier.recommended_memory_mb,
+            tier.usd_per_million.map_or("-".to_owned(), |usd| format!("{usd:.4}"))
         );
     }
     let lm = &file.lambda_model;
@@ -46,6 +47,33 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
          only gets slower, so hashing functions get the smallest size that keeps the budget.",
         lm.full_cpu_memory_mb, lm.usd_per_gb_second, lm.usd_per_million_requests, lm.full_cpu_memory_mb
     );
+    if let Some(fixed) = &file.fixed_capacity {
+        let rates: Vec<String> = file
+            .peak_rates_per_s
+            .iter()
+            .map(|(tier, rate)| format!("{tier} {rate}/s"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "\n## Fixed capacity (the server, Lambda Managed Instances)\n\nPeak hash rates {}; {} hashing \
+             worker(s), at most {:.0}% busy. The latency tiers are lowered one bcrypt cost at a time on the \
+             tier taking the most worker time until the rates fit: {:.1}% busy.\n\n| tier | chosen | verify P95 ms | \
+             needs pepper |\n|---|---|---:|---|",
+            rates.join(", "),
+            fixed.workers,
+            fixed.max_utilization * 100.0,
+            fixed.utilization * 100.0
+        );
+        for (name, tier) in &fixed.tiers {
+            let _ = writeln!(
+                md,
+                "| {name} | `{}` | {} | {} |",
+                tier.spec,
+                tier.verify_p95_ms,
+                if tier.requires_pepper { "yes" } else { "no" }
+            );
+        }
+    }
     let _ = writeln!(
         md,
         "\n## Function memory\n\n| function | tier | memory MB |\n|---|---|---:|"

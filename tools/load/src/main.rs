@@ -1,7 +1,8 @@
 //! `cargo run --release -p load -- run mixed --base-url http://127.0.0.1:3000`
 //! `cargo run --release -p load -- compare mixed`   (uniform bcrypt:10 vs the measured tiers)
 //!
-//! Scenarios: mixed, reads, login-write, signup, login-attack, hot-post.
+//! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
+//! users without think time), reads, login-write, signup, login-attack, hot-post.
 //! Every run is bounded by `--seconds` and ends with a table per endpoint,
 //! also written as JSON and Markdown under `--out`.
 
@@ -12,12 +13,12 @@ mod server;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use metrics::{Recorder, Report, compare_markdown};
-use scenarios::Api;
+use scenarios::{Api, Groups, Pacing};
 
 #[derive(Parser)]
 struct Cli {
@@ -66,6 +67,14 @@ struct Opts {
     /// Concurrent users (closed-loop scenarios).
     #[arg(long, default_value_t = 100)]
     users: usize,
+    /// mixed and reads: the users' mean think time after each request. The
+    /// default offers report 1's load: 100 users at about 37 requests/s
+    /// (the report measured 35.1 before and 38.1 after).
+    #[arg(long, default_value_t = 2700)]
+    think_ms: u64,
+    /// reads: the readers think as mixed's do (the baseline of mixed's read P99).
+    #[arg(long)]
+    paced: bool,
     /// Arrivals per second (login-write).
     #[arg(long, default_value_t = 400.0)]
     rate: f64,
@@ -75,10 +84,16 @@ struct Opts {
     /// Where the JSON and Markdown reports go.
     #[arg(long, default_value = "target/load")]
     out: PathBuf,
-    /// HASH_QUEUE for a spawned server: big enough to hold every concurrent
-    /// user, so requests queue (as in the field reports) instead of being shed.
-    #[arg(long, default_value_t = 256)]
-    hash_queue: usize,
+    /// HASH_QUEUE for a spawned server. Default: the server's own (64 per
+    /// tier) for mixed and mixed-overload, whose shedding is part of what
+    /// they measure; 256 for the others, big enough to hold every concurrent
+    /// user so requests queue as in the field reports.
+    #[arg(long)]
+    hash_queue: Option<usize>,
+    /// The hashing gate's weights for a spawned server, `member:guest`
+    /// (default: the tier file's).
+    #[arg(long)]
+    gate_weights: Option<String>,
     /// The server binary for --spawn and compare.
     #[arg(long, default_value = "target/release/server")]
     server: PathBuf,
@@ -87,6 +102,7 @@ struct Opts {
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 enum Scenario {
     Mixed,
+    MixedOverload,
     Reads,
     LoginWrite,
     Signup,
@@ -95,15 +111,42 @@ enum Scenario {
 }
 
 impl Scenario {
+    fn is_mixed(self) -> bool {
+        matches!(self, Scenario::Mixed | Scenario::MixedOverload)
+    }
+
+    fn pacing(self, opts: &Opts) -> Pacing {
+        match self {
+            Scenario::Mixed if opts.think_ms > 0 => Pacing::Think {
+                mean: Duration::from_millis(opts.think_ms),
+            },
+            _ => Pacing::Closed,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Scenario::Mixed => "mixed",
+            Scenario::MixedOverload => "mixed-overload",
             Scenario::Reads => "reads",
             Scenario::LoginWrite => "login-write",
             Scenario::Signup => "signup",
             Scenario::LoginAttack => "login-attack",
             Scenario::HotPost => "hot-post",
         }
+    }
+}
+
+/// `reads` alone thinks only when asked to (`--think-ms` given with `reads`
+/// means the readers of `mixed`); the reads-alone baseline of a mixed
+/// compare passes its own pacing.
+fn reads_pacing(opts: &Opts) -> Pacing {
+    if opts.think_ms > 0 && opts.paced {
+        Pacing::Think {
+            mean: Duration::from_millis(opts.think_ms),
+        }
+    } else {
+        Pacing::Closed
     }
 }
 
@@ -120,6 +163,7 @@ async fn run(
     let (members, posts) = match scenario {
         Scenario::Signup => (1, 1),
         Scenario::LoginAttack => (20, 1),
+        Scenario::Mixed | Scenario::MixedOverload => (Groups::of(opts.users).accounts(), 50),
         _ => (20, 50),
     };
     eprintln!("seeding {members} members and {posts} posts on {base_url}");
@@ -130,14 +174,17 @@ async fn run(
     eprintln!("running {} for {} s", scenario.name(), opts.seconds);
     let started = Instant::now();
     match scenario {
-        Scenario::Mixed => scenarios::mixed(api, seed, opts.users, opts.seconds, opts.many_ips).await,
-        Scenario::Reads => scenarios::reads(api, seed, opts.users, opts.seconds).await,
+        Scenario::Mixed | Scenario::MixedOverload => {
+            let pacing = scenario.pacing(opts);
+            scenarios::mixed(api, seed, Groups::of(opts.users), pacing, opts.seconds, opts.many_ips).await
+        }
+        Scenario::Reads => scenarios::reads(api, seed, opts.users, reads_pacing(opts), opts.seconds).await,
         Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
         Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
         Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
         Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, opts.seconds).await,
     }
-    let label = if opts.many_ips && matches!(scenario, Scenario::LoginAttack | Scenario::Mixed) {
+    let label = if opts.many_ips && (scenario == Scenario::LoginAttack || scenario.is_mixed()) {
         format!("{} (many IPs)", scenario.name())
     } else {
         scenario.name().to_owned()
@@ -148,6 +195,22 @@ async fn run(
         report.peak_rss_kib = server.peak_rss_kib();
     }
     Ok(report)
+}
+
+/// Starts the release server for `scenario` with `tiers` (member, guest), or
+/// the tier file's when `None`.
+async fn start_server(opts: &Opts, scenario: Scenario, tiers: Option<(&str, &str)>) -> anyhow::Result<server::Spawned> {
+    let hash_queue = opts.hash_queue.or((!scenario.is_mixed()).then_some(256));
+    server::Spawned::start(
+        &opts.server,
+        server::Settings {
+            tiers,
+            trust_proxy: opts.many_ips,
+            hash_queue,
+            gate_weights: opts.gate_weights.as_deref(),
+        },
+    )
+    .await
 }
 
 fn write(out: &std::path::Path, name: &str, report: &Report) -> anyhow::Result<()> {
@@ -170,7 +233,7 @@ async fn main() -> anyhow::Result<()> {
             spawn,
         } => {
             let spawned = if spawn {
-                Some(server::Spawned::start(&opts.server, None, opts.many_ips, opts.hash_queue).await?)
+                Some(start_server(&opts, scenario, None).await?)
             } else {
                 None
             };
@@ -194,15 +257,15 @@ async fn main() -> anyhow::Result<()> {
             let mut reports = Vec::new();
             for (label, tiers) in [
                 ("uniform bcrypt:10", Some(("bcrypt:10", "bcrypt:10"))),
-                ("measured tiers", None),
+                ("default tiers", None),
             ] {
-                let server = server::Spawned::start(&opts.server, tiers, opts.many_ips, opts.hash_queue).await?;
+                let server = start_server(&opts, scenario, tiers).await?;
                 eprintln!("{label}: server on {}", server.base_url());
                 let report = run(scenario, &opts, &server.base_url(), Some(&server)).await?;
                 println!("## {label}\n\n{}", report.markdown());
                 reports.push(report);
             }
-            let table = compare_markdown(&reports[0], &reports[1], "uniform bcrypt:10", "measured tiers");
+            let table = compare_markdown(&reports[0], &reports[1], "uniform bcrypt:10", "default tiers");
             println!("## {} before/after\n\n{table}", scenario.name());
             let name = format!(
                 "compare-{}{}",
@@ -211,7 +274,23 @@ async fn main() -> anyhow::Result<()> {
             );
             write(&opts.out, &format!("{name}-before"), &reports[0])?;
             write(&opts.out, &format!("{name}-after"), &reports[1])?;
-            std::fs::write(opts.out.join(format!("{name}.md")), table)?;
+            let mut summary = table;
+            if scenario.is_mixed() {
+                // The baseline for the read P99: the same readers, alone, same pacing.
+                let readers = Opts {
+                    users: Groups::of(opts.users).readers,
+                    paced: scenario == Scenario::Mixed,
+                    ..opts.clone()
+                };
+                let server = start_server(&readers, Scenario::Reads, None).await?;
+                eprintln!("reads alone: server on {}", server.base_url());
+                let alone = run(Scenario::Reads, &readers, &server.base_url(), Some(&server)).await?;
+                write(&opts.out, &format!("{name}-reads-alone"), &alone)?;
+                let goals = metrics::mixed_goals(&reports[0], &reports[1], &alone, scenario == Scenario::MixedOverload);
+                println!("## goals\n\n{goals}");
+                summary = format!("{goals}\n{summary}");
+            }
+            std::fs::write(opts.out.join(format!("{name}.md")), summary)?;
         }
     }
     Ok(())

@@ -165,6 +165,145 @@ pub fn compare_markdown(before: &Report, after: &Report, before_label: &str, aft
     md
 }
 
+/// The requests and average latency of several endpoints together.
+fn combined_avg(report: &Report, endpoints: &[&str]) -> f64 {
+    let (n, sum) = endpoints
+        .iter()
+        .filter_map(|e| report.row(e))
+        .fold((0u64, 0.0), |(n, sum), r| {
+            (n + r.requests, sum + r.avg_ms * r.requests as f64)
+        });
+    if n == 0 { 0.0 } else { sum / n as f64 }
+}
+
+/// Errors other than 503 (the documented shedding of hashing work).
+fn errors_not_shedding(report: &Report) -> u64 {
+    report.row("all").map_or(0, |r| {
+        let shed = r.statuses.get(&503).copied().unwrap_or(0);
+        r.errors.saturating_sub(shed)
+    })
+}
+
+fn change(before: f64, after: f64) -> f64 {
+    if before == 0.0 {
+        0.0
+    } else {
+        (after - before) / before * 100.0
+    }
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok { "yes" } else { "**no**" }
+}
+
+/// Issue 15's goals for report 1's mix, measured: at the offered load
+/// (`overload` false) and under overload.
+pub fn mixed_goals(before: &Report, after: &Report, reads_alone: &Report, overload: bool) -> String {
+    let all = |r: &Report| r.row("all").cloned();
+    let (Some(b), Some(a)) = (all(before), all(after)) else {
+        return "no requests were recorded\n".into();
+    };
+    let read_p99 = |r: &Report| r.row("read post").map_or(0.0, |r| r.p99_ms);
+    let alone = read_p99(reads_alone);
+    let read_ratio = |r: &Report| {
+        if alone == 0.0 {
+            f64::INFINITY
+        } else {
+            read_p99(r) / alone
+        }
+    };
+    let guest = ["guest post", "guest comment"];
+    let (guest_b, guest_a) = (combined_avg(before, &guest), combined_avg(after, &guest));
+    let (login_b, login_a) = (
+        combined_avg(before, &["member login"]),
+        combined_avg(after, &["member login"]),
+    );
+    let mut md =
+        String::from("| goal | uniform bcrypt:10 | default tiers | measured | met |\n|---|---:|---:|---|---|\n");
+    let mut line = |goal: &str, x: String, y: String, measured: String, ok: bool| {
+        md += &format!("| {goal} | {x} | {y} | {measured} | {} |\n", met(ok));
+    };
+    if overload {
+        let (eb, ea) = (errors_not_shedding(before), errors_not_shedding(after));
+        let shed = |r: &Report| r.row("all").and_then(|r| r.statuses.get(&503).copied()).unwrap_or(0);
+        line(
+            "only documented 503 shedding (other errors)",
+            eb.to_string(),
+            ea.to_string(),
+            format!("503s: {} / {}", shed(before), shed(after)),
+            eb == 0 && ea == 0,
+        );
+    } else {
+        line(
+            "0 errors of any status",
+            b.errors.to_string(),
+            a.errors.to_string(),
+            format!("{} / {} requests", b.requests, a.requests),
+            b.errors == 0 && a.errors == 0,
+        );
+    }
+    let guest_change = change(guest_b, guest_a);
+    let login_ratio = if login_b == 0.0 {
+        f64::INFINITY
+    } else {
+        login_a / login_b
+    };
+    let avg_change = change(b.avg_ms, a.avg_ms);
+    let goals_apply = !overload;
+    line(
+        if goals_apply {
+            "guest write average at least 57% better"
+        } else {
+            "guest write average"
+        },
+        format!("{guest_b:.1} ms"),
+        format!("{guest_a:.1} ms"),
+        format!("{guest_change:+.0}%"),
+        !goals_apply || guest_change <= -57.0,
+    );
+    line(
+        if goals_apply {
+            "member login average at most x1.10"
+        } else {
+            "member login average"
+        },
+        format!("{login_b:.1} ms"),
+        format!("{login_a:.1} ms"),
+        format!("x{login_ratio:.2}"),
+        !goals_apply || login_ratio <= 1.10,
+    );
+    line(
+        if goals_apply {
+            "whole-mix average at least 52% better"
+        } else {
+            "whole-mix average"
+        },
+        format!("{:.1} ms", b.avg_ms),
+        format!("{:.1} ms", a.avg_ms),
+        format!("{avg_change:+.0}%"),
+        !goals_apply || avg_change <= -52.0,
+    );
+    line(
+        if goals_apply {
+            "whole-mix P99 no worse"
+        } else {
+            "whole-mix P99"
+        },
+        format!("{:.1} ms", b.p99_ms),
+        format!("{:.1} ms", a.p99_ms),
+        format!("{:+.0}%", change(b.p99_ms, a.p99_ms)),
+        !goals_apply || a.p99_ms <= b.p99_ms,
+    );
+    line(
+        "read P99 at most 2x reads alone",
+        format!("{:.1} ms (x{:.2})", read_p99(before), read_ratio(before)),
+        format!("{:.1} ms (x{:.2})", read_p99(after), read_ratio(after)),
+        format!("alone {alone:.1} ms"),
+        read_ratio(after) <= 2.0,
+    );
+    md
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +343,53 @@ mod tests {
             "after",
         );
         assert!(table.contains("| guest post | avg ms | 100 | 40 | -60% |"), "{table}");
+    }
+
+    fn run(rows: &[(&'static str, u64, u16)]) -> Report {
+        let recorder = Recorder::default();
+        for &(endpoint, ms, status) in rows {
+            let ok = matches!(status, 200 | 201);
+            recorder.record(endpoint, Duration::from_millis(ms), Some(status), ok);
+        }
+        recorder.report("mixed", Duration::from_secs(1))
+    }
+
+    #[test]
+    fn mixed_goals_are_met_only_when_every_figure_is_within_its_bound() {
+        let before = run(&[
+            ("guest post", 200, 201),
+            ("guest comment", 200, 201),
+            ("member login", 100, 200),
+            ("read post", 4, 200),
+        ]);
+        let alone = run(&[("read post", 4, 200)]);
+        let good = run(&[
+            ("guest post", 40, 201),
+            ("guest comment", 40, 201),
+            ("member login", 105, 200),
+            ("read post", 6, 200),
+        ]);
+        let goals = mixed_goals(&before, &good, &alone, false);
+        assert!(!goals.contains("**no**"), "{goals}");
+        assert!(
+            goals.contains("| guest write average at least 57% better | 200.0 ms | 40.0 ms | -80% | yes |"),
+            "{goals}"
+        );
+
+        let slow_login = run(&[
+            ("guest post", 40, 201),
+            ("guest comment", 40, 201),
+            ("member login", 120, 200),
+            ("read post", 9, 503),
+        ]);
+        let goals = mixed_goals(&before, &slow_login, &alone, false);
+        for goal in ["0 errors", "member login average at most x1.10", "read P99 at most 2x"] {
+            let line = goals.lines().find(|l| l.contains(goal)).unwrap();
+            assert!(line.ends_with("| **no** |"), "{line}");
+        }
+        // Under overload a 503 is shedding, not an error.
+        let goals = mixed_goals(&before, &slow_login, &alone, true);
+        let line = goals.lines().find(|l| l.contains("only documented 503")).unwrap();
+        assert!(line.ends_with("| yes |"), "{line}");
     }
 }

@@ -12,14 +12,26 @@ pub struct Spawned {
     _dir: tempfile::TempDir,
 }
 
+/// How a run's server differs from the defaults.
+pub struct Settings<'a> {
+    /// (member, guest) overrides, or the tier file's when `None`.
+    pub tiers: Option<(&'a str, &'a str)>,
+    /// Trust the load generator's X-Forwarded-For (many client addresses).
+    pub trust_proxy: bool,
+    /// HASH_QUEUE, or the server's default.
+    pub hash_queue: Option<usize>,
+    /// The gate's weights `member:guest`, written into a copy of the tier file.
+    pub gate_weights: Option<&'a str>,
+}
+
 impl Spawned {
-    /// `tiers`: (member, guest) overrides, or the tier file's when `None`.
-    pub async fn start(
-        binary: &Path,
-        tiers: Option<(&str, &str)>,
-        trust_proxy: bool,
-        hash_queue: usize,
-    ) -> anyhow::Result<Self> {
+    pub async fn start(binary: &Path, settings: Settings<'_>) -> anyhow::Result<Self> {
+        let Settings {
+            tiers,
+            trust_proxy,
+            hash_queue,
+            gate_weights,
+        } = settings;
         anyhow::ensure!(
             binary.exists(),
             "{} not found: build it with `cargo build --release -p server`",
@@ -36,7 +48,6 @@ impl Spawned {
             .env("PEPPER", "load-test-pepper-0123456789abcdefghijklmnop")
             .env("JWT_SECRET", "load-test-jwt-secret-0123456789abcdefghij")
             .env("RUST_LOG", "info")
-            .env("HASH_QUEUE", hash_queue.to_string())
             // The limits are set here, not left to defaults, so runs stay
             // comparable across versions: the v1 login throttle (5 failures
             // per username, 50 per address, in 5 minutes) and no write quotas
@@ -53,6 +64,12 @@ impl Spawned {
             .env_remove("TABLE_NAME")
             .stdout(Stdio::from(std::fs::File::create(&log)?))
             .stderr(Stdio::null());
+        if let Some(queue) = hash_queue {
+            command.env("HASH_QUEUE", queue.to_string());
+        }
+        if let Some(weights) = gate_weights {
+            command.env("TIERS_FILE", tier_file_with_weights(dir.path(), weights)?);
+        }
         if let Some((member, guest)) = tiers {
             command.env("MEMBER_TIER", member).env("GUEST_TIER", guest);
         }
@@ -98,6 +115,22 @@ impl Spawned {
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
     }
+}
+
+/// The tier file the server embeds.
+const TIER_FILE: &str = include_str!("../../../infra/tiers.json");
+
+/// A copy of the embedded tier file whose `gate_weights` are `member:guest`.
+fn tier_file_with_weights(dir: &Path, weights: &str) -> anyhow::Result<PathBuf> {
+    let (member, guest) = weights
+        .split_once(':')
+        .and_then(|(m, g)| Some((m.parse::<u32>().ok()?, g.parse::<u32>().ok()?)))
+        .ok_or_else(|| anyhow::anyhow!("--gate-weights takes member:guest, e.g. 2:1, not {weights:?}"))?;
+    let mut file: serde_json::Value = serde_json::from_str(TIER_FILE)?;
+    file["gate_weights"] = serde_json::json!({"member": member, "guest": guest});
+    let path = dir.join("tiers.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&file)?)?;
+    Ok(path)
 }
 
 impl Drop for Spawned {
