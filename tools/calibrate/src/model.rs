@@ -107,10 +107,10 @@ pub fn default_peak_rates() -> BTreeMap<String, f64> {
 }
 
 /// The hashing gate's shares when both tiers queue: 2:1 for members. Chosen
-/// from report 1's mix under overload (docs/benchmarks.md, `mixed-overload`):
-/// at 1:1 member logins were exactly as slow as with one uniform tier (x1.00)
-/// and guest writes 73% faster; at 2:1 member logins got 20% faster than
-/// uniform and guest writes stayed 59% faster, above report 1's 57%. An
+/// from report 1's users without think time (docs/benchmarks.md, "The gate's
+/// weights under overload"): at 1:1 member logins took x1.00 and x1.33 of
+/// their time with one uniform tier in two runs, at 2:1 x0.80 and x1.07,
+/// while guest writes stayed 59-70% faster than uniform (report 1: 57%). An
 /// account's owner waits less than an anonymous writer, and a flood of guest
 /// writes can take at most a third of the hashing time.
 pub fn default_gate_weights() -> BTreeMap<String, u32> {
