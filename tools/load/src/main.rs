@@ -115,12 +115,16 @@ impl Scenario {
         matches!(self, Scenario::Mixed | Scenario::MixedOverload)
     }
 
+    /// `mixed` thinks; `reads` only with `--paced` (mixed's readers alone);
+    /// the rest run closed loops.
     fn pacing(self, opts: &Opts) -> Pacing {
-        match self {
-            Scenario::Mixed if opts.think_ms > 0 => Pacing::Think {
+        let thinks = opts.think_ms > 0 && (self == Scenario::Mixed || (self == Scenario::Reads && opts.paced));
+        if thinks {
+            Pacing::Think {
                 mean: Duration::from_millis(opts.think_ms),
-            },
-            _ => Pacing::Closed,
+            }
+        } else {
+            Pacing::Closed
         }
     }
 
@@ -134,19 +138,6 @@ impl Scenario {
             Scenario::LoginAttack => "login-attack",
             Scenario::HotPost => "hot-post",
         }
-    }
-}
-
-/// `reads` alone thinks only when asked to (`--think-ms` given with `reads`
-/// means the readers of `mixed`); the reads-alone baseline of a mixed
-/// compare passes its own pacing.
-fn reads_pacing(opts: &Opts) -> Pacing {
-    if opts.think_ms > 0 && opts.paced {
-        Pacing::Think {
-            mean: Duration::from_millis(opts.think_ms),
-        }
-    } else {
-        Pacing::Closed
     }
 }
 
@@ -178,7 +169,7 @@ async fn run(
             let pacing = scenario.pacing(opts);
             scenarios::mixed(api, seed, Groups::of(opts.users), pacing, opts.seconds, opts.many_ips).await
         }
-        Scenario::Reads => scenarios::reads(api, seed, opts.users, reads_pacing(opts), opts.seconds).await,
+        Scenario::Reads => scenarios::reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await,
         Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
         Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
         Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
