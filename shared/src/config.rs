@@ -16,6 +16,8 @@ use crate::app::throttle::{Limit, Limits};
 use crate::domain::Boards;
 use crate::function::{Function, Needs};
 #[cfg(feature = "hashing")]
+use crate::hashing::timing::TimingSink;
+#[cfg(feature = "hashing")]
 use crate::hashing::{self, HashingConfig, Pepper, PepperRing, Policy, Tier};
 use crate::store::StoreConfig;
 #[cfg(feature = "dynamo")]
@@ -57,6 +59,55 @@ impl Deployment {
         match self {
             Deployment::Lambda { functions } => functions.clone(),
             Deployment::Server => Function::ALL.to_vec(),
+        }
+    }
+}
+
+/// How a deployment's CPU meets its hashes (docs/DESIGN.md, Deployments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compute {
+    /// Classic Lambda: one request per execution environment, whose CPU
+    /// share follows its memory. One hash at a time; the latency tiers.
+    PerRequest,
+    /// Lambda Managed Instances: `concurrency` requests share the
+    /// environment's vCPUs (`AWS_LAMBDA_MAX_CONCURRENCY` > 1). The gate
+    /// runs one hash per vCPU; the fixed-capacity tiers.
+    SharedEnvironment { concurrency: usize },
+    /// The VM server: every request shares the machine. The gate leaves one
+    /// core to everything else; the fixed-capacity tiers.
+    Machine,
+}
+
+impl Compute {
+    /// `AWS_LAMBDA_MAX_CONCURRENCY`, which Lambda sets only on managed instances.
+    pub fn of(deployment: &Deployment, env: &Env<'_>) -> Result<Self, ConfigError> {
+        Ok(match deployment {
+            Deployment::Server => Compute::Machine,
+            Deployment::Lambda { .. } => {
+                match env.number::<usize>("AWS_LAMBDA_MAX_CONCURRENCY", 1, "a positive whole number")? {
+                    Some(concurrency) if concurrency > 1 => Compute::SharedEnvironment { concurrency },
+                    _ => Compute::PerRequest,
+                }
+            }
+        })
+    }
+
+    /// Whether the CPU is fixed while requests come and go: the tiers must
+    /// then fit the expected hash rate (the tier file's `fixed_capacity`).
+    pub fn is_fixed(&self) -> bool {
+        !matches!(self, Compute::PerRequest)
+    }
+
+    /// Hashes run at once when `HASH_WORKERS` does not say: one on classic
+    /// Lambda, one per visible vCPU on a managed instance (hashes run at
+    /// idle priority, so requests still take a vCPU first), the cores less
+    /// one on the server.
+    pub fn default_workers(&self) -> usize {
+        let vcpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        match self {
+            Compute::PerRequest => 1,
+            Compute::SharedEnvironment { .. } => vcpus,
+            Compute::Machine => vcpus.saturating_sub(1).max(1),
         }
     }
 }
@@ -188,7 +239,13 @@ impl Config {
         let hashing = if needs.hashing {
             let pepper = Some(secret("PEPPER")?).filter(|p| p != UNPEPPERED);
             // The server's CPU is fixed: its tiers fit the expected hash rate.
-            Some(hashing_config(env, pepper, matches!(deployment, Deployment::Server))?)
+            let timing = match &deployment {
+                Deployment::Lambda { functions } => TimingSink::Emf {
+                    function: functions.iter().map(|f| f.name()).collect::<Vec<_>>().join("+"),
+                },
+                Deployment::Server => TimingSink::Log,
+            };
+            Some(hashing_config(env, pepper, Compute::of(&deployment, env)?, timing)?)
         } else {
             None
         };
@@ -304,6 +361,7 @@ fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, C
         return Ok(StoreConfig::Dynamo {
             table,
             endpoint,
+            extra_roots: crate::aws::ca_bundle(env)?,
             tuning,
             layout,
         });
@@ -334,7 +392,12 @@ fn store_config(env: &Env<'_>, data_dir: Option<&Path>) -> Result<StoreConfig, C
 /// [`hashing_config`] with `PEPPER` as set (no generated secret): for tools,
 /// benchmarks and tests that build hashing alone.
 pub fn hashing_from(env: &Env<'_>) -> Result<HashingConfig, ConfigError> {
-    hashing_config(env, env.get("PEPPER").filter(|p| p != UNPEPPERED), false)
+    hashing_config(
+        env,
+        env.get("PEPPER").filter(|p| p != UNPEPPERED),
+        Compute::PerRequest,
+        TimingSink::Log,
+    )
 }
 
 #[cfg(feature = "hashing")]
@@ -344,9 +407,11 @@ pub fn hashing_from(env: &Env<'_>) -> Result<HashingConfig, ConfigError> {
 pub fn hashing_config(
     env: &Env<'_>,
     pepper: Option<String>,
-    fixed_capacity: bool,
+    compute: Compute,
+    timing: TimingSink,
 ) -> Result<HashingConfig, ConfigError> {
-    use hashing::tier_file::{EMBEDDED, TierFile};
+    let fixed_capacity = compute.is_fixed();
+    use hashing::tier_file::{EMBEDDED, TierChoices};
     let (path, json) = match env.get("TIERS_FILE") {
         Some(path) => {
             let json = std::fs::read_to_string(&path).map_err(|e| hashing::ConfigError::TierFile {
@@ -357,7 +422,7 @@ pub fn hashing_config(
         }
         None => ("(embedded infra/tiers.json)".to_owned(), EMBEDDED.to_owned()),
     };
-    let file = TierFile::parse(&json).map_err(|e| hashing::ConfigError::TierFile {
+    let file = TierChoices::parse(&json).map_err(|e| hashing::ConfigError::TierFile {
         path: path.clone(),
         reason: e.to_string(),
     })?;
@@ -388,7 +453,7 @@ pub fn hashing_config(
                             path: path.clone(),
                             tier,
                         })?;
-                let section = if fixed_capacity && file.fixed_capacity.is_some() {
+                let section = if fixed_capacity && file.has_fixed_capacity() {
                     "fixed_capacity.tiers"
                 } else {
                     "tiers"
@@ -419,13 +484,14 @@ pub fn hashing_config(
         member: tier_policy(Tier::Member, "MEMBER_TIER")?,
         guest: tier_policy(Tier::Guest, "GUEST_TIER")?,
         peppers: PepperRing::new(current, previous),
-        workers: whole("HASH_WORKERS", 1)?.unwrap_or_else(hashing::default_workers),
+        workers: whole("HASH_WORKERS", 1)?.unwrap_or_else(|| compute.default_workers()),
         queue: whole("HASH_QUEUE", 0)?.unwrap_or(hashing::DEFAULT_QUEUE),
         weights: file.weights(),
         overrides: hashing::Overrides {
             below_floor: flag(env, "HASH_FLOOR_OVERRIDE")?,
             downgrade: flag(env, "HASH_ALLOW_DOWNGRADE")?,
         },
+        timing,
     })
 }
 
@@ -526,12 +592,14 @@ impl fmt::Display for Config {
             StoreConfig::Dynamo {
                 table,
                 endpoint,
+                extra_roots,
                 tuning,
                 layout,
             } => write!(
                 f,
-                " store=dynamodb table={table} endpoint={} attempt_timeout_ms={} operation_timeout_ms={} max_attempts={} counter_shards={} read_cache_ttl_ms={}",
+                " store=dynamodb table={table} endpoint={} extra_ca_bundle={} attempt_timeout_ms={} operation_timeout_ms={} max_attempts={} counter_shards={} read_cache_ttl_ms={}",
                 endpoint.as_deref().map_or_else(|| "aws".to_owned(), without_userinfo),
+                extra_roots.is_some(),
                 tuning.attempt_timeout.as_millis(),
                 tuning.operation_timeout.as_millis(),
                 tuning.max_attempts,
@@ -694,6 +762,40 @@ mod tests {
         );
     }
 
+    #[test]
+    fn on_managed_instances_a_function_hashes_with_the_fixed_capacity_tiers_one_hash_per_vcpu() {
+        use crate::hashing::tier_file::{EMBEDDED, TierFile};
+        let file = TierFile::parse(EMBEDDED).unwrap();
+        let fixed = &file.fixed_capacity.as_ref().unwrap().tiers;
+        assert_ne!(
+            fixed["member"].spec, file.tiers["member"].spec,
+            "the test needs two choices"
+        );
+        let secret = "s".repeat(40);
+        let config = |concurrency: Option<&str>| {
+            let mut pairs = vec![("TABLE_NAME", "t"), ("PEPPER", secret.as_str())];
+            pairs.extend(concurrency.map(|c| ("AWS_LAMBDA_MAX_CONCURRENCY", c)));
+            Config::from(lambda(&[Function::GuestComment]), &Env::from_pairs(&pairs))
+        };
+        let vcpus = std::thread::available_parallelism().unwrap().get();
+
+        let managed = config(Some("16")).unwrap().hashing.unwrap();
+        assert_eq!(managed.member.algorithm.to_string(), fixed["member"].spec);
+        assert_eq!(managed.guest.algorithm.to_string(), fixed["guest"].spec);
+        assert_eq!(managed.workers, vcpus);
+
+        for classic in [None, Some("1")] {
+            let hashing = config(classic).unwrap().hashing.unwrap();
+            assert_eq!(hashing.member.algorithm.to_string(), file.tiers["member"].spec);
+            assert_eq!(hashing.workers, 1, "one request, so one hash, at a time");
+        }
+        let err = config(Some("eight")).unwrap_err().to_string();
+        assert!(
+            err.contains("AWS_LAMBDA_MAX_CONCURRENCY must be a positive whole number"),
+            "{err}"
+        );
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_data_dir_is_created_owner_only_and_a_readable_secret_file_is_refused() {
@@ -806,6 +908,7 @@ mod tests {
             StoreConfig::Dynamo {
                 table: "boards".into(),
                 endpoint: Some("http://127.0.0.1:8000".into()),
+                extra_roots: None,
                 tuning,
                 layout: Layout {
                     counter_shards: 4,
@@ -821,6 +924,28 @@ mod tests {
         let aws = SdkTuning::defaults(false);
         assert_eq!(aws.operation_timeout, Duration::from_secs(3));
         assert!(aws.attempt_timeout * aws.max_attempts >= aws.operation_timeout);
+    }
+
+    #[test]
+    fn an_aws_ca_bundle_is_read_at_start_and_a_missing_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("proxy-ca.pem");
+        std::fs::write(&bundle, crate::aws::AWS_ROOTS_PEM).unwrap();
+        let bundle = bundle.to_str().unwrap();
+        let pairs = [("TABLE_NAME", "boards"), ("AWS_CA_BUNDLE", bundle)];
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap();
+        let StoreConfig::Dynamo { extra_roots, .. } = &config.store else {
+            panic!("not DynamoDB")
+        };
+        assert_eq!(extra_roots.as_deref(), Some(crate::aws::AWS_ROOTS_PEM));
+        assert!(config.to_string().contains("extra_ca_bundle=true"), "{config}");
+
+        let pairs = [("TABLE_NAME", "boards"), ("AWS_CA_BUNDLE", "/no/such/ca.pem")];
+        let err = Config::from(Deployment::Server, &server_env(dir.path(), &pairs)).unwrap_err();
+        assert!(
+            err.to_string().contains("AWS_CA_BUNDLE: reading /no/such/ca.pem"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! What every Lambda function's `main` calls: configuration, store and
 //! hashing built once per cold start, then API Gateway (HTTP API, payload v2)
-//! events handed to the function's routes.
+//! events handed to the function's routes: one at a time on classic Lambda,
+//! up to `AWS_LAMBDA_MAX_CONCURRENCY` at once on Lambda Managed Instances,
+//! sharing the environment's store client and hashing gate.
 
 use crate::config::{Config, Deployment};
 use crate::function::Function;
@@ -20,5 +22,13 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     tracing::info!(function = function.name(), config = %config, "configuration");
     let state = crate::wiring::build(config).await?;
     tracing::info!(function = function.name(), "cold start complete");
-    lambda_http::run(router(state, &[function])).await
+    // run_concurrent needs answers that are Sync: axum's body is not, so
+    // each answer is turned into a lambda_http response (as `run` does
+    // internally) before it leaves the service.
+    let service =
+        tower::ServiceExt::<lambda_http::Request>::map_future(router(state, &[function]), |answer| async move {
+            let response = answer.await?;
+            Ok::<_, std::convert::Infallible>(lambda_http::IntoResponse::into_response(response).await)
+        });
+    lambda_http::run_concurrent(service).await
 }

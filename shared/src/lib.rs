@@ -7,6 +7,8 @@
 //! `config` and `wiring` assemble a process once.
 
 pub mod app;
+#[cfg(feature = "dynamo")]
+pub mod aws;
 pub mod config;
 pub mod domain;
 pub mod error;

@@ -28,18 +28,14 @@ pub async fn resolve(needs: Needs, env: &Env<'_>, endpoint: Option<&str>) -> Res
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let client = client(endpoint).await;
+    let settings = crate::aws::AwsSettings::new(endpoint, crate::aws::ca_bundle(env)?.as_deref())?;
+    let client = Client::new(&settings.loader().load().await);
     let reads = wanted.iter().map(|(name, arn)| read(&client, name, arn));
     let mut resolved = Vec::new();
     for found in futures_util::future::join_all(reads).await {
         resolved.extend(found?);
     }
     Ok(resolved)
-}
-
-async fn client(endpoint: Option<&str>) -> Client {
-    let loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-    Client::new(&crate::store::dynamo::at_local_endpoint(loader, endpoint).load().await)
 }
 
 /// One secret's current value, and for the pepper its previous one.

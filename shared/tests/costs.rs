@@ -41,8 +41,9 @@ async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, Ca
     let endpoint = std::env::var("DYNAMODB_ENDPOINT")
         .expect("DYNAMODB_ENDPOINT is not set: run the suite with `bash tools/test-all`, which starts DynamoDB Local");
     let counter = RequestCounter::default();
-    let config = client_config(Some(&endpoint), &SdkTuning::defaults(true))
+    let config = client_config(Some(&endpoint), None, &SdkTuning::defaults(true))
         .await
+        .unwrap()
         .interceptor(counter.clone())
         .build();
     let meter = CapacityMeter::default();

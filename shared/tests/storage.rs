@@ -39,7 +39,7 @@ fn endpoint() -> String {
 
 async fn dynamodb() -> Fixture {
     let table = format!("test-{}", new_id().to_lowercase());
-    let store = DynamoStore::connect(&table, Some(&endpoint()), &SdkTuning::defaults(true))
+    let store = DynamoStore::connect(&table, Some(&endpoint()), None, &SdkTuning::defaults(true))
         .await
         .unwrap();
     Fixture {
@@ -895,8 +895,9 @@ async fn counted_dynamodb() -> (Dyn, RequestCounter) {
 
 async fn counted_dynamodb_with(layout: Layout) -> (Dyn, RequestCounter) {
     let counter = RequestCounter::default();
-    let config = client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+    let config = client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
         .await
+        .unwrap()
         .interceptor(counter.clone())
         .build();
     let table = format!("test-{}", new_id().to_lowercase());
@@ -995,8 +996,9 @@ async fn a_post_detail_costs_the_same_dynamodb_requests_for_10_and_300_comments(
 async fn tables_are_created_from_the_shared_schema() {
     let table = format!("test-{}", new_id().to_lowercase());
     let client = aws_sdk_dynamodb::Client::from_conf(
-        client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+        client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
             .await
+            .unwrap()
             .build(),
     );
     DynamoStore::with_client(client.clone(), &table, true).await.unwrap();
@@ -1042,8 +1044,9 @@ async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
     use aws_sdk_dynamodb::types::AttributeValue;
     let table = format!("test-{}", new_id().to_lowercase());
     let client = aws_sdk_dynamodb::Client::from_conf(
-        client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+        client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
             .await
+            .unwrap()
             .build(),
     );
     let store = DynamoStore::with_client(client.clone(), &table, true).await.unwrap();
@@ -1184,8 +1187,9 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
         read_cache_ttl: ttl,
     };
     let counter = RequestCounter::default();
-    let config = client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+    let config = client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
         .await
+        .unwrap()
         .interceptor(counter.clone())
         .build();
     let table = format!("test-{}", new_id().to_lowercase());
@@ -1415,8 +1419,9 @@ async fn one_of_many_concurrent_claims_on_a_key_wins(store: Dyn) {
 async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
     let table = format!("test-{}", new_id().to_lowercase());
     let client = aws_sdk_dynamodb::Client::from_conf(
-        client_config(Some(&endpoint()), &SdkTuning::defaults(true))
+        client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
             .await
+            .unwrap()
             .build(),
     );
     let concrete = DynamoStore::with_client(client.clone(), &table, true).await.unwrap();

@@ -7,7 +7,8 @@ Each run starts one binary against the local Runtime API (boot.py) and times
 process start to its first response (GET /health); the binaries take turns,
 run by run, so machine noise falls on all of them alike. Prints one Markdown
 table: median and P90 per binary and the ratio of each median to the
-reference's (the last binary named, or --reference).
+reference's (the last binary named, or --reference), and the median of each
+round's own ratio ("paired").
 """
 import argparse
 import json
@@ -36,6 +37,10 @@ def main():
     os.environ.setdefault("TABLE_NAME", "community-boards")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    # As Lambda runs them: the region set, no extra CA bundle (a machine's
+    # AWS_CA_BUNDLE would make the functions read and parse it at start).
+    os.environ.setdefault("AWS_REGION", "us-east-1")
+    os.environ.pop("AWS_CA_BUNDLE", None)
     boot_args = argparse.Namespace(qemu=False, verbose=False)
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         f.write(json.dumps(json.load(open(args.event))) + "\n")
@@ -49,13 +54,16 @@ def main():
                 raise SystemExit(f"{name}: GET /health answered {response.get('statusCode')}")
             times[name].append(ms)
     reference = statistics.median(times[args.reference])
-    print(f"| function | median ms | P90 ms | x {args.reference} | binary bytes |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"| function | median ms | P90 ms | x {args.reference} | paired x | binary bytes |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, samples in times.items():
         median = statistics.median(samples)
         p90 = sorted(samples)[max(0, int(len(samples) * 0.9) - 1)]
+        # The median of each round's own ratio: a round's binaries run back
+        # to back, so the machine's drift between rounds cancels out.
+        paired = statistics.median(a / b for a, b in zip(samples, times[args.reference]))
         size = os.path.getsize(os.path.join(args.dir, name))
-        print(f"| {name} | {median:.1f} | {p90:.1f} | {median / reference:.2f} | {size:,} |")
+        print(f"| {name} | {median:.1f} | {p90:.1f} | {median / reference:.2f} | {paired:.2f} | {size:,} |")
 
 
 if __name__ == "__main__":

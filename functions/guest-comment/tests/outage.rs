@@ -161,7 +161,7 @@ async fn creates_retried_with_their_keys_through_the_lambda_path_happen_exactly_
     let files = tempfile::tempdir().unwrap();
     let dynamodb = DynamoLocal::start(files.path(), free_port());
     let table = format!("outage-{}", new_id().to_lowercase());
-    let store = DynamoStore::connect(&table, Some(&dynamodb.endpoint()), &SdkTuning::defaults(true))
+    let store = DynamoStore::connect(&table, Some(&dynamodb.endpoint()), None, &SdkTuning::defaults(true))
         .await
         .unwrap();
     let post_id = new_id();

@@ -23,7 +23,7 @@ use dynamo_local::{DynamoLocal, free_port};
 async fn warm_up(endpoint: &str, table: &str) {
     use shared::store::Posts;
     use shared::store::dynamo::{DynamoStore, SdkTuning};
-    let store = DynamoStore::connect(table, Some(endpoint), &SdkTuning::defaults(true))
+    let store = DynamoStore::connect(table, Some(endpoint), None, &SdkTuning::defaults(true))
         .await
         .unwrap();
     for _ in 0..20 {

@@ -17,7 +17,9 @@ async fn main() -> ExitCode {
     let endpoint = env.get("DYNAMODB_ENDPOINT");
     let tuning = SdkTuning::defaults(endpoint.is_some());
     let result = async {
-        let store = DynamoStore::connect(&table, endpoint.as_deref(), &tuning).await?;
+        let extra_roots =
+            shared::aws::ca_bundle(&env).map_err(|e| shared::store::StoreError::Internal(e.to_string()))?;
+        let store = DynamoStore::connect(&table, endpoint.as_deref(), extra_roots.as_deref(), &tuning).await?;
         store.backfill().await
     }
     .await;

@@ -51,6 +51,8 @@ pub struct HashingConfig {
     /// The gate's time shares when both tiers wait: `[member, guest]`.
     pub weights: [u32; 2],
     pub overrides: Overrides,
+    /// Where each hash's timing goes: EMF on Lambda, a log event elsewhere.
+    pub timing: super::timing::TimingSink,
 }
 
 /// Explicit exceptions to the hashing rules, each logged at start.

@@ -5,8 +5,6 @@
 //! - peppered: `$hs384$<pepper id>` followed by that string, so verify knows
 //!   which pepper made it and a pepper can be rotated.
 
-use std::time::Instant;
-
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use secrecy::{ExposeSecret, SecretString};
@@ -134,7 +132,6 @@ impl PasswordEngine {
     /// A new stored hash of `password` under `tier`'s current policy.
     pub fn hash(&self, tier: Tier, password: &SecretString) -> Result<String, HashError> {
         let policy = self.policy(tier);
-        let started = Instant::now();
         let (prefix, input) = if policy.peppered {
             let pepper = self.peppers.current().ok_or(HashError::NoPepper(tier))?;
             let input = pepper.apply(password.expose_secret().as_bytes());
@@ -152,14 +149,12 @@ impl PasswordEngine {
                 .map_err(|e| HashError::Algorithm(e.to_string()))?
                 .to_string(),
         };
-        record("hash", tier, policy.algorithm, started);
         Ok(prefix + &inner)
     }
 
     /// Checks `password` against `stored`, with the algorithm, parameters and
     /// pepper the stored hash names, whatever the tier's policy is now.
     pub fn verify(&self, tier: Tier, password: &SecretString, stored: &str) -> Result<Verification, HashError> {
-        let started = Instant::now();
         let parsed = StoredHash::parse(stored)?;
         let input = match parsed.pepper_id {
             Some(id) => {
@@ -187,7 +182,6 @@ impl PasswordEngine {
                 }
             }
         };
-        record("verify", tier, parsed.algorithm, started);
         Ok(Verification {
             matched,
             needs_rehash: self.needs_rehash(tier, &parsed),
@@ -252,18 +246,4 @@ fn dummy_hash(policy: Policy, peppers: &PepperRing) -> String {
         Some(pepper) => format!("{PEPPERED_PREFIX}{}{inner}", pepper.v1_id()),
         None => inner,
     }
-}
-
-/// One structured event per hash/verify: the timing table can be rebuilt from these.
-fn record(op: &'static str, tier: Tier, algorithm: Algorithm, started: Instant) {
-    let duration_ms = started.elapsed().as_secs_f64() * 1e3;
-    tracing::info!(
-        target: "password_hash",
-        op,
-        tier = tier.as_str(),
-        algorithm = algorithm.name(),
-        cost = %algorithm.cost_label(),
-        duration_ms,
-        "password hash timing"
-    );
 }

@@ -35,15 +35,6 @@ pub struct HashingGate {
     queue: usize,
 }
 
-/// The default worker count: leave one core to everything else, but keep one.
-pub fn default_workers() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .saturating_sub(1)
-        .max(1)
-}
-
 pub const DEFAULT_QUEUE: usize = 64;
 
 fn index(tier: Tier) -> usize {
@@ -278,11 +269,6 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    #[test]
-    fn default_workers_is_at_least_one() {
-        assert!(default_workers() >= 1);
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn the_gate_never_runs_more_than_its_workers_at_once() {
         let gate = HashingGate::new(2, 100);
@@ -459,7 +445,7 @@ mod tests {
         // overload (docs/benchmarks.md): 2:1 for members. With 8 units a
         // member hash and 1 a guest hash, about 7 of the first 36 runs are
         // members; the even 1:1 share would give 4.
-        let weights = super::super::tier_file::TierFile::parse(super::super::tier_file::EMBEDDED)
+        let weights = super::super::tier_file::TierChoices::parse(super::super::tier_file::EMBEDDED)
             .expect("the committed tier file parses")
             .weights();
         assert_eq!(weights, [2, 1]);

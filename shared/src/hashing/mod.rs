@@ -20,13 +20,14 @@ mod gate;
 mod pepper;
 #[cfg(feature = "hashing")]
 mod service;
+pub mod timing;
 
 #[cfg(feature = "hashing")]
 pub use config::{ConfigError, HashingConfig, Overrides, check_floors, floor_of, validate_policy};
 #[cfg(feature = "hashing")]
 pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
 #[cfg(feature = "hashing")]
-pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded, default_workers};
+pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded};
 #[cfg(feature = "hashing")]
 pub use pepper::{MIN_PEPPER_BYTES, Pepper, PepperRing, PepperTooShort};
 #[cfg(feature = "hashing")]

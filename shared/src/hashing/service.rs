@@ -1,11 +1,16 @@
 //! [`Hashing`]: the engine behind the gate, built once per process.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use secrecy::SecretString;
 
-use super::{ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, Tier, Verification};
+use super::timing::{HashTiming, TimingSink};
+use super::{
+    Algorithm, ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, StoredHash, Tier,
+    Verification,
+};
 
 /// What can go wrong when a request hashes or verifies a password.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -24,6 +29,10 @@ pub struct Hashing {
     gate: HashingGate,
     /// Hashes and verifies run so far (tests and load runs read it).
     runs: Arc<AtomicU64>,
+    /// Hashes running now: counted where they run, not by the gate, so the
+    /// records show what the CPU actually did.
+    running: Arc<AtomicUsize>,
+    timing: Arc<TimingSink>,
 }
 
 impl Hashing {
@@ -36,6 +45,8 @@ impl Hashing {
             engine: Arc::new(engine),
             gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest).weighted(config.weights),
             runs: Arc::default(),
+            running: Arc::default(),
+            timing: Arc::new(config.timing),
         })
     }
 
@@ -52,34 +63,67 @@ impl Hashing {
         self.runs.load(Ordering::Relaxed)
     }
 
+    /// Runs `work` behind the gate and records its timing (`op` on
+    /// `algorithm`) when it succeeds.
     async fn run<T: Send + 'static>(
         &self,
         tier: Tier,
+        op: &'static str,
+        algorithm: Algorithm,
         work: impl FnOnce(&PasswordEngine) -> Result<T, EngineError> + Send + 'static,
     ) -> Result<T, HashError> {
-        let (engine, runs) = (Arc::clone(&self.engine), Arc::clone(&self.runs));
+        let (engine, runs, running, timing) = (
+            Arc::clone(&self.engine),
+            Arc::clone(&self.runs),
+            Arc::clone(&self.running),
+            Arc::clone(&self.timing),
+        );
+        let asked = Instant::now();
         let result = self
             .gate
             .run(tier, move || {
+                let started = Instant::now();
+                let now_running = running.fetch_add(1, Ordering::SeqCst) + 1;
                 runs.fetch_add(1, Ordering::Relaxed);
-                work(&engine)
+                let result = work(&engine);
+                running.fetch_sub(1, Ordering::SeqCst);
+                if result.is_ok() {
+                    timing.record(&HashTiming {
+                        op,
+                        tier,
+                        algorithm,
+                        hash: started.elapsed(),
+                        queue_wait: started - asked,
+                        running: now_running,
+                    });
+                }
+                result
             })
             .await?;
         Ok(result?)
     }
 
     pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
-        self.run(tier, move |engine| engine.hash(tier, &password)).await
+        let algorithm = self.engine.policy(tier).algorithm;
+        self.run(tier, "hash", algorithm, move |engine| engine.hash(tier, &password))
+            .await
     }
 
     pub async fn verify(&self, tier: Tier, password: SecretString, stored: String) -> Result<Verification, HashError> {
-        self.run(tier, move |engine| engine.verify(tier, &password, &stored))
-            .await
+        // A hash that does not parse fails in the engine, unrecorded.
+        let algorithm = StoredHash::parse(&stored).map_or(self.engine.policy(tier).algorithm, |s| s.algorithm);
+        self.run(tier, "verify", algorithm, move |engine| {
+            engine.verify(tier, &password, &stored)
+        })
+        .await
     }
 
     /// For logins of unknown usernames: as slow as a real member verify, never a match.
     pub async fn verify_dummy(&self, password: SecretString) -> Result<(), HashError> {
-        self.run(Tier::Member, move |engine| engine.verify_dummy(&password))
-            .await
+        let algorithm = self.engine.policy(Tier::Member).algorithm;
+        self.run(Tier::Member, "verify", algorithm, move |engine| {
+            engine.verify_dummy(&password)
+        })
+        .await
     }
 }

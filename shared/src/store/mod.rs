@@ -177,6 +177,8 @@ pub enum StoreConfig {
     Dynamo {
         table: String,
         endpoint: Option<String>,
+        /// `AWS_CA_BUNDLE`'s certificates (PEM), trusted beside the AWS roots.
+        extra_roots: Option<String>,
         tuning: dynamo::SdkTuning,
         layout: dynamo::Layout,
     },
@@ -202,10 +204,11 @@ impl StoreConfig {
             StoreConfig::Dynamo {
                 table,
                 endpoint,
+                extra_roots,
                 tuning,
                 layout,
             } => Arc::new(
-                dynamo::DynamoStore::connect(table, endpoint.as_deref(), tuning)
+                dynamo::DynamoStore::connect(table, endpoint.as_deref(), extra_roots.as_deref(), tuning)
                     .await?
                     .with_layout(*layout),
             ),

@@ -1,7 +1,9 @@
 //! Rebuilding the timing table from the functions' exported log lines: every
-//! hash and verify logs `op`, `algorithm`, `cost` and `duration_ms` (see
-//! `shared::hashing`), as JSON lines, the fields either at the top level or
-//! under `fields` (tracing-subscriber's JSON layout).
+//! hash and verify writes one record (`shared::hashing::timing`). On Lambda
+//! it is a CloudWatch EMF record (`op`, `algorithm` as `bcrypt:10`,
+//! `hash_ms`), as `sam logs` or a CloudWatch export prints it; on the server
+//! a log event (`op`, `algorithm`, `cost`, `duration_ms`, top level or under
+//! `fields`).
 
 use std::collections::BTreeMap;
 
@@ -24,19 +26,7 @@ pub fn samples_from_logs(text: &str) -> (Vec<(Algorithm, Samples)>, usize) {
             continue;
         };
         let fields = value.get("fields").unwrap_or(&value);
-        let (Some(op), Some(algorithm), Some(cost), Some(ms)) = (
-            fields.get("op").and_then(Value::as_str),
-            fields.get("algorithm").and_then(Value::as_str),
-            fields.get("cost").and_then(|c| {
-                c.as_str()
-                    .map(str::to_owned)
-                    .or_else(|| c.as_u64().map(|n| n.to_string()))
-            }),
-            fields.get("duration_ms").and_then(Value::as_f64),
-        ) else {
-            continue;
-        };
-        let Ok(parsed) = format!("{algorithm}:{}", cost.replace(',', ":")).parse::<Algorithm>() else {
+        let Some((op, parsed, ms)) = emf_timing(fields).or_else(|| event_timing(fields)) else {
             continue;
         };
         let entry = by_spec
@@ -54,6 +44,27 @@ pub fn samples_from_logs(text: &str) -> (Vec<(Algorithm, Samples)>, usize) {
         .filter(|(_, s)| !s.hash.is_empty() || !s.verify.is_empty())
         .collect();
     (samples, used)
+}
+
+/// An EMF record: the algorithm in the tier spec syntax, `hash_ms`.
+fn emf_timing(record: &Value) -> Option<(&str, Algorithm, f64)> {
+    record.get("_aws")?;
+    let op = record.get("op")?.as_str()?;
+    let algorithm = record.get("algorithm")?.as_str()?.parse().ok()?;
+    Some((op, algorithm, record.get("hash_ms")?.as_f64()?))
+}
+
+/// A log event: the algorithm's name and cost apart, `duration_ms`.
+fn event_timing(fields: &Value) -> Option<(&str, Algorithm, f64)> {
+    let op = fields.get("op")?.as_str()?;
+    let name = fields.get("algorithm")?.as_str()?;
+    let cost = fields.get("cost")?;
+    let cost = cost
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| cost.as_u64().map(|n| n.to_string()))?;
+    let algorithm = format!("{name}:{}", cost.replace(',', ":")).parse().ok()?;
+    Some((op, algorithm, fields.get("duration_ms")?.as_f64()?))
 }
 
 #[cfg(test)]

@@ -130,3 +130,35 @@ fn the_readme_shows_the_committed_timing_table() {
         assert!(readme.contains(&format!("| {name} |")) && readme.contains(&format!("`{}`", tier.spec)));
     }
 }
+
+#[test]
+fn from_logs_reads_the_emf_records_sam_logs_prints_and_recommends_tiers() {
+    // What `sam logs` prints for two functions: START/END/REPORT lines, an
+    // access log event and one EMF record per hash (shared::hashing::timing).
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sam-logs-emf.txt");
+    let out = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_calibrate"))
+        .arg("from-logs")
+        .arg(fixture)
+        .arg("--out")
+        .arg(out.path().join("tiers.json"))
+        .arg("--report")
+        .arg(out.path().join("report.md"))
+        .arg("--chart")
+        .arg(out.path().join("chart.svg"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("60 timing lines over 2 algorithms"), "{stderr}");
+    assert!(stdout.contains("member: bcrypt:11"), "{stdout}");
+    assert!(stdout.contains("guest: bcrypt:8"), "{stdout}");
+    let file = TierFile::parse(&std::fs::read_to_string(out.path().join("tiers.json")).unwrap()).unwrap();
+    assert_eq!(file.source, "logs");
+    let row = |spec: &str| file.table.iter().find(|r| r.spec == spec).unwrap();
+    assert_eq!(row("bcrypt:11").verify.samples, 20, "login's verifies");
+    assert_eq!(row("bcrypt:8").hash.samples, 40, "guest-comment's hashes");
+    let p95 = row("bcrypt:11").verify.p95_ms;
+    assert!((140.0..155.0).contains(&p95), "verify P95 {p95} ms");
+}

@@ -122,7 +122,8 @@ impl DynamoStore {
         let mut start = None;
         loop {
             let out = self
-                .client
+                .client()
+                .await
                 .query()
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .table_name(&self.table)
@@ -177,7 +178,8 @@ impl DynamoStore {
                 .build()
                 .map_err(|e| StoreError::Internal(e.to_string()))?;
             let mut out = self
-                .client
+                .client()
+                .await
                 .batch_get_item()
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .request_items(&self.table, request)
@@ -233,7 +235,8 @@ impl DynamoStore {
     /// [`Self::ensure_shard`]).
     pub(super) async fn add_view(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<Option<Counts>> {
         let out = self
-            .client
+            .client()
+            .await
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -257,7 +260,8 @@ impl DynamoStore {
     /// on its board (a delete racing with this can leave one orphan shard,
     /// which nothing reads: README, "Single-table design").
     pub(super) async fn ensure_shard(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<()> {
-        self.client
+        self.client()
+            .await
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)

@@ -64,7 +64,8 @@ impl DynamoStore {
     async fn put_claim(&self, claim: &Claim, found: Option<&Record>) -> StoreResult<bool> {
         let pk = idem_pk(&claim.key);
         let mut put = self
-            .client
+            .client()
+            .await
             .put_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -116,7 +117,8 @@ impl Idempotency for DynamoStore {
     async fn release(&self, key_name: &str, token: &str) -> StoreResult<()> {
         let pk = idem_pk(key_name);
         let out = self
-            .client
+            .client()
+            .await
             .delete_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)

@@ -77,7 +77,8 @@ impl DynamoStore {
         let mut start = None;
         loop {
             let mut scan = self
-                .client
+                .client()
+                .await
                 .scan()
                 .table_name(&self.table)
                 .filter_expression(filter)

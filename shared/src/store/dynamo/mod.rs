@@ -5,6 +5,7 @@
 
 mod cache;
 mod capacity;
+mod client;
 mod counters;
 mod idempotency;
 mod items;
@@ -24,7 +25,7 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, Region, RuntimeComponents};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
@@ -37,6 +38,7 @@ use serde::de::DeserializeOwned;
 use super::{
     AttemptKey, Attempts, Comments, Completion, Likes, Members, PostEdit, Posts, StoreError, StoreResult, cursor,
 };
+use crate::aws::AwsSettings;
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId,
     Page, PageLimit, PasswordHash, Post, PostDetail, PostId, PostKey, PostSummary, Username, Window,
@@ -47,7 +49,7 @@ type Item = HashMap<String, AttributeValue>;
 
 #[derive(Clone, Debug)]
 pub struct DynamoStore {
-    client: Client,
+    client: Arc<client::LazyClient>,
     table: String,
     layout: Layout,
     cache: Arc<ReadCache>,
@@ -181,44 +183,71 @@ impl SdkTuning {
 }
 
 /// The SDK client configuration: the environment's region and credentials,
-/// or, with an `endpoint` (DynamoDB Local), that endpoint with dummy credentials.
-pub async fn client_config(endpoint: Option<&str>, tuning: &SdkTuning) -> aws_sdk_dynamodb::config::Builder {
-    let loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .timeout_config(tuning.timeout_config())
-        .retry_config(tuning.retry_config());
-    aws_sdk_dynamodb::config::Builder::from(&at_local_endpoint(loader, endpoint).load().await)
+/// or, with an `endpoint` (DynamoDB Local), that endpoint with dummy
+/// credentials (`crate::aws`; `extra_roots` is `AWS_CA_BUNDLE`'s PEM).
+pub async fn client_config(
+    endpoint: Option<&str>,
+    extra_roots: Option<&str>,
+    tuning: &SdkTuning,
+) -> StoreResult<aws_sdk_dynamodb::config::Builder> {
+    Ok(sdk_config(&settings(endpoint, extra_roots)?, tuning).await)
 }
 
-/// With an `endpoint` (a local stand-in for an AWS service: DynamoDB Local,
-/// moto), `loader` talks to it with dummy credentials and, unless the
-/// environment names one, region us-east-1.
-pub(crate) fn at_local_endpoint(loader: aws_config::ConfigLoader, endpoint: Option<&str>) -> aws_config::ConfigLoader {
-    let Some(endpoint) = endpoint else { return loader };
-    let region = aws_config::meta::region::RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
-    loader
-        .endpoint_url(endpoint)
-        .region(region)
-        .credentials_provider(Credentials::new("local", "local", None, None, "local-endpoint"))
+fn settings(endpoint: Option<&str>, extra_roots: Option<&str>) -> StoreResult<AwsSettings> {
+    AwsSettings::new(endpoint, extra_roots).map_err(|e| StoreError::Internal(e.to_string()))
+}
+
+async fn sdk_config(settings: &AwsSettings, tuning: &SdkTuning) -> aws_sdk_dynamodb::config::Builder {
+    let loader = settings
+        .loader()
+        .timeout_config(tuning.timeout_config())
+        .retry_config(tuning.retry_config());
+    aws_sdk_dynamodb::config::Builder::from(&loader.load().await)
 }
 
 impl DynamoStore {
-    /// Connects to `table`; with a local `endpoint`, creates the table when missing.
-    pub async fn connect(table: &str, endpoint: Option<&str>, tuning: &SdkTuning) -> StoreResult<Self> {
-        let client = Client::from_conf(client_config(endpoint, tuning).await.build());
-        Self::with_client(client, table, endpoint.is_some()).await
+    /// The store of `table`. With a local `endpoint` it connects now and
+    /// creates the table when missing; with AWS itself the client is built
+    /// on first use ([`client`]).
+    pub async fn connect(
+        table: &str,
+        endpoint: Option<&str>,
+        extra_roots: Option<&str>,
+        tuning: &SdkTuning,
+    ) -> StoreResult<Self> {
+        let settings = settings(endpoint, extra_roots)?;
+        if settings.is_local() {
+            let client = Client::from_conf(sdk_config(&settings, tuning).await.build());
+            return Self::with_client(client, table, true).await;
+        }
+        Ok(Self::new(client::LazyClient::on_first_use(settings, *tuning), table))
     }
 
     pub async fn with_client(client: Client, table: &str, create_if_missing: bool) -> StoreResult<Self> {
         if create_if_missing {
             schema::ensure_table(&client, table).await?;
         }
-        Ok(DynamoStore {
-            client,
+        Ok(Self::new(client::LazyClient::ready(client), table))
+    }
+
+    fn new(client: client::LazyClient, table: &str) -> Self {
+        DynamoStore {
+            client: Arc::new(client),
             table: table.to_owned(),
             layout: Layout::default(),
             cache: Arc::new(ReadCache::new(Duration::ZERO)),
             meter: None,
-        })
+        }
+    }
+
+    /// The SDK client, built by the first call that needs it.
+    async fn client(&self) -> &Client {
+        self.client.get().await
+    }
+
+    /// Whether the SDK client exists yet (it is built on first use).
+    pub fn client_is_built(&self) -> bool {
+        self.client.is_built()
     }
 
     /// With `layout`'s shard count and read cache.
@@ -350,7 +379,8 @@ impl DynamoStore {
         let mut backoff = Duration::from_millis(5);
         for _ in 0..12 {
             let result = self
-                .client
+                .client()
+                .await
                 .transact_write_items()
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .set_transact_items(Some(items.clone()))
@@ -432,7 +462,8 @@ impl DynamoStore {
         }
         let touched = [pk_of(&item)];
         let put = self
-            .client
+            .client()
+            .await
             .put_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -496,7 +527,8 @@ impl DynamoStore {
     async fn get_with(&self, key: Item, consistent: bool) -> StoreResult<Option<Item>> {
         let touched = [pk_of(&key)];
         let out = self
-            .client
+            .client()
+            .await
             .get_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -521,7 +553,8 @@ impl DynamoStore {
         let touched = [pk_of(&key)];
         let mut condition = format!("{attribute} = :old");
         let mut update = self
-            .client
+            .client()
+            .await
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -559,7 +592,8 @@ impl DynamoStore {
         let start = after.map(|id| key(pk.clone(), comment_sk(id)));
         let query_pk = pk.clone();
         let out = self
-            .client
+            .client()
+            .await
             .query()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -603,7 +637,8 @@ impl DynamoStore {
     /// The board of a post (one consistent GetItem), `None` when there is no such post.
     async fn post_board(&self, post_id: &str) -> StoreResult<Option<String>> {
         let out = self
-            .client
+            .client()
+            .await
             .get_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -627,7 +662,8 @@ impl DynamoStore {
         loop {
             let touched = [pk.clone()];
             let out = self
-                .client
+                .client()
+                .await
                 .query()
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .table_name(&self.table)
@@ -665,7 +701,8 @@ impl DynamoStore {
             let mut backoff = Duration::from_millis(20);
             for attempt in 0.. {
                 let out = self
-                    .client
+                    .client()
+                    .await
                     .batch_write_item()
                     .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                     .request_items(&self.table, pending)
@@ -698,7 +735,8 @@ impl DynamoStore {
     async fn board_page(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Vec<SummaryFields>> {
         let after = cursor.map(cursor::decode).transpose()?;
         let mut query = self
-            .client
+            .client()
+            .await
             .query()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -975,7 +1013,8 @@ impl Posts for DynamoStore {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let (title, body, updated_at) = (edit.title.as_str(), edit.body.as_str(), edit.updated_at.as_str());
         let out = self
-            .client
+            .client()
+            .await
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -1153,7 +1192,8 @@ impl Attempts for DynamoStore {
         // The window start is in the key, so a late TTL deletion never
         // stretches a window: expires_at only cleans up.
         let out = self
-            .client
+            .client()
+            .await
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
@@ -1172,7 +1212,8 @@ impl Attempts for DynamoStore {
     async fn forgive_failure(&self, key_name: &AttemptKey, window: Window) -> StoreResult<()> {
         let key_name = key_name.as_str();
         let out = self
-            .client
+            .client()
+            .await
             .update_item()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)

@@ -72,7 +72,8 @@ impl DynamoStore {
     /// Finishes up to `limit` pending purges; how many it found.
     pub async fn resume_purges(&self, limit: i32) -> StoreResult<usize> {
         let out = self
-            .client
+            .client()
+            .await
             .query()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
