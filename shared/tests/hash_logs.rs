@@ -1,29 +1,19 @@
 //! The hash timing events (docs/DESIGN.md, Tiered hashing): one per hash
-//! and verify, with duration, tier, algorithm and cost, never a password.
-//! A test binary of its own: its scoped subscriber must not race other
-//! tests hitting the same callsites on other threads with no subscriber.
+//! and verify that the service runs, with duration, queue wait, tier,
+//! algorithm and cost, never a password (on Lambda the same record is EMF:
+//! shared/src/hashing/timing.rs, tests/concurrency.rs of guest-comment).
+//! A test binary of its own: it installs the global subscriber.
 
 use std::sync::{Arc, Mutex};
 
 use secrecy::SecretString;
-use shared::hashing::{Algorithm, PasswordEngine, Pepper, PepperRing, Policy, Tier};
+use shared::config::Env;
+use shared::hashing::{Hashing, Tier};
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
 
 fn secret(s: &str) -> SecretString {
     SecretString::from(s)
-}
-
-fn policy(spec: &str, peppered: bool) -> Policy {
-    Policy {
-        algorithm: spec.parse::<Algorithm>().unwrap(),
-        peppered,
-    }
-}
-
-fn engine(member: Policy, guest: Policy) -> PasswordEngine {
-    let ring = PepperRing::new(Some(Pepper::parse("PEPPER", secret(PEPPER)).unwrap()), Vec::new());
-    PasswordEngine::new(member, guest, ring).unwrap()
 }
 
 /// A tracing writer that keeps what was written.
@@ -40,33 +30,57 @@ impl std::io::Write for Captured {
     }
 }
 
-#[test]
-fn every_hash_and_verify_logs_duration_tier_algorithm_and_cost_and_never_the_password() {
+#[tokio::test]
+async fn every_hash_and_verify_logs_duration_queue_wait_tier_algorithm_and_cost_and_never_the_password() {
     let captured = Captured::default();
     let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_writer(move || writer.clone())
-        .finish();
-    let engine = engine(policy("bcrypt:5", true), policy("argon2id:64:1:1", true));
-    tracing::subscriber::with_default(subscriber, || {
-        let stored = engine.hash(Tier::Guest, &secret("s3cret-guest-pw")).unwrap();
-        engine.verify(Tier::Guest, &secret("s3cret-guest-pw"), &stored).unwrap();
-        engine.hash(Tier::Member, &secret("s3cret-member-pw")).unwrap();
-    });
+    // Global: hashes run on the hashing threads, not this one.
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || writer.clone())
+            .finish(),
+    )
+    .unwrap();
+    let settings = [
+        ("PEPPER", PEPPER),
+        ("MEMBER_TIER", "bcrypt:5"),
+        ("GUEST_TIER", "argon2id:64:1:1"),
+        ("HASH_FLOOR_OVERRIDE", "1"),
+    ];
+    let hashing = Hashing::new(shared::config::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
+    let stored = hashing.hash(Tier::Guest, secret("s3cret-guest-pw")).await.unwrap();
+    hashing
+        .verify(Tier::Guest, secret("s3cret-guest-pw"), stored)
+        .await
+        .unwrap();
+    hashing.hash(Tier::Member, secret("s3cret-member-pw")).await.unwrap();
+
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(!text.contains("s3cret"), "a password reached the log");
     assert!(!text.contains(PEPPER));
     let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let fields: Vec<_> = events.iter().map(|e| &e["fields"]).collect();
-    assert_eq!(fields.len(), 3);
+    let fields: Vec<_> = events
+        .iter()
+        .filter(|e| e["target"] == "password_hash")
+        .map(|e| &e["fields"])
+        .collect();
+    assert_eq!(fields.len(), 3, "{text}");
     assert_eq!(fields[0]["op"], "hash");
     assert_eq!(fields[0]["tier"], "guest");
     assert_eq!(fields[0]["algorithm"], "argon2id");
     assert_eq!(fields[0]["cost"], "64:1:1");
     assert_eq!(fields[1]["op"], "verify");
+    assert_eq!(
+        fields[1]["algorithm"], "argon2id",
+        "a verify names the stored hash's algorithm"
+    );
     assert_eq!(fields[2]["tier"], "member");
     assert_eq!(fields[2]["algorithm"], "bcrypt");
     assert_eq!(fields[2]["cost"], "5");
-    assert!(fields.iter().all(|f| f["duration_ms"].as_f64().unwrap() > 0.0));
+    for f in &fields {
+        assert!(f["duration_ms"].as_f64().unwrap() > 0.0, "{f}");
+        assert!(f["queue_wait_ms"].as_f64().unwrap() >= 0.0, "{f}");
+        assert_eq!(f["running"], 1, "one at a time here: {f}");
+    }
 }
