@@ -8,16 +8,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use shared::domain::{Author, Post, PostSummary, new_id, now};
-use shared::store::Posts;
-use shared::store::dynamo::{DynamoStore, SdkTuning};
+use shared::domain::new_id;
 
 mod support;
-use support::{Function, guest_comment, health};
-
-#[path = "../../../shared/tests/support/dynamo_local.rs"]
-mod dynamo_local;
-use dynamo_local::{DynamoLocal, free_port};
+use support::{Function, Seeded, guest_comment, health, table_with_a_post};
 
 /// `clients` loops, each invoking `make()` `per_client` times one after another.
 async fn closed_loop(
@@ -57,27 +51,12 @@ fn running_counts(log: &std::path::Path) -> Vec<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_invocations_of_one_environment_are_all_answered_and_share_one_hashing_gate() {
     let files = tempfile::tempdir().unwrap();
-    let dynamodb = DynamoLocal::start(files.path(), free_port());
-    let table = format!("lmi-{}", new_id().to_lowercase());
-    let store = DynamoStore::connect(&table, Some(&dynamodb.endpoint()), None, &SdkTuning::defaults(true))
-        .await
-        .unwrap();
-    let post_id = new_id();
-    let post = Post {
-        summary: PostSummary {
-            id: post_id.clone(),
-            board: "free".into(),
-            title: "t".into(),
-            author: Author::Guest { nickname: "g".into() },
-            created_at: now(),
-            view_count: 0,
-            like_count: 0,
-            comment_count: 0,
-        },
-        body: "b".into(),
-        updated_at: now(),
-    };
-    store.create_post(&post, None, None).await.unwrap();
+    let Seeded {
+        dynamodb,
+        table,
+        post_id,
+        ..
+    } = table_with_a_post(files.path(), "lmi").await;
     let log = files.path().join("function.log");
     let endpoint = dynamodb.endpoint();
     let function = Function::start(

@@ -7,41 +7,21 @@
 
 use std::time::{Duration, Instant};
 
-use shared::domain::{Author, Boards, PageLimit, Post, PostId, PostKey, PostSummary, new_id, now};
+use shared::domain::{Boards, PageLimit, PostId, PostKey};
 use shared::store::Posts;
-use shared::store::dynamo::{DynamoStore, SdkTuning};
 
 mod support;
-use support::{Function, guest_comment};
-
-#[path = "../../../shared/tests/support/dynamo_local.rs"]
-mod dynamo_local;
-use dynamo_local::{DynamoLocal, free_port};
+use support::{Function, Seeded, guest_comment, table_with_a_post};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_retried_with_their_keys_through_the_lambda_path_happen_exactly_once() {
     let files = tempfile::tempdir().unwrap();
-    let dynamodb = DynamoLocal::start(files.path(), free_port());
-    let table = format!("outage-{}", new_id().to_lowercase());
-    let store = DynamoStore::connect(&table, Some(&dynamodb.endpoint()), None, &SdkTuning::defaults(true))
-        .await
-        .unwrap();
-    let post_id = new_id();
-    let post = Post {
-        summary: PostSummary {
-            id: post_id.clone(),
-            board: "free".into(),
-            title: "t".into(),
-            author: Author::Guest { nickname: "g".into() },
-            created_at: now(),
-            view_count: 0,
-            like_count: 0,
-            comment_count: 0,
-        },
-        body: "b".into(),
-        updated_at: now(),
-    };
-    store.create_post(&post, None, None).await.unwrap();
+    let Seeded {
+        dynamodb,
+        table,
+        store,
+        post_id,
+    } = table_with_a_post(files.path(), "outage").await;
     let log = files.path().join("function.log");
     let endpoint = dynamodb.endpoint();
     let function = Function::start(

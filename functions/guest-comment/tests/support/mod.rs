@@ -15,8 +15,53 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use shared::domain::new_id;
+use shared::domain::{Author, Post, PostSummary, new_id, now};
+use shared::store::Posts;
+use shared::store::dynamo::{DynamoStore, SdkTuning};
 use tokio::sync::{mpsc, oneshot};
+
+#[path = "../../../../shared/tests/support/dynamo_local.rs"]
+pub mod dynamo_local;
+use dynamo_local::{DynamoLocal, free_port};
+
+/// A DynamoDB Local of the test's own (its files under `files`), a fresh
+/// table named `prefix-<id>` and one guest post on board `free`.
+pub struct Seeded {
+    pub dynamodb: DynamoLocal,
+    pub table: String,
+    pub store: DynamoStore,
+    pub post_id: String,
+}
+
+pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded {
+    let dynamodb = DynamoLocal::start(files, free_port());
+    let table = format!("{prefix}-{}", new_id().to_lowercase());
+    let store = DynamoStore::connect(&table, Some(&dynamodb.endpoint()), None, &SdkTuning::defaults(true))
+        .await
+        .unwrap();
+    let post_id = new_id();
+    let post = Post {
+        summary: PostSummary {
+            id: post_id.clone(),
+            board: "free".into(),
+            title: "t".into(),
+            author: Author::Guest { nickname: "g".into() },
+            created_at: now(),
+            view_count: 0,
+            like_count: 0,
+            comment_count: 0,
+        },
+        body: "b".into(),
+        updated_at: now(),
+    };
+    store.create_post(&post, None, None).await.unwrap();
+    Seeded {
+        dynamodb,
+        table,
+        store,
+        post_id,
+    }
+}
 
 /// The Runtime API's side: events waiting for `next`, and who waits for
 /// each invocation's answer.
