@@ -1,9 +1,11 @@
 //! A per-process read cache with a short time to live (`READ_CACHE_TTL_MS`,
-//! docs/DESIGN.md "At internet scale"). One item serves at most 3,000 read
-//! units a second: 10,000 views/s of one post cannot all read its item and
-//! its comments, nor 10,000 listings/s one board's index partition. With the
-//! cache each execution environment reads them once per TTL, whatever its
-//! traffic. Off (TTL 0) by default: then every read goes to the table.
+//! docs/DESIGN.md "At internet scale"): [`ReadCache`] holds posts with their
+//! first comments, counter shards and board pages. One item serves at most
+//! 3,000 read units a second: 10,000 views/s of one post cannot all read its
+//! item and its comments, nor 10,000 listings/s one board's index partition.
+//! With the cache each execution environment reads them once per TTL,
+//! whatever its traffic. Off (TTL 0) by default: then every read goes to the
+//! table.
 //!
 //! What this process writes it removes from its cache at once, so a process
 //! reads its own writes; other processes see them within the TTL.
@@ -14,9 +16,43 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::counters;
+use super::items::{PostItem, SummaryFields};
+use crate::domain::CommentPage;
+
+/// What a process may serve from memory. The entry caps bound its memory: a
+/// post with its first comments is at most about 360 KB (60 KB of body, 50
+/// comments of 6 KB), so 64 of them stay under 25 MB of a 256 MB function; a
+/// board page of 100 summaries about 100 KB.
+#[derive(Debug)]
+pub(super) struct ReadCache {
+    /// A post item with its first page of comments, by post id.
+    pub(super) details: TtlMap<String, Arc<(PostItem, CommentPage)>>,
+    pub(super) shards: TtlMap<String, counters::Shards>,
+    /// A board-index page (limit + 1 summaries) by board, cursor and limit.
+    pub(super) pages: TtlMap<(String, Option<String>, usize), Arc<Vec<SummaryFields>>>,
+}
+
+impl ReadCache {
+    pub(super) fn new(ttl: Duration) -> Self {
+        ReadCache {
+            details: TtlMap::new(ttl, 64),
+            shards: TtlMap::new(ttl, 4_096),
+            pages: TtlMap::new(ttl, 64),
+        }
+    }
+
+    /// Forgets what this process read of a post it just changed.
+    pub(super) fn forget_post(&self, post_id: &str) {
+        self.details.remove(&post_id.to_owned());
+        self.shards.remove(&post_id.to_owned());
+    }
+}
+
+/// One kind of cached entry, each kept for `ttl` from its read.
 #[derive(Debug)]
 pub struct TtlMap<K, V> {
     ttl: Duration,

@@ -14,8 +14,11 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity, ReturnValue};
 use futures_util::future::try_join_all;
 
+use super::DynamoStore;
+use super::attributes::{Item, key, n, pk_of, s};
 use super::items::{Counts, counter_pk};
-use super::{DynamoStore, Item, StoreError, StoreResult, is_conditional_failure, key, n, s, sdk_error};
+use super::transact::{is_conditional_failure, sdk_error};
+use crate::store::{StoreError, StoreResult};
 
 /// BatchGetItem takes at most 100 keys.
 const BATCH_KEYS: usize = 100;
@@ -167,7 +170,7 @@ impl DynamoStore {
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
             }
-            let touched: Vec<String> = keys.iter().map(super::pk_of).collect();
+            let touched: Vec<String> = keys.iter().map(pk_of).collect();
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(keys))
                 .projection_expression(COUNTS)

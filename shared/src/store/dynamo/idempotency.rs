@@ -5,9 +5,11 @@
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
 
-use super::{DynamoStore, Item, StoreError, StoreResult, is_conditional_failure, key, n, s, sdk_error};
-use crate::store::Idempotency;
+use super::DynamoStore;
+use super::attributes::{Item, key, n, s};
+use super::transact::{is_conditional_failure, sdk_error};
 use crate::store::idempotency::{self, Claim, Claimed, Completion, Record, StoredResponse};
+use crate::store::{Idempotency, StoreError, StoreResult};
 
 const IDEM_SK: &str = "IDEM";
 

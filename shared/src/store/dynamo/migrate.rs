@@ -13,9 +13,12 @@
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
 
+use super::DynamoStore;
+use super::attributes::{Item, key, n, s};
 use super::counters::shard_key;
 use super::items::{POST_SK, legacy_likes_pk, like_sk, likes_pk, post_pk};
-use super::{DynamoStore, Item, StoreError, StoreResult, TxFailure, key, n, s, sdk_error};
+use super::transact::{TxFailure, sdk_error};
+use crate::store::{StoreError, StoreResult};
 
 /// What a backfill run changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -7,11 +7,15 @@
 //! post delete, which also finishes up to [`SWEEP`] pending purges.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{Delete, Put, ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::{Delete, DeleteRequest, Put, ReturnConsumedCapacity, TransactWriteItem, WriteRequest};
 
+use super::DynamoStore;
+use super::attributes::{Item, key, pk_of, s};
 use super::items::{POST_SK, all_likes_pks, legacy_likes_pk, post_pk};
-use super::{DynamoStore, StoreError, StoreResult, TxFailure, key, s, sdk_error};
+use super::transact::{TxFailure, sdk_error};
+use crate::store::{StoreError, StoreResult};
 
 const PURGE_PK: &str = "PURGE";
 
@@ -94,5 +98,80 @@ impl DynamoStore {
             self.purge_post(post_id).await?;
         }
         Ok(pending.len())
+    }
+
+    /// Every item key under one partition key (for deleting a post's children).
+    async fn keys_under(&self, pk: String) -> StoreResult<Vec<Item>> {
+        let mut keys = Vec::new();
+        let mut start = None;
+        loop {
+            let touched = [pk.clone()];
+            let out = self
+                .client()
+                .await
+                .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .projection_expression("PK, SK")
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .inspect(|out| self.record(out, &touched))
+                .map_err(sdk_error)?;
+            keys.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(keys);
+            }
+        }
+    }
+
+    /// Deletes keys 25 at a time, retrying what DynamoDB leaves unprocessed.
+    async fn delete_all(&self, keys: Vec<Item>) -> StoreResult<()> {
+        for chunk in keys.chunks(25) {
+            let touched: Vec<String> = chunk.iter().map(pk_of).collect();
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|k| {
+                    let delete = DeleteRequest::builder()
+                        .set_key(Some(k.clone()))
+                        .build()
+                        .map_err(|e| StoreError::Internal(e.to_string()))?;
+                    Ok(WriteRequest::builder().delete_request(delete).build())
+                })
+                .collect::<StoreResult<_>>()?;
+            let mut backoff = Duration::from_millis(20);
+            for attempt in 0.. {
+                let out = self
+                    .client()
+                    .await
+                    .batch_write_item()
+                    .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .inspect(|out| self.record(out, &touched))
+                    .map_err(sdk_error)?;
+                pending = out
+                    .unprocessed_items
+                    .and_then(|mut m| m.remove(&self.table))
+                    .unwrap_or_default();
+                if pending.is_empty() {
+                    break;
+                }
+                if attempt >= 8 {
+                    return Err(StoreError::Unavailable(format!(
+                        "{} deletes left unprocessed",
+                        pending.len()
+                    )));
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+        Ok(())
     }
 }

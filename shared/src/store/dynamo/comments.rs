@@ -1,0 +1,114 @@
+//! [`Comments`] on DynamoDB: comment items under their post's partition,
+//! each written or deleted in one transaction with its count on a counter
+//! shard.
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
+
+use super::DynamoStore;
+use super::attributes::{from_item, key, to_item};
+use super::items::{CommentItem, comment_sk, post_pk, shard_of};
+use crate::domain::{BoardSlug, Comment, CommentKey, Guard, PasswordHash};
+use crate::store::{Comments, Completion, StoreError, StoreResult};
+
+#[async_trait]
+impl Comments for DynamoStore {
+    async fn create_comment(
+        &self,
+        board: &BoardSlug,
+        comment: &Comment,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let (board, guest_password_hash) = (board.as_str(), guest_password_hash.map(PasswordHash::as_str));
+        let post_id = comment.post_id.as_str();
+        let item = to_item(&CommentItem::new(board, comment, guest_password_hash))?;
+        let shard = shard_of(&comment.id, self.layout.counter_shards);
+        let mut items = vec![
+            self.put(item, "attribute_not_exists(PK)")?,
+            self.count_on_shard(board, post_id, shard, "comments", 1)?,
+        ];
+        if let Some(parent) = &comment.parent_id {
+            let check = ConditionCheck::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(post_pk(post_id), comment_sk(parent))))
+                .condition_expression("attribute_exists(PK) AND attribute_not_exists(parent_id)")
+                .build()
+                .map_err(|e| StoreError::Internal(e.to_string()))?;
+            items.push(TransactWriteItem::builder().condition_check(check).build());
+        }
+        let parent_at = comment.parent_id.as_ref().map(|_| items.len() - 1);
+        let claim_at = items.len();
+        if let Some(done) = done {
+            items.push(self.complete(done)?);
+        }
+        let result = self.transact_counting(board, post_id, shard, 1, items).await;
+        self.cache.forget_post(post_id);
+        let failed_at = |failed: &[bool], at: Option<usize>| at.is_some_and(|i| failed.get(i) == Some(&true));
+        match result? {
+            Some(Ok(())) => Ok(()),
+            None => Err(StoreError::NotFound),
+            Some(Err(failed)) if failed_at(&failed, parent_at) => Err(StoreError::InvalidParent),
+            Some(Err(failed)) if failed_at(&failed, done.map(|_| claim_at)) => Err(StoreError::ClaimLost),
+            Some(Err(_)) => Err(StoreError::Internal("comment id collision".into())),
+        }
+    }
+
+    /// The comment and its post's purge marker side by side (a small item,
+    /// unlike the post): a comment of a deleted post whose purge is pending
+    /// has no guard; after the purge the comment is gone.
+    async fn comment_guard(&self, comment_key: &CommentKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
+        let (item, purging) = tokio::try_join!(
+            self.get(key(post_pk(post_id), comment_sk(comment_id))),
+            self.purge_pending(post_id)
+        )?;
+        let Some(item) = item.filter(|_| !purging) else {
+            return Ok(None);
+        };
+        let comment: CommentItem = from_item(item)?;
+        Ok((comment.board == board).then(|| Guard {
+            author: comment.author.into(),
+            guest_password_hash: comment.guest_password_hash.map(PasswordHash::new),
+        }))
+    }
+
+    async fn delete_comment(&self, comment_key: &CommentKey) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
+        let shard = shard_of(comment_id, self.layout.counter_shards);
+        let items = vec![
+            self.delete(
+                key(post_pk(post_id), comment_sk(comment_id)),
+                Some("attribute_exists(PK)"),
+            )?,
+            self.count_on_shard(board, post_id, shard, "comments", -1)?,
+        ];
+        let result = self.transact_counting(board, post_id, shard, 1, items).await;
+        self.cache.forget_post(post_id);
+        Ok(matches!(result?, Some(Ok(()))))
+    }
+
+    async fn replace_comment_guest_hash(
+        &self,
+        comment_key: &CommentKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
+        let key = key(post_pk(post_id), comment_sk(comment_id));
+        self.replace_hash(key, "guest_password_hash", Some(board), old.as_str(), new.as_str())
+            .await
+    }
+}

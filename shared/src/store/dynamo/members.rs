@@ -1,0 +1,67 @@
+//! [`Members`] on DynamoDB: one item per member, keyed by username, so a
+//! taken username is a failed condition on the put.
+
+use async_trait::async_trait;
+
+use super::DynamoStore;
+use super::attributes::{from_item, key, to_item};
+use super::items::{MEMBER_SK, MemberItem, member_pk};
+use crate::domain::{Member, MemberCredentials, PasswordHash, Username};
+use crate::store::{Completion, Members, StoreError, StoreResult};
+
+#[async_trait]
+impl Members for DynamoStore {
+    async fn create_member(
+        &self,
+        member: &Member,
+        password_hash: &PasswordHash,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let item = to_item(&MemberItem {
+            pk: member_pk(&member.username),
+            sk: MEMBER_SK.into(),
+            id: member.id.clone(),
+            username: member.username.clone(),
+            nickname: member.nickname.clone(),
+            password_hash: password_hash.as_str().to_owned(),
+            created_at: member.created_at.clone(),
+        })?;
+        if self.put_new(item, done).await? {
+            Ok(())
+        } else {
+            Err(StoreError::UsernameTaken)
+        }
+    }
+
+    async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>> {
+        let Some(item) = self.get(key(member_pk(username.as_str()), MEMBER_SK.into())).await? else {
+            return Ok(None);
+        };
+        let m: MemberItem = from_item(item)?;
+        Ok(Some(MemberCredentials {
+            member: Member {
+                id: m.id,
+                username: m.username,
+                nickname: m.nickname,
+                created_at: m.created_at,
+            },
+            password_hash: PasswordHash::new(m.password_hash),
+        }))
+    }
+
+    async fn replace_password_hash(
+        &self,
+        username: &Username,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        self.replace_hash(
+            key(member_pk(username.as_str()), MEMBER_SK.into()),
+            "password_hash",
+            None,
+            old.as_str(),
+            new.as_str(),
+        )
+        .await
+    }
+}

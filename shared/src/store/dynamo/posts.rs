@@ -1,0 +1,320 @@
+//! [`Posts`] on DynamoDB: the post item, its first comments and its counter
+//! shards read side by side; board pages from the board index; views counted
+//! on one shard; deletes in two durable steps ([`super::purge`]).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+
+use super::attributes::{from_item, key, s, to_item};
+use super::items::{
+    BOARD_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_SK, PostItem, SummaryFields, board_pk, comment_sk, post_pk,
+};
+use super::transact::{is_conditional_failure, sdk_error};
+use super::{DynamoStore, purge};
+use crate::domain::{
+    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey, PostSummary,
+};
+use crate::store::{Completion, PostEdit, Posts, StoreError, StoreResult, cursor};
+
+/// An update's condition: the post exists, on `:board`.
+const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
+
+impl DynamoStore {
+    /// One Query for a page of a post's comments, oldest first: `limit + 1`
+    /// comment items from the first one or strictly after the comment `after`
+    /// (a position: that comment need not exist any more). Never the post item.
+    async fn comments_page(
+        &self,
+        post_id: &str,
+        limit: usize,
+        after: Option<&str>,
+        consistent: bool,
+    ) -> StoreResult<CommentPage> {
+        let pk = post_pk(post_id);
+        let start = after.map(|id| key(pk.clone(), comment_sk(id)));
+        let query_pk = pk.clone();
+        let out = self
+            .client()
+            .await
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
+            .expression_attribute_values(":pk", s(query_pk))
+            .expression_attribute_values(":comments", s(COMMENT_SK_PREFIX))
+            .consistent_read(consistent)
+            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .inspect(|out| self.record(out, std::slice::from_ref(&pk)))
+            .map_err(sdk_error)?;
+        let comments = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| from_item::<CommentItem>(item).map(CommentItem::into_comment))
+            .collect::<StoreResult<Vec<_>>>()?;
+        // Fewer than asked, yet a LastEvaluatedKey: the 1 MB cap ended the
+        // read early (101 comments of 2,000 characters stay well under it).
+        let cut_short = comments.len() <= limit && out.last_evaluated_key.is_some();
+        Ok(cursor::comment_page_of(comments, limit, cut_short))
+    }
+
+    /// The post item and its first page of comments (two requests side by
+    /// side), `None` when there is no such post. Eventually consistent reads
+    /// cost half; they serve the cache, which is not read-your-writes anyway.
+    async fn post_with_comments(
+        &self,
+        post_id: &str,
+        consistent: bool,
+    ) -> StoreResult<Option<(PostItem, CommentPage)>> {
+        let (post, page) = tokio::try_join!(
+            self.get_with(key(post_pk(post_id), POST_SK.into()), consistent),
+            self.comments_page(post_id, COMMENTS_PAGE, None, consistent),
+        )?;
+        Ok(post.map(from_item::<PostItem>).transpose()?.map(|post| (post, page)))
+    }
+
+    /// One Query on the board index: `limit + 1` summaries, newest first,
+    /// strictly older than the cursor's post.
+    async fn board_page(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Vec<SummaryFields>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let mut query = self
+            .client()
+            .await
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .index_name(BOARD_INDEX)
+            .expression_attribute_values(":board", s(board_pk(board)))
+            .scan_index_forward(false)
+            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX));
+        query = match after {
+            Some(after) => query
+                .key_condition_expression("GSI1PK = :board AND GSI1SK < :after")
+                .expression_attribute_values(":after", s(after)),
+            None => query.key_condition_expression("GSI1PK = :board"),
+        };
+        // The index's units are metered on its own (Partition::BoardIndex).
+        let out = query
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[]))
+            .map_err(sdk_error)?;
+        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+    }
+}
+
+#[async_trait]
+impl Posts for DynamoStore {
+    async fn create_post(
+        &self,
+        post: &Post,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
+        self.cache.pages.clear();
+        if self.put_new(item, done).await? {
+            Ok(())
+        } else {
+            Err(StoreError::Internal("post id collision".into()))
+        }
+    }
+
+    /// Three requests side by side, whatever the comment count: the post
+    /// item, one Query for its first [`COMMENTS_PAGE`] comments + 1, and its
+    /// counter shards (one BatchGetItem per 100 shards). Consistent.
+    async fn post_detail(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let ids = [post_id];
+        let (found, shards) = tokio::try_join!(
+            self.post_with_comments(post_id, true),
+            self.read_shards(board, &ids, true)
+        )?;
+        let Some((post, page)) = found.filter(|(post, _)| post.summary.board == board) else {
+            return Ok(None);
+        };
+        let counts = shards.into_values().flatten().sum();
+        Ok(Some(PostDetail {
+            post: post.into_post(counts),
+            comments: page.comments,
+            comments_next_cursor: page.next_cursor,
+        }))
+    }
+
+    /// A view writes one counter shard (one write unit, whatever the post's
+    /// size) and nothing else. The post, its first comments and the other
+    /// shards come from this process's cache when fresh (`READ_CACHE_TTL_MS`),
+    /// else from the table; the count shown is the other shards' (as read)
+    /// plus this view's shard as this view left it, so it includes this view.
+    async fn view_post(&self, post_key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let cached = self.cache.details.get(&post_id.to_owned());
+        let detail = match cached {
+            Some(detail) => detail,
+            None => {
+                let read_at = std::time::Instant::now();
+                let consistent = !self.cache.details.enabled();
+                let Some(found) = self.post_with_comments(post_id, consistent).await? else {
+                    return Ok(None);
+                };
+                let found = Arc::new(found);
+                self.cache.details.put_at(post_id.to_owned(), found.clone(), read_at);
+                found
+            }
+        };
+        if detail.0.summary.board != board {
+            return Ok(None);
+        }
+        let shard = self.random_shard();
+        let ids = [post_id];
+        let (mine, mut shards) =
+            tokio::try_join!(self.add_view(board, post_id, shard), self.cached_shards(board, &ids))?;
+        let mine = match mine {
+            Some(mine) => mine,
+            // The shard's first view, or the post is gone (its delete took
+            // the shards): only a post that is still there gets the shard.
+            None => {
+                if self.post_board(post_id).await?.as_deref() != Some(board) {
+                    self.cache.forget_post(post_id);
+                    return Ok(None);
+                }
+                self.ensure_shard(board, post_id, shard).await?;
+                self.add_view(board, post_id, shard)
+                    .await?
+                    .ok_or_else(|| StoreError::Unavailable("the post was deleted while it was read".into()))?
+            }
+        };
+        let index = shard as usize;
+        self.cache.shards.update(&post_id.to_owned(), |cached| {
+            if let Some(slot) = cached.get_mut(index) {
+                *slot = mine;
+            }
+        });
+        let mut shards = shards.remove(post_id).unwrap_or_default();
+        if let Some(slot) = shards.get_mut(index) {
+            *slot = mine;
+        }
+        let (post, page) = (*detail).clone();
+        Ok(Some(PostDetail {
+            post: post.into_post(shards.into_iter().sum()),
+            comments: page.comments,
+            comments_next_cursor: page.next_cursor,
+        }))
+    }
+
+    /// Two requests at once: the post's board (GetItem) and one Query of
+    /// `limit + 1` comments after the cursor.
+    async fn list_comments(
+        &self,
+        post_key: &PostKey,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<Option<CommentPage>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let (post_board, page) = tokio::try_join!(
+            self.post_board(post_id),
+            self.comments_page(post_id, limit.get(), after.as_deref(), true),
+        )?;
+        Ok(post_board.is_some_and(|b| b == board).then_some(page))
+    }
+
+    /// One Query on the board index (no counts there), then the page's
+    /// counter shards: BatchGetItem, 100 shards per request, side by side.
+    /// Both from this process's cache when fresh.
+    async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
+        let (board, limit) = (board.as_str(), limit.get());
+        let cache_key = (board.to_owned(), cursor.map(str::to_owned), limit);
+        let summaries = match self.cache.pages.get(&cache_key) {
+            Some(summaries) => summaries,
+            None => {
+                let read_at = std::time::Instant::now();
+                let summaries = Arc::new(self.board_page(board, limit, cursor).await?);
+                self.cache.pages.put_at(cache_key, summaries.clone(), read_at);
+                summaries
+            }
+        };
+        let ids: Vec<&str> = summaries.iter().take(limit).map(|s| s.id.as_str()).collect();
+        let mut shards = self.cached_shards(board, &ids).await?;
+        let mut posts: Vec<PostSummary> = summaries
+            .iter()
+            .map(|s| {
+                let counts = shards.remove(&s.id).unwrap_or_default().into_iter().sum();
+                s.clone().summary(counts)
+            })
+            .collect();
+        Ok(cursor::page_of(&mut posts, limit))
+    }
+
+    async fn post_guard(&self, post_key: &PostKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
+            return Ok(None);
+        };
+        let post: PostItem = from_item(item)?;
+        Ok((post.summary.board == board).then(|| Guard {
+            author: post.summary.author.into(),
+            guest_password_hash: post.guest_password_hash.map(PasswordHash::new),
+        }))
+    }
+
+    async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let (title, body, updated_at) = (edit.title.as_str(), edit.body.as_str(), edit.updated_at.as_str());
+        let out = self
+            .client()
+            .await
+            .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .update_expression("SET title = :title, body = :body, updated_at = :updated_at")
+            .condition_expression(POST_ON_BOARD)
+            .expression_attribute_values(":title", s(title))
+            .expression_attribute_values(":body", s(body))
+            .expression_attribute_values(":updated_at", s(updated_at))
+            .expression_attribute_values(":board", s(board))
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[post_pk(post_id)]));
+        self.cache.forget_post(post_id);
+        self.cache.pages.clear();
+        match out {
+            Ok(_) => Ok(true),
+            Err(e) if is_conditional_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    /// Durable in two steps ([`purge`]): the post is unreadable from the
+    /// first; the second resumes after any interruption.
+    async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let deleted = self.mark_post_deleted(board, post_id).await?;
+        if deleted || self.purge_pending(post_id).await? {
+            self.purge_post(post_id).await?;
+        }
+        // Others' interrupted purges: best effort, this delete is done.
+        if let Err(e) = self.resume_purges(purge::SWEEP).await {
+            tracing::warn!(error = %e, "pending post purges not resumed");
+        }
+        Ok(deleted)
+    }
+
+    async fn replace_post_guest_hash(
+        &self,
+        post_key: &PostKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let key = key(post_pk(post_id), POST_SK.into());
+        self.replace_hash(key, "guest_password_hash", Some(board), old.as_str(), new.as_str())
+            .await
+    }
+}

@@ -1,0 +1,192 @@
+//! Transactions and how requests fail: the SDK error mapping every request
+//! shares, a transaction run with retries on conflicts (and on a counter
+//! shard created on first use), and the items transactions are made of.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{Delete, Put, ReturnConsumedCapacity, TransactWriteItem, Update};
+
+use super::attributes::{Item, n, pk_of};
+use super::{DynamoStore, counters};
+use crate::store::{StoreError, StoreResult};
+
+/// Throttling, timeouts and unreachable endpoints are "unavailable" (503).
+pub(crate) fn sdk_error<E, R>(err: SdkError<E, R>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    let transient = match &err {
+        SdkError::ServiceError(service) => matches!(
+            service.err().code(),
+            Some(
+                "ProvisionedThroughputExceededException"
+                    | "ThrottlingException"
+                    | "RequestLimitExceeded"
+                    | "InternalServerError"
+                    | "ServiceUnavailable"
+                    | "LimitExceededException"
+            )
+        ),
+        _ => true, // dispatch failures, timeouts, unreadable responses
+    };
+    let message = DisplayErrorContext(&err).to_string();
+    if transient {
+        StoreError::Unavailable(message)
+    } else {
+        StoreError::Internal(message)
+    }
+}
+
+/// Whether a single-item write failed only because its condition did not hold.
+pub(super) fn is_conditional_failure<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
+    err.as_service_error()
+        .is_some_and(|e| e.code() == Some("ConditionalCheckFailedException"))
+}
+
+/// How a transaction ended when it did not commit.
+pub(super) enum TxFailure {
+    /// Which items' conditions failed, in request order.
+    Conditions(Vec<bool>),
+    Store(StoreError),
+}
+
+/// A shard's key names its board: existing is enough.
+const SHARD_EXISTS: &str = "attribute_exists(PK)";
+
+/// The partition keys a transaction's items name, one entry per item.
+fn touched_by(items: &[TransactWriteItem]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|item| {
+            item.put()
+                .map(|p| p.item())
+                .or_else(|| item.update().map(|u| u.key()))
+                .or_else(|| item.delete().map(|d| d.key()))
+                .or_else(|| item.condition_check().map(|c| c.key()))
+        })
+        .map(pk_of)
+        .collect()
+}
+
+impl DynamoStore {
+    /// Runs a transaction, retrying when it lost a race with another
+    /// transaction on the same items (a hot post under many likes).
+    pub(super) async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), TxFailure> {
+        let touched = touched_by(&items);
+        let mut backoff = Duration::from_millis(5);
+        for _ in 0..12 {
+            let result = self
+                .client()
+                .await
+                .transact_write_items()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await
+                .inspect(|out| self.record(out, &touched));
+            let err = match result {
+                Ok(_) => return Ok(()),
+                Err(err) => err,
+            };
+            let conflict = match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                    let codes: Vec<Option<&str>> = cancelled.cancellation_reasons().iter().map(|r| r.code()).collect();
+                    if codes.contains(&Some("ConditionalCheckFailed")) {
+                        return Err(TxFailure::Conditions(
+                            codes.iter().map(|c| *c == Some("ConditionalCheckFailed")).collect(),
+                        ));
+                    }
+                    codes.contains(&Some("TransactionConflict"))
+                }
+                Some(TransactWriteItemsError::TransactionInProgressException(_)) => true,
+                _ => false,
+            };
+            if !conflict {
+                return Err(TxFailure::Store(sdk_error(err)));
+            }
+            let jitter = Duration::from_micros(rand::random::<u64>() % (backoff.as_micros() as u64 + 1));
+            tokio::time::sleep(backoff + jitter).await;
+            backoff = (backoff * 2).min(Duration::from_millis(200));
+        }
+        Err(TxFailure::Store(StoreError::Unavailable(
+            "transaction kept conflicting with concurrent writes".into(),
+        )))
+    }
+
+    /// A transaction that counts on one counter shard (its item
+    /// `shard_at`): when that shard does not exist yet, creates it once the
+    /// post is seen on `board`, and runs the transaction again. `Ok(None)`
+    /// when the post is not there; the other items' failed conditions are
+    /// the caller's to read.
+    pub(super) async fn transact_counting(
+        &self,
+        board: &str,
+        post_id: &str,
+        shard: u32,
+        shard_at: usize,
+        items: Vec<TransactWriteItem>,
+    ) -> StoreResult<Option<Result<(), Vec<bool>>>> {
+        let mut created = false;
+        loop {
+            match self.transact(items.clone()).await {
+                Ok(()) => return Ok(Some(Ok(()))),
+                Err(TxFailure::Conditions(failed)) if failed.get(shard_at) == Some(&true) && !created => {
+                    if self.post_board(post_id).await?.as_deref() != Some(board) {
+                        return Ok(None);
+                    }
+                    self.ensure_shard(board, post_id, shard).await?;
+                    created = true;
+                }
+                Err(TxFailure::Conditions(failed)) if failed.get(shard_at) == Some(&true) => return Ok(None),
+                Err(TxFailure::Conditions(failed)) => return Ok(Some(Err(failed))),
+                Err(TxFailure::Store(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// A transaction item that puts `item` if `condition` holds.
+    pub(super) fn put(&self, item: Item, condition: &str) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// A transaction item that deletes `key`, if `condition` holds when given.
+    pub(super) fn delete(&self, key: Item, condition: Option<&str>) -> StoreResult<TransactWriteItem> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .set_condition_expression(condition.map(str::to_owned))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// `ADD <counter> <delta>` on counter shard `shard` of a post of `board`.
+    pub(super) fn count_on_shard(
+        &self,
+        board: &str,
+        post_id: &str,
+        shard: u32,
+        counter: &str,
+        delta: i64,
+    ) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(counters::shard_key(board, post_id, shard)))
+            .update_expression("ADD #counter :delta")
+            .condition_expression(SHARD_EXISTS)
+            .expression_attribute_names("#counter", counter)
+            .expression_attribute_values(":delta", n(delta))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}

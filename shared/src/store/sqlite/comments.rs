@@ -1,0 +1,153 @@
+//! [`Comments`] on SQLite: the `comments` table, each write counted on its
+//! post in the same transaction.
+
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::idempotency::complete;
+use super::rows::{author_columns, guard_from, post_exists};
+use super::{SqliteStore, sql_error};
+use crate::domain::{BoardSlug, Comment, CommentKey, Guard, PasswordHash};
+use crate::store::{Comments, Completion, StoreError, StoreResult};
+
+#[async_trait]
+impl Comments for SqliteStore {
+    async fn create_comment(
+        &self,
+        board: &BoardSlug,
+        comment: &Comment,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let (board, c, hash, done) = (
+            board.as_str().to_owned(),
+            comment.clone(),
+            guest_password_hash.map(|h| h.as_str().to_owned()),
+            done.cloned(),
+        );
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if !post_exists(&tx, &board, &c.post_id)? {
+                return Err(StoreError::NotFound);
+            }
+            if let Some(parent) = &c.parent_id {
+                let top_level_sibling: bool = tx
+                    .query_row(
+                        "SELECT EXISTS (SELECT 1 FROM comments WHERE id = ?1 AND post_id = ?2 AND parent_id IS NULL)",
+                        params![parent, c.post_id],
+                        |row| row.get(0),
+                    )
+                    .map_err(sql_error)?;
+                if !top_level_sibling {
+                    return Err(StoreError::InvalidParent);
+                }
+            }
+            let (kind, nickname, member_id) = author_columns(&c.author);
+            tx.execute(
+                "INSERT INTO comments (id, post_id, parent_id, body, author_kind, author_nickname, author_member_id,
+                    guest_password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    c.id,
+                    c.post_id,
+                    c.parent_id,
+                    c.body,
+                    kind,
+                    nickname,
+                    member_id,
+                    hash,
+                    c.created_at
+                ],
+            )
+            .map_err(sql_error)?;
+            tx.execute(
+                "UPDATE posts SET comment_count = comment_count + 1 WHERE id = ?1",
+                [&c.post_id],
+            )
+            .map_err(sql_error)?;
+            complete(&tx, done.as_ref())?;
+            tx.commit().map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id, comment_id) = (
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+        );
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash
+                 FROM comments c JOIN posts p ON p.id = c.post_id
+                 WHERE c.id = ?1 AND c.post_id = ?2 AND p.board = ?3",
+                params![comment_id, post_id, board],
+                guard_from,
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool> {
+        let (board, post_id, comment_id) = (
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+        );
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if !post_exists(&tx, &board, &post_id)? {
+                return Ok(false);
+            }
+            let deleted = tx
+                .execute(
+                    "DELETE FROM comments WHERE id = ?1 AND post_id = ?2",
+                    params![comment_id, post_id],
+                )
+                .map_err(sql_error)?;
+            if deleted == 1 {
+                tx.execute(
+                    "UPDATE posts SET comment_count = comment_count - 1 WHERE id = ?1",
+                    [&post_id],
+                )
+                .map_err(sql_error)?;
+            }
+            tx.commit().map_err(sql_error)?;
+            Ok(deleted == 1)
+        })
+        .await
+    }
+
+    async fn replace_comment_guest_hash(
+        &self,
+        key: &CommentKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (board, post_id, comment_id, old, new) = (
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+            old.as_str().to_owned(),
+            new.as_str().to_owned(),
+        );
+        self.with(move |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE comments SET guest_password_hash = ?1
+                     WHERE id = ?2 AND post_id = ?3 AND guest_password_hash = ?4
+                       AND post_id IN (SELECT id FROM posts WHERE board = ?5)",
+                    params![new, comment_id, post_id, old, board],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+}

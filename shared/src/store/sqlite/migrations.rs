@@ -1,0 +1,71 @@
+//! The schema: one migration per change, applied in order when the store
+//! opens (`rusqlite_migration` records which ran).
+
+use rusqlite_migration::M;
+
+pub(super) const MIGRATIONS: &[M<'static>] = &[
+    M::up(
+        "CREATE TABLE members (
+        id TEXT PRIMARY KEY,
+        username TEXT NOT NULL UNIQUE,
+        nickname TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE posts (
+        id TEXT PRIMARY KEY,
+        board TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        author_kind TEXT NOT NULL CHECK (author_kind IN ('member', 'guest')),
+        author_nickname TEXT NOT NULL,
+        author_member_id TEXT,
+        guest_password_hash TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        view_count INTEGER NOT NULL DEFAULT 0,
+        like_count INTEGER NOT NULL DEFAULT 0,
+        comment_count INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX posts_by_board ON posts (board, id DESC);
+    CREATE TABLE comments (
+        id TEXT PRIMARY KEY,
+        post_id TEXT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+        parent_id TEXT,
+        body TEXT NOT NULL,
+        author_kind TEXT NOT NULL CHECK (author_kind IN ('member', 'guest')),
+        author_nickname TEXT NOT NULL,
+        author_member_id TEXT,
+        guest_password_hash TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX comments_by_post ON comments (post_id, id);
+    CREATE TABLE likes (
+        post_id TEXT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+        member_id TEXT NOT NULL,
+        PRIMARY KEY (post_id, member_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE attempts (
+        key TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (key, window_start)
+    ) WITHOUT ROWID;
+    CREATE INDEX attempts_by_expiry ON attempts (expires_at);",
+    ),
+    // Idempotency records (docs/API.md, Idempotent creates): `status` and
+    // `body` stay NULL while the claiming request runs.
+    M::up(
+        "CREATE TABLE idempotency (
+        key TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        token TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status INTEGER,
+        body TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);",
+    ),
+];

@@ -1,0 +1,145 @@
+//! The embedded adapter: one SQLite file (WAL, foreign keys, migrations at
+//! open). All work runs on the blocking pool over one connection behind a
+//! mutex: SQLite has one writer anyway, its statements take microseconds, and
+//! one connection makes every read-modify-write trivially atomic.
+//!
+//! When the file is locked or unwritable, every call fails within the busy
+//! timeout (`SQLITE_BUSY_TIMEOUT_MS`, default 2 s) counted from when it asked
+//! for the connection, so queued requests answer 503 instead of waiting in
+//! line for one timeout each.
+//!
+//! One file per port; the schema's migrations and the row mappers the
+//! ports share are in files of their own.
+
+mod attempts;
+mod comments;
+mod idempotency;
+mod likes;
+mod members;
+mod migrations;
+mod posts;
+mod rows;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode};
+use rusqlite_migration::Migrations;
+
+use super::{StoreError, StoreResult};
+use crate::private_files;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<tokio::sync::Mutex<Connection>>,
+    busy_timeout: Duration,
+}
+
+/// How long a call may wait for the connection and the file lock together.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating when missing) the database file and brings its schema up to date.
+    pub fn open(path: &Path) -> StoreResult<Self> {
+        Self::open_with(path, DEFAULT_BUSY_TIMEOUT)
+    }
+
+    pub fn open_with(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            private_files::create_dir(dir)
+                .map_err(|e| StoreError::Unavailable(format!("creating {}: {e}", dir.display())))?;
+        }
+        // Password hashes live here: owner only. SQLite gives its WAL and
+        // shared-memory files the database file's permissions.
+        let unreadable = |e: std::io::Error| StoreError::Unavailable(format!("{}: {e}", path.display()));
+        private_files::create_file(path).map_err(unreadable)?;
+        if private_files::shared_bits(path).map_err(unreadable)? != 0 {
+            tracing::warn!(path = %path.display(), "the database was readable by group or others: made it owner-only");
+            private_files::restrict(path).map_err(unreadable)?;
+        }
+        let mut conn = Connection::open(path).map_err(sql_error)?;
+        conn.busy_timeout(busy_timeout).map_err(sql_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql_error)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql_error)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(sql_error)?;
+        Migrations::from_slice(migrations::MIGRATIONS)
+            .to_latest(&mut conn)
+            .map_err(|e| StoreError::Internal(format!("migrating {}: {e}", path.display())))?;
+        Ok(SqliteStore {
+            conn: Arc::new(tokio::sync::Mutex::new(conn)),
+            busy_timeout,
+        })
+    }
+
+    async fn with<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let deadline = Instant::now() + self.busy_timeout;
+        let mut conn = tokio::time::timeout(self.busy_timeout, Arc::clone(&self.conn).lock_owned())
+            .await
+            .map_err(|_| {
+                StoreError::Unavailable(format!(
+                    "the database stayed busy for {} ms",
+                    self.busy_timeout.as_millis()
+                ))
+            })?;
+        tokio::task::spawn_blocking(move || {
+            let left = deadline.saturating_duration_since(Instant::now());
+            conn.busy_timeout(left.max(Duration::from_millis(1)))
+                .map_err(sql_error)?;
+            work(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Internal(format!("sqlite task failed: {e}")))?
+    }
+}
+
+/// Disk, lock and permission trouble is "unavailable" (503, retry later); the rest is a bug.
+pub(super) fn sql_error(e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(
+            ErrorCode::DatabaseBusy
+            | ErrorCode::DatabaseLocked
+            | ErrorCode::ReadOnly
+            | ErrorCode::CannotOpen
+            | ErrorCode::DiskFull
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::PermissionDenied
+            | ErrorCode::OutOfMemory,
+        ) => StoreError::Unavailable(e.to_string()),
+        _ => StoreError::Internal(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_database_is_owner_only_even_when_an_older_version_made_it_readable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new").join("boards.sqlite3");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        drop(SqliteStore::open(&path).unwrap());
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(SqliteStore::open(&path).unwrap());
+        assert_eq!(mode(&path), 0o600);
+        let wal = path.with_extension("sqlite3-wal");
+        if wal.exists() {
+            assert_eq!(mode(&wal) & 0o077, 0);
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! [`Posts`] on SQLite: the `posts` table with its counts, and the first
+//! page of comments read in the same transaction.
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::idempotency::complete;
+use super::rows::{
+    COMMENT_COLUMNS, POST_COLUMNS, author_columns, comment_from, guard_from, post_exists, post_from, summary_from,
+};
+use super::{SqliteStore, sql_error};
+use crate::domain::{
+    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
+};
+use crate::store::{Completion, PostEdit, Posts, StoreResult, cursor};
+
+/// A page of a post's comments, oldest first, strictly after `after`: one
+/// range read of `comments_by_post (post_id, id)`, `limit + 1` rows.
+fn comments_page(conn: &Connection, post_id: &str, limit: usize, after: Option<&str>) -> StoreResult<CommentPage> {
+    let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+    // Every id sorts after "": the first page is the same range read.
+    let after = after.unwrap_or_default();
+    let comments = conn
+        .prepare_cached(&format!(
+            "SELECT {COMMENT_COLUMNS} FROM comments WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+        ))
+        .and_then(|mut stmt| {
+            stmt.query_map(params![post_id, after, fetch], comment_from)?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(sql_error)?;
+    Ok(cursor::comment_page_of(comments, limit, false))
+}
+
+#[async_trait]
+impl Posts for SqliteStore {
+    async fn create_post(
+        &self,
+        post: &Post,
+        guest_password_hash: Option<&PasswordHash>,
+        done: Option<&Completion>,
+    ) -> StoreResult<()> {
+        let (post, hash, done) = (
+            post.clone(),
+            guest_password_hash.map(|h| h.as_str().to_owned()),
+            done.cloned(),
+        );
+        self.with(move |conn| {
+            let s = &post.summary;
+            let (kind, nickname, member_id) = author_columns(&s.author);
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            tx.execute(
+                "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
+                    guest_password_hash, created_at, updated_at, view_count, like_count, comment_count)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0)",
+                params![
+                    s.id,
+                    s.board,
+                    s.title,
+                    post.body,
+                    kind,
+                    nickname,
+                    member_id,
+                    hash,
+                    s.created_at,
+                    post.updated_at
+                ],
+            )
+            .map_err(sql_error)?;
+            complete(&tx, done.as_ref())?;
+            tx.commit().map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn post_detail(&self, key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
+        self.with(move |conn| {
+            let tx = conn.transaction().map_err(sql_error)?;
+            let post = tx
+                .query_row(
+                    &format!("SELECT {POST_COLUMNS} FROM posts WHERE id = ?1 AND board = ?2"),
+                    params![post_id, board],
+                    post_from,
+                )
+                .optional()
+                .map_err(sql_error)?;
+            let Some(post) = post else { return Ok(None) };
+            let page = comments_page(&tx, &post_id, COMMENTS_PAGE, None)?;
+            Ok(Some(PostDetail {
+                post,
+                comments: page.comments,
+                comments_next_cursor: page.next_cursor,
+            }))
+        })
+        .await
+    }
+
+    async fn list_comments(
+        &self,
+        key: &PostKey,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<Option<CommentPage>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let (board, post_id, limit) = (key.board.as_str().to_owned(), key.post.as_str().to_owned(), limit.get());
+        self.with(move |conn| {
+            // One read transaction: the post check and the page see the same snapshot.
+            let tx = conn.transaction().map_err(sql_error)?;
+            if !post_exists(&tx, &board, &post_id)? {
+                return Ok(None);
+            }
+            comments_page(&tx, &post_id, limit, after.as_deref()).map(Some)
+        })
+        .await
+    }
+
+    /// The view and the read in one transaction: the detail shows the count
+    /// this view left.
+    async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
+        self.with(move |conn| {
+            let tx = conn.transaction().map_err(sql_error)?;
+            let counted = tx
+                .execute(
+                    "UPDATE posts SET view_count = view_count + 1 WHERE id = ?1 AND board = ?2",
+                    params![post_id, board],
+                )
+                .map_err(sql_error)?;
+            if counted == 0 {
+                return Ok(None);
+            }
+            let post = tx
+                .query_row(
+                    &format!("SELECT {POST_COLUMNS} FROM posts WHERE id = ?1"),
+                    params![post_id],
+                    post_from,
+                )
+                .map_err(sql_error)?;
+            let page = comments_page(&tx, &post_id, COMMENTS_PAGE, None)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(Some(PostDetail {
+                post,
+                comments: page.comments,
+                comments_next_cursor: page.next_cursor,
+            }))
+        })
+        .await
+    }
+
+    async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let (board, limit) = (board.as_str().to_owned(), limit.get());
+        self.with(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {POST_COLUMNS} FROM posts WHERE board = ?1 AND (?2 IS NULL OR id < ?2)
+                     ORDER BY id DESC LIMIT ?3"
+                ))
+                .map_err(sql_error)?;
+            let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+            let mut posts = stmt
+                .query_map(params![board, after, fetch], summary_from)
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(sql_error)?;
+            Ok(cursor::page_of(&mut posts, limit))
+        })
+        .await
+    }
+
+    async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT author_kind, author_nickname, author_member_id, guest_password_hash
+                 FROM posts WHERE id = ?1 AND board = ?2",
+                params![post_id, board],
+                guard_from,
+            )
+            .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<bool> {
+        let (board, post_id, title, body, updated_at) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            edit.title.as_str().to_owned(),
+            edit.body.as_str().to_owned(),
+            edit.updated_at.clone(),
+        );
+        self.with(move |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5",
+                    params![title, body, updated_at, post_id, board],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
+    async fn delete_post(&self, key: &PostKey) -> StoreResult<bool> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
+        self.with(move |conn| {
+            // Comments and likes go with it (ON DELETE CASCADE), in the same statement.
+            let deleted = conn
+                .execute(
+                    "DELETE FROM posts WHERE id = ?1 AND board = ?2",
+                    params![post_id, board],
+                )
+                .map_err(sql_error)?;
+            Ok(deleted == 1)
+        })
+        .await
+    }
+
+    async fn replace_post_guest_hash(
+        &self,
+        key: &PostKey,
+        old: &PasswordHash,
+        new: &PasswordHash,
+    ) -> StoreResult<bool> {
+        let (board, post_id, old, new) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            old.as_str().to_owned(),
+            new.as_str().to_owned(),
+        );
+        self.with(move |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE posts SET guest_password_hash = ?1
+                     WHERE id = ?2 AND board = ?3 AND guest_password_hash = ?4",
+                    params![new, post_id, board, old],
+                )
+                .map_err(sql_error)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comments page is a range read of `comments_by_post`, already in id
+    /// order: no scan of the post's other comments, no sort.
+    #[test]
+    fn comment_pages_read_a_range_of_the_post_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("plan.sqlite3")).unwrap();
+        let conn = store.conn.try_lock().unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT {COMMENT_COLUMNS} FROM comments
+                 WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ))
+            .unwrap()
+            .query_map(params!["p", "", 51], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            plan,
+            vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
+            "{plan:?}"
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! Rows: the column lists the ports select, the mappers from rows to domain
+//! values, and the post-on-its-board check several ports run first.
+
+use rusqlite::{Connection, Row, params};
+
+use super::sql_error;
+use crate::domain::{Author, Comment, Guard, PasswordHash, Post, PostSummary};
+use crate::store::StoreResult;
+
+/// What [`post_from`] (and, from its first ten, [`summary_from`]) reads.
+pub(super) const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
+                            view_count, like_count, comment_count, body, updated_at";
+/// What [`comment_from`] reads.
+pub(super) const COMMENT_COLUMNS: &str =
+    "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at";
+
+/// An author as `author_kind, author_nickname, author_member_id`.
+pub(super) fn author_columns(author: &Author) -> (&'static str, &str, Option<&str>) {
+    match author {
+        Author::Member { member_id, nickname } => ("member", nickname, Some(member_id)),
+        Author::Guest { nickname } => ("guest", nickname, None),
+    }
+}
+
+fn author_from(kind: String, nickname: String, member_id: Option<String>) -> Author {
+    match (kind.as_str(), member_id) {
+        ("member", Some(member_id)) => Author::Member { member_id, nickname },
+        _ => Author::Guest { nickname },
+    }
+}
+
+/// A count column; below zero reads as zero.
+pub(super) fn count(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
+    Ok(u64::try_from(row.get::<_, i64>(index)?).unwrap_or(0))
+}
+
+pub(super) fn summary_from(row: &Row<'_>) -> rusqlite::Result<PostSummary> {
+    Ok(PostSummary {
+        id: row.get(0)?,
+        board: row.get(1)?,
+        title: row.get(2)?,
+        author: author_from(row.get(3)?, row.get(4)?, row.get(5)?),
+        created_at: row.get(6)?,
+        view_count: count(row, 7)?,
+        like_count: count(row, 8)?,
+        comment_count: count(row, 9)?,
+    })
+}
+
+pub(super) fn post_from(row: &Row<'_>) -> rusqlite::Result<Post> {
+    Ok(Post {
+        summary: summary_from(row)?,
+        body: row.get(10)?,
+        updated_at: row.get(11)?,
+    })
+}
+
+pub(super) fn comment_from(row: &Row<'_>) -> rusqlite::Result<Comment> {
+    Ok(Comment {
+        id: row.get(0)?,
+        post_id: row.get(1)?,
+        parent_id: row.get(2)?,
+        body: row.get(3)?,
+        author: author_from(row.get(4)?, row.get(5)?, row.get(6)?),
+        created_at: row.get(7)?,
+    })
+}
+
+/// `author_kind, author_nickname, author_member_id, guest_password_hash`.
+pub(super) fn guard_from(row: &Row<'_>) -> rusqlite::Result<Guard> {
+    Ok(Guard {
+        author: author_from(row.get(0)?, row.get(1)?, row.get(2)?),
+        guest_password_hash: row.get::<_, Option<String>>(3)?.map(PasswordHash::new),
+    })
+}
+
+/// Whether `post_id` is a post of `board`.
+pub(super) fn post_exists(conn: &Connection, board: &str, post_id: &str) -> StoreResult<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM posts WHERE id = ?1 AND board = ?2)",
+        params![post_id, board],
+        |row| row.get(0),
+    )
+    .map_err(sql_error)
+}
