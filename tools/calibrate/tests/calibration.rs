@@ -53,7 +53,7 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
     assert!(svg.starts_with("<svg") && svg.contains("member budget"));
 
     let path = out.tier_file.to_str().unwrap().to_owned();
-    let config = shared::config::hashing_from(&shared::config::Env::new(|name| match name {
+    let config = shared::runtime::hashing_from(&shared::runtime::Env::new(|name| match name {
         "TIERS_FILE" => Some(path.clone()),
         "PEPPER" => Some("x".repeat(40)),
         _ => None,
@@ -119,15 +119,15 @@ fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_tabl
 }
 
 #[test]
-fn the_readme_shows_the_committed_timing_table() {
+fn the_hashing_doc_shows_the_committed_timing_table() {
     let file = TierFile::parse(EMBEDDED).unwrap();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/hashing.md")).unwrap();
     assert!(
-        readme.contains(&calibrate::report::table(&file)),
-        "README.md's timing table differs from infra/tiers.json: paste the table from infra/timing-report.md"
+        doc.contains(&calibrate::report::table(&file)),
+        "docs/hashing.md's timing table differs from infra/tiers.json: paste the table from infra/timing-report.md"
     );
     for (name, tier) in &file.tiers {
-        assert!(readme.contains(&format!("| {name} |")) && readme.contains(&format!("`{}`", tier.spec)));
+        assert!(doc.contains(&format!("| {name} |")) && doc.contains(&format!("`{}`", tier.spec)));
     }
 }
 

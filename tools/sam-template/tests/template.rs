@@ -64,12 +64,12 @@ fn every_route_is_an_api_event_of_its_function_and_nothing_is_inline() {
 }
 
 #[test]
-fn the_readme_shows_the_cost_table_of_the_tier_file() {
+fn the_deploy_doc_shows_the_cost_table_of_the_tier_file() {
     let tiers = TierFile::parse(EMBEDDED).unwrap();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/deploy.md")).unwrap();
     assert!(
-        readme.contains(&sam_template::cost_table(&tiers)),
-        "README.md's cost table is stale: paste `cargo run -p sam-template -- --costs`"
+        doc.contains(&sam_template::cost_table(&tiers)),
+        "docs/deploy.md's cost table is stale: paste `cargo run -p sam-template -- --costs`"
     );
 }
 
