@@ -2,6 +2,10 @@
 //! Deployments): every route on
 //! one port, with request ids, JSON access logs, CORS and graceful shutdown.
 
+mod settings;
+
+pub use settings::{ConnectionLimits, ServerSettings};
+
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +18,6 @@ use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use shared::config::ConnectionLimits;
 use shared::error::ApiError;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;

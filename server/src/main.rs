@@ -2,16 +2,17 @@
 //! (default 127.0.0.1:3000), SQLite under `./data` unless `TABLE_NAME` is set.
 
 use anyhow::Context as _;
-use server::{app, serve, shutdown_signal};
-use shared::config::{Config, Deployment};
+use server::{ServerSettings, app, serve, shutdown_signal};
+use shared::runtime::{Config, Deployment, Env};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    shared::telemetry::init_json();
-    let config = Config::from_env(Deployment::Server)?;
-    let settings = config.server.clone().context("server settings")?;
-    tracing::info!(config = %config, "configuration");
-    let state = shared::wiring::build(config).await?;
+    shared::runtime::telemetry::init_json();
+    let env = Env::process();
+    let settings = ServerSettings::from_env(&env)?;
+    let config = Config::from(Deployment::Server, &env)?;
+    tracing::info!(config = %config, server = %settings, "configuration");
+    let state = shared::runtime::build(config).await?;
     let address = (settings.bind.as_str(), settings.port);
     let listener = tokio::net::TcpListener::bind(address)
         .await

@@ -10,7 +10,7 @@ use secrecy::SecretString;
 use shared::hashing::{PasswordEngine, Tier};
 
 fn engine() -> PasswordEngine {
-    let config = shared::config::hashing_from(&shared::config::Env::new(|name| match name {
+    let config = shared::runtime::hashing_from(&shared::runtime::Env::new(|name| match name {
         "PEPPER" => Some("benchmark-pepper-not-a-secret-0123456789".to_owned()),
         _ => None,
     }))

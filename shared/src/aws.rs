@@ -18,14 +18,17 @@ use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject as _;
 
-use crate::config::{ConfigError, Env};
-
 /// Amazon Root CA 1-4 and Starfield Services Root CA G2, as Mozilla's store
 /// ships them (SHA-256 fingerprints in `certs/README.md`).
 pub const AWS_ROOTS_PEM: &str = include_str!("../certs/aws-roots.pem");
 
 /// The setting naming extra trusted roots (a PEM file).
 pub const CA_BUNDLE_SETTING: &str = "AWS_CA_BUNDLE";
+
+/// Client settings that cannot work; the message names the setting.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct AwsError(String);
 
 /// Where and how an SDK client connects, checked once at start-up.
 #[derive(Clone, Debug)]
@@ -39,7 +42,7 @@ pub struct AwsSettings {
 impl AwsSettings {
     /// For AWS itself (`endpoint` unset): the AWS roots and `ca_bundle`'s
     /// certificates (the contents of `AWS_CA_BUNDLE`), refused here when malformed.
-    pub fn new(endpoint: Option<&str>, ca_bundle: Option<&str>) -> Result<Self, ConfigError> {
+    pub fn new(endpoint: Option<&str>, ca_bundle: Option<&str>) -> Result<Self, AwsError> {
         Ok(match endpoint {
             Some(endpoint) => AwsSettings {
                 endpoint: Some(endpoint.to_owned()),
@@ -76,28 +79,17 @@ impl AwsSettings {
     }
 }
 
-/// The file `AWS_CA_BUNDLE` names, read once at start-up; unset is `None`.
-pub fn ca_bundle(env: &Env<'_>) -> Result<Option<String>, ConfigError> {
-    let Some(path) = env.get(CA_BUNDLE_SETTING) else {
-        return Ok(None);
-    };
-    std::fs::read_to_string(&path)
-        .map(Some)
-        .map_err(|e| ConfigError::invalid(format!("{CA_BUNDLE_SETTING}: reading {path}: {e}")))
-}
-
 /// An HTTPS client (rustls on aws-lc, as the SDK's default) trusting the AWS
 /// roots and `ca_bundle`'s certificates.
-pub fn https_client(ca_bundle: Option<&str>) -> Result<SharedHttpClient, ConfigError> {
+pub fn https_client(ca_bundle: Option<&str>) -> Result<SharedHttpClient, AwsError> {
     let mut roots = TrustStore::empty().with_native_roots(false);
     roots.add_pem_certificate(AWS_ROOTS_PEM.as_bytes());
     if let Some(bundle) = ca_bundle {
         // The SDK parses these when it first connects and panics on a bad
         // one: check them here, where the error can name the setting.
-        let certificates =
-            certificates(bundle).map_err(|e| ConfigError::invalid(format!("{CA_BUNDLE_SETTING}: {e}")))?;
+        let certificates = certificates(bundle).map_err(|e| AwsError(format!("{CA_BUNDLE_SETTING}: {e}")))?;
         if certificates.is_empty() {
-            return Err(ConfigError::invalid(format!(
+            return Err(AwsError(format!(
                 "{CA_BUNDLE_SETTING}: the file holds no PEM certificate"
             )));
         }
@@ -106,7 +98,7 @@ pub fn https_client(ca_bundle: Option<&str>) -> Result<SharedHttpClient, ConfigE
     let context = TlsContext::builder()
         .with_trust_store(roots)
         .build()
-        .map_err(|e| ConfigError::invalid(format!("TLS settings for AWS: {e}")))?;
+        .map_err(|e| AwsError(format!("TLS settings for AWS: {e}")))?;
     Ok(aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(CryptoMode::AwsLc))
         .tls_context(context)

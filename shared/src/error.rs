@@ -1,12 +1,10 @@
 //! The one error type: each variant is a row of docs/API.md's error table
-//! (Errors). Use cases return it; the HTTP adapter (`crate::http`) turns it
-//! into `{"error": {"code", "message"}}` with its status.
+//! (Errors). Use cases return it; the HTTP adapter turns it into
+//! `{"error": {"code", "message"}}` with its status. The bottom layer: it
+//! imports nothing of this crate; the layers above say how their failures
+//! become an `ApiError` (`store::error`, `app::errors`).
 
 use http::StatusCode;
-
-#[cfg(feature = "hashing")]
-use crate::hashing::{EngineError, HashError};
-use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ApiError {
@@ -99,43 +97,5 @@ impl ApiError {
 
     pub fn not_found(what: &str) -> Self {
         ApiError::NotFound(format!("{what} not found"))
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::UsernameTaken => ApiError::UsernameTaken,
-            StoreError::NotFound => ApiError::not_found("post"),
-            StoreError::InvalidParent => ApiError::validation("parent_id must be a top-level comment of the same post"),
-            StoreError::InvalidCursor => ApiError::validation("cursor is not a cursor this service issued"),
-            StoreError::ClaimLost => ApiError::RequestInProgress { retry_after: 1 },
-            StoreError::Unavailable(detail) => {
-                tracing::warn!(error = %detail, "store unavailable");
-                ApiError::Unavailable {
-                    // A write that timed out may still apply: only a create
-                    // retried with its Idempotency-Key is sure to apply once.
-                    message: "the store is unavailable; the request may not have been applied, retry later (a create with the same Idempotency-Key)".into(),
-                    retry_after: 1,
-                }
-            }
-            StoreError::Internal(detail) => ApiError::Internal(detail),
-        }
-    }
-}
-
-#[cfg(feature = "hashing")]
-impl From<HashError> for ApiError {
-    fn from(e: HashError) -> Self {
-        match e {
-            HashError::Overloaded(_) => ApiError::Unavailable {
-                message: "password hashing is at capacity; nothing was written, retry later".into(),
-                retry_after: 1,
-            },
-            HashError::Engine(EngineError::PasswordTooLong { max_bytes, .. }) => {
-                ApiError::validation(format!("password must be at most {max_bytes} bytes"))
-            }
-            HashError::Engine(other) => ApiError::Internal(other.to_string()),
-        }
     }
 }

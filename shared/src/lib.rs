@@ -2,24 +2,26 @@
 //! single-process server (docs/DESIGN.md). Its heart is [`hashing`]: password
 //! hashing whose cost follows the value of what each password protects.
 //!
-//! A request flows `http` (typed extractors) -> `app` (one function per use
-//! case) -> `store` ports (typed keys) -> an adapter (DynamoDB or SQLite);
-//! `config` and `wiring` assemble a process once.
+//! The layers, each importing only those listed before it (checked by
+//! `tests/layers.rs`):
+//! - [`error`], [`function`], [`private_files`]: the one error type, the
+//!   function names, owner-only files;
+//! - [`domain`]: parsed, typed values; [`hashing`]: the model, importing
+//!   nothing else of this crate;
+//! - [`store`]: the ports, and their adapters (DynamoDB, SQLite) with
+//!   `aws` for the SDK clients;
+//! - [`app`]: one function per use case, the store's only caller;
+//! - [`http`]: typed extractors, handlers, the route table;
+//! - [`runtime`]: the composition root, which alone reads the environment.
 
 pub mod app;
 #[cfg(feature = "dynamo")]
 pub mod aws;
-pub mod config;
 pub mod domain;
 pub mod error;
 pub mod function;
 pub mod hashing;
 pub mod http;
-#[cfg(feature = "lambda")]
-pub mod lambda;
 pub mod private_files;
-#[cfg(feature = "secrets")]
-pub mod secrets;
+pub mod runtime;
 pub mod store;
-pub mod telemetry;
-pub mod wiring;

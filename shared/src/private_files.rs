@@ -1,6 +1,6 @@
 //! Files only this service's user may read (server mode): `DATA_DIR` is
 //! created 0700, the SQLite file and generated secrets 0600, and a secret
-//! file that group or others can read is refused (README, Configuration).
+//! file that group or others can read is refused (docs/configuration.md).
 
 use std::path::Path;
 

@@ -8,9 +8,9 @@ use shared::app::guest::{GuestEdit, GuestPost, GuestProof};
 use shared::app::posts::{EditPost, WritePost};
 use shared::app::sessions::LogIn;
 use shared::app::{App, ClientAddress, SignedIn};
-use shared::config::{Config, Deployment, Env};
 use shared::domain::{Nickname, Password, PostBody, PostId, PostKey, Title, Username};
 use shared::error::ApiError;
+use shared::runtime::{Config, Deployment, Env};
 
 struct TestApp {
     app: App,
@@ -33,7 +33,7 @@ async fn app_with(settings: &[(&str, &str)]) -> TestApp {
         all.push((name, value));
     }
     let config = Config::from(Deployment::Server, &Env::from_pairs(&all)).unwrap();
-    let state = shared::wiring::build(config).await.unwrap();
+    let state = shared::runtime::build(config).await.unwrap();
     TestApp {
         app: state.app,
         _dir: dir,
@@ -196,7 +196,7 @@ async fn a_login_under_a_stronger_member_policy_rehashes_the_stored_password() {
     let old = app_with(&[("DATA_DIR", data_dir.as_str())]).await;
     old.member("kim").await;
     let stored = |app: &App| {
-        let store = app.store.clone();
+        let store = app.store().clone();
         async move {
             let c = store.member_credentials(&username("kim")).await.unwrap().unwrap();
             c.password_hash.as_str().to_owned()
@@ -327,18 +327,18 @@ async fn a_hash_stored_before_nfkc_verifies_as_typed_once_and_is_rehashed_normal
     let user = username("wide");
     let current = t
         .app
-        .store
+        .store()
         .member_credentials(&user)
         .await
         .unwrap()
         .unwrap()
         .password_hash;
     let v1 = shared::domain::PasswordHash::new(v1_hash.clone());
-    assert!(t.app.store.replace_password_hash(&user, &current, &v1).await.unwrap());
+    assert!(t.app.store().replace_password_hash(&user, &current, &v1).await.unwrap());
     t.log_in("wide", typed, "192.0.2.1").await.unwrap();
     let after = t
         .app
-        .store
+        .store()
         .member_credentials(&user)
         .await
         .unwrap()
@@ -356,7 +356,7 @@ async fn a_hash_under_a_v1_pepper_id_verifies_and_moves_to_the_slow_id() {
     let user = username("veteran");
     let current = t
         .app
-        .store
+        .store()
         .member_credentials(&user)
         .await
         .unwrap()
@@ -372,11 +372,11 @@ async fn a_hash_under_a_v1_pepper_id_verifies_and_moves_to_the_slow_id() {
     let (id, inner) = rest.split_at(rest.find('$').unwrap());
     assert_eq!(id, pepper.id(), "new hashes carry the slow id");
     let v1 = shared::domain::PasswordHash::new(format!("$hs384${}{inner}", pepper.v1_id()));
-    assert!(t.app.store.replace_password_hash(&user, &current, &v1).await.unwrap());
+    assert!(t.app.store().replace_password_hash(&user, &current, &v1).await.unwrap());
     t.log_in("veteran", "password-123", "192.0.2.1").await.unwrap();
     let after = t
         .app
-        .store
+        .store()
         .member_credentials(&user)
         .await
         .unwrap()

@@ -12,17 +12,16 @@ use shared::app::accounts::SignUp;
 use shared::app::guest::{GuestComment, GuestPost, GuestProof};
 use shared::app::posts::WritePost;
 use shared::app::sessions::LogIn;
-use shared::app::throttle::Limits;
-use shared::app::{App, Boards, ClientAddress};
-use shared::config::Env;
+use shared::app::{App, AppSettings, Boards, ClaimOutcome, ClientAddress, IdempotencyClaim};
 use shared::domain::{CommentId, CommentKey, Nickname, Password, PostBody, PostId, PostKey, Title, Username, new_id};
 use shared::hashing::Hashing;
+use shared::runtime::Env;
 use shared::store::dynamo::{
     CapacityMeter, Consumed, DynamoStore, Layout, Partition, RequestCounter, SdkTuning, Units, client_config,
 };
 
 /// One counter shard: after its first write, every view and count finds it
-/// (a shard's first write costs three more requests: README, Single-table design).
+/// (a shard's first write costs three more requests: docs/storage.md, Single-table design).
 async fn counted_app() -> (App, RequestCounter) {
     let one_shard = Layout {
         counter_shards: 1,
@@ -58,10 +57,10 @@ async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, Ca
         ("GUEST_TIER", "bcrypt:4"),
         ("HASH_FLOOR_OVERRIDE", "1"),
     ];
-    let hashing = Hashing::new(shared::config::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
+    let hashing = Hashing::new(shared::runtime::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
     let tokens =
         shared::app::tokens::JwtKeys::new(&"costs-jwt-secret-0123456789abcdefghijklm".to_owned().into()).unwrap();
-    let app = App::new(Arc::new(store), Boards::default(), Limits::default())
+    let app = App::new(Arc::new(store), AppSettings::default())
         .with_hashing(hashing)
         .with_tokens(tokens);
     (app, counter, meter)
@@ -630,13 +629,12 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
     assert!(busiest(&shards) < consumed.table.write / 8.0);
 }
 
-/// What an `Idempotency-Key` adds to a create (README, "Idempotent
+/// What an `Idempotency-Key` adds to a create (docs/security.md, "Idempotent
 /// creates"): the claim (a consistent GetItem and a conditional PutItem),
 /// then the record completed in the create's own transaction; a replay is
 /// the GetItem alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
-    use shared::store::idempotency::{Claim, Claimed};
     let one_shard = Layout {
         counter_shards: 1,
         ..Layout::default()
@@ -662,7 +660,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
         post: PostId::parse(&post.post.summary.id).unwrap(),
     };
     app.read_post(&key).await.unwrap(); // the shard exists from here on
-    let comment = |claim: Option<Claim>, body: &str| GuestComment {
+    let comment = |claim: Option<IdempotencyClaim>, body: &str| GuestComment {
         idempotency: claim,
         client: client(),
         key: key.clone(),
@@ -675,27 +673,16 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
     let (plain, created) = requests(&counter, app.create_guest_comment(comment(None, "plain"))).await;
     created.unwrap();
     let plain_units = meter.take();
-    let claim = Claim {
-        key: "costs-key".into(),
-        fingerprint: "f".into(),
-        token: new_id(),
-        now: chrono::Utc::now().timestamp(),
+    let claim_key = || app.claim_idempotency_key("costs-key".into(), "f".into(), 201);
+    let (claiming, claimed) = requests(&counter, claim_key()).await;
+    let ClaimOutcome::Fresh(claim) = claimed.unwrap() else {
+        panic!("a fresh key")
     };
-    let (claiming, claimed) = requests(&counter, app.store.claim(&claim)).await;
-    assert_eq!(claimed.unwrap(), Claimed::Fresh);
-    let (keyed, created) = requests(
-        &counter,
-        app.create_guest_comment(comment(Some(claim.clone()), "keyed")),
-    )
-    .await;
+    let (keyed, created) = requests(&counter, app.create_guest_comment(comment(Some(claim), "keyed"))).await;
     created.unwrap();
     let keyed_units = meter.take();
-    let replay_claim = Claim {
-        token: new_id(),
-        ..claim
-    };
-    let (replay, replayed) = requests(&counter, app.store.claim(&replay_claim)).await;
-    assert!(matches!(replayed.unwrap(), Claimed::Replay(_)));
+    let (replay, replayed) = requests(&counter, claim_key()).await;
+    assert!(matches!(replayed.unwrap(), ClaimOutcome::Replay(_)));
     let replay_units = meter.take();
     println!("| guest comment | DynamoDB requests | table RCU / WCU |\n|---|---:|---|");
     println!(

@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex};
 
 use secrecy::SecretString;
-use shared::config::Env;
 use shared::hashing::{Hashing, Tier};
+use shared::runtime::Env;
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
 
@@ -48,7 +48,7 @@ async fn every_hash_and_verify_logs_duration_queue_wait_tier_algorithm_and_cost_
         ("GUEST_TIER", "argon2id:64:1:1"),
         ("HASH_FLOOR_OVERRIDE", "1"),
     ];
-    let hashing = Hashing::new(shared::config::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
+    let hashing = Hashing::new(shared::runtime::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
     let stored = hashing.hash(Tier::Guest, secret("s3cret-guest-pw")).await.unwrap();
     hashing
         .verify(Tier::Guest, secret("s3cret-guest-pw"), stored)

@@ -247,9 +247,9 @@ fn malformed_stored_hashes_are_errors_not_matches() {
     }
 }
 
-fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, shared::config::ConfigError> {
+fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, shared::runtime::ConfigError> {
     let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    shared::config::hashing_from(&shared::config::Env::new(|name| vars.get(name).cloned()))
+    shared::runtime::hashing_from(&shared::runtime::Env::new(|name| vars.get(name).cloned()))
 }
 
 #[test]

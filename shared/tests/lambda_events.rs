@@ -62,7 +62,7 @@ async fn login_answers_a_session_and_counts_failures_by_the_api_gateway_source_i
     assert_eq!(
         h.state
             .app
-            .store
+            .store()
             .failures(&shared::store::AttemptKey("login:address:203.0.113.7".into()), window)
             .await
             .unwrap(),

@@ -7,10 +7,10 @@
 use aws_sdk_secretsmanager::Client;
 use aws_sdk_secretsmanager::config::{Credentials, Region};
 use secrecy::{ExposeSecret, SecretString};
-use shared::config::{Config, Deployment, Env};
 use shared::function::Function;
 use shared::hashing::Pepper;
-use shared::secrets::{overlay, resolve};
+use shared::runtime::secrets::{overlay, resolve};
+use shared::runtime::{Config, Deployment, Env};
 
 fn endpoint() -> String {
     std::env::var("SECRETS_MANAGER_ENDPOINT").expect(

@@ -1,7 +1,7 @@
 //! Lambda function `guest-comment`: config, store and hashing are built once per cold
-//! start by `shared::lambda`, which then serves this function's routes.
+//! start by `shared::runtime::lambda`, which then serves this function's routes.
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(shared::http::Function::GuestComment).await
+    shared::runtime::lambda::run(shared::http::Function::GuestComment).await
 }

@@ -59,7 +59,7 @@ async fn a_hundred_members_liking_and_unliking_at_once_leave_the_count_equal_to_
     for (token, liked) in tokens.iter().zip(&liked) {
         let member = app.state.app.verify_token(token).unwrap().id;
         let post = shared::domain::PostId::parse(&post).unwrap();
-        assert_eq!(app.state.app.store.has_liked(&post, &member).await.unwrap(), *liked);
+        assert_eq!(app.state.app.store().has_liked(&post, &member).await.unwrap(), *liked);
     }
 }
 

@@ -181,7 +181,7 @@ impl Board {
         for token in &self.tokens {
             let member = self.app.state.app.verify_token(token).unwrap().id;
             let post = shared::domain::PostId::parse(&self.post).unwrap();
-            if self.app.state.app.store.has_liked(&post, &member).await.unwrap() {
+            if self.app.state.app.store().has_liked(&post, &member).await.unwrap() {
                 standing += 1;
             }
         }

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use reqwest::{Method, Response};
 use serde_json::{Value, json};
-use shared::config::{Config, Deployment, Env};
 use shared::http::AppState;
+use shared::runtime::{Config, Deployment, Env};
 
 use crate::secrets::Recorder;
 
@@ -109,10 +109,11 @@ pub async fn spawn_app_in(
     vars.retain(|(name, _)| name != "DATA_DIR");
     vars.push(("DATA_DIR".into(), data_dir.path().display().to_string()));
     let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let config = Config::from(Deployment::Server, &Env::new(lookup)).unwrap();
-    let cors = config.server.as_ref().unwrap().cors_origins.clone();
-    let connections = config.server.as_ref().unwrap().connections;
-    let state = shared::wiring::build(config).await.unwrap();
+    let env = Env::new(lookup);
+    let config = Config::from(Deployment::Server, &env).unwrap();
+    let server = server::ServerSettings::from_env(&env).unwrap();
+    let (cors, connections) = (server.cors_origins, server.connections);
+    let state = shared::runtime::build(config).await.unwrap();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = format!("http://{}", listener.local_addr().unwrap());

@@ -375,7 +375,7 @@ async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backen
     assert!(
         app.state
             .app
-            .store
+            .store()
             .member_credentials(&refused)
             .await
             .unwrap()
@@ -578,7 +578,7 @@ async fn unpeppered_deployments_refuse_passwords_over_72_bytes(backend: Backend)
     assert!(
         app.state
             .app
-            .store
+            .store()
             .member_credentials(&shared::domain::Username::parse("over_limit".into()).unwrap())
             .await
             .unwrap()

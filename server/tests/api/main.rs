@@ -723,7 +723,7 @@ async fn refused_and_unanswered_logins_are_not_counted_as_failures(backend: Back
         let counted = app
             .state
             .app
-            .store
+            .store()
             .failures(&shared::store::AttemptKey("login:address:127.0.0.1".into()), window)
             .await
             .unwrap();
@@ -811,7 +811,7 @@ async fn a_member_hash_at_an_old_cost_is_upgraded_at_login(backend: Backend) {
     let stored = old
         .state
         .app
-        .store
+        .store()
         .member_credentials(&username("veteran"))
         .await
         .unwrap()
@@ -825,7 +825,7 @@ async fn a_member_hash_at_an_old_cost_is_upgraded_at_login(backend: Backend) {
     let upgraded = new
         .state
         .app
-        .store
+        .store()
         .member_credentials(&username("veteran"))
         .await
         .unwrap()
@@ -933,7 +933,7 @@ async fn a_full_hashing_queue_answers_503_with_retry_after(backend: Backend) {
         let stored = app
             .state
             .app
-            .store
+            .store()
             .member_credentials(&username(&format!("rush_{i}")))
             .await
             .unwrap();
@@ -977,7 +977,7 @@ async fn the_logs_hold_no_password_hash_token_or_pepper() {
     let hash = app
         .state
         .app
-        .store
+        .store()
         .member_credentials(&username("secretive"))
         .await
         .unwrap()

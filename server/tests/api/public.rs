@@ -485,7 +485,7 @@ async fn a_stored_hash_that_cannot_be_checked_answers_invalid_credentials_and_co
     let app = spawn_app_with(backend, &[PROXY]).await;
     assert_eq!(app.signup("broken", "password-123").await.status(), 201);
     let user = shared::domain::Username::parse("broken".into()).unwrap();
-    let store = &app.state.app.store;
+    let store = &app.state.app.store();
     let stored = store.member_credentials(&user).await.unwrap().unwrap().password_hash;
     let garbage = shared::domain::PasswordHash::new("$2b$10$not-a-hash".into());
     assert!(store.replace_password_hash(&user, &stored, &garbage).await.unwrap());

@@ -1,4 +1,4 @@
-//! The server's own connection limits (README, Security and reliability):
+//! The server's own connection limits (docs/security.md):
 //! stalled or slow clients are cut off by the header and request timeouts,
 //! idle kept-alive connections are closed, and at most
 //! `SERVER_MAX_CONNECTIONS` are served at once, while health still answers.

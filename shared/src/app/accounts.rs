@@ -1,16 +1,16 @@
 //! Sign up (docs/API.md, Routes: `POST /members`).
 
+use super::IdempotencyClaim;
 use crate::domain::{Member, MemberId, Nickname, Password, PasswordHash, Username, now};
 use crate::error::ApiError;
 use crate::hashing::{EngineError, HashError, Hashing, Tier, UNPEPPERED_MAX_BYTES, Verification};
-use crate::store::idempotency::Claim;
 
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress};
 
 pub struct SignUp {
     /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<Claim>,
+    pub idempotency: Option<IdempotencyClaim>,
     pub username: Username,
     pub password: Password,
     pub nickname: Nickname,

@@ -2,13 +2,13 @@
 //! guest-post and guest-comment). Wrong passwords are throttled per target
 //! and client address before any hashing.
 
+use super::IdempotencyClaim;
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, Guard, Nickname, Password, PasswordHash, PostBody,
     PostDetail, PostKey, Title,
 };
 use crate::error::ApiError;
 use crate::hashing::Tier;
-use crate::store::idempotency::Claim;
 
 use super::accounts::{check_length, check_password};
 use super::posts::{EditPost, new_comment, new_post};
@@ -17,7 +17,7 @@ use super::{App, ClientAddress, throttle};
 
 pub struct GuestPost {
     /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<Claim>,
+    pub idempotency: Option<IdempotencyClaim>,
     pub client: ClientAddress,
     pub board: BoardSlug,
     pub nickname: Nickname,
@@ -36,7 +36,7 @@ pub struct GuestEdit {
 
 pub struct GuestComment {
     /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<Claim>,
+    pub idempotency: Option<IdempotencyClaim>,
     pub client: ClientAddress,
     pub key: PostKey,
     pub nickname: Nickname,

@@ -7,11 +7,15 @@
 #[cfg(feature = "hashing")]
 pub mod accounts;
 #[cfg(feature = "hashing")]
+mod errors;
+#[cfg(feature = "hashing")]
 pub mod guest;
+mod idempotency;
 pub mod likes;
 pub mod posts;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod sessions;
+mod settings;
 pub mod throttle;
 #[cfg(feature = "tokens")]
 pub mod tokens;
@@ -28,6 +32,8 @@ use throttle::{Limits, Refusal};
 use tokens::JwtKeys;
 
 pub use crate::domain::Boards;
+pub use idempotency::{ClaimOutcome, IdempotencyClaim, RememberedAnswer};
+pub use settings::AppSettings;
 
 /// The client address a request came from (docs/API.md, Client address):
 /// what failure limits are counted per.
@@ -51,11 +57,12 @@ impl SignedIn {
 }
 
 /// What the use cases run on, built once per process (per cold start on
-/// Lambda) by [`crate::wiring`]. A function that hashes no password has no
-/// [`Hashing`]; one that handles no token has no [`JwtKeys`].
+/// Lambda) by the composition root. A function that hashes no password has
+/// no [`Hashing`]; one that handles no token has no [`JwtKeys`]. The store
+/// is private: the use cases are its only door.
 #[derive(Clone)]
 pub struct App {
-    pub store: Arc<dyn Store>,
+    store: Arc<dyn Store>,
     #[cfg(feature = "hashing")]
     hashing: Option<Hashing>,
     #[cfg(feature = "tokens")]
@@ -67,16 +74,24 @@ pub struct App {
 impl App {
     /// An application without hashing or tokens: add them with
     /// [`App::with_hashing`] and [`App::with_tokens`] where the routes use them.
-    pub fn new(store: Arc<dyn Store>, boards: Boards, limits: Limits) -> Self {
+    pub fn new(store: Arc<dyn Store>, settings: AppSettings) -> Self {
         App {
             store,
             #[cfg(feature = "hashing")]
             hashing: None,
             #[cfg(feature = "tokens")]
             tokens: None,
-            boards,
-            limits,
+            boards: settings.boards,
+            limits: settings.limits,
         }
+    }
+
+    /// The store itself, for tests that seed or inspect it (feature
+    /// `test-support`, never in a deployed build): requests reach the store
+    /// only through the use cases.
+    #[cfg(feature = "test-support")]
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
     #[cfg(feature = "hashing")]
@@ -139,16 +154,10 @@ impl App {
     }
 }
 
-/// The idempotency record a create writes with its item: the response it is
-/// about to answer (201 and the created resource, as the handler sends it).
+/// The idempotency record a create writes with its item, when it holds a key.
 pub(crate) fn completion<T: serde::Serialize>(
-    claim: Option<&crate::store::idempotency::Claim>,
+    claim: Option<&IdempotencyClaim>,
     created: &T,
 ) -> Result<Option<crate::store::Completion>, ApiError> {
-    claim
-        .map(|claim| {
-            let body = serde_json::to_string(created).map_err(|e| ApiError::Internal(e.to_string()))?;
-            Ok(claim.complete(201, body))
-        })
-        .transpose()
+    claim.map(|claim| claim.complete(created)).transpose()
 }

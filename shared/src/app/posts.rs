@@ -1,13 +1,13 @@
 //! Reading boards and what members write (docs/API.md, Routes: read and
 //! member-write). A member may change only what they wrote.
 
+use super::IdempotencyClaim;
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, Page, PageLimit, Post,
     PostBody, PostDetail, PostId, PostKey, PostSummary, Title, now,
 };
 use crate::error::ApiError;
 use crate::store::PostEdit;
-use crate::store::idempotency::Claim;
 
 use super::{App, ClientAddress, SignedIn, throttle};
 
@@ -19,7 +19,7 @@ pub struct ListPosts {
 
 pub struct WritePost {
     /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<Claim>,
+    pub idempotency: Option<IdempotencyClaim>,
     pub client: ClientAddress,
     pub board: BoardSlug,
     pub title: Title,
@@ -34,7 +34,7 @@ pub struct EditPost {
 
 pub struct WriteComment {
     /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<Claim>,
+    pub idempotency: Option<IdempotencyClaim>,
     pub client: ClientAddress,
     pub key: PostKey,
     pub parent: Option<CommentId>,

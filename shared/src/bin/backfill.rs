@@ -1,10 +1,10 @@
 //! `TABLE_NAME=<table> cargo run -p shared --bin backfill`: moves a v1
-//! table's counts and likes to the v2 layout (README, "Upgrading a v1
-//! table"). `DYNAMODB_ENDPOINT` points it at DynamoDB Local. Idempotent.
+//! table's counts and likes to the v2 layout (docs/storage.md, "Upgrading
+//! a v1 table"). `DYNAMODB_ENDPOINT` points it at DynamoDB Local. Idempotent.
 
 use std::process::ExitCode;
 
-use shared::config::Env;
+use shared::runtime::Env;
 use shared::store::dynamo::{DynamoStore, SdkTuning};
 
 #[tokio::main(flavor = "current_thread")]
@@ -18,7 +18,7 @@ async fn main() -> ExitCode {
     let tuning = SdkTuning::defaults(endpoint.is_some());
     let result = async {
         let extra_roots =
-            shared::aws::ca_bundle(&env).map_err(|e| shared::store::StoreError::Internal(e.to_string()))?;
+            shared::runtime::ca_bundle(&env).map_err(|e| shared::store::StoreError::Internal(e.to_string()))?;
         let store = DynamoStore::connect(&table, endpoint.as_deref(), extra_roots.as_deref(), &tuning).await?;
         store.backfill().await
     }

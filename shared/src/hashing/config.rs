@@ -1,5 +1,5 @@
 //! What hashing is built from: tier policies, peppers and the gate size
-//! (read from the environment by `crate::config`), and the rules every tier
+//! (read from the environment by the composition root), and the rules every tier
 //! must keep, checked once at start with errors that name the setting.
 
 use super::pepper::{PepperRing, PepperTooShort};
@@ -53,6 +53,22 @@ pub struct HashingConfig {
     pub overrides: Overrides,
     /// Where each hash's timing goes: EMF on Lambda, a log event elsewhere.
     pub timing: super::timing::TimingSink,
+}
+
+/// The redacted summary printed at start: whether a pepper is set, never it.
+impl std::fmt::Display for HashingConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pepper = if self.peppers.current().is_some() {
+            "set"
+        } else {
+            "none"
+        };
+        write!(
+            f,
+            "member_tier={} guest_tier={} pepper={pepper} hash_workers={} hash_queue={}",
+            self.member.algorithm, self.guest.algorithm, self.workers, self.queue
+        )
+    }
 }
 
 /// Explicit exceptions to the hashing rules, each logged at start.

@@ -5,9 +5,11 @@
 //! data; the hashing itself is the `hashing` feature, which functions that
 //! hash no password do not link.
 
+mod compute;
 mod policy;
 pub mod tier_file;
 
+pub use compute::Compute;
 pub use policy::{Algorithm, AlgorithmParseError, Policy, Tier};
 
 #[cfg(feature = "hashing")]

@@ -19,21 +19,21 @@ use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::input::MAX_BODY_BYTES;
+use crate::app::{ClaimOutcome, IdempotencyClaim, RememberedAnswer};
 use crate::error::ApiError;
-use crate::store::idempotency::{Claim, Claimed, StoredResponse};
 
 pub const KEY_HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// The claim the request holds, for its handler to pass to the use case.
 #[derive(Debug, Clone, Default)]
-pub struct Idempotent(pub Option<Claim>);
+pub struct Idempotent(pub Option<IdempotencyClaim>);
 
 impl<S: Send + Sync> FromRequestParts<S> for Idempotent {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Ok(Idempotent(parts.extensions.get::<Claim>().cloned()))
+        Ok(Idempotent(parts.extensions.get::<IdempotencyClaim>().cloned()))
     }
 }
 
@@ -78,7 +78,7 @@ fn fingerprint(method: &http::Method, path: &str, identity: &str, body: &[u8]) -
     hex(&digest.finalize())
 }
 
-fn replay(stored: StoredResponse) -> Response {
+fn replay(stored: RememberedAnswer) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut response = (status, stored.body).into_response();
     let headers = response.headers_mut();
@@ -94,11 +94,17 @@ pub struct Claiming {
     /// A member route: the bearer token is checked first, so a request
     /// without a valid one gets its 401 and claims no key.
     pub members_only: bool,
+    /// What the route's success answers, remembered for replays.
+    pub success_status: u16,
 }
 
 /// The middleware on every create route (`crate::http::routes`).
 pub async fn claim_key(
-    State(Claiming { state, members_only }): State<Claiming>,
+    State(Claiming {
+        state,
+        members_only,
+        success_status,
+    }): State<Claiming>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -112,14 +118,14 @@ pub async fn claim_key(
             return e.into_response();
         }
         let request = Request::from_parts(parts, body);
-        return claimed(state, request, next).await;
+        return claimed(state, success_status, request, next).await;
     }
     #[cfg(not(feature = "tokens"))]
     let _ = members_only;
-    claimed(state, request, next).await
+    claimed(state, success_status, request, next).await
 }
 
-async fn claimed(state: AppState, request: Request, next: Next) -> Response {
+async fn claimed(state: AppState, success_status: u16, request: Request, next: Next) -> Response {
     let Some(value) = request.headers().get(KEY_HEADER) else {
         return next.run(request).await;
     };
@@ -131,43 +137,22 @@ async fn claimed(state: AppState, request: Request, next: Next) -> Response {
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return ApiError::PayloadTooLarge.into_response();
     };
-    let claim = Claim {
-        key,
-        fingerprint: fingerprint(
-            &parts.method,
-            parts.uri.path(),
-            &identity(&state, &parts.headers),
-            &bytes,
-        ),
-        token: crate::domain::new_id(),
-        now: chrono::Utc::now().timestamp(),
+    let fingerprint = fingerprint(
+        &parts.method,
+        parts.uri.path(),
+        &identity(&state, &parts.headers),
+        &bytes,
+    );
+    let held = match state.app.claim_idempotency_key(key, fingerprint, success_status).await {
+        Ok(ClaimOutcome::Fresh(held)) => held,
+        Ok(ClaimOutcome::Replay(answer)) => return replay(answer),
+        Err(e) => return e.into_response(),
     };
-    match state.app.store.claim(&claim).await {
-        Ok(Claimed::Fresh) => {}
-        Ok(Claimed::Replay(stored)) => return replay(stored),
-        Ok(Claimed::InProgress) => return ApiError::RequestInProgress { retry_after: 1 }.into_response(),
-        Ok(Claimed::Reused) => return ApiError::IdempotencyKeyReused.into_response(),
-        Err(e) => return ApiError::from(e).into_response(),
-    }
     let mut request = Request::from_parts(parts, Body::from(bytes));
-    request.extensions_mut().insert(claim.clone());
+    request.extensions_mut().insert(held.clone());
     let response = next.run(request).await;
-    if !response.status().is_success()
-        && let Err(e) = state.app.store.release(&claim.key, &claim.token).await
-    {
-        // The store is away: keep trying for a while in the background (a
-        // server; a frozen Lambda environment resumes it at its next
-        // request). Meanwhile retries get 409 until the lease ends.
-        tracing::warn!(error = %e, "could not release an idempotency key; retrying");
-        let store = state.app.store.clone();
-        tokio::spawn(async move {
-            for _ in 0..10 {
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                if store.release(&claim.key, &claim.token).await.is_ok() {
-                    return;
-                }
-            }
-        });
+    if !response.status().is_success() {
+        state.app.release_idempotency_key(held).await;
     }
     response
 }

@@ -13,7 +13,12 @@ pub mod input;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod paths;
+#[cfg(feature = "openapi")]
+pub mod route_docs;
 pub mod routes;
+#[cfg(feature = "openapi")]
+pub mod schema;
+mod settings;
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};
@@ -23,6 +28,7 @@ use serde_json::json;
 pub use crate::error::ApiError;
 pub use crate::function::Function;
 pub use routes::{Route, router, routes};
+pub use settings::HttpSettings;
 
 use crate::app::App;
 
@@ -32,6 +38,15 @@ pub struct AppState {
     pub app: App,
     /// Server mode only: proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+impl AppState {
+    pub fn new(app: App, settings: HttpSettings) -> Self {
+        AppState {
+            app,
+            trusted_proxies: settings.trusted_proxies,
+        }
+    }
 }
 
 impl IntoResponse for ApiError {

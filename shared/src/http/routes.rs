@@ -166,6 +166,7 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
             let claiming = super::idempotency::Claiming {
                 state: state.clone(),
                 members_only: r.function == Function::MemberWrite,
+                success_status: r.doc.status,
             };
             r.handler.layer(axum::middleware::from_fn_with_state(
                 claiming,

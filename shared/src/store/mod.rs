@@ -4,45 +4,21 @@
 pub mod cursor;
 #[cfg(feature = "dynamo")]
 pub mod dynamo;
+mod error;
 pub mod idempotency;
+mod settings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
-#[cfg(feature = "sqlite")]
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use async_trait::async_trait;
+pub use error::{StoreError, StoreResult};
 pub use idempotency::{Completion, Idempotency};
+pub use settings::StoreSettings;
 
 use crate::domain::{
     BoardSlug, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId, Page,
     PageLimit, PasswordHash, Post, PostBody, PostDetail, PostId, PostKey, Title, Username, Window,
 };
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum StoreError {
-    #[error("username is already taken")]
-    UsernameTaken,
-    /// The post (or comment) a write refers to does not exist on that board.
-    #[error("not found")]
-    NotFound,
-    #[error("parent_id must be a top-level comment of the same post")]
-    InvalidParent,
-    #[error("cursor is not a cursor this service issued")]
-    InvalidCursor,
-    /// The request's idempotency claim was released or taken over before
-    /// its create could be written: nothing was written.
-    #[error("the idempotency key was claimed by another request")]
-    ClaimLost,
-    /// Unreachable, throttled or timed out: answer 503 with Retry-After; nothing was written.
-    #[error("store unavailable: {0}")]
-    Unavailable(String),
-    #[error("store failure: {0}")]
-    Internal(String),
-}
-
-pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
 pub trait Members: Send + Sync {
@@ -169,57 +145,3 @@ pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency {}
 impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency> Store for T {}
 
 pub use crate::domain::fields::MAX_PAGE;
-
-/// Which store a deployment uses (read by `crate::config`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreConfig {
-    #[cfg(feature = "dynamo")]
-    Dynamo {
-        table: String,
-        endpoint: Option<String>,
-        /// `AWS_CA_BUNDLE`'s certificates (PEM), trusted beside the AWS roots.
-        extra_roots: Option<String>,
-        tuning: dynamo::SdkTuning,
-        layout: dynamo::Layout,
-    },
-    #[cfg(feature = "sqlite")]
-    Sqlite {
-        path: PathBuf,
-        busy_timeout: std::time::Duration,
-    },
-}
-
-impl StoreConfig {
-    pub fn is_dynamo(&self) -> bool {
-        #[cfg(feature = "dynamo")]
-        return matches!(self, StoreConfig::Dynamo { .. });
-        #[cfg(not(feature = "dynamo"))]
-        false
-    }
-
-    pub async fn open(&self) -> StoreResult<Arc<dyn Store>> {
-        #[allow(unused_variables)]
-        let store: Arc<dyn Store> = match self {
-            #[cfg(feature = "dynamo")]
-            StoreConfig::Dynamo {
-                table,
-                endpoint,
-                extra_roots,
-                tuning,
-                layout,
-            } => Arc::new(
-                dynamo::DynamoStore::connect(table, endpoint.as_deref(), extra_roots.as_deref(), tuning)
-                    .await?
-                    .with_layout(*layout),
-            ),
-            #[cfg(feature = "sqlite")]
-            StoreConfig::Sqlite { path, busy_timeout } => {
-                Arc::new(sqlite::SqliteStore::open_with(path, *busy_timeout)?)
-            }
-            #[cfg(not(any(feature = "sqlite", feature = "dynamo")))]
-            _ => return Err(StoreError::Internal("this build has no store".into())),
-        };
-        #[allow(unreachable_code)]
-        Ok(store)
-    }
-}

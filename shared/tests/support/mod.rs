@@ -2,9 +2,9 @@
 //! tiers, one member with a bearer token and one seeded post on `free`. Shared
 //! by the tests that call the router directly (API Gateway events, fuzzing).
 
-use shared::config::{Config, Deployment, Env};
 use shared::domain::{Author, Member, PasswordHash, Post, PostSummary, now};
 use shared::http::AppState;
+use shared::runtime::{Config, Deployment, Env};
 
 pub const POST_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0XYZ";
 
@@ -39,7 +39,7 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         ("TRUSTED_PROXIES", "127.0.0.1/32"),
     ];
     let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();
-    let state = shared::wiring::build(config).await.unwrap();
+    let state = shared::runtime::build(config).await.unwrap();
     let now_secs = shared::app::throttle::unix_now() as u64;
     let token = state.app.tokens().unwrap().issue(&member(), now_secs).unwrap();
     let post = Post {
@@ -59,7 +59,7 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
     let guest_hash = guest_hash.map(|h| PasswordHash::new(h.to_owned()));
     state
         .app
-        .store
+        .store()
         .create_post(&post, guest_hash.as_ref(), None)
         .await
         .unwrap();

@@ -101,7 +101,7 @@ pub fn decide(file: &mut TierFile) -> anyhow::Result<()> {
     if file.gate_weights.is_empty() {
         file.gate_weights = model::default_gate_weights();
     }
-    // The server's hashing workers on the measuring machine (shared::config::Compute::Machine).
+    // The server's hashing workers on the measuring machine (shared::runtime::Compute::Machine).
     let workers = file.machine.cores.saturating_sub(1).max(1);
     file.fixed_capacity = Some(model::choose_for_capacity(
         &file.lambda_model,

@@ -89,7 +89,7 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
     md
 }
 
-/// The timing table alone (also shown in the README).
+/// The timing table alone (also shown in docs/hashing.md).
 pub fn table(file: &TierFile) -> String {
     let mut md = String::new();
     let sizes = &file.lambda_model.memory_sizes_mb;

@@ -15,11 +15,11 @@ use crate::http::input::{Body, required};
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SignUpRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::username, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::username, required = true))]
     username: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::member_password, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::member_password, required = true))]
     password: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::nickname, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::nickname, required = true))]
     nickname: Option<String>,
 }
 

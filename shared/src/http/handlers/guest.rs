@@ -19,44 +19,44 @@ use crate::http::paths::{BoardPath, CommentPath, PostPath};
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GuestPostRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::nickname, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::nickname, required = true))]
     nickname: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::guest_password, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
     password: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::title, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::title, required = true))]
     title: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::post_body, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GuestEditRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::guest_password, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
     password: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::title, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::title, required = true))]
     title: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::post_body, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GuestCommentRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::nickname, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::nickname, required = true))]
     nickname: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::guest_password, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
     password: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::comment_body, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_body, required = true))]
     body: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::parent_id))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GuestProofRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::guest_password, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
     password: Option<String>,
 }
 

@@ -19,18 +19,18 @@ use crate::http::paths::{BoardPath, CommentPath, PostPath};
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::title, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::title, required = true))]
     title: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::post_body, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CommentRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::comment_body, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_body, required = true))]
     body: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::parent_id))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
 }
 

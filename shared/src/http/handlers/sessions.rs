@@ -14,9 +14,9 @@ use crate::http::input::{Body, required};
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LogInRequest {
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::username, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::username, required = true))]
     username: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::openapi::login_password, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::login_password, required = true))]
     password: Option<String>,
 }
 

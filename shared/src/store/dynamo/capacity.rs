@@ -1,7 +1,7 @@
 //! Consumed capacity, read and write units per table and per index, as
 //! DynamoDB reports it (`ReturnConsumedCapacity: INDEXES`, which every request
 //! asks for). A [`CapacityMeter`] on the store adds up what its requests
-//! consumed: tests and the capacity table in the README read it.
+//! consumed: tests and the capacity table in docs/storage.md read it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -261,7 +261,7 @@ impl DynamoStore {
 
     /// The first write to a shard: creates it. Only after the post was seen
     /// on its board (a delete racing with this can leave one orphan shard,
-    /// which nothing reads: README, "Single-table design").
+    /// which nothing reads: docs/storage.md, "Single-table design").
     pub(super) async fn ensure_shard(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<()> {
         self.client()
             .await

@@ -1,4 +1,4 @@
-//! The single-table layout: every item type with its keys. See README.md,
+//! The single-table layout: every item type with its keys. See docs/storage.md,
 //! "Single-table design", for the access pattern each one serves.
 //!
 //! | item    | PK                      | SK                  | GSI1PK         | GSI1SK    |

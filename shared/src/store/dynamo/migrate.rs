@@ -1,4 +1,4 @@
-//! The one-off backfill from the v1 item layout (README, "Upgrading a v1
+//! The one-off backfill from the v1 item layout (docs/storage.md, "Upgrading a v1
 //! table"): v1 kept a post's counts on the post item (and so in the board
 //! index) and all of a post's likes in one partition `LIKES#<post id>`.
 //! `cargo run -p shared --bin backfill` (with `TABLE_NAME`) runs it.

@@ -9,7 +9,7 @@
 use aws_sdk_secretsmanager::Client;
 use aws_sdk_secretsmanager::error::DisplayErrorContext;
 
-use crate::config::{ConfigError, Env};
+use super::{ConfigError, Env};
 use crate::function::Needs;
 
 /// What was read, as settings: `(name, value)`.
@@ -28,7 +28,7 @@ pub async fn resolve(needs: Needs, env: &Env<'_>, endpoint: Option<&str>) -> Res
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let settings = crate::aws::AwsSettings::new(endpoint, crate::aws::ca_bundle(env)?.as_deref())?;
+    let settings = crate::aws::AwsSettings::new(endpoint, super::store::ca_bundle(env)?.as_deref())?;
     let client = Client::new(&settings.loader().load().await);
     let reads = wanted.iter().map(|(name, arn)| read(&client, name, arn));
     let mut resolved = Vec::new();

@@ -4,23 +4,23 @@
 //! up to `AWS_LAMBDA_MAX_CONCURRENCY` at once on Lambda Managed Instances,
 //! sharing the environment's store client and hashing gate.
 
-use crate::config::{Config, Deployment};
+use super::{Config, Deployment, Env};
 use crate::function::Function;
 use crate::http::router;
 
 pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
-    crate::telemetry::init_json();
+    super::telemetry::init_json();
     let deployment = Deployment::Lambda {
         functions: vec![function],
     };
-    let env = crate::config::Env::process();
+    let env = Env::process();
     #[cfg(feature = "secrets")]
-    let resolved = crate::secrets::resolve(function.needs(), &env, None).await?;
+    let resolved = super::secrets::resolve(function.needs(), &env, None).await?;
     #[cfg(feature = "secrets")]
-    let env = crate::secrets::overlay(&env, &resolved);
+    let env = super::secrets::overlay(&env, &resolved);
     let config = Config::from(deployment, &env)?;
     tracing::info!(function = function.name(), config = %config, "configuration");
-    let state = crate::wiring::build(config).await?;
+    let state = super::wiring::build(config).await?;
     tracing::info!(function = function.name(), "cold start complete");
     // run_concurrent needs answers that are Sync: axum's body is not, so
     // each answer is turned into a lambda_http response (as `run` does

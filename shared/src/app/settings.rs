@@ -1,0 +1,28 @@
+//! The application's settings: the boards it serves and every limit
+//! (docs/API.md, Throttling and quotas). Read from the environment by the
+//! composition root; printed at start.
+
+use std::fmt;
+
+use super::throttle::Limits;
+use crate::domain::Boards;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppSettings {
+    pub boards: Boards,
+    pub limits: Limits,
+}
+
+impl fmt::Display for AppSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "boards={}", self.boards.names().join(","))?;
+        let mut limits = self.limits;
+        for (name, limit) in limits.named() {
+            match limit {
+                Some(limit) => write!(f, " {}={limit}", name.to_ascii_lowercase())?,
+                None => write!(f, " {}=off", name.to_ascii_lowercase())?,
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,27 @@
+//! The one place a process is assembled from its [`Config`]: store, hashing
+//! and token keys built once, then the application and the HTTP state. The
+//! Lambda entry, the server and every test harness call [`build`].
+
+use anyhow::Context as _;
+
+use super::Config;
+use crate::app::App;
+use crate::http::AppState;
+
+/// The state serving `config`'s functions. Fails, naming what is wrong,
+/// before anything listens.
+pub async fn build(config: Config) -> anyhow::Result<AppState> {
+    let store = config.store.open().await.context("opening the store")?;
+    let app = App::new(store, config.app);
+    #[cfg(feature = "hashing")]
+    let app = match config.hashing {
+        Some(hashing) => app.with_hashing(crate::hashing::Hashing::new(hashing).context("starting password hashing")?),
+        None => app,
+    };
+    #[cfg(feature = "tokens")]
+    let app = match &config.jwt_secret {
+        Some(secret) => app.with_tokens(crate::app::tokens::JwtKeys::new(secret).map_err(anyhow::Error::msg)?),
+        None => app,
+    };
+    Ok(AppState::new(app, config.http))
+}

@@ -1,0 +1,50 @@
+//! What a store call can fail with, and what each failure means to a client
+//! (the store side of the one error type: `crate::error` knows no store).
+
+use crate::error::ApiError;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StoreError {
+    #[error("username is already taken")]
+    UsernameTaken,
+    /// The post (or comment) a write refers to does not exist on that board.
+    #[error("not found")]
+    NotFound,
+    #[error("parent_id must be a top-level comment of the same post")]
+    InvalidParent,
+    #[error("cursor is not a cursor this service issued")]
+    InvalidCursor,
+    /// The request's idempotency claim was released or taken over before
+    /// its create could be written: nothing was written.
+    #[error("the idempotency key was claimed by another request")]
+    ClaimLost,
+    /// Unreachable, throttled or timed out: answer 503 with Retry-After; nothing was written.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("store failure: {0}")]
+    Internal(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::UsernameTaken => ApiError::UsernameTaken,
+            StoreError::NotFound => ApiError::not_found("post"),
+            StoreError::InvalidParent => ApiError::validation("parent_id must be a top-level comment of the same post"),
+            StoreError::InvalidCursor => ApiError::validation("cursor is not a cursor this service issued"),
+            StoreError::ClaimLost => ApiError::RequestInProgress { retry_after: 1 },
+            StoreError::Unavailable(detail) => {
+                tracing::warn!(error = %detail, "store unavailable");
+                ApiError::Unavailable {
+                    // A write that timed out may still apply: only a create
+                    // retried with its Idempotency-Key is sure to apply once.
+                    message: "the store is unavailable; the request may not have been applied, retry later (a create with the same Idempotency-Key)".into(),
+                    retry_after: 1,
+                }
+            }
+            StoreError::Internal(detail) => ApiError::Internal(detail),
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! The layers docs/DESIGN.md states, checked on the source: every path a
+//! file of `shared/src` names (`use` trees, types, expressions, macro
+//! arguments) is resolved to the top-level module it points into, and a
+//! path that points up fails. `crate::`, `super::` and `self::` are
+//! resolved; paths into other crates are not this test's concern.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::Visit;
+
+/// What each top-level module may import, lowest layer first. `runtime`,
+/// the composition root, may import everything.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("function", &[]),
+    ("private_files", &[]),
+    ("domain", &["error"]),
+    ("hashing", &[]),
+    ("aws", &[]),
+    ("store", &["error", "domain", "private_files", "aws"]),
+    ("app", &["error", "domain", "function", "hashing", "store"]),
+    ("http", &["error", "domain", "function", "app"]),
+];
+
+const ROOT: &str = "runtime";
+
+/// A path as a file names it, with the module the file (or its inline
+/// module) is.
+#[derive(Debug)]
+struct Named {
+    module: Vec<String>,
+    path: Vec<String>,
+    line: usize,
+}
+
+#[derive(Default)]
+struct Paths {
+    module: Vec<String>,
+    found: Vec<Named>,
+}
+
+impl Paths {
+    fn push(&mut self, path: Vec<String>, line: usize) {
+        if matches!(
+            path.first().map(String::as_str),
+            Some("crate" | "super" | "self" | "std")
+        ) {
+            self.found.push(Named {
+                module: self.module.clone(),
+                path,
+                line,
+            });
+        }
+    }
+
+    /// Paths in macro arguments (`format!`, `tracing::info!`, `matches!`):
+    /// runs of `ident :: ident ...` in the tokens.
+    fn scan_tokens(&mut self, tokens: TokenStream) {
+        let mut run: Vec<String> = Vec::new();
+        let mut line = 0;
+        let mut colons = 0;
+        for token in tokens {
+            match token {
+                TokenTree::Ident(ident) if run.is_empty() || colons == 2 => {
+                    if run.is_empty() {
+                        line = ident.span().start().line;
+                    }
+                    run.push(ident.to_string());
+                    colons = 0;
+                }
+                TokenTree::Punct(p) if p.as_char() == ':' && !run.is_empty() && colons < 2 => colons += 1,
+                TokenTree::Group(group) => {
+                    self.flush(&mut run, line);
+                    colons = 0;
+                    self.scan_tokens(group.stream());
+                }
+                other => {
+                    self.flush(&mut run, line);
+                    colons = 0;
+                    if let TokenTree::Ident(ident) = other {
+                        line = ident.span().start().line;
+                        run.push(ident.to_string());
+                    }
+                }
+            }
+        }
+        self.flush(&mut run, line);
+    }
+
+    fn flush(&mut self, run: &mut Vec<String>, line: usize) {
+        if run.len() > 1 {
+            self.push(std::mem::take(run), line);
+        }
+        run.clear();
+    }
+}
+
+fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_paths(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => out.push([prefix.clone(), vec![n.ident.to_string()]].concat()),
+        syn::UseTree::Rename(r) => out.push([prefix.clone(), vec![r.ident.to_string()]].concat()),
+        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|item| use_paths(item, prefix, out)),
+    }
+}
+
+impl<'ast> Visit<'ast> for Paths {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        let mut out = Vec::new();
+        use_paths(&item.tree, &mut Vec::new(), &mut out);
+        let line = item.use_token.span.start().line;
+        for path in out {
+            self.push(path, line);
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let segments = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let line = path.segments.first().map_or(0, |s| s.ident.span().start().line);
+        self.push(segments, line);
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.scan_tokens(mac.tokens.clone());
+        syn::visit::visit_macro(self, mac);
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if item.content.is_some() {
+            self.module.push(item.ident.to_string());
+            syn::visit::visit_item_mod(self, item);
+            self.module.pop();
+        }
+    }
+}
+
+/// `src/store/dynamo/posts.rs` is `store::dynamo::posts`; `mod.rs` is its folder.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The absolute module path a `crate::`/`super::`/`self::` path names.
+fn resolve(module: &[String], path: &[String]) -> Option<Vec<String>> {
+    let mut base = module.to_vec();
+    let mut rest = path;
+    match rest.first()?.as_str() {
+        "crate" => {
+            base.clear();
+            rest = &rest[1..];
+        }
+        "self" => rest = &rest[1..],
+        "super" => {
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop()?;
+                rest = &rest[1..];
+            }
+        }
+        _ => return None,
+    }
+    Some([base, rest.to_vec()].concat())
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            // Each binary under src/bin is its own composition root.
+            if path.file_name().is_some_and(|n| n != "bin") {
+                sources(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+struct Source {
+    file: PathBuf,
+    text: String,
+    paths: Vec<Named>,
+}
+
+fn read_sources() -> Vec<Source> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let syntax = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let mut visitor = Paths {
+                module: module_of(&src, &file),
+                found: Vec::new(),
+            };
+            visitor.visit_file(&syntax);
+            Source {
+                file: file.strip_prefix(&src).unwrap().to_path_buf(),
+                text,
+                paths: visitor.found,
+            }
+        })
+        .collect()
+}
+
+/// Every top-level module's imports of other top-level modules.
+fn graph(sources: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for source in sources {
+        for named in &source.paths {
+            let Some(target) = resolve(&named.module, &named.path) else {
+                continue;
+            };
+            let (Some(from), Some(to)) = (named.module.first(), target.first()) else {
+                continue;
+            };
+            graph.entry(from.clone()).or_default();
+            if from != to {
+                graph.entry(from.clone()).or_default().insert(to.clone());
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_module_imports_a_layer_above_it() {
+    let sources = read_sources();
+    let allowed: BTreeMap<&str, &[&str]> = LAYERS.iter().copied().collect();
+    let mut wrong = Vec::new();
+    for source in &sources {
+        for named in &source.paths {
+            let Some(target) = resolve(&named.module, &named.path) else {
+                continue;
+            };
+            let (Some(from), Some(to)) = (named.module.first(), target.first()) else {
+                continue;
+            };
+            if from == to || from == ROOT {
+                continue;
+            }
+            let ok = allowed
+                .get(from.as_str())
+                .unwrap_or_else(|| panic!("{from} is not in LAYERS: place the new module in a layer"));
+            if !ok.contains(&to.as_str()) {
+                wrong.push(format!(
+                    "{}:{}: {from} imports {}",
+                    source.file.display(),
+                    named.line,
+                    target.join("::")
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports that point up:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_import_graph_of_the_top_level_modules_has_no_cycle() {
+    let graph = graph(&read_sources());
+    println!("the import graph of shared/src (module -> what it imports):");
+    for (from, to) in &graph {
+        println!("  {from} -> {}", to.iter().cloned().collect::<Vec<_>>().join(", "));
+    }
+    // Depth-first: a module met again while its own imports are open closes a cycle.
+    fn visit<'a>(
+        node: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        open: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) {
+        if done.contains(node) {
+            return;
+        }
+        if let Some(at) = open.iter().position(|n| *n == node) {
+            panic!("a cycle: {} -> {node}", open[at..].join(" -> "));
+        }
+        open.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            visit(next, graph, open, done);
+        }
+        open.pop();
+        done.insert(node);
+    }
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        visit(node, &graph, &mut Vec::new(), &mut done);
+    }
+    assert!(graph.contains_key(ROOT) && graph.len() >= LAYERS.len(), "{graph:?}");
+}
+
+#[test]
+fn store_ports_know_no_adapter_and_the_adapters_not_each_other() {
+    let mut wrong = Vec::new();
+    for source in read_sources() {
+        let module = source.file.with_extension("");
+        let Some(first) = module.iter().next() else { continue };
+        if first != "store" {
+            continue;
+        }
+        let part = module.iter().nth(1).map(|p| p.to_string_lossy().into_owned());
+        for named in &source.paths {
+            let Some(target) = resolve(&named.module, &named.path) else {
+                continue;
+            };
+            let Some(adapter) = target.get(1).filter(|_| target[0] == "store") else {
+                continue;
+            };
+            if !matches!(adapter.as_str(), "dynamo" | "sqlite") {
+                continue;
+            }
+            let from_adapter = matches!(part.as_deref(), Some("dynamo" | "sqlite"));
+            // The settings choose and open an adapter: the store's one wiring point.
+            let opens_adapters = part.as_deref() == Some("settings");
+            if (from_adapter && part.as_deref() != Some(adapter.as_str())) || (!from_adapter && !opens_adapters) {
+                wrong.push(format!(
+                    "{}:{}: imports {}",
+                    source.file.display(),
+                    named.line,
+                    target.join("::")
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "store layering broken:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn only_the_composition_root_reads_the_environment() {
+    let mut wrong = Vec::new();
+    for source in read_sources() {
+        if source.file.starts_with(ROOT) {
+            continue;
+        }
+        for named in &source.paths {
+            if named.path.len() >= 2 && named.path[0] == "std" && named.path[1] == "env" {
+                wrong.push(format!("{}:{}", source.file.display(), named.line));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "std::env read outside {ROOT}/: {wrong:?}");
+}
+
+#[test]
+fn the_http_layer_reaches_the_store_only_through_the_use_cases() {
+    for source in read_sources() {
+        if source.file.starts_with("http") {
+            assert!(
+                !source.text.contains(".store()") && !source.text.contains(".store."),
+                "{} calls the store directly: add a use case",
+                source.file.display()
+            );
+        }
+    }
+}
+
+/// The checker itself, on paths that must be seen.
+#[test]
+fn the_checker_resolves_crate_super_and_self_paths() {
+    let module = vec!["store".to_owned(), "dynamo".to_owned()];
+    let path = |p: &str| p.split("::").map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(resolve(&module, &path("crate::app::App")).unwrap()[0], "app");
+    assert_eq!(resolve(&module, &path("super::super::http")).unwrap()[0], "http");
+    assert_eq!(resolve(&module, &path("super::Store")).unwrap(), path("store::Store"));
+    assert_eq!(
+        resolve(&module, &path("self::items")).unwrap()[..2],
+        path("store::dynamo")[..]
+    );
+    let mut found = Paths::default();
+    found.scan_tokens(
+        "tracing::info!(x = %crate::runtime::Env::process(), \"y\")"
+            .parse()
+            .unwrap(),
+    );
+    assert!(
+        found
+            .found
+            .iter()
+            .any(|n| n.path == path("crate::runtime::Env::process")),
+        "{:?}",
+        found.found
+    );
+}
