@@ -10,16 +10,16 @@ use shared::runtime::{Config, Deployment, Env};
 
 use crate::secrets::Recorder;
 
-pub const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
-pub const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
+pub(crate) const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
+pub(crate) const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
 
 #[derive(Debug, Clone, Copy)]
-pub enum Backend {
+pub(crate) enum Backend {
     Sqlite,
     Dynamo,
 }
 
-pub struct TestApp {
+pub(crate) struct TestApp {
     pub address: String,
     /// Every request and response, checked for leaked secrets when the app drops.
     pub recorder: Arc<Recorder>,
@@ -34,7 +34,7 @@ pub struct TestApp {
 /// Every log line the apps of this test binary wrote (one global subscriber:
 /// spawned tasks and the blocking pool log there too).
 #[derive(Clone, Default)]
-pub struct Captured(pub Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Captured(pub Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for Captured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -47,31 +47,31 @@ impl std::io::Write for Captured {
 }
 
 impl Captured {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.text_since(0)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.lock().unwrap().len()
     }
 
     /// What was logged after the first `offset` bytes.
-    pub fn text_since(&self, offset: usize) -> String {
+    pub(crate) fn text_since(&self, offset: usize) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()[offset..]).into_owned()
     }
 }
 
-pub async fn spawn_app(backend: Backend) -> TestApp {
+pub(crate) async fn spawn_app(backend: Backend) -> TestApp {
     spawn_app_with(backend, &[]).await
 }
 
 /// Settings are the defaults of a test deployment (cheap bcrypt:4 tiers,
 /// fixed secrets) with `overrides` on top.
-pub async fn spawn_app_with(backend: Backend, overrides: &[(&str, &str)]) -> TestApp {
+pub(crate) async fn spawn_app_with(backend: Backend, overrides: &[(&str, &str)]) -> TestApp {
     spawn_app_in(backend, overrides, Arc::new(tempfile::tempdir().unwrap()), None).await
 }
 
-pub async fn spawn_app_in(
+pub(crate) async fn spawn_app_in(
     backend: Backend,
     overrides: &[(&str, &str)],
     data_dir: Arc<tempfile::TempDir>,
@@ -138,7 +138,7 @@ pub async fn spawn_app_in(
     }
 }
 
-pub fn logs() -> &'static Captured {
+pub(crate) fn logs() -> &'static Captured {
     static LOGS: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
     LOGS.get_or_init(|| {
         let captured = Captured::default();
@@ -164,7 +164,13 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
-    pub async fn request(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Response {
+    pub(crate) async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
         let mut request = self.client.request(method, format!("{}{path}", self.address));
         if let Some(token) = token {
             request = request.bearer_auth(token);
@@ -178,7 +184,7 @@ impl TestApp {
     /// A request forwarded by a trusted proxy for `address` (the app must
     /// trust 127.0.0.1 in `TRUSTED_PROXIES`): `X-Forwarded-For` carries a
     /// spoofed left-most entry too, which must never count.
-    pub async fn request_from(
+    pub(crate) async fn request_from(
         &self,
         address: &str,
         method: Method,
@@ -199,18 +205,18 @@ impl TestApp {
         request.send().await.expect("request failed")
     }
 
-    pub async fn login_from(&self, address: &str, username: &str, password: &str) -> Response {
+    pub(crate) async fn login_from(&self, address: &str, username: &str, password: &str) -> Response {
         let body = json!({"username": username, "password": password});
         self.request_from(address, Method::POST, "/sessions", None, Some(body))
             .await
     }
 
     /// Hashes and verifies run by this app so far.
-    pub fn hashes(&self) -> u64 {
+    pub(crate) fn hashes(&self) -> u64 {
         self.state.app.hashing().unwrap().runs()
     }
 
-    pub async fn raw(&self, method: Method, path: &str, body: Vec<u8>) -> Response {
+    pub(crate) async fn raw(&self, method: Method, path: &str, body: Vec<u8>) -> Response {
         self.client
             .request(method, format!("{}{path}", self.address))
             .header("content-type", "application/json")
@@ -220,15 +226,15 @@ impl TestApp {
             .expect("request failed")
     }
 
-    pub async fn get(&self, path: &str) -> Response {
+    pub(crate) async fn get(&self, path: &str) -> Response {
         self.request(Method::GET, path, None, None).await
     }
 
-    pub async fn post(&self, path: &str, body: Value) -> Response {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> Response {
         self.request(Method::POST, path, None, Some(body)).await
     }
 
-    pub async fn signup(&self, username: &str, password: &str) -> Response {
+    pub(crate) async fn signup(&self, username: &str, password: &str) -> Response {
         self.post(
             "/members",
             json!({"username": username, "password": password, "nickname": format!("{username}!")}),
@@ -236,20 +242,20 @@ impl TestApp {
         .await
     }
 
-    pub async fn login(&self, username: &str, password: &str) -> Response {
+    pub(crate) async fn login(&self, username: &str, password: &str) -> Response {
         self.post("/sessions", json!({"username": username, "password": password}))
             .await
     }
 
     /// Signs up and logs in; returns the bearer token.
-    pub async fn member_token(&self, username: &str) -> String {
+    pub(crate) async fn member_token(&self, username: &str) -> String {
         assert_eq!(self.signup(username, "password-123").await.status(), 201);
         let session: Value = self.login(username, "password-123").await.json().await.unwrap();
         session["token"].as_str().unwrap().to_owned()
     }
 
     /// A member post on `free`; returns its id.
-    pub async fn member_post(&self, token: &str) -> String {
+    pub(crate) async fn member_post(&self, token: &str) -> String {
         let response = self
             .request(
                 Method::POST,
@@ -263,7 +269,7 @@ impl TestApp {
     }
 
     /// A guest post on `free` with `password`; returns its id.
-    pub async fn guest_post(&self, password: &str) -> String {
+    pub(crate) async fn guest_post(&self, password: &str) -> String {
         let response = self
             .post(
                 "/boards/free/posts/guest",
@@ -282,12 +288,12 @@ fn rand_octet() -> u8 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-pub async fn body(response: Response) -> Value {
+pub(crate) async fn body(response: Response) -> Value {
     response.json().await.expect("a JSON body")
 }
 
 /// Asserts an docs/API.md error: status, code, and a message that contains `mentions`.
-pub async fn assert_error(response: Response, status: u16, code: &str, mentions: &str) {
+pub(crate) async fn assert_error(response: Response, status: u16, code: &str, mentions: &str) {
     assert_eq!(response.status(), status, "status for expected {code}");
     let value = body(response).await;
     assert_eq!(value["error"]["code"], code, "{value}");

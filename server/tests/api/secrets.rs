@@ -15,7 +15,7 @@ use serde_json::Value;
 const HASH_MARKERS: [&str; 5] = ["$2b$", "$2y$", "$2a$", "$argon2", "$hs384$"];
 
 #[derive(Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     passwords: Mutex<Vec<String>>,
     tokens: Mutex<Vec<String>>,
     responses: Mutex<Vec<String>>,
@@ -24,7 +24,7 @@ pub struct Recorder {
 impl Recorder {
     /// Axum middleware: records the request's passwords and bearer token and
     /// the response's headers and body, leaving both unchanged.
-    pub async fn watch(self: Arc<Self>, request: Request, next: Next) -> Response {
+    pub(crate) async fn watch(self: Arc<Self>, request: Request, next: Next) -> Response {
         if let Some(token) = request
             .headers()
             .get("authorization")
@@ -70,7 +70,7 @@ impl Recorder {
     }
 
     /// Panics naming the kind of secret found (never the secret itself).
-    pub fn assert_nothing_leaked(&self, logs: &str, fixed_secrets: &[&str]) {
+    pub(crate) fn assert_nothing_leaked(&self, logs: &str, fixed_secrets: &[&str]) {
         // Short passwords, and filler like "xxxx...", could match ordinary
         // text (another test's request path) by chance.
         let passwords: Vec<String> = self
@@ -114,7 +114,7 @@ impl Recorder {
         }
     }
 
-    pub fn responses_seen(&self) -> usize {
+    pub(crate) fn responses_seen(&self) -> usize {
         self.responses.lock().unwrap().len()
     }
 }

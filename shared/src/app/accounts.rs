@@ -8,6 +8,7 @@ use crate::hashing::{EngineError, HashError, Hashing, Tier, UNPEPPERED_MAX_BYTES
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress};
 
+#[derive(Debug)]
 pub struct SignUp {
     /// The request's `Idempotency-Key` claim, if it came with one.
     pub idempotency: Option<IdempotencyClaim>,

@@ -15,6 +15,7 @@ use super::posts::{EditPost, new_comment, new_post};
 use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};
 
+#[derive(Debug)]
 pub struct GuestPost {
     /// The request's `Idempotency-Key` claim, if it came with one.
     pub idempotency: Option<IdempotencyClaim>,
@@ -26,6 +27,7 @@ pub struct GuestPost {
     pub body: PostBody,
 }
 
+#[derive(Debug)]
 pub struct GuestEdit {
     pub key: PostKey,
     pub password: Password,
@@ -34,6 +36,7 @@ pub struct GuestEdit {
     pub client: ClientAddress,
 }
 
+#[derive(Debug)]
 pub struct GuestComment {
     /// The request's `Idempotency-Key` claim, if it came with one.
     pub idempotency: Option<IdempotencyClaim>,
@@ -46,6 +49,7 @@ pub struct GuestComment {
 }
 
 /// A guest's proof for deleting what they wrote.
+#[derive(Debug)]
 pub struct GuestProof {
     pub password: Password,
     pub client: ClientAddress,

@@ -71,6 +71,15 @@ pub struct App {
     pub limits: Limits,
 }
 
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("boards", &self.boards)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
 impl App {
     /// An application without hashing or tokens: add them with
     /// [`App::with_hashing`] and [`App::with_tokens`] where the routes use them.

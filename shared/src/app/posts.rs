@@ -11,12 +11,14 @@ use crate::store::PostEdit;
 
 use super::{App, ClientAddress, SignedIn, throttle};
 
+#[derive(Debug)]
 pub struct ListPosts {
     pub board: BoardSlug,
     pub limit: PageLimit,
     pub cursor: Option<String>,
 }
 
+#[derive(Debug)]
 pub struct WritePost {
     /// The request's `Idempotency-Key` claim, if it came with one.
     pub idempotency: Option<IdempotencyClaim>,
@@ -26,12 +28,14 @@ pub struct WritePost {
     pub body: PostBody,
 }
 
+#[derive(Debug)]
 pub struct EditPost {
     pub key: PostKey,
     pub title: Title,
     pub body: PostBody,
 }
 
+#[derive(Debug)]
 pub struct WriteComment {
     /// The request's `Idempotency-Key` claim, if it came with one.
     pub idempotency: Option<IdempotencyClaim>,

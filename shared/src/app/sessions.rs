@@ -9,6 +9,7 @@ use super::throttle::Refusal;
 use super::tokens::TOKEN_TTL_SECS;
 use super::{App, ClientAddress, throttle};
 
+#[derive(Debug)]
 pub struct LogIn {
     pub username: Username,
     pub password: Password,

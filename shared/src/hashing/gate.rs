@@ -235,7 +235,7 @@ impl HashingGate {
 /// docs/DESIGN.md: while other work keeps every core busy, hashing waits, and
 /// its queue sheds (503) instead of taking CPU from requests that do not hash.
 /// Measured in docs/benchmarks.md (the read P99 under report 1's mix).
-pub const HASHING_POLICY: thread_priority::ThreadSchedulePolicy =
+pub(super) const HASHING_POLICY: thread_priority::ThreadSchedulePolicy =
     thread_priority::ThreadSchedulePolicy::Normal(thread_priority::NormalThreadSchedulePolicy::Idle);
 
 /// The threads hashes run on: a blocking pool of its own whose threads take

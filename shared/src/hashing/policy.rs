@@ -30,12 +30,12 @@ impl fmt::Display for Tier {
 }
 
 /// bcrypt costs the `bcrypt` crate accepts and that we consider sane.
-pub const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=31;
+pub(super) const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=31;
 
 /// OWASP lists five equivalent Argon2id settings (47104/1, 19456/2, 12288/3,
 /// 9216/4, 7168/5 KiB/passes); the least memory x passes among them (7168 x 5)
 /// is our floor. Below it an Argon2id tier counts as weaker than bcrypt cost 10.
-pub const ARGON2_BASELINE_WORK: u64 = 7_168 * 5;
+pub(super) const ARGON2_BASELINE_WORK: u64 = 7_168 * 5;
 
 /// A hashing algorithm and its work parameters. Written and parsed as
 /// `bcrypt:11` or `argon2id:<m KiB>:<t>:<p>`, e.g. `argon2id:19456:2:1`.

@@ -88,7 +88,7 @@ fn replay(stored: RememberedAnswer) -> Response {
 }
 
 /// What [`claim_key`] works with on one route.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Claiming {
     pub state: AppState,
     /// A member route: the bearer token is checked first, so a request

@@ -33,7 +33,7 @@ pub use settings::HttpSettings;
 use crate::app::App;
 
 /// What every handler gets: built once per process (per cold start on Lambda).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct AppState {
     pub app: App,
     /// Server mode only: proxies whose `X-Forwarded-For` is believed.

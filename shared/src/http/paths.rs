@@ -53,6 +53,7 @@ struct RawComment {
 }
 
 /// `/boards/{slug}/...`: a configured board.
+#[derive(Debug)]
 pub struct BoardPath(pub BoardSlug);
 
 impl FromRequestParts<AppState> for BoardPath {
@@ -65,6 +66,7 @@ impl FromRequestParts<AppState> for BoardPath {
 }
 
 /// `/boards/{slug}/posts/{post_id}/...`
+#[derive(Debug)]
 pub struct PostPath(pub PostKey);
 
 impl FromRequestParts<AppState> for PostPath {
@@ -80,6 +82,7 @@ impl FromRequestParts<AppState> for PostPath {
 }
 
 /// `/boards/{slug}/posts/{post_id}/comments/{comment_id}/...`
+#[derive(Debug)]
 pub struct CommentPath(pub CommentKey);
 
 impl FromRequestParts<AppState> for CommentPath {
@@ -102,6 +105,7 @@ impl FromRequestParts<AppState> for CommentPath {
 }
 
 /// `?limit=&cursor=` of a listing.
+#[derive(Debug)]
 pub struct PageQuery {
     limit: Option<String>,
     pub cursor: Option<String>,

@@ -15,6 +15,7 @@ use super::input::MAX_BODY_BYTES;
 use crate::error::ApiError;
 use crate::function::Function;
 
+#[derive(Debug)]
 pub struct Route {
     pub function: Function,
     pub method: Method,
@@ -94,10 +95,9 @@ macro_rules! routes_table {
         /// Every route of docs/API.md (except `GET /health`, which every
         /// function serves) that this build links: a function built without
         /// a feature has none of the routes that need it.
-        #[allow(clippy::vec_init_then_push)]
+        #[expect(clippy::vec_init_then_push)]
         pub fn routes() -> Vec<Route> {
             // Rows are pushed one by one: each may be compiled out.
-            #[allow(unused_mut)]
             let mut all = Vec::new();
             $( $(#[$cfg])* all.push(route(Function::$function, Method::$method, $path, $doc, on(filter(&Method::$method), $handler))); )*
             all

@@ -1,6 +1,9 @@
 //! A DynamoDB Local process owned by one test, for outages: paused (a
 //! hang), stopped, and started again on its files. Used by the server's
 //! fault tests and the Lambda function's outage test (through `#[path]`).
+// Included by `#[path]` into several test crates, each mounting it
+// elsewhere: its items stay `pub`.
+#![allow(unreachable_pub)]
 // Each includer uses what it needs of it.
 #![allow(dead_code)]
 

@@ -1,6 +1,9 @@
 //! The router's state without a socket: a fresh SQLite store, cheap peppered
 //! tiers, one member with a bearer token and one seeded post on `free`. Shared
 //! by the tests that call the router directly (API Gateway events, fuzzing).
+// Included by `#[path]` into several test crates, each mounting it
+// elsewhere: its items stay `pub`.
+#![allow(unreachable_pub)]
 
 use shared::domain::{Author, Member, PasswordHash, Post, PostSummary, now};
 use shared::http::AppState;

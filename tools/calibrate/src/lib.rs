@@ -18,6 +18,7 @@ use shared::hashing::tier_file::{Machine, TierFile};
 use measure::Samples;
 
 /// Where the outputs go.
+#[derive(Debug)]
 pub struct Outputs<'a> {
     pub tier_file: &'a Path,
     pub report: &'a Path,

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use serde_json::Value;
 
 /// Draws P50/P95/P99 of each endpoint of two report JSON files (log scale).
-pub fn percentiles(before: &Path, after: &Path, out: &Path, title: &str) -> anyhow::Result<()> {
+pub(crate) fn percentiles(before: &Path, after: &Path, out: &Path, title: &str) -> anyhow::Result<()> {
     let read = |p: &Path| -> anyhow::Result<Value> { Ok(serde_json::from_str(&std::fs::read_to_string(p)?)?) };
     let (b, a) = (read(before)?, read(after)?);
     let rows = |v: &Value| -> Vec<(String, [f64; 3])> {

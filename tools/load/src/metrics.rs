@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 #[derive(Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     endpoints: Mutex<BTreeMap<&'static str, Endpoint>>,
 }
 
@@ -20,7 +20,7 @@ struct Endpoint {
 
 impl Recorder {
     /// One request: `ok` says whether its status was one the scenario expects.
-    pub fn record(&self, endpoint: &'static str, elapsed: Duration, status: Option<u16>, ok: bool) {
+    pub(crate) fn record(&self, endpoint: &'static str, elapsed: Duration, status: Option<u16>, ok: bool) {
         let mut endpoints = self.endpoints.lock().unwrap();
         let e = endpoints.entry(endpoint).or_insert_with(|| Endpoint {
             latency_us: Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
@@ -34,7 +34,7 @@ impl Recorder {
         }
     }
 
-    pub fn report(&self, scenario: &str, wall: Duration) -> Report {
+    pub(crate) fn report(&self, scenario: &str, wall: Duration) -> Report {
         let endpoints = self.endpoints.lock().unwrap();
         let mut all = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("valid bounds");
         let mut rows: Vec<Row> = endpoints
@@ -82,7 +82,7 @@ fn row(name: &str, h: &Histogram<u64>, errors: u64, wall: Duration, statuses: BT
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub endpoint: String,
     pub requests: u64,
     pub errors: u64,
@@ -96,7 +96,7 @@ pub struct Row {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub scenario: String,
     pub seconds: f64,
     pub rows: Vec<Row>,
@@ -107,7 +107,7 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let mut md = format!("Scenario `{}`, {:.0} s\n\n", self.scenario, self.seconds);
         md += "| endpoint | requests | errors | avg ms | P50 ms | P95 ms | P99 ms | max ms | req/s | statuses |\n";
         md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -136,13 +136,13 @@ impl Report {
         md
     }
 
-    pub fn row(&self, endpoint: &str) -> Option<&Row> {
+    pub(crate) fn row(&self, endpoint: &str) -> Option<&Row> {
         self.rows.iter().find(|r| r.endpoint == endpoint)
     }
 }
 
 /// Before and after side by side, with the change in percent (report 1's tables).
-pub fn compare_markdown(before: &Report, after: &Report, before_label: &str, after_label: &str) -> String {
+pub(crate) fn compare_markdown(before: &Report, after: &Report, before_label: &str, after_label: &str) -> String {
     let mut md = format!("| endpoint | metric | {before_label} | {after_label} | change |\n|---|---|---:|---:|---:|\n");
     for b in &before.rows {
         let Some(a) = after.row(&b.endpoint) else { continue };
@@ -198,7 +198,7 @@ fn met(ok: bool) -> &'static str {
 
 /// Issue 15's goals for report 1's mix, measured: at the offered load
 /// (`overload` false) and under overload.
-pub fn mixed_goals(before: &Report, after: &Report, reads_alone: &Report, overload: bool) -> String {
+pub(crate) fn mixed_goals(before: &Report, after: &Report, reads_alone: &Report, overload: bool) -> String {
     let all = |r: &Report| r.row("all").cloned();
     let (Some(b), Some(a)) = (all(before), all(after)) else {
         return "no requests were recorded\n".into();

@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 
 use crate::metrics::Recorder;
 
-pub const PASSWORD: &str = "load-test-password";
-pub const GUEST_PASSWORD: &str = "guest-pw";
+pub(crate) const PASSWORD: &str = "load-test-password";
+pub(crate) const GUEST_PASSWORD: &str = "guest-pw";
 
 #[derive(Clone)]
-pub struct Api {
+pub(crate) struct Api {
     pub base: String,
     pub http: reqwest::Client,
     pub recorder: Arc<Recorder>,
@@ -23,7 +23,7 @@ pub struct Api {
     pub client_ip: Option<String>,
 }
 
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     pub endpoint: &'static str,
     pub method: Method,
     pub path: String,
@@ -34,7 +34,7 @@ pub struct Call<'a> {
 }
 
 impl Api {
-    pub fn new(base: &str, recorder: Arc<Recorder>) -> Self {
+    pub(crate) fn new(base: &str, recorder: Arc<Recorder>) -> Self {
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(512)
             .timeout(Duration::from_secs(60))
@@ -49,7 +49,7 @@ impl Api {
     }
 
     /// This client as user `u` behind an address of its own (10.x.y.z).
-    pub fn as_user_ip(&self, u: usize) -> Self {
+    pub(crate) fn as_user_ip(&self, u: usize) -> Self {
         Api {
             client_ip: Some(format!("10.{}.{}.{}", (u >> 16) & 255, (u >> 8) & 255, u & 255)),
             ..self.clone()
@@ -57,7 +57,7 @@ impl Api {
     }
 
     /// Sends the request and records it; returns status and JSON body when it answered.
-    pub async fn call(&self, call: Call<'_>) -> Option<(u16, Value)> {
+    pub(crate) async fn call(&self, call: Call<'_>) -> Option<(u16, Value)> {
         let mut request = self.http.request(call.method, format!("{}{}", self.base, call.path));
         if let Some(token) = call.token {
             request = request.bearer_auth(token);
@@ -85,13 +85,13 @@ impl Api {
 }
 
 /// What the scenarios act on, created before the clock starts.
-pub struct Seed {
+pub(crate) struct Seed {
     pub usernames: Vec<String>,
     pub tokens: Vec<String>,
     pub posts: Vec<String>,
 }
 
-pub async fn seed(api: &Api, members: usize, posts: usize, run_id: &str) -> anyhow::Result<Seed> {
+pub(crate) async fn seed(api: &Api, members: usize, posts: usize, run_id: &str) -> anyhow::Result<Seed> {
     let mut usernames = Vec::new();
     let mut tokens = Vec::new();
     let mut joins = Vec::new();
@@ -280,7 +280,7 @@ async fn member_login_and_write(api: &Api, username: &str, post: &str) {
 
 /// How the users of a scenario pace themselves between requests.
 #[derive(Clone, Copy, Debug)]
-pub enum Pacing {
+pub(crate) enum Pacing {
     /// Think after every request, uniformly between half and one and a half
     /// times the mean (JMeter's Uniform Random Timer), starting at a random
     /// offset: the report's users, whose offered load stays put however
@@ -309,7 +309,7 @@ impl Pacing {
 /// Report 1's thread groups: TG1 readers 50%, TG2 members logging in and
 /// writing 20%, TG3 guests writing 20%, TG4 likers 10%.
 #[derive(Clone, Copy, Debug)]
-pub struct Groups {
+pub(crate) struct Groups {
     pub readers: usize,
     pub members: usize,
     pub guests: usize,
@@ -317,7 +317,7 @@ pub struct Groups {
 }
 
 impl Groups {
-    pub fn of(users: usize) -> Self {
+    pub(crate) fn of(users: usize) -> Self {
         let (readers, members, guests) = (users / 2, users / 5, users / 5);
         Groups {
             readers,
@@ -329,7 +329,7 @@ impl Groups {
 
     /// Member accounts the scenario needs: one per member and per liker, so
     /// that no two users share an account (as no two real people do).
-    pub fn accounts(self) -> usize {
+    pub(crate) fn accounts(self) -> usize {
         (self.members + self.likers).max(1)
     }
 }
@@ -338,7 +338,7 @@ impl Groups {
 /// each member logs into its own account, then posts or comments; guests
 /// post or comment; likers toggle a like with their own account. With
 /// `many_ips` each user has an address of its own.
-pub async fn mixed(api: Api, seed: Arc<Seed>, groups: Groups, pacing: Pacing, seconds: u64, many_ips: bool) {
+pub(crate) async fn mixed(api: Api, seed: Arc<Seed>, groups: Groups, pacing: Pacing, seconds: u64, many_ips: bool) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let total = groups.readers + groups.members + groups.guests + groups.likers;
     users(total, deadline, |u| {
@@ -379,7 +379,7 @@ pub async fn mixed(api: Api, seed: Arc<Seed>, groups: Groups, pacing: Pacing, se
 
 /// Reads only (report 1's readers alone): the baseline for the read P99
 /// under `mixed`, at the same pacing.
-pub async fn reads(api: Api, seed: Arc<Seed>, n: usize, pacing: Pacing, seconds: u64) {
+pub(crate) async fn reads(api: Api, seed: Arc<Seed>, n: usize, pacing: Pacing, seconds: u64) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     users(n, deadline, |_| {
         let (api, seed) = (api.clone(), seed.clone());
@@ -396,7 +396,7 @@ pub async fn reads(api: Api, seed: Arc<Seed>, n: usize, pacing: Pacing, seconds:
 
 /// Report 2: login + write at a constant arrival rate (an open model: new
 /// arrivals do not wait for slow ones, as real clients would not).
-pub async fn login_write(api: Api, seed: Arc<Seed>, rate: f64, seconds: u64) {
+pub(crate) async fn login_write(api: Api, seed: Arc<Seed>, rate: f64, seconds: u64) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
@@ -422,7 +422,7 @@ pub async fn login_write(api: Api, seed: Arc<Seed>, rate: f64, seconds: u64) {
 }
 
 /// Report 3: users signing up continuously.
-pub async fn signup(api: Api, run_id: String, n: usize, seconds: u64) {
+pub(crate) async fn signup(api: Api, run_id: String, n: usize, seconds: u64) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     users(n, deadline, |u| {
         let (api, run_id) = (api.clone(), run_id.clone());
@@ -451,7 +451,7 @@ pub async fn signup(api: Api, run_id: String, n: usize, seconds: u64) {
 /// Report 3: wrong passwords for a random one of 200 usernames, as fast as
 /// possible, from one client IP or from many (`X-Forwarded-For`, which the
 /// server must be told to trust).
-pub async fn login_attack(api: Api, seed: Arc<Seed>, n: usize, seconds: u64, many_ips: bool) {
+pub(crate) async fn login_attack(api: Api, seed: Arc<Seed>, n: usize, seconds: u64, many_ips: bool) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let names: Arc<Vec<String>> = Arc::new(
         seed.usernames
@@ -490,7 +490,7 @@ pub async fn login_attack(api: Api, seed: Arc<Seed>, n: usize, seconds: u64, man
 }
 
 /// Many users reading and liking one post.
-pub async fn hot_post(api: Api, seed: Arc<Seed>, n: usize, seconds: u64) {
+pub(crate) async fn hot_post(api: Api, seed: Arc<Seed>, n: usize, seconds: u64) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let post = seed.posts[0].clone();
     users(n, deadline, |_| {

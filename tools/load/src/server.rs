@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-pub struct Spawned {
+pub(crate) struct Spawned {
     child: Child,
     port: u16,
     log: PathBuf,
@@ -13,7 +13,7 @@ pub struct Spawned {
 }
 
 /// How a run's server differs from the defaults.
-pub struct Settings<'a> {
+pub(crate) struct Settings<'a> {
     /// (member, guest) overrides, or the tier file's when `None`.
     pub tiers: Option<(&'a str, &'a str)>,
     /// Trust the load generator's X-Forwarded-For (many client addresses).
@@ -25,7 +25,7 @@ pub struct Settings<'a> {
 }
 
 impl Spawned {
-    pub async fn start(binary: &Path, settings: Settings<'_>) -> anyhow::Result<Self> {
+    pub(crate) async fn start(binary: &Path, settings: Settings<'_>) -> anyhow::Result<Self> {
         let Settings {
             tiers,
             trust_proxy,
@@ -98,19 +98,19 @@ impl Spawned {
         )
     }
 
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Hashes and verifies run so far, from the server's timing log lines.
-    pub fn hashes_run(&self) -> u64 {
+    pub(crate) fn hashes_run(&self) -> u64 {
         std::fs::read_to_string(&self.log)
             .map(|log| log.lines().filter(|l| l.contains("\"password hash timing\"")).count() as u64)
             .unwrap_or(0)
     }
 
     /// VmHWM: the process's peak resident set size.
-    pub fn peak_rss_kib(&self) -> Option<u64> {
+    pub(crate) fn peak_rss_kib(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         line.split_whitespace().nth(1)?.parse().ok()

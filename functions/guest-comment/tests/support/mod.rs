@@ -2,7 +2,9 @@
 //! Docker image, which cannot run here) and the real `guest-comment` binary
 //! started against it as Lambda starts it, taking API Gateway (HTTP API v2)
 //! events. Used by tests/outage.rs and tests/concurrency.rs.
-
+// Included by `#[path]` into several test crates, each mounting it
+// elsewhere: its items stay `pub`.
+#![allow(unreachable_pub)]
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::collections::HashMap;

@@ -14,7 +14,7 @@ use crate::http::input::{Body, required};
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct SignUpRequest {
+pub(crate) struct SignUpRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::username, required = true))]
     username: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::member_password, required = true))]
@@ -23,7 +23,7 @@ pub struct SignUpRequest {
     nickname: Option<String>,
 }
 
-pub async fn signup(
+pub(crate) async fn signup(
     State(state): State<AppState>,
     Idempotent(claim): Idempotent,
     ClientIp(client): ClientIp,

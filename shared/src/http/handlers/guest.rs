@@ -18,7 +18,7 @@ use crate::http::paths::{BoardPath, CommentPath, PostPath};
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct GuestPostRequest {
+pub(crate) struct GuestPostRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::nickname, required = true))]
     nickname: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
@@ -31,7 +31,7 @@ pub struct GuestPostRequest {
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct GuestEditRequest {
+pub(crate) struct GuestEditRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
     password: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::title, required = true))]
@@ -42,7 +42,7 @@ pub struct GuestEditRequest {
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct GuestCommentRequest {
+pub(crate) struct GuestCommentRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::nickname, required = true))]
     nickname: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
@@ -55,7 +55,7 @@ pub struct GuestCommentRequest {
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct GuestProofRequest {
+pub(crate) struct GuestProofRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::guest_password, required = true))]
     password: Option<String>,
 }
@@ -69,7 +69,7 @@ impl GuestProofRequest {
     }
 }
 
-pub async fn create_guest_post(
+pub(crate) async fn create_guest_post(
     State(state): State<AppState>,
     Idempotent(claim): Idempotent,
     ClientIp(client): ClientIp,
@@ -88,7 +88,7 @@ pub async fn create_guest_post(
     state.app.create_guest_post(command).await.map(created)
 }
 
-pub async fn update_guest_post(
+pub(crate) async fn update_guest_post(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
@@ -104,7 +104,7 @@ pub async fn update_guest_post(
     state.app.update_guest_post(command).await.map(Json)
 }
 
-pub async fn delete_guest_post(
+pub(crate) async fn delete_guest_post(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
@@ -115,7 +115,7 @@ pub async fn delete_guest_post(
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub async fn create_guest_comment(
+pub(crate) async fn create_guest_comment(
     State(state): State<AppState>,
     Idempotent(claim): Idempotent,
     ClientIp(client): ClientIp,
@@ -134,7 +134,7 @@ pub async fn create_guest_comment(
     state.app.create_guest_comment(command).await.map(created)
 }
 
-pub async fn delete_guest_comment(
+pub(crate) async fn delete_guest_comment(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     CommentPath(key): CommentPath,

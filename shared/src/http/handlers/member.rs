@@ -18,7 +18,7 @@ use crate::http::paths::{BoardPath, CommentPath, PostPath};
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct PostRequest {
+pub(crate) struct PostRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::title, required = true))]
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
@@ -27,14 +27,14 @@ pub struct PostRequest {
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct CommentRequest {
+pub(crate) struct CommentRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_body, required = true))]
     body: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
 }
 
-pub async fn create_post(
+pub(crate) async fn create_post(
     State(state): State<AppState>,
     Idempotent(claim): Idempotent,
     AuthMember(member): AuthMember,
@@ -52,7 +52,7 @@ pub async fn create_post(
     state.app.create_member_post(&member, command).await.map(created)
 }
 
-pub async fn update_post(
+pub(crate) async fn update_post(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
     PostPath(key): PostPath,
@@ -66,7 +66,7 @@ pub async fn update_post(
     state.app.update_member_post(&member, command).await.map(Json)
 }
 
-pub async fn delete_post(
+pub(crate) async fn delete_post(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
     PostPath(key): PostPath,
@@ -75,7 +75,7 @@ pub async fn delete_post(
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub async fn create_comment(
+pub(crate) async fn create_comment(
     State(state): State<AppState>,
     Idempotent(claim): Idempotent,
     AuthMember(member): AuthMember,
@@ -93,7 +93,7 @@ pub async fn create_comment(
     state.app.create_member_comment(&member, command).await.map(created)
 }
 
-pub async fn delete_comment(
+pub(crate) async fn delete_comment(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
     CommentPath(key): CommentPath,
@@ -102,7 +102,7 @@ pub async fn delete_comment(
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub async fn like(
+pub(crate) async fn like(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
     PostPath(key): PostPath,
@@ -110,7 +110,7 @@ pub async fn like(
     state.app.set_like(&member, &key, true).await.map(Json)
 }
 
-pub async fn unlike(
+pub(crate) async fn unlike(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
     PostPath(key): PostPath,

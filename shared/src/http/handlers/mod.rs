@@ -5,14 +5,14 @@
 //! compiled only where its function's features are (docs/DESIGN.md, Layout).
 
 #[cfg(feature = "hashing")]
-pub mod accounts;
+pub(super) mod accounts;
 #[cfg(feature = "hashing")]
-pub mod guest;
+pub(super) mod guest;
 #[cfg(feature = "tokens")]
-pub mod member;
-pub mod read;
+pub(super) mod member;
+pub(super) mod read;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
-pub mod sessions;
+pub(super) mod sessions;
 
 use axum::Json;
 use http::StatusCode;
@@ -34,6 +34,6 @@ fn parent(parent_id: Option<String>) -> Result<Option<crate::domain::CommentId>,
         .transpose()
 }
 
-pub async fn health() -> Json<Value> {
+pub(super) async fn health() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }

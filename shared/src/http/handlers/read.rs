@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::paths::{BoardPath, DEFAULT_POSTS_PAGE, PageQuery, PostPath};
 
-pub async fn list_posts(
+pub(crate) async fn list_posts(
     State(state): State<AppState>,
     BoardPath(board): BoardPath,
     page: PageQuery,
@@ -22,11 +22,14 @@ pub async fn list_posts(
     state.app.list_posts(query).await.map(Json)
 }
 
-pub async fn get_post(State(state): State<AppState>, PostPath(key): PostPath) -> Result<Json<PostDetail>, ApiError> {
+pub(crate) async fn get_post(
+    State(state): State<AppState>,
+    PostPath(key): PostPath,
+) -> Result<Json<PostDetail>, ApiError> {
     state.app.read_post(&key).await.map(Json)
 }
 
-pub async fn list_comments(
+pub(crate) async fn list_comments(
     State(state): State<AppState>,
     PostPath(key): PostPath,
     page: PageQuery,

@@ -13,14 +13,14 @@ use crate::http::input::{Body, required};
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct LogInRequest {
+pub(crate) struct LogInRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::username, required = true))]
     username: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::login_password, required = true))]
     password: Option<String>,
 }
 
-pub async fn login(
+pub(crate) async fn login(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     Body(r): Body<LogInRequest>,

@@ -54,7 +54,7 @@ impl ReadCache {
 
 /// One kind of cached entry, each kept for `ttl` from its read.
 #[derive(Debug)]
-pub struct TtlMap<K, V> {
+pub(super) struct TtlMap<K, V> {
     ttl: Duration,
     /// Entries before expired ones are dropped, and all of them if none is:
     /// what bounds the memory a flood of distinct keys can take.
@@ -63,7 +63,7 @@ pub struct TtlMap<K, V> {
 }
 
 impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
-    pub fn new(ttl: Duration, capacity: usize) -> Self {
+    pub(super) fn new(ttl: Duration, capacity: usize) -> Self {
         TtlMap {
             ttl,
             capacity,
@@ -71,11 +71,11 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
         }
     }
 
-    pub fn enabled(&self) -> bool {
+    pub(super) fn enabled(&self) -> bool {
         !self.ttl.is_zero()
     }
 
-    pub fn get(&self, key: &K) -> Option<V> {
+    pub(super) fn get(&self, key: &K) -> Option<V> {
         if !self.enabled() {
             return None;
         }
@@ -87,13 +87,13 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
     }
 
     #[cfg(test)]
-    pub fn put(&self, key: K, value: V) {
+    pub(super) fn put(&self, key: K, value: V) {
         self.put_at(key, value, Instant::now());
     }
 
     /// Stores a value read at `at` (before the request that fetched it left),
     /// so it never outlives the TTL counted from the read.
-    pub fn put_at(&self, key: K, value: V, at: Instant) {
+    pub(super) fn put_at(&self, key: K, value: V, at: Instant) {
         if !self.enabled() {
             return;
         }
@@ -108,7 +108,7 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
     }
 
     /// Changes a fresh entry in place (a count this process just wrote).
-    pub fn update(&self, key: &K, change: impl FnOnce(&mut V)) {
+    pub(super) fn update(&self, key: &K, change: impl FnOnce(&mut V)) {
         if !self.enabled() {
             return;
         }
@@ -120,13 +120,13 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
         }
     }
 
-    pub fn remove(&self, key: &K) {
+    pub(super) fn remove(&self, key: &K) {
         if self.enabled() {
             self.entries.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
         }
     }
 
-    pub fn clear(&self) {
+    pub(super) fn clear(&self) {
         if self.enabled() {
             self.entries.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }

@@ -24,7 +24,7 @@ use crate::store::{StoreError, StoreResult};
 const BATCH_KEYS: usize = 100;
 
 /// A post's shards, index = shard number; a shard not written yet counts 0.
-pub type Shards = Vec<Counts>;
+pub(super) type Shards = Vec<Counts>;
 
 /// Shard `shard` of post `post_id` of `board`.
 pub(super) fn shard_key(board: &str, post_id: &str, shard: u32) -> Item {

@@ -23,27 +23,27 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::{Author, Comment, Post, PostSummary};
 
-pub const BOARD_INDEX: &str = "GSI1";
-pub const POST_SK: &str = "POST";
-pub const MEMBER_SK: &str = "MEMBER";
+pub(super) const BOARD_INDEX: &str = "GSI1";
+pub(super) const POST_SK: &str = "POST";
+pub(super) const MEMBER_SK: &str = "MEMBER";
 /// Every comment's SK starts with it, and sorts before [`POST_SK`]: a Query
 /// `begins_with(SK, COMMENT_SK_PREFIX)` reads a post's comments oldest first
 /// (ids are ULIDs), never the post item.
-pub const COMMENT_SK_PREFIX: &str = "COMMENT#";
+pub(super) const COMMENT_SK_PREFIX: &str = "COMMENT#";
 
-pub fn member_pk(username: &str) -> String {
+pub(super) fn member_pk(username: &str) -> String {
     format!("MEMBER#{username}")
 }
 
-pub fn post_pk(post_id: &str) -> String {
+pub(super) fn post_pk(post_id: &str) -> String {
     format!("POST#{post_id}")
 }
 
-pub fn comment_sk(comment_id: &str) -> String {
+pub(super) fn comment_sk(comment_id: &str) -> String {
     format!("{COMMENT_SK_PREFIX}{comment_id}")
 }
 
-pub fn board_pk(board: &str) -> String {
+pub(super) fn board_pk(board: &str) -> String {
     format!("BOARD#{board}")
 }
 
@@ -51,30 +51,30 @@ pub fn board_pk(board: &str) -> String {
 /// a like is a transaction (2 write units per item), so one partition would
 /// cap a post at 500 likes/s; eight lift it to 4,000. Fixed, not configured:
 /// "has this member liked" must find the item where it was written.
-pub const LIKE_PARTITIONS: u64 = 8;
+pub(super) const LIKE_PARTITIONS: u64 = 8;
 
 /// Shard `shard` of every post of `board`; a post's shard item has the post id as SK.
-pub fn counter_pk(board: &str, shard: u32) -> String {
+pub(super) fn counter_pk(board: &str, shard: u32) -> String {
     format!("COUNT#{board}#{shard}")
 }
 
 /// The v1 like partition of a post (before like items were spread).
-pub fn legacy_likes_pk(post_id: &str) -> String {
+pub(super) fn legacy_likes_pk(post_id: &str) -> String {
     format!("LIKES#{post_id}")
 }
 
-pub fn likes_pk(post_id: &str, member_id: &str) -> String {
+pub(super) fn likes_pk(post_id: &str, member_id: &str) -> String {
     format!("LIKES#{post_id}#{}", stable_hash(member_id) % LIKE_PARTITIONS)
 }
 
 /// Every like partition of a post.
-pub fn all_likes_pks(post_id: &str) -> impl Iterator<Item = String> + '_ {
+pub(super) fn all_likes_pks(post_id: &str) -> impl Iterator<Item = String> + '_ {
     (0..LIKE_PARTITIONS).map(move |n| format!("LIKES#{post_id}#{n}"))
 }
 
 /// The counter shard a member's likes (or a comment's count) go to, so that
 /// an unlike takes back from the shard its like added to.
-pub fn shard_of(id: &str, shards: u32) -> u32 {
+pub(super) fn shard_of(id: &str, shards: u32) -> u32 {
     (stable_hash(id) % u64::from(shards.max(1))) as u32
 }
 
@@ -86,20 +86,20 @@ fn stable_hash(text: &str) -> u64 {
     })
 }
 
-pub fn like_sk(member_id: &str) -> String {
+pub(super) fn like_sk(member_id: &str) -> String {
     format!("MEMBER#{member_id}")
 }
 
-pub fn attempt_pk(key: &str) -> String {
+pub(super) fn attempt_pk(key: &str) -> String {
     format!("ATTEMPT#{key}")
 }
 
-pub fn window_sk(start: i64) -> String {
+pub(super) fn window_sk(start: i64) -> String {
     format!("WINDOW#{start}")
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct MemberItem {
+pub(super) struct MemberItem {
     #[serde(rename = "PK")]
     pub pk: String,
     #[serde(rename = "SK")]
@@ -153,7 +153,7 @@ impl From<AuthorFields> for Author {
 
 /// What the board index projects: a post summary without its counts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SummaryFields {
+pub(super) struct SummaryFields {
     pub id: String,
     pub board: String,
     pub title: String,
@@ -168,7 +168,7 @@ pub struct SummaryFields {
 /// never writes them; until the backfill moves them to shard 0 they are
 /// added to the shards' sum, so an upgraded table shows the right counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LegacyCounts {
+pub(super) struct LegacyCounts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view_count: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +178,7 @@ pub struct LegacyCounts {
 }
 
 impl LegacyCounts {
-    pub fn counts(&self) -> Counts {
+    pub(super) fn counts(&self) -> Counts {
         let n = |v: Option<u64>| v.map_or(0, |v| i64::try_from(v).unwrap_or(i64::MAX));
         Counts {
             views: n(self.view_count),
@@ -192,7 +192,7 @@ impl LegacyCounts {
 /// below zero (an unlike after the shard count changed takes from another
 /// shard than its like added to); the sum never does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
+pub(super) struct Counts {
     #[serde(default)]
     pub views: i64,
     #[serde(default)]
@@ -226,7 +226,7 @@ fn shown(count: i64) -> u64 {
 impl SummaryFields {
     /// The summary with `shards` (the sum of its counter shards) added to any
     /// v1 counts.
-    pub fn summary(self, shards: Counts) -> PostSummary {
+    pub(super) fn summary(self, shards: Counts) -> PostSummary {
         let counts = self.legacy.counts() + shards;
         PostSummary {
             id: self.id,
@@ -242,7 +242,7 @@ impl SummaryFields {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PostItem {
+pub(super) struct PostItem {
     #[serde(rename = "PK")]
     pub pk: String,
     #[serde(rename = "SK")]
@@ -260,7 +260,7 @@ pub struct PostItem {
 }
 
 impl PostItem {
-    pub fn new(post: &Post, guest_password_hash: Option<&str>) -> Self {
+    pub(super) fn new(post: &Post, guest_password_hash: Option<&str>) -> Self {
         let s = &post.summary;
         PostItem {
             pk: post_pk(&s.id),
@@ -281,7 +281,7 @@ impl PostItem {
         }
     }
 
-    pub fn into_post(self, shards: Counts) -> Post {
+    pub(super) fn into_post(self, shards: Counts) -> Post {
         Post {
             summary: self.summary.summary(shards),
             body: self.body,
@@ -291,7 +291,7 @@ impl PostItem {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CommentItem {
+pub(super) struct CommentItem {
     #[serde(rename = "PK")]
     pub pk: String,
     #[serde(rename = "SK")]
@@ -311,7 +311,7 @@ pub struct CommentItem {
 }
 
 impl CommentItem {
-    pub fn new(board: &str, c: &Comment, guest_password_hash: Option<&str>) -> Self {
+    pub(super) fn new(board: &str, c: &Comment, guest_password_hash: Option<&str>) -> Self {
         CommentItem {
             pk: post_pk(&c.post_id),
             sk: comment_sk(&c.id),
@@ -326,7 +326,7 @@ impl CommentItem {
         }
     }
 
-    pub fn into_comment(self) -> Comment {
+    pub(super) fn into_comment(self) -> Comment {
         Comment {
             id: self.id,
             post_id: self.post_id,

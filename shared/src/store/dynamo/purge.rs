@@ -20,7 +20,7 @@ use crate::store::{StoreError, StoreResult};
 const PURGE_PK: &str = "PURGE";
 
 /// Pending purges a post delete finishes besides its own.
-pub const SWEEP: i32 = 5;
+pub(super) const SWEEP: i32 = 5;
 
 impl DynamoStore {
     /// Step 1: false when there is no such post on `board`.
