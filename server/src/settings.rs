@@ -44,12 +44,11 @@ impl Default for ConnectionLimits {
 
 impl ServerSettings {
     pub fn from_env(env: &Env<'_>) -> Result<Self, ConfigError> {
-        let invalid = |message: String| ConfigError::Invalid(message);
         let bind = env
             .get("BIND")
             .map_or_else(|| "127.0.0.1".to_owned(), |v| v.trim().to_owned());
         if bind.contains([':', '/']) && bind.parse::<std::net::IpAddr>().is_err() {
-            return Err(invalid(format!(
+            return Err(ConfigError::Invalid(format!(
                 "BIND must be a host name or an IP address without a port, not {bind:?}"
             )));
         }

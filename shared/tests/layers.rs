@@ -217,21 +217,54 @@ fn read_sources() -> Vec<Source> {
         .collect()
 }
 
+/// One path a module names, resolved to the module path it points into.
+struct Import<'a> {
+    file: &'a Path,
+    line: usize,
+    /// The naming module (`store::dynamo::posts`).
+    from: &'a [String],
+    /// What it names (`store::StoreError`).
+    to: Vec<String>,
+}
+
+impl Import<'_> {
+    fn at(&self) -> String {
+        format!(
+            "{}:{}: {} imports {}",
+            self.file.display(),
+            self.line,
+            self.from.join("::"),
+            self.to.join("::")
+        )
+    }
+}
+
+/// Every `crate::`/`super::`/`self::` path of every source, resolved.
+fn imports(sources: &[Source]) -> Vec<Import<'_>> {
+    sources
+        .iter()
+        .flat_map(|source| {
+            source.paths.iter().filter_map(|named| {
+                Some(Import {
+                    file: &source.file,
+                    line: named.line,
+                    from: &named.module,
+                    to: resolve(&named.module, &named.path).filter(|to| !to.is_empty())?,
+                })
+            })
+        })
+        .filter(|import| !import.from.is_empty())
+        .collect()
+}
+
 /// Every top-level module's imports of other top-level modules.
 fn graph(sources: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for source in sources {
-        for named in &source.paths {
-            let Some(target) = resolve(&named.module, &named.path) else {
-                continue;
-            };
-            let (Some(from), Some(to)) = (named.module.first(), target.first()) else {
-                continue;
-            };
-            graph.entry(from.clone()).or_default();
-            if from != to {
-                graph.entry(from.clone()).or_default().insert(to.clone());
-            }
+    for import in imports(sources) {
+        let (from, to) = (&import.from[0], &import.to[0]);
+        let edges = graph.entry(from.clone()).or_default();
+        if from != to {
+            edges.insert(to.clone());
         }
     }
     graph
@@ -242,28 +275,16 @@ fn no_module_imports_a_layer_above_it() {
     let sources = read_sources();
     let allowed: BTreeMap<&str, &[&str]> = LAYERS.iter().copied().collect();
     let mut wrong = Vec::new();
-    for source in &sources {
-        for named in &source.paths {
-            let Some(target) = resolve(&named.module, &named.path) else {
-                continue;
-            };
-            let (Some(from), Some(to)) = (named.module.first(), target.first()) else {
-                continue;
-            };
-            if from == to || from == ROOT {
-                continue;
-            }
-            let ok = allowed
-                .get(from.as_str())
-                .unwrap_or_else(|| panic!("{from} is not in LAYERS: place the new module in a layer"));
-            if !ok.contains(&to.as_str()) {
-                wrong.push(format!(
-                    "{}:{}: {from} imports {}",
-                    source.file.display(),
-                    named.line,
-                    target.join("::")
-                ));
-            }
+    for import in imports(&sources) {
+        let (from, to) = (import.from[0].as_str(), import.to[0].as_str());
+        if from == to || from == ROOT {
+            continue;
+        }
+        let ok = allowed
+            .get(from)
+            .unwrap_or_else(|| panic!("{from} is not in LAYERS: place the new module in a layer"));
+        if !ok.contains(&to) {
+            wrong.push(import.at());
         }
     }
     assert!(wrong.is_empty(), "imports that point up:\n{}", wrong.join("\n"));
@@ -305,35 +326,26 @@ fn the_import_graph_of_the_top_level_modules_has_no_cycle() {
 
 #[test]
 fn store_ports_know_no_adapter_and_the_adapters_not_each_other() {
+    let sources = read_sources();
     let mut wrong = Vec::new();
-    for source in read_sources() {
-        let module = source.file.with_extension("");
-        let Some(first) = module.iter().next() else { continue };
-        if first != "store" {
+    for import in imports(&sources) {
+        if import.from[0] != "store" || import.to[0] != "store" {
             continue;
         }
-        let part = module.iter().nth(1).map(|p| p.to_string_lossy().into_owned());
-        for named in &source.paths {
-            let Some(target) = resolve(&named.module, &named.path) else {
-                continue;
-            };
-            let Some(adapter) = target.get(1).filter(|_| target[0] == "store") else {
-                continue;
-            };
-            if !matches!(adapter.as_str(), "dynamo" | "sqlite") {
-                continue;
-            }
-            let from_adapter = matches!(part.as_deref(), Some("dynamo" | "sqlite"));
+        let Some(adapter) = import.to.get(1).filter(|a| matches!(a.as_str(), "dynamo" | "sqlite")) else {
+            continue;
+        };
+        let part = import.from.get(1).map(String::as_str);
+        let allowed = match part {
+            // An adapter uses only itself.
+            Some(own @ ("dynamo" | "sqlite")) => own == adapter,
             // The settings choose and open an adapter: the store's one wiring point.
-            let opens_adapters = part.as_deref() == Some("settings");
-            if (from_adapter && part.as_deref() != Some(adapter.as_str())) || (!from_adapter && !opens_adapters) {
-                wrong.push(format!(
-                    "{}:{}: imports {}",
-                    source.file.display(),
-                    named.line,
-                    target.join("::")
-                ));
-            }
+            Some("settings") => true,
+            // The ports.
+            _ => false,
+        };
+        if !allowed {
+            wrong.push(import.at());
         }
     }
     assert!(wrong.is_empty(), "store layering broken:\n{}", wrong.join("\n"));

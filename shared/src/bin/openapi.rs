@@ -9,16 +9,23 @@ use shared::http::route_docs::{function_table, replace_block, watch_router};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// Each file with what it should hold, or why it cannot be made.
-fn derived() -> Vec<(&'static str, Result<String, String>)> {
+/// A file as it is and as it should be, or why it cannot be made.
+type Texts = Result<(String, String), String>;
+
+fn derived() -> Vec<(&'static str, Texts)> {
     let read = |file: &str| std::fs::read_to_string(format!("{ROOT}/{file}")).map_err(|e| format!("{file}: {e}"));
+    let whole = |file: &'static str, wanted: String| Ok((read(file).unwrap_or_default(), wanted));
     let block = |file: &'static str, comment: &'static str, block: String| {
-        let text = read(file)?;
-        replace_block(&text, comment, &block)
-            .ok_or_else(|| format!("{file}: the generated block's markers are missing"))
+        let current = read(file)?;
+        let wanted = replace_block(&current, comment, &block)
+            .ok_or_else(|| format!("{file}: the generated block's markers are missing"))?;
+        Ok((current, wanted))
     };
     vec![
-        ("docs/openapi.json", Ok(shared::http::openapi::rendered())),
+        (
+            "docs/openapi.json",
+            whole("docs/openapi.json", shared::http::openapi::rendered()),
+        ),
         ("Cargo.toml", block("Cargo.toml", "# ", watch_router())),
         ("README.md", block("README.md", "<!-- ", function_table())),
     ]
@@ -27,23 +34,21 @@ fn derived() -> Vec<(&'static str, Result<String, String>)> {
 fn main() -> ExitCode {
     let check = std::env::args().any(|a| a == "--check");
     let mut failed = false;
-    for (file, wanted) in derived() {
-        let wanted = match wanted {
-            Ok(text) => text,
+    for (file, texts) in derived() {
+        let (current, wanted) = match texts {
+            Ok(texts) => texts,
             Err(e) => {
                 eprintln!("{e}");
                 failed = true;
                 continue;
             }
         };
-        let path = format!("{ROOT}/{file}");
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
         if current == wanted {
             println!("{file} is current");
         } else if check {
             eprintln!("{file} is stale: run `cargo run -p shared --bin openapi`");
             failed = true;
-        } else if let Err(e) = std::fs::write(&path, wanted) {
+        } else if let Err(e) = std::fs::write(format!("{ROOT}/{file}"), wanted) {
             eprintln!("writing {file}: {e}");
             failed = true;
         } else {
