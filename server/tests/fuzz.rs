@@ -6,9 +6,6 @@
 //! Every answer must be a documented status with the docs/API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
 
-#[path = "../../shared/tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -18,7 +15,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Map, Value};
 use shared::domain::Author;
-use support::POST_ID;
+use test_support::router::POST_ID;
 use tower::ServiceExt;
 
 const OTHER_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0AAB";
@@ -244,12 +241,12 @@ fn fuzzed_requests_get_documented_answers_and_never_crash_the_router() {
         .unwrap();
     // The seeded post is the harness member's, so their token reaches edits and deletes.
     let harness = runtime.block_on(async {
-        let member = support::member();
+        let member = test_support::router::member();
         let author = Author::Member {
             member_id: member.id,
             nickname: member.nickname,
         };
-        support::harness(author, None).await
+        test_support::router::harness(author, None).await
     });
     let app = server::app(harness.state.clone(), &[]);
     let token = harness.token.clone();

@@ -2,14 +2,12 @@
 //! from `tests/fixtures/apigw-v2/`, converted by lambda_http exactly as on
 //! Lambda. AWS itself cannot run here; these events are what it sends.
 
-mod support;
-
 use http_body_util::BodyExt;
 use serde_json::Value;
 use shared::domain::{Author, Window};
 use shared::function::Function;
 use shared::http::router;
-use support::{Harness, POST_ID};
+use test_support::router::{Harness, POST_ID};
 use tower::ServiceExt;
 
 /// The seeded post is a guest's (its hash is never checked by these events).
@@ -17,7 +15,7 @@ async fn harness() -> Harness {
     let author = Author::Guest {
         nickname: "seed".into(),
     };
-    support::harness(author, Some("unused-hash")).await
+    test_support::router::harness(author, Some("unused-hash")).await
 }
 
 fn fixture(name: &str) -> String {

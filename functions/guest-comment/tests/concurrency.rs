@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use shared::domain::new_id;
 
-mod support;
-use support::{Function, Seeded, guest_comment, health, table_with_a_post};
+use test_support::lambda::{Function, Seeded, guest_comment, health, table_with_a_post};
 
 /// `clients` loops, each invoking `make()` `per_client` times one after another.
 async fn closed_loop(
@@ -60,6 +59,8 @@ async fn concurrent_invocations_of_one_environment_are_all_answered_and_share_on
     let log = files.path().join("function.log");
     let endpoint = dynamodb.endpoint();
     let function = Function::start(
+        env!("CARGO_BIN_EXE_guest-comment"),
+        "guest-comment",
         &[
             ("AWS_LAMBDA_MAX_CONCURRENCY", "8"),
             ("TABLE_NAME", &table),

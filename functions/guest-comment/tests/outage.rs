@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 use shared::domain::{Boards, PageLimit, PostId, PostKey};
 use shared::store::Posts;
 
-mod support;
-use support::{Function, Seeded, guest_comment, table_with_a_post};
+use test_support::lambda::{Function, Seeded, guest_comment, table_with_a_post};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_retried_with_their_keys_through_the_lambda_path_happen_exactly_once() {
@@ -25,6 +24,8 @@ async fn creates_retried_with_their_keys_through_the_lambda_path_happen_exactly_
     let log = files.path().join("function.log");
     let endpoint = dynamodb.endpoint();
     let function = Function::start(
+        env!("CARGO_BIN_EXE_guest-comment"),
+        "guest-comment",
         &[
             ("TABLE_NAME", &table),
             ("DYNAMODB_ENDPOINT", &endpoint),

@@ -14,9 +14,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Backend, TestApp, body, spawn_app_in, spawn_app_with};
 
-#[path = "../../../shared/tests/support/dynamo_local.rs"]
-mod dynamo_local;
-use dynamo_local::{DynamoLocal, free_port};
+use test_support::dynamo_local::{DynamoLocal, free_port};
 
 /// Creates `table` and sends the new DynamoDB Local some work, so that its
 /// first, slow (JIT-cold) requests are not mistaken for an outage.

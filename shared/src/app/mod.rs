@@ -145,7 +145,6 @@ impl App {
         ApiError::not_found("post")
     }
 
-    #[cfg_attr(not(feature = "hashing"), allow(dead_code))]
     /// Counts one create against the write quotas (docs/API.md, Throttling
     /// and quotas), before any hashing; `429 rate_limited` over a quota.
     async fn reserve_create(

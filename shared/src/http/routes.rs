@@ -58,7 +58,7 @@ const fn doc(summary: &'static str, status: u16, description: &'static str) -> D
 }
 
 // Some builders go unused where the routes that call them are compiled out.
-#[cfg_attr(not(all(feature = "hashing", feature = "tokens")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "hashing", feature = "tokens")), expect(dead_code))]
 impl Doc {
     const fn takes(mut self, schema: &'static str) -> Self {
         self.request = Some(schema);

@@ -18,10 +18,9 @@ use axum::Json;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-#[cfg_attr(not(any(feature = "hashing", feature = "tokens")), allow(dead_code))]
 type Created<T> = (StatusCode, Json<T>);
 
-#[cfg_attr(not(any(feature = "hashing", feature = "tokens")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "hashing", feature = "tokens")), expect(dead_code))]
 fn created<T>(value: T) -> Created<T> {
     (StatusCode::CREATED, Json(value))
 }

@@ -1,11 +1,7 @@
 //! A local Lambda Runtime API served by the test (AWS's own emulator is a
-//! Docker image, which cannot run here) and the real `guest-comment` binary
-//! started against it as Lambda starts it, taking API Gateway (HTTP API v2)
-//! events. Used by tests/outage.rs and tests/concurrency.rs.
-// Included by `#[path]` into several test crates, each mounting it
-// elsewhere: its items stay `pub`.
-#![allow(unreachable_pub)]
-#![allow(dead_code)] // each test binary uses its own part
+//! Docker image, which cannot run here) and a real function binary started
+//! against it as Lambda starts it, taking API Gateway (HTTP API v2) events.
+//! Used by guest-comment's outage and concurrency tests.
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -22,12 +18,11 @@ use shared::store::Posts;
 use shared::store::dynamo::{DynamoStore, SdkTuning};
 use tokio::sync::{mpsc, oneshot};
 
-#[path = "../../../../shared/tests/support/dynamo_local.rs"]
-pub mod dynamo_local;
-use dynamo_local::{DynamoLocal, free_port};
+use crate::dynamo_local::{DynamoLocal, free_port};
 
 /// A DynamoDB Local of the test's own (its files under `files`), a fresh
 /// table named `prefix-<id>` and one guest post on board `free`.
+#[derive(Debug)]
 pub struct Seeded {
     pub dynamodb: DynamoLocal,
     pub table: String,
@@ -102,6 +97,7 @@ async fn answer(State(api): State<RuntimeApi>, Path(id): Path<String>, body: axu
     "{}"
 }
 
+#[derive(Debug)]
 pub struct Function {
     child: Child,
     events: mpsc::Sender<(String, Value)>,
@@ -116,9 +112,10 @@ impl Drop for Function {
 }
 
 impl Function {
-    /// `guest-comment` with Lambda's variables and `settings`; its stdout
-    /// (log lines, EMF records) goes to `log`.
-    pub async fn start(settings: &[(&str, &str)], log: &std::path::Path) -> Self {
+    /// The function built at `binary` (a test's `env!("CARGO_BIN_EXE_<name>")`),
+    /// named `name`, with Lambda's variables and `settings`; its stdout (log
+    /// lines, EMF records) goes to `log`.
+    pub async fn start(binary: &str, name: &str, settings: &[(&str, &str)], log: &std::path::Path) -> Self {
         let (events, receiver) = mpsc::channel(256);
         let api = RuntimeApi {
             events: Arc::new(tokio::sync::Mutex::new(receiver)),
@@ -133,13 +130,14 @@ impl Function {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let runtime_api = listener.local_addr().unwrap().to_string();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        let child = Command::new(env!("CARGO_BIN_EXE_guest-comment"))
+        let log_group = format!("/aws/lambda/{name}");
+        let child = Command::new(binary)
             .envs([
                 ("AWS_LAMBDA_RUNTIME_API", runtime_api.as_str()),
-                ("AWS_LAMBDA_FUNCTION_NAME", "guest-comment"),
+                ("AWS_LAMBDA_FUNCTION_NAME", name),
                 ("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST"),
                 ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "1769"),
-                ("AWS_LAMBDA_LOG_GROUP_NAME", "/aws/lambda/guest-comment"),
+                ("AWS_LAMBDA_LOG_GROUP_NAME", log_group.as_str()),
                 ("AWS_LAMBDA_LOG_STREAM_NAME", "local"),
                 ("AWS_REGION", "us-east-1"),
             ])
@@ -147,7 +145,7 @@ impl Function {
             .stdout(Stdio::from(std::fs::File::create(log).unwrap()))
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("starting the guest-comment binary");
+            .unwrap_or_else(|e| panic!("starting {binary}: {e}"));
         Function { child, events, answers }
     }
 

@@ -1,11 +1,6 @@
 //! A DynamoDB Local process owned by one test, for outages: paused (a
 //! hang), stopped, and started again on its files. Used by the server's
-//! fault tests and the Lambda function's outage test (through `#[path]`).
-// Included by `#[path]` into several test crates, each mounting it
-// elsewhere: its items stay `pub`.
-#![allow(unreachable_pub)]
-// Each includer uses what it needs of it.
-#![allow(dead_code)]
+//! fault tests and the Lambda function's outage and concurrency tests.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -14,6 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A DynamoDB Local process owned by one test, keeping its tables in files
 /// so that it can be stopped and started again with its data.
+#[derive(Debug)]
 pub struct DynamoLocal {
     child: Child,
     port: u16,

@@ -1,9 +1,6 @@
 //! The router's state without a socket: a fresh SQLite store, cheap peppered
 //! tiers, one member with a bearer token and one seeded post on `free`. Shared
 //! by the tests that call the router directly (API Gateway events, fuzzing).
-// Included by `#[path]` into several test crates, each mounting it
-// elsewhere: its items stay `pub`.
-#![allow(unreachable_pub)]
 
 use shared::domain::{Author, Member, PasswordHash, Post, PostSummary, now};
 use shared::http::AppState;
@@ -11,6 +8,7 @@ use shared::runtime::{Config, Deployment, Env};
 
 pub const POST_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0XYZ";
 
+#[derive(Debug)]
 pub struct Harness {
     pub state: AppState,
     /// A bearer token of [`member`].
