@@ -1,6 +1,6 @@
 //! The Lambda cold start reads its secrets from Secrets Manager by ARN
 //! (`shared::secrets`), here against a local Secrets Manager: moto in server
-//! mode, which `tools/test-all` starts (these tests fail, never skip,
+//! mode, which `scripts/test-all` starts (these tests fail, never skip,
 //! without `SECRETS_MANAGER_ENDPOINT`). AWS itself cannot run here; moto
 //! answers Secrets Manager's API, versions and stages included.
 
@@ -14,7 +14,7 @@ use shared::runtime::{Config, Deployment, Env};
 
 fn endpoint() -> String {
     std::env::var("SECRETS_MANAGER_ENDPOINT").expect(
-        "SECRETS_MANAGER_ENDPOINT is not set: run the suite with `bash tools/test-all`, which starts a local Secrets Manager",
+        "SECRETS_MANAGER_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts a local Secrets Manager",
     )
 }
 

@@ -1,5 +1,5 @@
 //! The storage conformance suite: every test runs against both adapters, the
-//! embedded SQLite file and DynamoDB Local (started by `tools/test-all`; the
+//! embedded SQLite file and DynamoDB Local (started by `scripts/test-all`; the
 //! DynamoDB tests fail, never skip, without `DYNAMODB_ENDPOINT`). Each test
 //! gets its own SQLite file or DynamoDB table, so they run in parallel.
 
@@ -34,7 +34,7 @@ fn sqlite() -> Fixture {
 
 fn endpoint() -> String {
     std::env::var("DYNAMODB_ENDPOINT")
-        .expect("DYNAMODB_ENDPOINT is not set: run the suite with `bash tools/test-all`, which starts DynamoDB Local")
+        .expect("DYNAMODB_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts DynamoDB Local")
 }
 
 async fn dynamodb() -> Fixture {

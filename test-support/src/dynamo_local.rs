@@ -19,7 +19,7 @@ pub struct DynamoLocal {
 impl DynamoLocal {
     pub fn start(files: &Path, port: u16) -> Self {
         let emulator = std::env::var("DYNAMODB_LOCAL_EMULATOR").expect(
-            "DYNAMODB_LOCAL_EMULATOR is not set: run the suite with `bash tools/test-all`, which installs DynamoDB Local",
+            "DYNAMODB_LOCAL_EMULATOR is not set: run the suite with `bash scripts/test-all`, which installs DynamoDB Local",
         );
         let child = Command::new("java")
             .current_dir(&emulator)

@@ -94,7 +94,7 @@ pub(crate) async fn spawn_app_in(
     ];
     if let Backend::Dynamo = backend {
         let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect(
-            "DYNAMODB_ENDPOINT is not set: run the suite with `bash tools/test-all`, which starts DynamoDB Local",
+            "DYNAMODB_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts DynamoDB Local",
         );
         vars.push(("TABLE_NAME".into(), table));
         vars.push(("DYNAMODB_ENDPOINT".into(), endpoint));

@@ -1,5 +1,5 @@
 //! End-to-end tests of docs/API.md over real HTTP against the server app, each on
-//! both stores: SQLite and DynamoDB Local (`bash tools/test-all` starts it).
+//! both stores: SQLite and DynamoDB Local (`bash scripts/test-all` starts it).
 
 use std::time::Instant;
 
