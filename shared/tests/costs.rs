@@ -37,8 +37,9 @@ async fn metered_app(layout: Layout) -> (App, RequestCounter, CapacityMeter) {
 
 /// An app on `table` (created when missing) whose store meters what it consumes.
 async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, CapacityMeter) {
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-        .expect("DYNAMODB_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts DynamoDB Local");
+    let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect(
+        "DYNAMODB_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts DynamoDB Local",
+    );
     let counter = RequestCounter::default();
     let config = client_config(Some(&endpoint), None, &SdkTuning::defaults(true))
         .await
