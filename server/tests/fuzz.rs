@@ -164,6 +164,7 @@ fn codes_for(status: u16) -> Option<&'static [&'static str]> {
         405 => &["method_not_allowed"],
         409 => &["username_taken"],
         413 => &["payload_too_large"],
+        415 => &["unsupported_media_type"],
         429 => &["too_many_attempts", "rate_limited"],
         _ => return None,
     })

@@ -32,6 +32,8 @@ pub enum ApiError {
     IdempotencyKeyReused,
     #[error("request body must be at most 65536 bytes")]
     PayloadTooLarge,
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
     #[error("too many failed attempts; retry after {retry_after} seconds")]
     TooManyAttempts { retry_after: u64 },
     #[error("too many writes from here; retry after {retry_after} seconds")]
@@ -54,6 +56,7 @@ impl ApiError {
             ApiError::UsernameTaken | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyAttempts { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -74,6 +77,7 @@ impl ApiError {
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::TooManyAttempts { .. } => "too_many_attempts",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Unavailable { .. } => "unavailable",

@@ -15,6 +15,7 @@ on_both_stores!(
     long_and_nul_passwords_are_fully_significant_when_peppered,
     unpeppered_deployments_refuse_passwords_over_72_bytes,
     extra_fields_cannot_set_what_the_server_decides,
+    a_body_that_is_not_declared_json_is_refused_before_any_claim_limit_or_hash,
 );
 
 /// What a board holds, to prove that refused requests wrote nothing.
@@ -626,4 +627,94 @@ async fn extra_fields_cannot_set_what_the_server_decides(backend: Backend) {
     assert_ne!(member["id"], "x");
     assert!(member.get("password_hash").is_none());
     assert_eq!(app.login("sneaky", "password-1").await.status(), 200);
+}
+
+/// docs/API.md, Conventions (v3): a page on another origin can POST
+/// `text/plain` (or a form) without a CORS preflight; such a body is `415`
+/// before the key is claimed, the quota counted or a password hashed.
+async fn a_body_that_is_not_declared_json_is_refused_before_any_claim_limit_or_hash(backend: Backend) {
+    // Two creates from here: the seeded post and the last one below.
+    let app = spawn_app_with(backend, &[("LIMIT_CREATES_ADDRESS", "2/10m")]).await;
+    let token = app.member_token("mime_member").await;
+    let post = app.guest_post("guest-pw").await;
+    let before = snapshot(&app, &[&post]).await;
+    let hashes = app.hashes();
+    let guest_post = json!({"nickname": "g", "password": "guest-pw", "title": "t", "body": "b"}).to_string();
+    let proof = json!({"password": "guest-pw"}).to_string();
+    let routes: [(Method, String, Option<&str>, &str); 5] = [
+        (
+            Method::POST,
+            "/boards/free/posts/guest".into(),
+            None,
+            guest_post.as_str(),
+        ),
+        (
+            Method::POST,
+            format!("/boards/free/posts/{post}/comments/guest"),
+            None,
+            r#"{"nickname":"g","password":"guest-pw","body":"c"}"#,
+        ),
+        (
+            Method::DELETE,
+            format!("/boards/free/posts/{post}/guest"),
+            None,
+            proof.as_str(),
+        ),
+        (
+            Method::POST,
+            "/boards/free/posts".into(),
+            Some(token.as_str()),
+            r#"{"title":"t","body":"b"}"#,
+        ),
+        // No token either: the media type is decided first.
+        (
+            Method::POST,
+            "/boards/free/posts".into(),
+            None,
+            r#"{"title":"t","body":"b"}"#,
+        ),
+    ];
+    for (method, path, token, payload) in &routes {
+        for content_type in [
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+            Some("text/plain; charset=utf-8"),
+            None,
+        ] {
+            let mut request = app
+                .client
+                .request(method.clone(), format!("{}{path}", app.address))
+                .header("idempotency-key", "mime-key")
+                .body(payload.to_string());
+            if let Some(content_type) = content_type {
+                request = request.header("content-type", content_type);
+            }
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 415, "{method} {path} with {content_type:?}");
+            let error = body(response).await;
+            assert_eq!(error["error"]["code"], "unsupported_media_type", "{error}");
+            assert!(
+                error["error"]["message"].as_str().unwrap().contains("Content-Type"),
+                "{error}"
+            );
+        }
+    }
+    assert_eq!(app.hashes(), hashes, "no password was hashed");
+    assert_eq!(snapshot(&app, &[&post]).await, before, "nothing was written");
+    // No claim was left on the key and no quota was counted: the same key
+    // with a JSON body is processed afresh, within the quota left (one create).
+    let response = app
+        .client
+        .post(format!("{}/boards/free/posts/guest", app.address))
+        .header("idempotency-key", "mime-key")
+        .header("content-type", "Application/JSON; charset=utf-8")
+        .body(guest_post.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    assert!(response.headers().get("idempotent-replayed").is_none());
 }

@@ -24,6 +24,10 @@ on_both_stores!(
     creates_over_the_member_quota_are_rate_limited_from_any_address,
     signups_over_the_address_quota_and_taken_usernames_run_no_hash,
     text_is_stored_nfc_and_invisible_or_deceptive_characters_are_refused,
+    text_that_renders_as_nothing_is_blank_and_refused_before_any_hash,
+    a_head_request_counts_no_view,
+    ipv6_clients_of_one_48_share_eight_times_a_budget,
+    forwarded_entries_with_ports_or_garbage_to_the_left_keep_the_client_counted,
     a_password_typed_in_full_width_logs_in_as_typed_in_ascii,
     a_stored_hash_that_cannot_be_checked_answers_invalid_credentials_and_counts,
 );
@@ -304,6 +308,72 @@ async fn ipv6_clients_share_their_64(backend: Backend) {
     );
 }
 
+/// docs/API.md, Throttling and quotas (v3): each /64 of one /48 has its own
+/// budget, but the /48 together has 8 times one; another /48 is untouched.
+async fn ipv6_clients_of_one_48_share_eight_times_a_budget(backend: Backend) {
+    let app = spawn_app_with(backend, &[PROXY, ("LIMIT_CREATES_ADDRESS", "2/10m")]).await;
+    let guest_post = || json!({"nickname": "g", "password": "guest-pw", "title": "t", "body": "b"});
+    for subnet in 0..16 {
+        let response = app
+            .request_from(
+                &format!("2001:db8:48:{subnet:x}::1"),
+                Method::POST,
+                "/boards/free/posts/guest",
+                None,
+                Some(guest_post()),
+            )
+            .await;
+        assert_eq!(response.status(), 201, "/64 number {subnet}: 16 of a budget of 2 x 8");
+    }
+    let over = app
+        .request_from(
+            "2001:db8:48:ff::1",
+            Method::POST,
+            "/boards/free/posts/guest",
+            None,
+            Some(guest_post()),
+        )
+        .await;
+    assert_error(over, 429, "rate_limited", "").await;
+    let other = app
+        .request_from(
+            "2001:db8:49:1::1",
+            Method::POST,
+            "/boards/free/posts/guest",
+            None,
+            Some(guest_post()),
+        )
+        .await;
+    assert_eq!(other.status(), 201, "another /48");
+}
+
+/// docs/API.md, Client address (v3): an entry with a port counts by its
+/// address, and a bad entry further left never frees the client behind it.
+async fn forwarded_entries_with_ports_or_garbage_to_the_left_keep_the_client_counted(backend: Backend) {
+    let app = spawn_app_with(backend, &[PROXY, ("LIMIT_CREATES_ADDRESS", "1/10m")]).await;
+    let send = |forwarded: &'static str| {
+        let app = &app;
+        async move {
+            app.client
+                .post(format!("{}/boards/free/posts/guest", app.address))
+                .header("x-forwarded-for", forwarded)
+                .json(&json!({"nickname": "g", "password": "guest-pw", "title": "t", "body": "b"}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(send("198.51.100.7:4711").await, 201);
+    assert_eq!(
+        send("garbage, 198.51.100.7").await,
+        429,
+        "the same client, whatever is left of it"
+    );
+    assert_eq!(send("[2001:db8:5::1]:443").await, 201);
+    assert_eq!(send("2001:db8:5::9").await, 429, "the same /64 without a port");
+}
+
 async fn guest_password_failures_are_limited_per_target_from_all_addresses(backend: Backend) {
     let app = spawn_app_with(backend, &[PROXY, ("LIMIT_GUEST_TARGET", "3/1h")]).await;
     let post = app.guest_post("1234").await;
@@ -463,6 +533,97 @@ async fn text_is_stored_nfc_and_invisible_or_deceptive_characters_are_refused(ba
         )
         .await;
     assert_error(nickname, 400, "validation_failed", "nickname").await;
+}
+
+/// docs/API.md, Field rules (v3): Hangul fillers (the usual blank nickname
+/// on Korean boards), the blank Braille pattern, variation selectors, the
+/// combining grapheme joiner and combining marks with no base character
+/// are blank; each field names itself, nothing is written and no guest
+/// password is hashed. A base character with its marks stays valid.
+async fn text_that_renders_as_nothing_is_blank_and_refused_before_any_hash(backend: Backend) {
+    let app = spawn_app_with(backend, &[]).await;
+    let post = app.guest_post("guest-pw").await;
+    let hashes = app.hashes();
+    let blanks = [
+        "\u{3164}",
+        "\u{3164}\u{3164}\u{3164}",
+        "\u{115f}\u{1160}",
+        "\u{ffa0}",
+        "\u{2800}\u{2800}",
+        "\u{fe0f}",
+        "\u{34f}",
+        "\u{301}\u{302}",
+        " \u{3164} \u{200b}\u{301} ",
+    ];
+    let guest_post = |nickname: &str, title: &str, text: &str| json!({"nickname": nickname, "password": "guest-pw", "title": title, "body": text});
+    for blank in blanks {
+        for (field, request) in [
+            ("nickname", guest_post(blank, "t", "b")),
+            ("title", guest_post("g", blank, "b")),
+            ("body", guest_post("g", "t", blank)),
+        ] {
+            assert_error(
+                app.post("/boards/free/posts/guest", request).await,
+                400,
+                "validation_failed",
+                field,
+            )
+            .await;
+        }
+        let comment = json!({"nickname": "g", "password": "guest-pw", "body": blank});
+        assert_error(
+            app.post(&format!("/boards/free/posts/{post}/comments/guest"), comment)
+                .await,
+            400,
+            "validation_failed",
+            "body",
+        )
+        .await;
+    }
+    assert_eq!(app.hashes(), hashes, "refused before any hash");
+    let listed = body(app.get("/boards/free/posts").await).await;
+    assert_eq!(
+        listed["posts"].as_array().unwrap().len(),
+        1,
+        "nothing was written: {listed}"
+    );
+    // Marks on a base character, a filler beside text and an emoji with its
+    // variation selector are text.
+    let shown = guest_post("\u{3164}ㅇㅇ", "\u{2764}\u{fe0f}", "\u{915}\u{93f}\u{902}");
+    assert_eq!(app.post("/boards/free/posts/guest", shown).await.status(), 201);
+}
+
+/// docs/API.md, Counting (v3): `HEAD` answers as `GET` does, without a
+/// body, and counts nothing.
+async fn a_head_request_counts_no_view(backend: Backend) {
+    let app = spawn_app_with(backend, &[]).await;
+    let post = app.guest_post("guest-pw").await;
+    let path = format!("/boards/free/posts/{post}");
+    for _ in 0..3 {
+        let head = app.request(Method::HEAD, &path, None, None).await;
+        assert_eq!(head.status(), 200);
+        assert!(body_bytes(head).await.is_empty());
+    }
+    assert_eq!(
+        app.request(
+            Method::HEAD,
+            "/boards/free/posts/01JD3Z8Q6W4G7T2N5B8K1M0XYZ",
+            None,
+            None
+        )
+        .await
+        .status(),
+        404
+    );
+    assert_eq!(
+        body(app.get(&path).await).await["view_count"],
+        1,
+        "only the GET counted"
+    );
+}
+
+async fn body_bytes(response: reqwest::Response) -> Vec<u8> {
+    response.bytes().await.unwrap().to_vec()
 }
 
 async fn a_password_typed_in_full_width_logs_in_as_typed_in_ascii(backend: Backend) {

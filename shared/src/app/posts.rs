@@ -95,6 +95,11 @@ impl App {
         self.store.view_post(key).await?.ok_or_else(|| self.not_found_post())
     }
 
+    /// The detail without counting a view: what a `HEAD` looks at.
+    pub async fn peek_post(&self, key: &PostKey) -> Result<PostDetail, ApiError> {
+        self.store.post_detail(key).await?.ok_or_else(|| self.not_found_post())
+    }
+
     pub async fn create_member_post(&self, member: &SignedIn, command: WritePost) -> Result<PostDetail, ApiError> {
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let post = new_post(command.board, command.title, command.body, member.author());

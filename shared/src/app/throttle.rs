@@ -208,32 +208,70 @@ fn keyed(pairs: impl IntoIterator<Item = (String, Option<Limit>)>) -> Vec<(Attem
         .collect()
 }
 
+/// How much more a /48 may do than one of its /64s (docs/API.md,
+/// Throttling and quotas): one free /48 must not buy 65,536 budgets.
+pub const PREFIX_48_FACTOR: u64 = 8;
+
+/// The /48 of an IPv6 client's /64 key (`2001:db8:1:2::/64` ->
+/// `2001:db8:1::/48`); `None` for an IPv4 client.
+fn prefix_48(address: &str) -> Option<String> {
+    let net: ipnet::Ipv6Net = address.parse().ok()?;
+    (net.prefix_len() == 64).then(|| ipnet::Ipv6Net::new(net.addr(), 48).map(|n| n.trunc().to_string()).ok())?
+}
+
+/// Per-address keys as `(key with {address} in it, limit)`: each once for the
+/// client's address key and, for an IPv6 client, once more for its /48 at
+/// [`PREFIX_48_FACTOR`] times the number.
+fn per_address(address: &str, rows: impl IntoIterator<Item = (String, Option<Limit>)>) -> Vec<(AttemptKey, Limit)> {
+    let wide = prefix_48(address);
+    let mut keys = Vec::new();
+    for (pattern, limit) in rows {
+        let Some(limit) = limit else { continue };
+        keys.push((AttemptKey(pattern.replace("{address}", address)), limit));
+        if let Some(wide) = &wide {
+            let key = pattern.replace("{address}", &format!("/48:{wide}"));
+            let limit = Limit::new(limit.max.saturating_mul(PREFIX_48_FACTOR), limit.window_secs);
+            keys.push((AttemptKey(key), limit));
+        }
+    }
+    keys
+}
+
 /// Login failures: per username and address, per address, per username.
 pub fn login_keys(limits: &Limits, username: &str, address: &str) -> Vec<(AttemptKey, Limit)> {
-    keyed([
-        (
-            format!("login:user-address:{username}:{address}"),
-            limits.login_user_address,
-        ),
-        (format!("login:address:{address}"), limits.login_address),
-        (format!("login:user:{username}"), limits.login_user),
-    ])
+    let mut keys = per_address(
+        address,
+        [
+            (
+                format!("login:user-address:{username}:{{address}}"),
+                limits.login_user_address,
+            ),
+            ("login:address:{address}".to_owned(), limits.login_address),
+        ],
+    );
+    keys.extend(keyed([(format!("login:user:{username}"), limits.login_user)]));
+    keys
 }
 
 /// Guest password failures: per target and address, per target.
 pub fn guest_keys(limits: &Limits, target_id: &str, address: &str) -> Vec<(AttemptKey, Limit)> {
-    keyed([
-        (
-            format!("guest:target-address:{target_id}:{address}"),
+    let mut keys = per_address(
+        address,
+        [(
+            format!("guest:target-address:{target_id}:{{address}}"),
             limits.guest_target_address,
-        ),
-        (format!("guest:target:{target_id}"), limits.guest_target),
-    ])
+        )],
+    );
+    keys.extend(keyed([(format!("guest:target:{target_id}"), limits.guest_target)]));
+    keys
 }
 
 /// Creates of posts and comments: per address, and per member when signed in.
 pub fn create_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<(AttemptKey, Limit)> {
-    let mut keys = keyed([(format!("create:address:{address}"), limits.creates_address)]);
+    let mut keys = per_address(
+        address,
+        [("create:address:{address}".to_owned(), limits.creates_address)],
+    );
     if let Some(member) = member {
         keys.extend(keyed([(format!("create:member:{member}"), limits.creates_member)]));
     }
@@ -242,12 +280,43 @@ pub fn create_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<
 
 /// Signups per address.
 pub fn signup_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
-    keyed([(format!("signup:address:{address}"), limits.signups_address)])
+    per_address(
+        address,
+        [("signup:address:{address}".to_owned(), limits.signups_address)],
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ipv6_client_is_also_counted_per_48_at_eight_times_each_per_address_limit() {
+        let limits = Limits::default();
+        let v6 = create_keys(&limits, "2001:db8:1:2::/64", None);
+        let names: Vec<&str> = v6.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            ["create:address:2001:db8:1:2::/64", "create:address:/48:2001:db8:1::/48"]
+        );
+        assert_eq!(v6[1].1, Limit::new(30 * PREFIX_48_FACTOR, 600));
+        let login = login_keys(&limits, "kim", "2001:db8:1:2::/64");
+        assert_eq!(
+            login.len(),
+            5,
+            "user-address and address, each per /64 and /48, and the user"
+        );
+        assert!(
+            login
+                .iter()
+                .any(|(k, l)| k.as_str() == "login:user-address:kim:/48:2001:db8:1::/48" && l.max == 40)
+        );
+        assert_eq!(create_keys(&limits, "203.0.113.9", None).len(), 1, "IPv4 has no /48");
+        assert_eq!(
+            signup_keys(&limits, "2001:db8:ffff:1::/64")[1].0.as_str(),
+            "signup:address:/48:2001:db8:ffff::/48"
+        );
+    }
 
     #[test]
     fn limits_parse_from_settings() {

@@ -27,9 +27,41 @@ fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Nothing left after removing whitespace and format characters.
+/// Characters that render as nothing though they are not whitespace or
+/// format characters (docs/API.md, Field rules, v3): the Hangul fillers
+/// (U+3164 is the usual way to post a blank nickname on Korean boards), the
+/// blank Braille pattern, the combining grapheme joiner and the variation
+/// selectors. Inclusive ranges; the OpenAPI schema reads the same list.
+pub const RENDERS_AS_NOTHING: &[(char, char)] = &[
+    ('\u{034F}', '\u{034F}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{2800}', '\u{2800}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{E0100}', '\u{E01EF}'),
+];
+
+/// A combining mark (Mn, Mc, Me): drawn on the character before it.
+pub fn is_mark(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::NonspacingMark | GeneralCategory::SpacingMark | GeneralCategory::EnclosingMark
+    )
+}
+
+/// Nothing left after removing whitespace, format characters, characters
+/// that render as nothing and combining marks: a text needs one base
+/// character that shows.
 fn is_blank(s: &str) -> bool {
-    s.chars().all(|c| c.is_whitespace() || is_format(c))
+    s.chars().all(|c| {
+        c.is_whitespace()
+            || is_format(c)
+            || is_mark(c)
+            || RENDERS_AS_NOTHING
+                .iter()
+                .any(|(first, last)| (*first..=*last).contains(&c))
+    })
 }
 
 /// Which characters a text field refuses (docs/API.md, Field rules).
@@ -461,6 +493,30 @@ mod tests {
             format!("{:?}", PasswordHash::new("$2b$04$abc".into())),
             "PasswordHash(..)"
         );
+    }
+
+    #[test]
+    fn text_that_renders_as_nothing_is_blank_and_a_base_character_with_marks_is_not() {
+        for blank in [
+            "\u{3164}",
+            "\u{115f}\u{1160}\u{ffa0}",
+            "\u{2800}",
+            "\u{fe0f}\u{e0100}",
+            "\u{34f}",
+            "\u{301}\u{20dd}",
+            " \u{3164}\u{200b} ",
+        ] {
+            assert!(is_blank(blank), "{blank:?}");
+        }
+        for shown in [
+            "a\u{301}",
+            "\u{3164}ㅇㅇ",
+            "\u{2764}\u{fe0f}",
+            "\u{915}\u{93f}",
+            "\u{301}a",
+        ] {
+            assert!(!is_blank(shown), "{shown:?}");
+        }
     }
 
     #[test]

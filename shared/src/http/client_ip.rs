@@ -3,7 +3,8 @@
 //! TCP peer, or, when the peer is a trusted proxy (`TRUSTED_PROXIES`), the
 //! right-most `X-Forwarded-For` address that is not itself trusted. The
 //! left-most entry, which the client writes, is never believed. IPv6 clients
-//! are keyed by their /64: one subscriber gets one /64, not one address.
+//! are keyed by their /64: one subscriber gets one /64, not one address (the
+//! application adds their /48, `app::throttle`).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -63,18 +64,19 @@ pub fn client_address(parts: &Parts, trusted_proxies: &[IpNet]) -> ClientAddress
     };
     let mut client = peer.ip();
     if trusted(client, trusted_proxies) {
-        // Walk the chain from the right: each trusted hop vouches for the one before it.
+        // Walk the chain from the right, entry by entry (a header line that
+        // is not UTF-8 is still split into its entries): each trusted hop
+        // vouches for the one before it.
         let hops = parts
             .headers
             .get_all("x-forwarded-for")
             .iter()
-            .filter_map(|h| h.to_str().ok())
-            .flat_map(|h| h.split(','))
-            .map(str::trim)
+            .flat_map(|h| h.as_bytes().split(|b| *b == b','))
             .collect::<Vec<_>>();
         for hop in hops.iter().rev() {
-            // An entry that is not an address ends what can be believed.
-            let Ok(ip) = hop.parse::<IpAddr>() else { break };
+            // An entry that is not an address ends what can be believed: the
+            // client is the hop just right of it.
+            let Some(ip) = hop_address(hop) else { break };
             client = ip;
             if !trusted(ip, trusted_proxies) {
                 break;
@@ -82,6 +84,17 @@ pub fn client_address(parts: &Parts, trusted_proxies: &[IpNet]) -> ClientAddress
         }
     }
     ClientAddress(keyed(client))
+}
+
+/// One `X-Forwarded-For` entry: an address, with or without a port
+/// (`198.51.100.7:4711`, `[2001:db8::1]:4711`, `[2001:db8::1]`).
+fn hop_address(entry: &[u8]) -> Option<IpAddr> {
+    let entry = std::str::from_utf8(entry).ok()?.trim();
+    entry
+        .parse::<IpAddr>()
+        .ok()
+        .or_else(|| entry.parse::<SocketAddr>().ok().map(|s| s.ip()))
+        .or_else(|| entry.strip_prefix('[')?.strip_suffix(']')?.parse::<IpAddr>().ok())
 }
 
 /// `TRUSTED_PROXIES`: a comma list of CIDRs (a bare address is a /32 or /128).
@@ -142,6 +155,40 @@ mod tests {
         );
         // Everything trusted: the left-most address reached.
         assert_eq!(address([10, 0, 0, 7], &["10.0.0.3"], "10.0.0.0/8"), "10.0.0.3");
+    }
+
+    #[test]
+    fn entries_with_ports_count_by_their_address_and_a_bad_entry_voids_nothing_to_its_right() {
+        let trusted = "10.0.0.0/8";
+        assert_eq!(address([10, 0, 0, 7], &["198.51.100.7:4711"], trusted), "198.51.100.7");
+        assert_eq!(
+            address([10, 0, 0, 7], &["[2001:db8::1]:4711"], trusted),
+            "2001:db8::/64"
+        );
+        assert_eq!(address([10, 0, 0, 7], &["[2001:db8::1]"], trusted), "2001:db8::/64");
+        assert_eq!(
+            address([10, 0, 0, 7], &["1.1.1.1, 203.0.113.9:80, 10.0.0.2:443"], trusted),
+            "203.0.113.9"
+        );
+        // A line that is not UTF-8 further left keeps the valid entries of its own line.
+        let mut builder = http::Request::builder().uri("/");
+        builder = builder.header(
+            "x-forwarded-for",
+            http::HeaderValue::from_bytes(b"\xff\xfe, 203.0.113.9").unwrap(),
+        );
+        let (mut parts, ()) = builder.body(()).unwrap().into_parts();
+        parts
+            .extensions
+            .insert(ConnectInfo(SocketAddr::from(([10, 0, 0, 7], 5000))));
+        assert_eq!(
+            client_address(&parts, &parse_trusted_proxies(trusted).unwrap()).0,
+            "203.0.113.9"
+        );
+        // Reached before an untrusted address: keyed by the entry just right of it.
+        assert_eq!(
+            address([10, 0, 0, 7], &["203.0.113.9, nonsense, 10.0.0.2"], trusted),
+            "10.0.0.2"
+        );
     }
 
     #[test]

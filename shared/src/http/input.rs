@@ -3,9 +3,11 @@
 //! `validation_failed` and a field of the wrong JSON type `malformed_json`,
 //! each naming the field.
 
-use axum::body::Bytes;
+use axum::body::{Bytes, HttpBody};
 use axum::extract::{FromRequest, Request};
-use http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse as _, Response};
+use http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -29,6 +31,32 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
         })?;
         parse(&bytes).map(Body)
     }
+}
+
+/// On every route that takes a body, outermost (docs/API.md, Conventions):
+/// a body that does not say `Content-Type: application/json` is `415`
+/// before it is read, before any `Idempotency-Key` claim, limit or hash. A
+/// page on another origin can send `text/plain` without a CORS preflight;
+/// this keeps it from creating anything from its visitors' browsers.
+/// A request with no body and no content type is let through: it is not "a
+/// request with a body", and its handler answers `400` for the missing body.
+pub(crate) async fn require_json(request: Request, next: Next) -> Response {
+    let no_body =
+        !request.headers().contains_key(header::CONTENT_TYPE) && HttpBody::size_hint(request.body()).exact() == Some(0);
+    if no_body || says_json(request.headers()) {
+        next.run(request).await
+    } else {
+        ApiError::UnsupportedMediaType.into_response()
+    }
+}
+
+/// `application/json`, in any case, with or without parameters (`charset=utf-8`).
+fn says_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("application/json"))
 }
 
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -56,6 +84,36 @@ pub fn required(field: &str, value: Option<String>) -> Result<String, ApiError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_application_json_with_or_without_parameters_says_json() {
+        let says = |value: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(value) = value {
+                headers.insert(header::CONTENT_TYPE, value.parse().unwrap());
+            }
+            says_json(&headers)
+        };
+        for yes in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            " application/json ;x=y",
+        ] {
+            assert!(says(Some(yes)), "{yes}");
+        }
+        for no in [
+            None,
+            Some("text/plain"),
+            Some("application/jsonp"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+            Some("application/problem+json"),
+            Some(""),
+        ] {
+            assert!(!says(no), "{no:?}");
+        }
+    }
 
     #[derive(Debug, serde::Deserialize)]
     struct Sample {

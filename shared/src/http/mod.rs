@@ -56,7 +56,7 @@ impl IntoResponse for ApiError {
         }
         let body = json!({"error": {"code": self.code(), "message": self.to_string()}});
         let mut response = (self.status(), Json(body)).into_response();
-        if self == ApiError::PayloadTooLarge {
+        if matches!(self, ApiError::PayloadTooLarge | ApiError::UnsupportedMediaType) {
             // The rest of the body was never read: this connection cannot
             // carry another request, and a client that pools it would fail.
             response

@@ -58,6 +58,7 @@ fn error_codes() -> Vec<&'static str> {
         ApiError::RequestInProgress { retry_after: 1 },
         ApiError::IdempotencyKeyReused,
         ApiError::PayloadTooLarge,
+        ApiError::UnsupportedMediaType,
         ApiError::TooManyAttempts { retry_after: 1 },
         ApiError::RateLimited { retry_after: 1 },
         unavailable,
@@ -80,6 +81,10 @@ fn error_response(status: u16) -> (&'static str, &'static str) {
             "username_taken, or request_in_progress (this Idempotency-Key's first request still runs; Retry-After)",
         ),
         413 => ("PayloadTooLarge", "payload_too_large: body over 64 KiB"),
+        415 => (
+            "UnsupportedMediaType",
+            "unsupported_media_type: a body without Content-Type: application/json (decided before the body is read)",
+        ),
         422 => (
             "IdempotencyKeyReused",
             "idempotency_key_reused: this Idempotency-Key was used for a different request",
@@ -122,7 +127,7 @@ fn components() -> Value {
         json!({"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "ok"}}}),
     );
     let mut responses = Map::new();
-    for status in [400, 401, 403, 404, 405, 409, 413, 422, 429, 503] {
+    for status in [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 503] {
         let (name, description) = error_response(status);
         let mut response = json!({
             "description": description,
@@ -208,7 +213,8 @@ fn operation(route: &super::Route) -> Value {
     } else {
         &[]
     };
-    let mut errors: Vec<u16> = doc.errors.iter().chain(idempotent).copied().collect();
+    let with_body: &[u16] = if doc.request.is_some() { &[415] } else { &[] };
+    let mut errors: Vec<u16> = doc.errors.iter().chain(idempotent).chain(with_body).copied().collect();
     errors.sort_unstable();
     errors.dedup();
     for status in &errors {

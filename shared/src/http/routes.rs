@@ -177,6 +177,12 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         };
         #[cfg(not(any(feature = "hashing", feature = "tokens")))]
         let handler = r.handler;
+        // Outermost on a route with a body: before the key is claimed.
+        let handler = if r.doc.request.is_some() {
+            handler.layer(axum::middleware::from_fn(super::input::require_json))
+        } else {
+            handler
+        };
         let merged = match by_path.remove(r.path) {
             Some(existing) => existing.merge(handler),
             None => handler,

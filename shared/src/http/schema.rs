@@ -2,10 +2,11 @@
 //! request types name them (`schema_with`), and the OpenAPI generator reads
 //! them through those types, so neither imports the other.
 
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
 use utoipa::openapi::schema::{SchemaType, Type};
 use utoipa::openapi::{ObjectBuilder, Schema};
 
-use crate::domain::fields::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX};
+use crate::domain::fields::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX, RENDERS_AS_NOTHING, is_mark};
 
 /// What `str::trim` removes (Unicode White_Space), as a regex class body.
 const SPACE: &str = "\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}";
@@ -28,16 +29,27 @@ fn string(min: Option<usize>, max: Option<usize>, pattern: Option<String>, descr
 /// server refuses.
 fn format_class() -> &'static str {
     static CLASS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CLASS.get_or_init(format_ranges)
+    CLASS.get_or_init(|| class_of(|c| c.general_category() == GeneralCategory::Format))
 }
 
-fn format_ranges() -> String {
-    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
+/// What renders as nothing and is not a format character: combining marks
+/// (a text needs a base character) and the server's own list.
+fn invisible_class() -> &'static str {
+    static CLASS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CLASS.get_or_init(|| {
+        class_of(|c| {
+            is_mark(c)
+                || RENDERS_AS_NOTHING
+                    .iter()
+                    .any(|(first, last)| (*first..=*last).contains(&c))
+        })
+    })
+}
+
+/// The characters `pred` holds for, as a regex class body of ranges.
+fn class_of(pred: impl Fn(char) -> bool) -> String {
     let mut ranges: Vec<(char, char)> = Vec::new();
-    for c in (0..=0x10FFFF).filter_map(char::from_u32) {
-        if c.general_category() != GeneralCategory::Format {
-            continue;
-        }
+    for c in (0..=0x10FFFF).filter_map(char::from_u32).filter(|c| pred(*c)) {
         match ranges.last_mut() {
             Some((_, last)) if u32::from(*last) + 1 == u32::from(c) => *last = c,
             _ => ranges.push((c, c)),
@@ -66,10 +78,14 @@ fn trimmed_text(max: usize, what: &str, refused: &str, rule: &str) -> Schema {
     // characters): a text of only invisibles is blank. (This also keeps a
     // title from starting or ending with a joiner, which the server would
     // take; no lookahead, which makes schema-driven generators crawl.)
+    // The first is also a base character (not a combining mark, not one
+    // that renders as nothing), so a text of only those is blank too.
     let format = format_class();
-    let edge = format!("[^{SPACE}{CONTROL}{format}{refused}]");
+    let invisible = invisible_class();
+    let first = format!("[^{SPACE}{CONTROL}{format}{invisible}{refused}]");
+    let last = format!("[^{SPACE}{CONTROL}{format}{refused}]");
     let pattern = format!(
-        "^[{SPACE}]*{edge}(?:[^{CONTROL}{refused}]{{0,{}}}{edge})?[{SPACE}]*$",
+        "^[{SPACE}]*{first}(?:[^{CONTROL}{refused}]{{0,{}}}{last})?[{SPACE}]*$",
         max - 2
     );
     let description = format!("{what}: 1-{max} characters after trimming whitespace; {rule}");
@@ -80,12 +96,13 @@ fn trimmed_text(max: usize, what: &str, refused: &str, rule: &str) -> Schema {
 /// LF and CR (post and comment bodies).
 fn body_text(max: usize) -> Schema {
     let format = format_class();
+    let invisible = invisible_class();
     let description = format!(
-        "1-{max} characters, not only whitespace and format characters; no control characters but tab and line breaks"
+        "1-{max} characters with at least one that shows (not only whitespace, format characters, combining marks or Hangul fillers); no control characters but tab and line breaks"
     );
     // Allowed characters, one visible, allowed characters: exact, no lookahead.
     let allowed = "[^\u{0}-\u{8}\u{b}\u{c}\u{e}-\u{1f}\u{7f}-\u{9f}]*";
-    let pattern = format!("^{allowed}[^{SPACE}{format}\u{0}-\u{1f}\u{7f}-\u{9f}]{allowed}$");
+    let pattern = format!("^{allowed}[^{SPACE}{format}{invisible}\u{0}-\u{1f}\u{7f}-\u{9f}]{allowed}$");
     string(Some(1), Some(max), Some(pattern), Some(&description))
 }
 

@@ -34,16 +34,36 @@ pub(super) fn local_secret(data_dir: &Path, name: &str) -> Result<String, Config
     Ok(secret)
 }
 
+/// Written whole or not at all: a temporary file (mode 600) is filled and
+/// synced, then linked into place (which, unlike a rename, never replaces a
+/// secret another process wrote first), and the directory is synced, so a
+/// crash never leaves an empty or half-written secret.
 #[cfg(unix)]
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(contents.as_bytes())
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let temporary = dir.join(format!(".{name}.{:016x}.tmp", rand::random::<u64>()));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary)?;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()?;
+        std::fs::hard_link(&temporary, path)
+    })();
+    let removed = std::fs::remove_file(&temporary);
+    written?;
+    removed?;
+    std::fs::File::open(dir)?.sync_all()
 }
 
 #[cfg(not(unix))]

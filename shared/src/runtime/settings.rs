@@ -238,6 +238,7 @@ mod tests {
             StoreSettings::Sqlite {
                 path: dir.path().join("boards.sqlite3"),
                 busy_timeout: sqlite::DEFAULT_BUSY_TIMEOUT,
+                synchronous: sqlite::Synchronous::Full,
             }
         );
         #[cfg(unix)]
@@ -319,6 +320,17 @@ mod tests {
         Config::from(Deployment::Server, &server_env(&dir, &[])).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["jwt_secret", "pepper"],
+            "written in place, no temporary file left"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("pepper")).unwrap().len(), 64);
         std::fs::set_permissions(dir.join("pepper"), std::fs::Permissions::from_mode(0o644)).unwrap();
         let err = Config::from(Deployment::Server, &server_env(&dir, &[])).unwrap_err();
         let message = err.to_string();
@@ -348,7 +360,7 @@ mod tests {
     #[test]
     fn bad_settings_name_themselves() {
         let dir = tempfile::tempdir().unwrap();
-        let cases: [(&str, &str, &str); 8] = [
+        let cases: [(&str, &str, &str); 9] = [
             ("BOARDS", "Free Talk", "BOARDS:"),
             ("LIMIT_GUEST_TARGET", "ten", "LIMIT_GUEST_TARGET"),
             ("THROTTLE_GUEST", "10/600", "THROTTLE_GUEST is gone"),
@@ -359,6 +371,7 @@ mod tests {
                 "0",
                 "SQLITE_BUSY_TIMEOUT_MS must be a positive whole number",
             ),
+            ("SQLITE_SYNCHRONOUS", "OFF", "SQLITE_SYNCHRONOUS must be FULL or NORMAL"),
             (
                 "HASH_WORKERS",
                 "0",

@@ -31,6 +31,19 @@ pub(super) fn store_settings(env: &Env<'_>, data_dir: Option<&Path>) -> Result<S
             busy_timeout: env
                 .millis("SQLITE_BUSY_TIMEOUT_MS")?
                 .unwrap_or(sqlite::DEFAULT_BUSY_TIMEOUT),
+            synchronous: match env
+                .get("SQLITE_SYNCHRONOUS")
+                .map(|v| v.trim().to_ascii_uppercase())
+                .as_deref()
+            {
+                None | Some("FULL") => sqlite::Synchronous::Full,
+                Some("NORMAL") => sqlite::Synchronous::Normal,
+                Some(other) => {
+                    return Err(ConfigError::invalid(format!(
+                        "SQLITE_SYNCHRONOUS must be FULL or NORMAL, not {other:?}"
+                    )));
+                }
+            },
         }),
         #[cfg(not(feature = "sqlite"))]
         Some(_) => Err(ConfigError::invalid(

@@ -28,6 +28,7 @@ pub enum StoreSettings {
     Sqlite {
         path: PathBuf,
         busy_timeout: std::time::Duration,
+        synchronous: sqlite::Synchronous,
     },
 }
 
@@ -55,9 +56,11 @@ impl StoreSettings {
                     .with_layout(*layout),
             ),
             #[cfg(feature = "sqlite")]
-            StoreSettings::Sqlite { path, busy_timeout } => {
-                Arc::new(sqlite::SqliteStore::open_with(path, *busy_timeout)?)
-            }
+            StoreSettings::Sqlite {
+                path,
+                busy_timeout,
+                synchronous,
+            } => Arc::new(sqlite::SqliteStore::open_with(path, *busy_timeout, *synchronous)?),
             #[cfg(not(any(feature = "sqlite", feature = "dynamo")))]
             _ => return Err(super::StoreError::Internal("this build has no store".into())),
         };
@@ -89,11 +92,16 @@ impl fmt::Display for StoreSettings {
                 layout.read_cache_ttl.as_millis()
             ),
             #[cfg(feature = "sqlite")]
-            StoreSettings::Sqlite { path, busy_timeout } => write!(
+            StoreSettings::Sqlite {
+                path,
+                busy_timeout,
+                synchronous,
+            } => write!(
                 f,
-                "store=sqlite path={} busy_timeout_ms={}",
+                "store=sqlite path={} busy_timeout_ms={} synchronous={}",
                 path.display(),
-                busy_timeout.as_millis()
+                busy_timeout.as_millis(),
+                synchronous.as_str()
             ),
             #[cfg(not(any(feature = "sqlite", feature = "dynamo")))]
             _ => f.write_str("store=none"),

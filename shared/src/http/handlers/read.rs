@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use http::Method;
 
 use crate::app::posts::ListPosts;
 use crate::domain::{COMMENTS_PAGE, CommentPage, Page, PostDetail};
@@ -22,11 +23,18 @@ pub(crate) async fn list_posts(
     state.app.list_posts(query).await.map(Json)
 }
 
+/// axum answers `HEAD` with this handler too (and drops the body): a `HEAD`
+/// counts no view (docs/API.md, Counting).
 pub(crate) async fn get_post(
     State(state): State<AppState>,
+    method: Method,
     PostPath(key): PostPath,
 ) -> Result<Json<PostDetail>, ApiError> {
-    state.app.read_post(&key).await.map(Json)
+    if method == Method::HEAD {
+        state.app.peek_post(&key).await.map(Json)
+    } else {
+        state.app.read_post(&key).await.map(Json)
+    }
 }
 
 pub(crate) async fn list_comments(

@@ -39,6 +39,26 @@ pub struct SqliteStore {
 /// How long a call may wait for the connection and the file lock together.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// When a commit reaches the disk (`SQLITE_SYNCHRONOUS`). In WAL mode,
+/// `NORMAL` syncs only at checkpoints: a power loss can roll back creates
+/// that were already acknowledged. `FULL` syncs the WAL at every commit, so an
+/// answered create survives one (docs/storage.md: the cost per create).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    #[default]
+    Full,
+    Normal,
+}
+
+impl Synchronous {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteStore").finish_non_exhaustive()
@@ -48,10 +68,10 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating when missing) the database file and brings its schema up to date.
     pub fn open(path: &Path) -> StoreResult<Self> {
-        Self::open_with(path, DEFAULT_BUSY_TIMEOUT)
+        Self::open_with(path, DEFAULT_BUSY_TIMEOUT, Synchronous::default())
     }
 
-    pub fn open_with(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
+    pub fn open_with(path: &Path, busy_timeout: Duration, synchronous: Synchronous) -> StoreResult<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             private_files::create_dir(dir)
                 .map_err(|e| StoreError::Unavailable(format!("creating {}: {e}", dir.display())))?;
@@ -67,7 +87,8 @@ impl SqliteStore {
         let mut conn = Connection::open(path).map_err(sql_error)?;
         conn.busy_timeout(busy_timeout).map_err(sql_error)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql_error)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql_error)?;
+        conn.pragma_update(None, "synchronous", synchronous.as_str())
+            .map_err(sql_error)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sql_error)?;
         Migrations::from_slice(migrations::MIGRATIONS)
             .to_latest(&mut conn)
@@ -123,6 +144,23 @@ pub(super) fn sql_error(e: rusqlite::Error) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn every_commit_is_synced_by_default_and_normal_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        for (synchronous, level) in [(Synchronous::default(), 2), (Synchronous::Normal, 1)] {
+            let path = dir.path().join(format!("{}.sqlite3", synchronous.as_str()));
+            let store = SqliteStore::open_with(&path, DEFAULT_BUSY_TIMEOUT, synchronous).unwrap();
+            let found: i64 = store
+                .with(|conn| {
+                    conn.query_row("PRAGMA synchronous", [], |row| row.get(0))
+                        .map_err(sql_error)
+                })
+                .await
+                .unwrap();
+            assert_eq!(found, level, "{synchronous:?}");
+        }
+    }
 
     #[cfg(unix)]
     #[test]
