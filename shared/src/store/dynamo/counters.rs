@@ -6,18 +6,20 @@
 //! tiny, so a Query of 20 costs what one item does). A shard exists only
 //! while its post does: the post's delete removes the shards in the same
 //! transaction, and every counting write requires its shard, which is
-//! created on its first use once the post is confirmed to exist.
+//! created on its first use in a transaction that checks the post exists.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::types::{
+    ConditionCheck, KeysAndAttributes, ReturnConsumedCapacity, ReturnValue, TransactWriteItem, Update,
+};
 use futures_util::future::try_join_all;
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, pk_of, s};
-use super::items::{Counts, counter_pk};
-use super::transact::{is_conditional_failure, sdk_error};
+use super::items::{Counts, POST_SK, counter_pk, post_pk};
+use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
 /// BatchGetItem takes at most 100 keys.
@@ -259,24 +261,36 @@ impl DynamoStore {
         }
     }
 
-    /// The first write to a shard: creates it. Only after the post was seen
-    /// on its board (a delete racing with this can leave one orphan shard,
-    /// which nothing reads: docs/storage.md, "Single-table design").
-    pub(super) async fn ensure_shard(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<()> {
-        self.client()
-            .await
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+    /// The first write to a shard: creates it, in one transaction with a
+    /// check that the post is on `board`. The post's delete removes its
+    /// shards in a transaction of its own, so a shard can never be created
+    /// after its post is gone (which would let later comments and likes on
+    /// the deleted post through). False when the post is not there.
+    pub(super) async fn ensure_shard(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<bool> {
+        let post_is_there = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .condition_expression("attribute_exists(PK) AND board = :board")
+            .expression_attribute_values(":board", s(board))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let create = Update::builder()
             .table_name(&self.table)
             .set_key(Some(shard_key(board, post_id, shard)))
             .update_expression("SET #views = if_not_exists(#views, :zero)")
             .expression_attribute_names("#views", "views")
             .expression_attribute_values(":zero", n(0))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[counter_pk(board, shard)]))
-            .map_err(sdk_error)?;
-        Ok(())
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let items = vec![
+            TransactWriteItem::builder().condition_check(post_is_there).build(),
+            TransactWriteItem::builder().update(create).build(),
+        ];
+        match self.transact(items).await {
+            Ok(()) => Ok(true),
+            Err(TxFailure::Conditions(_)) => Ok(false),
+            Err(TxFailure::Store(e)) => Err(e),
+        }
     }
 
     /// The keys of every shard a post can have, for the post's delete transaction.

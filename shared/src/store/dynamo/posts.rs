@@ -179,14 +179,18 @@ impl Posts for DynamoStore {
             // The shard's first view, or the post is gone (its delete took
             // the shards): only a post that is still there gets the shard.
             None => {
-                if self.post_board(post_id).await?.as_deref() != Some(board) {
+                if !self.ensure_shard(board, post_id, shard).await? {
                     self.cache.forget_post(post_id);
                     return Ok(None);
                 }
-                self.ensure_shard(board, post_id, shard).await?;
-                self.add_view(board, post_id, shard)
-                    .await?
-                    .ok_or_else(|| StoreError::Unavailable("the post was deleted while it was read".into()))?
+                // Deleted between the two writes: gone, as for any later view.
+                match self.add_view(board, post_id, shard).await? {
+                    Some(mine) => mine,
+                    None => {
+                        self.cache.forget_post(post_id);
+                        return Ok(None);
+                    }
+                }
             }
         };
         let index = shard as usize;
@@ -297,7 +301,7 @@ impl Posts for DynamoStore {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let deleted = self.mark_post_deleted(board, post_id).await?;
         if deleted || self.purge_pending(post_id).await? {
-            self.purge_post(post_id).await?;
+            self.purge_post(board, post_id).await?;
         }
         // Others' interrupted purges: best effort, this delete is done.
         if let Err(e) = self.resume_purges(purge::SWEEP).await {

@@ -58,12 +58,15 @@ impl DynamoStore {
         }
     }
 
-    /// Step 2: the post's comments and likes, then its marker. Idempotent.
-    pub async fn purge_post(&self, post_id: &str) -> StoreResult<()> {
+    /// Step 2: the post's comments, likes and counter shards (step 1 took
+    /// the shards; a table written before shard creation checked its post
+    /// may hold one more), then its marker. Idempotent.
+    pub async fn purge_post(&self, board: &str, post_id: &str) -> StoreResult<()> {
         let mut children = self.keys_under(post_pk(post_id)).await?;
         for pk in all_likes_pks(post_id).chain([legacy_likes_pk(post_id)]) {
             children.extend(self.keys_under(pk).await?);
         }
+        children.extend(self.shard_keys(board, post_id));
         children.push(key(PURGE_PK.into(), post_id.to_owned()));
         self.delete_all(children).await
     }
@@ -88,14 +91,15 @@ impl DynamoStore {
             .await
             .inspect(|out| self.record(out, &[PURGE_PK.to_owned()]))
             .map_err(sdk_error)?;
-        let pending: Vec<String> = out
+        let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        let pending: Vec<(String, String)> = out
             .items
             .unwrap_or_default()
             .iter()
-            .filter_map(|item| item.get("SK").and_then(|v| v.as_s().ok()).cloned())
+            .filter_map(|item| Some((text(item, "board")?, text(item, "SK")?)))
             .collect();
-        for post_id in &pending {
-            self.purge_post(post_id).await?;
+        for (board, post_id) in &pending {
+            self.purge_post(board, post_id).await?;
         }
         Ok(pending.len())
     }

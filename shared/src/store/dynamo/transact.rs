@@ -117,8 +117,9 @@ impl DynamoStore {
     }
 
     /// A transaction that counts on one counter shard (its item
-    /// `shard_at`): when that shard does not exist yet, creates it once the
-    /// post is seen on `board`, and runs the transaction again. `Ok(None)`
+    /// `shard_at`): when that shard does not exist yet, creates it if the
+    /// post is on `board` (checked in the same write), and runs the
+    /// transaction again. `Ok(None)`
     /// when the post is not there; the other items' failed conditions are
     /// the caller's to read.
     pub(super) async fn transact_counting(
@@ -134,10 +135,9 @@ impl DynamoStore {
             match self.transact(items.clone()).await {
                 Ok(()) => return Ok(Some(Ok(()))),
                 Err(TxFailure::Conditions(failed)) if failed.get(shard_at) == Some(&true) && !created => {
-                    if self.post_board(post_id).await?.as_deref() != Some(board) {
+                    if !self.ensure_shard(board, post_id, shard).await? {
                         return Ok(None);
                     }
-                    self.ensure_shard(board, post_id, shard).await?;
                     created = true;
                 }
                 Err(TxFailure::Conditions(failed)) if failed.get(shard_at) == Some(&true) => return Ok(None),
