@@ -12,7 +12,7 @@ use shared::app::accounts::SignUp;
 use shared::app::guest::{GuestComment, GuestPost, GuestProof};
 use shared::app::posts::WritePost;
 use shared::app::sessions::LogIn;
-use shared::app::{App, AppSettings, Boards, ClaimOutcome, ClientAddress, IdempotencyClaim};
+use shared::app::{App, AppSettings, Boards, ClaimOutcome, ClientAddress, IdempotencyClaim, KeyOwner};
 use shared::domain::{CommentId, CommentKey, Nickname, Password, PostBody, PostId, PostKey, Title, Username, new_id};
 use shared::hashing::Hashing;
 use shared::runtime::Env;
@@ -676,7 +676,8 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
     let (plain, created) = requests(&counter, app.create_guest_comment(comment(None, "plain"))).await;
     created.unwrap();
     let plain_units = meter.take();
-    let claim_key = || app.claim_idempotency_key("costs-key".into(), "f".into(), 201);
+    let address = client();
+    let claim_key = || app.claim_idempotency_key(KeyOwner::Address(&address), "costs-key", "f".into(), 201);
     let (claiming, claimed) = requests(&counter, claim_key()).await;
     let ClaimOutcome::Fresh(claim) = claimed.unwrap() else {
         panic!("a fresh key")

@@ -1440,6 +1440,21 @@ async fn expired_records_and_dead_leases_free_their_key(store: Dyn) {
         store.claim(&claim("key-d", "a", NOW + LEASE_SECONDS)).await.unwrap(),
         Claimed::Fresh
     );
+    // v3: and for any other request too: a claim that was never answered
+    // cannot squat a key for 24 hours.
+    store.claim(&claim("key-s", "squatter", NOW)).await.unwrap();
+    assert_eq!(
+        store.claim(&claim("key-s", "owner", NOW + 1)).await.unwrap(),
+        Claimed::Reused,
+        "while the squatter's lease runs"
+    );
+    assert_eq!(
+        store
+            .claim(&claim("key-s", "owner", NOW + LEASE_SECONDS))
+            .await
+            .unwrap(),
+        Claimed::Fresh
+    );
 }
 
 async fn one_of_many_concurrent_claims_on_a_key_wins(store: Dyn) {

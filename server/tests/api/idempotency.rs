@@ -7,7 +7,7 @@ use futures::future::join_all;
 use reqwest::{Method, Response};
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, TestApp, assert_error, body, spawn_app};
+use crate::helpers::{Backend, TestApp, assert_error, body, spawn_app, spawn_app_with};
 
 on_both_stores!(
     every_create_route_replays_its_answer_for_the_same_key_without_writing_or_hashing,
@@ -15,6 +15,7 @@ on_both_stores!(
     concurrent_requests_with_one_key_create_one_item,
     client_errors_are_not_remembered,
     malformed_keys_are_refused_naming_the_header,
+    a_key_belongs_to_its_sender_and_never_replays_across_identities,
 );
 
 async fn with_key(
@@ -121,6 +122,8 @@ async fn every_create_route_replays_its_answer_for_the_same_key_without_writing_
     assert_eq!(app.login("idem_new", "password-123").await.status(), 200);
 }
 
+/// The same owner's key for another request is `422`; another owner's is
+/// its own key (v3).
 async fn a_key_reused_for_another_request_is_refused_with_422(backend: Backend) {
     let app = spawn_app(backend).await;
     let kim = app.member_token("idem_kim").await;
@@ -144,10 +147,6 @@ async fn a_key_reused_for_another_request_is_refused_with_422(backend: Backend) 
             with_key(&app, "k", Method::POST, &path, Some(&kim), &other_body).await,
         ),
         (
-            "another member",
-            with_key(&app, "k", Method::POST, &path, Some(&lee), &fields).await,
-        ),
-        (
             "another path",
             with_key(
                 &app,
@@ -159,15 +158,26 @@ async fn a_key_reused_for_another_request_is_refused_with_422(backend: Backend) 
             )
             .await,
         ),
+    ] {
+        assert!(!replayed(&response), "{what}");
+        assert_error(response, 422, "idempotency_key_reused", "Idempotency-Key").await;
+    }
+    assert_eq!(comments(&app, &post).await.len(), 1, "nothing more was written");
+    // v3: the same key from another identity is another key: its own create.
+    for (what, response) in [
+        (
+            "another member",
+            with_key(&app, "k", Method::POST, &path, Some(&lee), &fields).await,
+        ),
         (
             "no identity",
             with_key(&app, "k", Method::POST, &guest_path, None, &guest).await,
         ),
     ] {
         assert!(!replayed(&response), "{what}");
-        assert_error(response, 422, "idempotency_key_reused", "Idempotency-Key").await;
+        assert_eq!(response.status(), 201, "{what}");
     }
-    assert_eq!(comments(&app, &post).await.len(), 1, "nothing more was written");
+    assert_eq!(comments(&app, &post).await.len(), 3, "each identity's own create");
 }
 
 async fn concurrent_requests_with_one_key_create_one_item(backend: Backend) {
@@ -240,4 +250,63 @@ async fn malformed_keys_are_refused_naming_the_header(backend: Backend) {
             .status(),
         201
     );
+}
+
+/// docs/API.md, Idempotent creates (v3): keys are scoped by identity (the
+/// bearer's member, else the client address). Another client with the same
+/// key and the same body gets its own create, not the first one's replay;
+/// another body from another client is no `422` either.
+async fn a_key_belongs_to_its_sender_and_never_replays_across_identities(backend: Backend) {
+    let app = spawn_app_with(backend, &[("TRUSTED_PROXIES", "127.0.0.1/32")]).await;
+    let guest = json!({"nickname": "g", "password": "guest-pw", "title": "same", "body": "same"});
+    let from = |address: &'static str, fields: Value| {
+        let app = &app;
+        async move {
+            app.client
+                .post(format!("{}/boards/free/posts/guest", app.address))
+                .header("idempotency-key", "shared-key")
+                .header("x-forwarded-for", address)
+                .json(&fields)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let first = from("198.51.100.1", guest.clone()).await;
+    assert_eq!(first.status(), 201);
+    let first = body(first).await;
+    let again = from("198.51.100.1", guest.clone()).await;
+    assert!(replayed(&again), "the sender's own retry replays");
+    assert_eq!(body(again).await["id"], first["id"]);
+    let other = from("198.51.100.2", guest.clone()).await;
+    assert_eq!(other.status(), 201);
+    assert!(!replayed(&other), "another address's key is another key");
+    assert_ne!(body(other).await["id"], first["id"]);
+    let different = from(
+        "198.51.100.3",
+        json!({"nickname": "g", "password": "guest-pw", "title": "t", "body": "b"}),
+    )
+    .await;
+    assert_eq!(different.status(), 201, "no 422 for another sender's body");
+    // A member's key is the member's, from any address, and not the address's.
+    let token = app.member_token("key_owner").await;
+    let member_post = |address: &'static str| {
+        let (app, token) = (&app, token.clone());
+        async move {
+            app.client
+                .post(format!("{}/boards/free/posts", app.address))
+                .header("idempotency-key", "shared-key")
+                .header("x-forwarded-for", address)
+                .bearer_auth(token)
+                .json(&json!({"title": "mine", "body": "mine"}))
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let mine = member_post("198.51.100.1").await;
+    assert_eq!(mine.status(), 201);
+    assert!(!replayed(&mine), "the member's key is not the address's");
+    let moved = member_post("203.0.113.50").await;
+    assert!(replayed(&moved), "the member's retry from another address replays");
 }

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use super::App;
-use crate::domain::new_id;
+use super::{App, ClientAddress};
+use crate::domain::{MemberId, new_id};
 use crate::error::ApiError;
 use crate::store::idempotency::{Claim, Claimed, Completion};
 
@@ -26,6 +26,26 @@ impl IdempotencyClaim {
     pub(crate) fn complete<T: serde::Serialize>(&self, created: &T) -> Result<Completion, ApiError> {
         let body = serde_json::to_string(created).map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(self.claim.complete(self.success_status, body))
+    }
+}
+
+/// Whose key it is (docs/API.md, Idempotent creates, v3): the bearer's
+/// member, else the client address. The same key sent by another owner is
+/// another key: its own create, never a `422` and never another's replay.
+#[derive(Debug, Clone, Copy)]
+pub enum KeyOwner<'a> {
+    Member(&'a MemberId),
+    Address(&'a ClientAddress),
+}
+
+impl KeyOwner<'_> {
+    /// The key as stored. The owner part holds no space, so keys of two
+    /// owners never meet whatever the keys hold.
+    fn scoped(self, key: &str) -> String {
+        match self {
+            KeyOwner::Member(member) => format!("member:{} {key}", member.as_str()),
+            KeyOwner::Address(address) => format!("address:{} {key}", address.0.replace(' ', "_")),
+        }
     }
 }
 
@@ -51,12 +71,13 @@ impl App {
     /// idempotency_key_reused` when it was used for another request.
     pub async fn claim_idempotency_key(
         &self,
-        key: String,
+        owner: KeyOwner<'_>,
+        key: &str,
         fingerprint: String,
         success_status: u16,
     ) -> Result<ClaimOutcome, ApiError> {
         let claim = Claim {
-            key,
+            key: owner.scoped(key),
             fingerprint,
             token: new_id(),
             now: chrono::Utc::now().timestamp(),

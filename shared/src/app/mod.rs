@@ -32,7 +32,7 @@ use throttle::{Limits, Refusal};
 use tokens::JwtKeys;
 
 pub use crate::domain::Boards;
-pub use idempotency::{ClaimOutcome, IdempotencyClaim, RememberedAnswer};
+pub use idempotency::{ClaimOutcome, IdempotencyClaim, KeyOwner, RememberedAnswer};
 pub use settings::AppSettings;
 
 /// The client address a request came from (docs/API.md, Client address):

@@ -1,5 +1,6 @@
 //! `Idempotency-Key` on the create routes (docs/API.md, "Idempotent
-//! creates"): before the handler runs, the key is claimed for this request's
+//! creates"): before the handler runs, the key of this request's owner (its
+//! member, else its client address) is claimed for the request's
 //! fingerprint (method, path, identity, body); a key already answered for the
 //! same request replays that answer without running the handler (no write,
 //! no hash), a key answered for another request is `422`, a key held by a
@@ -19,7 +20,8 @@ use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::input::MAX_BODY_BYTES;
-use crate::app::{ClaimOutcome, IdempotencyClaim, RememberedAnswer};
+use crate::app::{ClaimOutcome, IdempotencyClaim, KeyOwner, RememberedAnswer};
+use crate::domain::MemberId;
 use crate::error::ApiError;
 
 pub const KEY_HEADER: &str = "idempotency-key";
@@ -54,18 +56,19 @@ fn hex(digest: &[u8]) -> String {
 }
 
 /// Who sends the request: the member a valid bearer token names, else the
-/// header itself (hashed), else nobody.
-fn identity(state: &AppState, headers: &HeaderMap) -> String {
+/// header itself (hashed), else nobody; and the member, if any, whose keys
+/// these are.
+fn identity(state: &AppState, headers: &HeaderMap) -> (String, Option<MemberId>) {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return "anonymous".into();
+        return ("anonymous".into(), None);
     };
     #[cfg(feature = "tokens")]
     if let Some(member) = super::auth::bearer_token(value).and_then(|token| state.app.verify_token(token).ok()) {
-        return format!("member:{}", member.id.as_str());
+        return (format!("member:{}", member.id.as_str()), Some(member.id));
     }
     #[cfg(not(feature = "tokens"))]
     let _ = state;
-    format!("bearer:{}", hex(&Sha256::digest(value.as_bytes())))
+    (format!("bearer:{}", hex(&Sha256::digest(value.as_bytes()))), None)
 }
 
 fn fingerprint(method: &http::Method, path: &str, identity: &str, body: &[u8]) -> String {
@@ -137,13 +140,18 @@ async fn claimed(state: AppState, success_status: u16, request: Request, next: N
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return ApiError::PayloadTooLarge.into_response();
     };
-    let fingerprint = fingerprint(
-        &parts.method,
-        parts.uri.path(),
-        &identity(&state, &parts.headers),
-        &bytes,
-    );
-    let held = match state.app.claim_idempotency_key(key, fingerprint, success_status).await {
+    let (identity, member) = identity(&state, &parts.headers);
+    let fingerprint = fingerprint(&parts.method, parts.uri.path(), &identity, &bytes);
+    let address = super::client_ip::client_address(&parts, &state.trusted_proxies);
+    let owner = match &member {
+        Some(member) => KeyOwner::Member(member),
+        None => KeyOwner::Address(&address),
+    };
+    let held = match state
+        .app
+        .claim_idempotency_key(owner, &key, fingerprint, success_status)
+        .await
+    {
         Ok(ClaimOutcome::Fresh(held)) => held,
         Ok(ClaimOutcome::Replay(answer)) => return replay(answer),
         Err(e) => return e.into_response(),

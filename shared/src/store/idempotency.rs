@@ -35,7 +35,15 @@ impl Claim {
         self.now + LEASE_SECONDS
     }
 
+    /// When the claim's record goes if its request never answers: with its
+    /// lease (docs/API.md, Idempotent creates, v3), so a request that died,
+    /// or one that never meant to finish, cannot hold a key for 24 hours.
     pub fn expires_at(&self) -> i64 {
+        self.lease_until()
+    }
+
+    /// When an answered record goes: 24 hours after its claim.
+    pub fn answered_until(&self) -> i64 {
         self.now + RECORD_SECONDS
     }
 
@@ -46,7 +54,7 @@ impl Claim {
             key: self.key.clone(),
             token: self.token.clone(),
             response: StoredResponse { status, body },
-            expires_at: self.expires_at(),
+            expires_at: self.answered_until(),
         }
     }
 }
@@ -92,16 +100,19 @@ pub struct Record {
 }
 
 /// The decision both stores share: `None` means the key may be (re)claimed
-/// (no record, an expired one, or a dead request's lease).
+/// (no record, an expired one, or a dead request's lease, whatever request
+/// held it: an unanswered claim never outlives its lease).
 pub fn decide(record: Option<&Record>, claim: &Claim) -> Option<Claimed> {
     let record = record.filter(|r| r.expires_at > claim.now)?;
+    if record.response.is_none() && record.lease_until <= claim.now {
+        return None;
+    }
     if record.fingerprint != claim.fingerprint {
         return Some(Claimed::Reused);
     }
     match &record.response {
         Some(response) => Some(Claimed::Replay(response.clone())),
-        None if record.lease_until > claim.now => Some(Claimed::InProgress),
-        None => None,
+        None => Some(Claimed::InProgress),
     }
 }
 
@@ -160,6 +171,15 @@ mod tests {
         assert_eq!(
             decide(Some(&record("a", None)), &claim("a", 1_000 + LEASE_SECONDS)),
             None
+        );
+        // Whatever request held it: an unanswered claim is no squat.
+        assert_eq!(
+            decide(Some(&record("a", None)), &claim("b", 1_000 + LEASE_SECONDS)),
+            None
+        );
+        assert_eq!(
+            decide(Some(&record("a", None)), &claim("b", 1_000 + LEASE_SECONDS - 1)),
+            Some(Claimed::Reused)
         );
         assert_eq!(
             decide(Some(&record("a", Some(done))), &claim("b", 1_000 + RECORD_SECONDS)),
