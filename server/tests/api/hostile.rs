@@ -586,6 +586,20 @@ async fn unpeppered_deployments_refuse_passwords_over_72_bytes(backend: Backend)
             .is_none()
     );
     assert_eq!(body(app.get("/boards/free/posts").await).await["posts"], json!([]));
+    // v3: a login with a password too long to have been stored is a login
+    // failure like any other: 401 after the same work, and counted.
+    let hashes = app.hashes();
+    for _ in 0..5 {
+        let response = app.login("at_limit", &over).await;
+        crate::helpers::assert_error(response, 401, "invalid_credentials", "").await;
+    }
+    assert_eq!(
+        app.hashes(),
+        hashes + 5,
+        "one dummy verify each, as for a wrong password"
+    );
+    let response = app.login("at_limit", &over).await;
+    crate::helpers::assert_error(response, 429, "too_many_attempts", "").await;
     // bcrypt itself stops at a NUL in some implementations: here it is significant.
     assert_eq!(app.signup("nul_unpeppered", "pass\u{0}word-1").await.status(), 201);
     assert_eq!(app.login("nul_unpeppered", "pass").await.status(), 401);

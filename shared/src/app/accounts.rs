@@ -1,5 +1,7 @@
 //! Sign up (docs/API.md, Routes: `POST /members`).
 
+use secrecy::SecretString;
+
 use super::IdempotencyClaim;
 use crate::domain::{Member, MemberId, Nickname, Password, PasswordHash, Username, now};
 use crate::error::ApiError;
@@ -48,11 +50,16 @@ pub(super) async fn check_password(
     };
     let too_long = !hashing.engine().policy(tier).peppered && password.byte_len() > UNPEPPERED_MAX_BYTES;
     let forms = std::iter::once(password.secret()).chain(password.as_typed());
+    // The dummy verify of a password too long to have been stored: the same
+    // work on a placeholder (bcrypt would refuse the password itself, and
+    // the login would answer 400 uncounted instead of 401).
+    let placeholder = SecretString::from("x".repeat(UNPEPPERED_MAX_BYTES));
+    let dummy_form = |form: &SecretString| if too_long { placeholder.clone() } else { form.clone() };
     let mut verdict = mismatch;
     for (i, form) in forms.enumerate() {
         let outcome = match stored.filter(|_| !too_long) {
             Some(hash) => hashing.verify(tier, form.clone(), hash.as_str().to_owned()).await,
-            None => hashing.verify_dummy(form.clone()).await.map(|()| mismatch),
+            None => hashing.verify_dummy(dummy_form(form)).await.map(|()| mismatch),
         };
         verdict = match outcome {
             Ok(v) => v,
@@ -61,7 +68,7 @@ pub(super) async fn check_password(
                 if !matches!(e, EngineError::PasswordTooLong { .. }) {
                     tracing::warn!(error = %e, tier = %tier, "a stored password hash cannot be checked");
                 }
-                hashing.verify_dummy(form.clone()).await?;
+                hashing.verify_dummy(dummy_form(form)).await?;
                 mismatch
             }
         };
