@@ -6,7 +6,9 @@ mod settings;
 
 pub use settings::{ConnectionLimits, ServerSettings};
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -103,7 +105,9 @@ async fn timed_out_in_api_shape(response: Response) -> Response {
 /// requests in flight (for at most the request timeout). Each connection is
 /// HTTP/1.1 with `limits`' header timeout (which also closes idle kept-alive
 /// connections); each request has the request timeout; at most
-/// `max_connections` are served at once, the next ones wait in the backlog.
+/// `max_connections` are served at once, the next ones wait in the backlog;
+/// a peer address holds at most `per_address` of them (the exempt proxies
+/// any number), a connection beyond that is closed when accepted.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -117,6 +121,7 @@ pub async fn serve(
         ))
         .layer(middleware::map_response(timed_out_in_api_shape));
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let per_address = Arc::new(PerAddress::default());
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -141,6 +146,20 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // Over its address's share: closed at once, its global slot freed.
+        let ip = peer.ip().to_canonical();
+        let address_slot = if limits.exempt.iter().any(|net| net.contains(&ip)) {
+            None
+        } else {
+            match per_address.take(ip, limits.per_address) {
+                Some(taken) => Some(taken),
+                None => {
+                    tracing::debug!("a peer address is at its connection cap");
+                    drop(stream);
+                    continue;
+                }
+            }
+        };
         let service = app
             .clone()
             .map_request(move |mut request: http::Request<hyper::body::Incoming>| {
@@ -153,7 +172,7 @@ pub async fn serve(
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection closed");
             }
-            drop(slot);
+            drop((slot, address_slot));
         });
     }
     tokio::select! {
@@ -163,6 +182,44 @@ pub async fn serve(
         }
     }
     Ok(())
+}
+
+/// Open connections per peer address.
+#[derive(Debug, Default)]
+struct PerAddress(std::sync::Mutex<HashMap<IpAddr, usize>>);
+
+/// One connection of `ip`, given back when dropped.
+#[derive(Debug)]
+struct AddressSlot {
+    counts: Arc<PerAddress>,
+    ip: IpAddr,
+}
+
+impl PerAddress {
+    fn take(self: &Arc<Self>, ip: IpAddr, cap: usize) -> Option<AddressSlot> {
+        let mut counts = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let open = counts.entry(ip).or_insert(0);
+        if *open >= cap {
+            return None;
+        }
+        *open += 1;
+        Some(AddressSlot {
+            counts: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut counts = self.counts.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(open) = counts.get_mut(&self.ip) {
+            *open -= 1;
+            if *open == 0 {
+                counts.remove(&self.ip);
+            }
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -12,6 +12,9 @@ async fn main() -> anyhow::Result<()> {
     let settings = ServerSettings::from_env(&env)?;
     let config = Config::from(Deployment::Server, &env)?;
     tracing::info!(config = %config, server = %settings, "configuration");
+    let mut connections = settings.connections.clone();
+    // A trusted proxy carries many clients' connections: no per-address cap.
+    connections.exempt = config.http.trusted_proxies.clone();
     let state = shared::runtime::build(config).await?;
     let address = (settings.bind.as_str(), settings.port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -21,7 +24,7 @@ async fn main() -> anyhow::Result<()> {
     serve(
         listener,
         app(state, &settings.cors_origins),
-        settings.connections,
+        connections,
         shutdown_signal(),
     )
     .await?;

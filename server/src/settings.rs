@@ -21,7 +21,7 @@ pub struct ServerSettings {
 /// that sends nothing, or its headers a byte at a time, or keeps an idle
 /// connection open, is cut off; so is a request that runs too long; and
 /// connections beyond the cap wait in the listen backlog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// From the moment the server waits for a request (on a new or a
     /// kept-alive connection) until its headers are in: also the idle
@@ -30,6 +30,12 @@ pub struct ConnectionLimits {
     /// From the headers to the last byte of the answer (the body included).
     pub request_timeout: Duration,
     pub max_connections: usize,
+    /// **(v3)** Connections one TCP peer address may hold at once
+    /// (`MAX_CONNECTIONS_PER_ADDRESS`): one client cannot hold every slot.
+    pub per_address: usize,
+    /// Peers without a per-address cap: the trusted proxies, which carry
+    /// many clients' connections (`TRUSTED_PROXIES`, set by the caller).
+    pub exempt: Vec<ipnet::IpNet>,
 }
 
 impl Default for ConnectionLimits {
@@ -38,6 +44,8 @@ impl Default for ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(10),
             max_connections: 1_024,
+            per_address: 64,
+            exempt: Vec::new(),
         }
     }
 }
@@ -62,6 +70,9 @@ impl ServerSettings {
         if let Some(n) = env.number::<usize>("SERVER_MAX_CONNECTIONS", 1, "a positive whole number")? {
             connections.max_connections = n;
         }
+        if let Some(n) = env.number::<usize>("MAX_CONNECTIONS_PER_ADDRESS", 1, "a positive whole number")? {
+            connections.per_address = n;
+        }
         Ok(ServerSettings {
             bind,
             port: env.number::<u16>("PORT", 0, "a port number (0-65535)")?.unwrap_or(3000),
@@ -75,13 +86,14 @@ impl fmt::Display for ServerSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bind={}:{} cors_origins={} header_timeout_ms={} request_timeout_ms={} max_connections={}",
+            "bind={}:{} cors_origins={} header_timeout_ms={} request_timeout_ms={} max_connections={} max_connections_per_address={}",
             self.bind,
             self.port,
             self.cors_origins.join(","),
             self.connections.header_timeout.as_millis(),
             self.connections.request_timeout.as_millis(),
-            self.connections.max_connections
+            self.connections.max_connections,
+            self.connections.per_address
         )
     }
 }
@@ -98,6 +110,7 @@ mod tests {
             ("SERVER_MAX_CONNECTIONS", "0", "SERVER_MAX_CONNECTIONS"),
             ("SERVER_MAX_CONNECTIONS", "-1", "SERVER_MAX_CONNECTIONS"),
             ("SERVER_HEADER_TIMEOUT_MS", "soon", "SERVER_HEADER_TIMEOUT_MS"),
+            ("MAX_CONNECTIONS_PER_ADDRESS", "0", "MAX_CONNECTIONS_PER_ADDRESS"),
         ] {
             let pairs = [(name, value)];
             let err = ServerSettings::from_env(&Env::from_pairs(&pairs)).unwrap_err();
@@ -111,15 +124,19 @@ mod tests {
             ("CORS_ORIGINS", "https://a.example, https://b.example"),
             ("SERVER_HEADER_TIMEOUT_MS", "2500"),
             ("SERVER_MAX_CONNECTIONS", "64"),
+            ("MAX_CONNECTIONS_PER_ADDRESS", "8"),
         ];
         let settings = ServerSettings::from_env(&Env::from_pairs(&pairs)).unwrap();
         assert_eq!(settings.connections.header_timeout, Duration::from_millis(2500));
         assert_eq!(settings.connections.max_connections, 64);
+        assert_eq!(settings.connections.per_address, 8);
         assert_eq!(settings.cors_origins, ["https://a.example", "https://b.example"]);
         let printed = settings.to_string();
         assert!(
             printed.contains("bind=127.0.0.1:3000")
-                && printed.contains("header_timeout_ms=2500 request_timeout_ms=10000 max_connections=64"),
+                && printed.contains(
+                    "header_timeout_ms=2500 request_timeout_ms=10000 max_connections=64 max_connections_per_address=8"
+                ),
             "{printed}"
         );
     }

@@ -91,6 +91,9 @@ pub(crate) async fn spawn_app_in(
         ("LIMIT_CREATES_ADDRESS".into(), "off".into()),
         ("LIMIT_CREATES_MEMBER".into(), "off".into()),
         ("LIMIT_SIGNUPS_ADDRESS".into(), "off".into()),
+        // And they all connect from 127.0.0.1: the per-address connection
+        // cap is out of the way unless a test sets it.
+        ("MAX_CONNECTIONS_PER_ADDRESS".into(), "100000".into()),
     ];
     if let Backend::Dynamo = backend {
         let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect(
@@ -112,7 +115,8 @@ pub(crate) async fn spawn_app_in(
     let env = Env::new(lookup);
     let config = Config::from(Deployment::Server, &env).unwrap();
     let server = server::ServerSettings::from_env(&env).unwrap();
-    let (cors, connections) = (server.cors_origins, server.connections);
+    let (cors, mut connections) = (server.cors_origins, server.connections);
+    connections.exempt = config.http.trusted_proxies.clone();
     let state = shared::runtime::build(config).await.unwrap();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -156,3 +156,51 @@ async fn a_body_sent_too_slowly_is_cut_off_by_the_request_timeout() {
         "{elapsed:?}"
     );
 }
+
+/// docs/API.md, Throttling and quotas (v3): one address holding 1,100
+/// kept-alive connections gets its 64, and a second address is still
+/// answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_connection() {
+    // The test helper lifts the per-address cap; the default is 64.
+    let app = spawn_app_with(Backend::Sqlite, &[("MAX_CONNECTIONS_PER_ADDRESS", "")]).await;
+    let server: std::net::SocketAddr = host(&app).parse().unwrap();
+    let mut held = Vec::new();
+    let mut kept = 0;
+    for _ in 0..1_100 {
+        let mut stream = TcpStream::connect(server).await.unwrap();
+        // A whole request on a kept-alive connection: an answer means the
+        // server kept this connection.
+        // A refused connection may already be closed: the write can fail.
+        let _ = stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await;
+        let mut buffer = [0u8; 512];
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(500), stream.read(&mut buffer)).await
+            && n > 0
+        {
+            kept += 1;
+        }
+        held.push(stream);
+    }
+    assert_eq!(kept, 64, "the address got exactly its cap");
+    let other = tokio::net::TcpSocket::new_v4().unwrap();
+    other.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let started = Instant::now();
+    let mut stream = other.connect(server).await.unwrap();
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut answer))
+        .await
+        .expect("a second address is answered within 2 s")
+        .unwrap();
+    let took = started.elapsed();
+    assert!(
+        String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    println!("connections: 1,100 from one address, 64 kept; another address answered in {took:?}");
+    drop(held);
+}
