@@ -18,7 +18,7 @@ use futures_util::future::try_join_all;
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, pk_of, s};
-use super::items::{Counts, POST_SK, counter_pk, post_pk};
+use super::items::{Counts, POST_ON_BOARD, POST_SK, counter_pk, post_pk};
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
@@ -270,7 +270,7 @@ impl DynamoStore {
         let post_is_there = ConditionCheck::builder()
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .condition_expression("attribute_exists(PK) AND board = :board")
+            .condition_expression(POST_ON_BOARD)
             .expression_attribute_values(":board", s(board))
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;

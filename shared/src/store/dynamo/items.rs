@@ -25,6 +25,9 @@ use crate::domain::{Author, Comment, Post, PostSummary};
 
 pub(super) const BOARD_INDEX: &str = "GSI1";
 pub(super) const POST_SK: &str = "POST";
+
+/// The condition that a post item exists on board `:board`.
+pub(super) const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
 pub(super) const MEMBER_SK: &str = "MEMBER";
 /// Every comment's SK starts with it, and sorts before [`POST_SK`]: a Query
 /// `begins_with(SK, COMMENT_SK_PREFIX)` reads a post's comments oldest first

@@ -9,7 +9,8 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use super::attributes::{from_item, key, s, to_item};
 use super::items::{
-    BOARD_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_SK, PostItem, SummaryFields, board_pk, comment_sk, post_pk,
+    BOARD_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_ON_BOARD, POST_SK, PostItem, SummaryFields, board_pk, comment_sk,
+    post_pk,
 };
 use super::transact::{is_conditional_failure, sdk_error};
 use super::{DynamoStore, purge};
@@ -17,9 +18,6 @@ use crate::domain::{
     BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey, PostSummary,
 };
 use crate::store::{Completion, PostEdit, Posts, StoreError, StoreResult, cursor};
-
-/// An update's condition: the post exists, on `:board`.
-const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
 
 impl DynamoStore {
     /// One Query for a page of a post's comments, oldest first: `limit + 1`

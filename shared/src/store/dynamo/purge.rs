@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::{Delete, DeleteRequest, Put, ReturnConsumedCapacity
 
 use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
-use super::items::{POST_SK, all_likes_pks, legacy_likes_pk, post_pk};
+use super::items::{POST_ON_BOARD, POST_SK, all_likes_pks, legacy_likes_pk, post_pk};
 use super::transact::{TxFailure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
@@ -28,7 +28,7 @@ impl DynamoStore {
         let post = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .condition_expression("attribute_exists(PK) AND board = :board")
+            .condition_expression(POST_ON_BOARD)
             .expression_attribute_values(":board", s(board))
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
