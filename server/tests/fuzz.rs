@@ -2,7 +2,9 @@
 //! socket), for a bounded time: `FUZZ_SECONDS` (default 10; `scripts/test-all`
 //! gives it 60). Requests are generated around the real routes: known and
 //! mangled paths, methods, tokens, query strings, and bodies that are random
-//! bytes or JSON objects of the real field names holding any JSON value.
+//! bytes or JSON objects of the real field names holding any JSON value;
+//! (v3) content types other than JSON, `Idempotency-Key`s good and bad, NUL
+//! bytes in fields and text that renders as nothing.
 //! Every answer must be a documented status with the docs/API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
 
@@ -37,6 +39,11 @@ struct Fuzzed {
     token: Option<String>,
     /// `X-Forwarded-For`, believed from the harness's trusted proxy (127.0.0.1).
     forwarded: Option<String>,
+    /// (v3) `Content-Type`: JSON mostly, else what a cross-site form or a
+    /// careless client sends (415 before the body is read).
+    content_type: Option<String>,
+    /// `Idempotency-Key` on any route (only creates read it).
+    idempotency_key: Option<String>,
     body: Vec<u8>,
 }
 
@@ -93,6 +100,16 @@ fn json_value() -> impl Strategy<Value = Value> {
         ".{0,40}".prop_map(Value::String),
         "[a-z0-9_]{0,35}".prop_map(Value::String),
         (0usize..300).prop_map(|n| Value::String("é".repeat(n))),
+        // (v3) NUL in a password, text that renders as nothing.
+        "[a-z]{0,6}\u{0}[a-z]{0,6}".prop_map(Value::String),
+        prop::sample::select(vec![
+            "\u{3164}",
+            "\u{115f}\u{1160}",
+            "\u{2800}",
+            "\u{301}",
+            "\u{fe0f}\u{34f}"
+        ])
+        .prop_map(|s| Value::String(s.to_owned())),
         Just(Value::String(POST_ID.to_owned())),
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
@@ -145,13 +162,38 @@ fn fuzzed(valid_token: String) -> impl Strategy<Value = Fuzzed> {
         "[ -~]{0,120}".prop_map(Some),
         "[0-9a-f:., ]{0,60}".prop_map(Some),
     ];
-    (method, path(), token, forwarded, body()).prop_map(|(method, path, token, forwarded, body)| Fuzzed {
+    let content_type = prop_oneof![
+        6 => Just(Some("application/json".to_owned())),
+        1 => Just(Some("application/json; charset=utf-8".to_owned())),
+        1 => Just(Some("text/plain".to_owned())),
+        1 => Just(Some("application/x-www-form-urlencoded".to_owned())),
+        1 => Just(None),
+        1 => "[ -~]{0,40}".prop_map(Some),
+    ];
+    let idempotency_key = prop_oneof![
+        4 => Just(None),
+        1 => Just(Some("fuzz-key".to_owned())),
+        1 => "[ -~]{0,300}".prop_map(Some),
+    ];
+    (
         method,
-        path,
+        path(),
         token,
         forwarded,
-        body,
-    })
+        (content_type, idempotency_key),
+        body(),
+    )
+        .prop_map(
+            |(method, path, token, forwarded, (content_type, idempotency_key), body)| Fuzzed {
+                method,
+                path,
+                token,
+                forwarded,
+                content_type,
+                idempotency_key,
+                body,
+            },
+        )
 }
 
 /// The docs/API.md codes each status may carry.
@@ -162,19 +204,27 @@ fn codes_for(status: u16) -> Option<&'static [&'static str]> {
         403 => &["wrong_password", "forbidden"],
         404 => &["not_found"],
         405 => &["method_not_allowed"],
-        409 => &["username_taken"],
+        409 => &["username_taken", "request_in_progress"],
         413 => &["payload_too_large"],
         415 => &["unsupported_media_type"],
+        422 => &["idempotency_key_reused"],
         429 => &["too_many_attempts", "rate_limited"],
         _ => return None,
     })
 }
 
 async fn check(app: &axum::Router, input: &Fuzzed) -> Result<(), TestCaseError> {
-    let mut request = Request::builder()
-        .method(input.method.clone())
-        .uri(&input.path)
-        .header("content-type", "application/json");
+    let mut request = Request::builder().method(input.method.clone()).uri(&input.path);
+    for (name, value) in [
+        ("content-type", &input.content_type),
+        ("idempotency-key", &input.idempotency_key),
+    ] {
+        if let Some(value) = value
+            && let Ok(value) = http::HeaderValue::from_str(value)
+        {
+            request = request.header(name, value);
+        }
+    }
     if let Some(token) = &input.token
         && let Ok(value) = http::HeaderValue::from_str(&format!("Bearer {token}"))
     {

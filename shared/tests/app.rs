@@ -68,6 +68,8 @@ impl TestApp {
                 client: client("192.0.2.1"),
             })
             .await
+            .unwrap()
+            .into_created()
             .unwrap();
         let session = self.log_in(name, "password-123", "192.0.2.1").await.unwrap();
         assert_eq!(session.member, member);
@@ -104,6 +106,8 @@ impl TestApp {
                 },
             )
             .await
+            .unwrap()
+            .into_created()
             .unwrap();
         PostKey {
             board,
@@ -124,6 +128,8 @@ impl TestApp {
                 body: PostBody::parse("from a guest".into()).unwrap(),
             })
             .await
+            .unwrap()
+            .into_created()
             .unwrap();
         PostKey {
             board: self.app.boards.resolve("free").unwrap(),
@@ -313,40 +319,77 @@ async fn likes_are_idempotent_and_views_count_into_the_detail() {
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 2);
 }
 
+/// docs/API.md, Throttling and quotas (v3): one hash per password check. A
+/// v1 hash (named by its pepper's v1 id, made from the password as typed) is
+/// checked as typed, once, and rehashed normalized; any other hash is
+/// checked normalized only, so a wrong password NFKC changes costs one hash.
 #[tokio::test]
-async fn a_hash_stored_before_nfkc_verifies_as_typed_once_and_is_rehashed_normalized() {
+async fn a_v1_hash_made_before_nfkc_verifies_as_typed_with_one_hash_and_is_rehashed_normalized() {
     let t = app().await;
     t.member("wide").await;
-    // A hash of the password exactly as typed, as v1 stored it (no NFKC).
     let typed = "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff17}";
     let hashing = t.app.hashing().unwrap();
-    let v1_hash = hashing
+    let current_form = hashing
         .hash(shared::hashing::Tier::Member, secrecy::SecretString::from(typed))
         .await
         .unwrap();
+    // As v1 stored it: the password as typed, the pepper named by its v1 id.
+    let pepper = shared::hashing::Pepper::parse(
+        "PEPPER",
+        secrecy::SecretString::from("app-test-pepper-0123456789abcdefghijklmn"),
+    )
+    .unwrap();
+    let v1_hash = current_form.replace(pepper.id(), pepper.v1_id());
     let user = username("wide");
-    let current = t
-        .app
-        .store()
-        .member_credentials(&user)
-        .await
-        .unwrap()
-        .unwrap()
-        .password_hash;
+    let stored = |t: &TestApp| {
+        let store = t.app.store().clone();
+        let user = user.clone();
+        async move { store.member_credentials(&user).await.unwrap().unwrap().password_hash }
+    };
+    let current = stored(&t).await;
     let v1 = shared::domain::PasswordHash::new(v1_hash.clone());
     assert!(t.app.store().replace_password_hash(&user, &current, &v1).await.unwrap());
-    t.log_in("wide", typed, "192.0.2.1").await.unwrap();
-    let after = t
-        .app
-        .store()
-        .member_credentials(&user)
+    let before = hashes_run(&t.app);
+    assert!(
+        t.log_in(
+            "wide",
+            "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff18}",
+            "192.0.2.1"
+        )
         .await
-        .unwrap()
-        .unwrap()
-        .password_hash;
+        .is_err()
+    );
+    assert_eq!(hashes_run(&t.app), before + 1, "a wrong password: one hash");
+    t.log_in("wide", typed, "192.0.2.1").await.unwrap();
+    let after = stored(&t).await;
     assert_ne!(after.as_str(), v1_hash, "rehashed");
     // Now the normalized form is stored: the ASCII password logs in too.
     t.log_in("wide", "pass7777", "192.0.2.1").await.unwrap();
+    // A current hash is checked normalized only: a full-width wrong password
+    // costs one hash, and the stored hash of the ASCII form is not checked as typed.
+    let before = hashes_run(&t.app);
+    assert!(
+        t.log_in(
+            "wide",
+            "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff18}",
+            "192.0.2.1"
+        )
+        .await
+        .is_err()
+    );
+    assert_eq!(hashes_run(&t.app), before + 1, "one hash per counted failure");
+    // A hash of the typed form under the current id (no v1 hash is) is not
+    // checked as typed: the full-width password no longer finds it.
+    let now = stored(&t).await;
+    let typed_current = shared::domain::PasswordHash::new(current_form);
+    assert!(
+        t.app
+            .store()
+            .replace_password_hash(&user, &now, &typed_current)
+            .await
+            .unwrap()
+    );
+    assert!(t.log_in("wide", typed, "192.0.2.1").await.is_err());
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use shared::app::accounts::SignUp;
 use shared::app::guest::{GuestComment, GuestPost, GuestProof};
 use shared::app::posts::WritePost;
 use shared::app::sessions::LogIn;
-use shared::app::{App, AppSettings, Boards, ClaimOutcome, ClientAddress, IdempotencyClaim, KeyOwner};
+use shared::app::{Answer, App, AppSettings, Boards, ClientAddress, IdempotencyKey, KeyOwner};
 use shared::domain::{CommentId, CommentKey, Nickname, Password, PostBody, PostId, PostKey, Title, Username, new_id};
 use shared::hashing::Hashing;
 use shared::runtime::Env;
@@ -115,10 +115,18 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     };
     let (ok, session) = requests(&counter, app.log_in(login("password-123"))).await;
     let session = session.unwrap();
-    rows.push(("login, right password (3 limit ADDs, GetItem, 3 give-backs)", ok, 7));
+    rows.push((
+        "login, right password (5 limit ADDs: v3 adds the check and the success, GetItem, 3 give-backs)",
+        ok,
+        9,
+    ));
     let (wrong, refused) = requests(&counter, app.log_in(login("password-124"))).await;
     assert!(refused.is_err());
-    rows.push(("login, wrong password (3 limit ADDs, GetItem)", wrong, 4));
+    rows.push((
+        "login, wrong password (5 limit ADDs, GetItem, the success give-back)",
+        wrong,
+        7,
+    ));
 
     let signed_in = app.verify_token(&session.token).unwrap();
     let board = Boards::default().resolve("free").unwrap();
@@ -138,7 +146,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     .await;
     let key = PostKey {
         board: board.clone(),
-        post: PostId::parse(&detail.unwrap().post.summary.id).unwrap(),
+        post: PostId::parse(&detail.unwrap().into_created().unwrap().post.summary.id).unwrap(),
     };
     rows.push(("member post (2 quota ADDs, Put)", post_cost, 3));
     let (first_view, _) = requests(&counter, app.read_post(&key)).await;
@@ -163,7 +171,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         }),
     )
     .await;
-    let comment = comment.unwrap();
+    let comment = comment.unwrap().into_created().unwrap();
     rows.push(("guest comment (post GetItem, quota ADD, transaction)", comment_cost, 3));
     let comment_key = CommentKey {
         post: key.clone(),
@@ -172,16 +180,16 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (wrong_guest, refused) = requests(&counter, app.delete_guest_comment(&comment_key, proof("0000"))).await;
     assert!(refused.is_err());
     rows.push((
-        "guest delete, wrong password (comment + purge marker GetItems, 2 limit ADDs)",
+        "guest delete, wrong password (comment + purge marker GetItems, 3 limit ADDs: v3 adds the check)",
         wrong_guest,
-        4,
+        5,
     ));
     let (right_guest, deleted) = requests(&counter, app.delete_guest_comment(&comment_key, proof("1234"))).await;
     deleted.unwrap();
     rows.push((
-        "guest delete, right password (guard's 2 GetItems, 2 ADDs, 2 give-backs, transaction)",
+        "guest delete, right password (guard's 2 GetItems, 3 ADDs, 2 give-backs, transaction)",
         right_guest,
-        7,
+        8,
     ));
     let (read, _) = requests(&counter, app.read_post(&key)).await;
     rows.push((
@@ -315,9 +323,9 @@ async fn measure() -> Measured {
             client: client(),
         };
         assert!(app.log_in(login("password-124")).await.is_err());
-        add("login, wrong password (3 limits, get)", meter.take());
+        add("login, wrong password (5 limits, get, 1 give-back)", meter.take());
         let token = app.log_in(login("password-123")).await.unwrap().token;
-        add("login, right password (3 limits, get, 3 give-backs)", meter.take());
+        add("login, right password (5 limits, get, 3 give-backs)", meter.take());
         let kim = app.verify_token(&token).unwrap();
         let board = Boards::default().resolve("free").unwrap();
         let detail = app
@@ -332,6 +340,8 @@ async fn measure() -> Measured {
                 },
             )
             .await
+            .unwrap()
+            .into_created()
             .unwrap();
         add("member post", meter.take());
         app.create_guest_post(GuestPost {
@@ -410,6 +420,8 @@ async fn measure() -> Measured {
                 body: shared::domain::CommentBody::parse("c".repeat(2_000)).unwrap(),
             })
             .await
+            .unwrap()
+            .into_created()
             .unwrap();
         add("guest comment (2,000 chars)", meter.take());
         let comment_key = CommentKey {
@@ -417,7 +429,7 @@ async fn measure() -> Measured {
             comment: CommentId::parse(&comment.id).unwrap(),
         };
         assert!(app.delete_guest_comment(&comment_key, proof("0000")).await.is_err());
-        add("guest check, wrong password (guard, 2 limits)", meter.take());
+        add("guest check, wrong password (guard, 3 limits)", meter.take());
         app.delete_guest_comment(&comment_key, proof("1234")).await.unwrap();
         add("guest comment delete, right password", meter.take());
 
@@ -586,6 +598,8 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
             },
         )
         .await
+        .unwrap()
+        .into_created()
         .unwrap();
     let key = PostKey {
         board,
@@ -657,14 +671,16 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
             },
         )
         .await
+        .unwrap()
+        .into_created()
         .unwrap();
     let key = PostKey {
         board,
         post: PostId::parse(&post.post.summary.id).unwrap(),
     };
     app.read_post(&key).await.unwrap(); // the shard exists from here on
-    let comment = |claim: Option<IdempotencyClaim>, body: &str| GuestComment {
-        idempotency: claim,
+    let comment = |idempotency: Option<IdempotencyKey>, body: &str| GuestComment {
+        idempotency,
         client: client(),
         key: key.clone(),
         nickname: Nickname::parse("g".into()).unwrap(),
@@ -677,16 +693,20 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
     created.unwrap();
     let plain_units = meter.take();
     let address = client();
-    let claim_key = || app.claim_idempotency_key(KeyOwner::Address(&address), "costs-key", "f".into(), 201);
-    let (claiming, claimed) = requests(&counter, claim_key()).await;
-    let ClaimOutcome::Fresh(claim) = claimed.unwrap() else {
-        panic!("a fresh key")
-    };
-    let (keyed, created) = requests(&counter, app.create_guest_comment(comment(Some(claim), "keyed"))).await;
-    created.unwrap();
+    let idempotency_key = IdempotencyKey::new(KeyOwner::Address(&address), "costs-key", "f".into(), 201);
+    let (keyed, created) = requests(
+        &counter,
+        app.create_guest_comment(comment(Some(idempotency_key.clone()), "keyed")),
+    )
+    .await;
+    assert!(matches!(created.unwrap(), Answer::Created(_)));
     let keyed_units = meter.take();
-    let (replay, replayed) = requests(&counter, claim_key()).await;
-    assert!(matches!(replayed.unwrap(), ClaimOutcome::Replay(_)));
+    let (replay, replayed) = requests(
+        &counter,
+        app.create_guest_comment(comment(Some(idempotency_key), "keyed")),
+    )
+    .await;
+    assert!(matches!(replayed.unwrap(), Answer::Replayed(_)));
     let replay_units = meter.take();
     println!("| guest comment | DynamoDB requests | table RCU / WCU |\n|---|---:|---|");
     println!(
@@ -694,17 +714,55 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
         plain_units.table.read, plain_units.table.write
     );
     println!(
-        "| with a key (claim + create) | {} | {} / {} |",
-        claiming + keyed,
-        keyed_units.table.read,
-        keyed_units.table.write
+        "| with a key (claim + create) | {keyed} | {} / {} |",
+        keyed_units.table.read, keyed_units.table.write
     );
     println!(
-        "| a replay | {replay} | {} / {} |",
+        "| a replay (post check, quota ADD and give-back, claim) | {replay} | {} / {} |",
         replay_units.table.read, replay_units.table.write
     );
-    assert_eq!(claiming, 2, "a GetItem and a conditional PutItem");
-    assert_eq!(keyed, plain, "the record rides in the create's own transaction");
-    assert_eq!(replay, 1);
-    assert_eq!(replay_units.table.write, 0.0, "a replay writes nothing");
+    assert_eq!(keyed, plain + 2, "a GetItem and a conditional PutItem claim the key");
+    // v3: the key is claimed after the limits, so a replay passes them too
+    // (and gives its quota count back): 4 requests, where v2's claim-first
+    // replay was 1.
+    assert_eq!(replay, 4);
+    assert_eq!(
+        replay_units.table.write, 2.0,
+        "a replay writes only the quota count it gives back"
+    );
+}
+
+/// docs/API.md, Idempotent creates (v3): a key is claimed only after the
+/// limits. A create over its quota costs its quota counts and their
+/// give-backs, and writes no claim (v2 claimed first: 52-70% of 1,000
+/// cut-off requests over quota left one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_over_its_quota_claims_no_key() {
+    let (app, counter, meter) = metered_app(Layout::default()).await;
+    let author = member("quota");
+    let board = Boards::default().resolve("free").unwrap();
+    let write = |key: Option<IdempotencyKey>| WritePost {
+        idempotency: key,
+        client: client(),
+        board: board.clone(),
+        title: Title::parse("t".into()).unwrap(),
+        body: PostBody::parse("b".into()).unwrap(),
+    };
+    for _ in 0..30 {
+        app.create_member_post(&author, write(None)).await.unwrap();
+    }
+    meter.take();
+    let key = IdempotencyKey::new(KeyOwner::Member(&author.id), "over-quota", "f".into(), 201);
+    let (cost, refused) = requests(&counter, app.create_member_post(&author, write(Some(key.clone())))).await;
+    assert!(
+        matches!(refused, Err(shared::error::ApiError::RateLimited { .. })),
+        "{refused:?}"
+    );
+    let units = meter.take();
+    println!(
+        "a keyed create over its quota: {cost} DynamoDB requests, {} RCU / {} WCU on the table",
+        units.table.read, units.table.write
+    );
+    assert_eq!(cost, 4, "2 quota ADDs and their 2 give-backs, no claim");
+    assert_eq!(units.table.read, 0.0, "the key was not even looked up");
 }

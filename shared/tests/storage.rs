@@ -1559,3 +1559,66 @@ async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
         assert!(!concrete.purge_pending(&p.summary.id).await.unwrap());
     }
 }
+
+/// DynamoDB only (docs/DESIGN.md, "At internet scale", v3): the read cache
+/// keeps the hot posts while a crawler reads 1,000 cold posts once each.
+/// 16 hot posts are viewed in turn, a cold one after every hot view, through
+/// the store with `READ_CACHE_TTL_MS` of 60 s (long enough that only
+/// eviction, not expiry, can lose an entry). Prints the hit rates and the
+/// read units a hot view cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hot_posts_stay_in_the_read_cache_under_a_scan_of_a_thousand_cold_posts() {
+    let counter = RequestCounter::default();
+    let config = client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
+        .await
+        .unwrap()
+        .interceptor(counter.clone())
+        .build();
+    let table = format!("test-{}", new_id().to_lowercase());
+    let meter = shared::store::dynamo::CapacityMeter::default();
+    let dynamo = Arc::new(
+        DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), &table, true)
+            .await
+            .unwrap()
+            .with_layout(Layout {
+                read_cache_ttl: std::time::Duration::from_secs(60),
+                ..Layout::default()
+            })
+            .metered(meter.clone()),
+    );
+    let store: Dyn = dynamo.clone();
+    let mut keys = Vec::new();
+    for chunk in (0..1_016).collect::<Vec<_>>().chunks(50) {
+        let writes = chunk.iter().map(|_| created_post(&store, "free"));
+        keys.extend(
+            join_all(writes)
+                .await
+                .into_iter()
+                .map(|p| post_key("free", &p.summary.id)),
+        );
+    }
+    let (hot, cold) = keys.split_at(16);
+    let before = dynamo.read_cache_stats()[0];
+    meter.take();
+    let (mut hot_reads, mut hot_units) = (0u64, 0.0f64);
+    for (i, cold_key) in cold.iter().enumerate() {
+        store.view_post(&hot[i % hot.len()]).await.unwrap().unwrap();
+        hot_units += meter.take().table.read;
+        hot_reads += 1;
+        store.view_post(cold_key).await.unwrap().unwrap();
+        meter.take();
+    }
+    let after = dynamo.read_cache_stats()[0];
+    let (hits, misses) = (after.hits - before.hits, after.misses - before.misses);
+    // Every cold read misses (each is read once): the misses beyond them are hot ones.
+    let hot_misses = misses.saturating_sub(cold.len() as u64);
+    let hot_rate = 1.0 - hot_misses as f64 / hot_reads as f64;
+    println!(
+        "read cache on DynamoDB Local: 16 hot posts + 1,000 cold read once, alternating: \
+         {hits} hits, {misses} misses; hot hit rate {:.1}% ({hot_misses} hot misses of {hot_reads}), \
+         {:.3} RCU per hot read",
+        hot_rate * 1e2,
+        hot_units / hot_reads as f64
+    );
+    assert!(hot_rate > 0.95, "the hot posts stayed cached: {hot_rate}");
+}

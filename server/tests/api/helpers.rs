@@ -91,6 +91,9 @@ pub(crate) async fn spawn_app_in(
         ("LIMIT_CREATES_ADDRESS".into(), "off".into()),
         ("LIMIT_CREATES_MEMBER".into(), "off".into()),
         ("LIMIT_SIGNUPS_ADDRESS".into(), "off".into()),
+        // So are the v3 limits on right passwords (many tests log in often).
+        ("LIMIT_LOGINS_USER".into(), "off".into()),
+        ("LIMIT_PASSWORD_CHECKS_ADDRESS".into(), "off".into()),
         // And they all connect from 127.0.0.1: the per-address connection
         // cap is out of the way unless a test sets it.
         ("MAX_CONNECTIONS_PER_ADDRESS".into(), "100000".into()),

@@ -28,6 +28,7 @@ mod faults;
 mod helpers;
 mod hostile;
 mod idempotency;
+mod passwords;
 mod public;
 mod secrets;
 mod slowloris;

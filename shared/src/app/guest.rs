@@ -2,7 +2,7 @@
 //! guest-post and guest-comment). Wrong passwords are throttled per target
 //! and client address before any hashing.
 
-use super::IdempotencyClaim;
+use super::{Answer, IdempotencyKey};
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, Guard, Nickname, Password, PasswordHash, PostBody,
     PostDetail, PostKey, Title,
@@ -17,8 +17,8 @@ use super::{App, ClientAddress, throttle};
 
 #[derive(Debug)]
 pub struct GuestPost {
-    /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<IdempotencyClaim>,
+    /// The request's `Idempotency-Key`, if it came with one.
+    pub idempotency: Option<IdempotencyKey>,
     pub client: ClientAddress,
     pub board: BoardSlug,
     pub nickname: Nickname,
@@ -38,8 +38,8 @@ pub struct GuestEdit {
 
 #[derive(Debug)]
 pub struct GuestComment {
-    /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<IdempotencyClaim>,
+    /// The request's `Idempotency-Key`, if it came with one.
+    pub idempotency: Option<IdempotencyKey>,
     pub client: ClientAddress,
     pub key: PostKey,
     pub nickname: Nickname,
@@ -63,27 +63,26 @@ struct Upgrade {
 }
 
 impl App {
-    pub async fn create_guest_post(&self, command: GuestPost) -> Result<PostDetail, ApiError> {
-        let hashing = self.hashing()?;
+    pub async fn create_guest_post(&self, command: GuestPost) -> Result<Answer<PostDetail>, ApiError> {
+        let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, &command.password)?;
         let reservation = self.reserve_create(&command.client, None).await?;
-        let created = async {
-            let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-            let author = Author::Guest {
-                nickname: command.nickname.into_inner(),
-            };
-            let post = new_post(command.board, command.title, command.body, author);
-            let detail = PostDetail::new(post);
-            let done = super::completion(command.idempotency.as_ref(), &detail)?;
-            self.store
-                .create_post(&detail.post, Some(&PasswordHash::new(hash)), done.as_ref())
-                .await?;
-            Ok(detail)
-        }
-        .await;
-        if created.is_err() {
-            throttle::forgive(&*self.store, reservation).await;
-        }
+        let created = self
+            .once(command.idempotency.as_ref(), |claim| async move {
+                let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
+                let author = Author::Guest {
+                    nickname: command.nickname.into_inner(),
+                };
+                let post = new_post(command.board, command.title, command.body, author);
+                let detail = PostDetail::new(post);
+                let done = super::completion(claim.as_ref(), &detail)?;
+                self.store
+                    .create_post(&detail.post, Some(&PasswordHash::new(hash)), done.as_ref())
+                    .await?;
+                Ok(detail)
+            })
+            .await;
+        self.keep_only_if_created(&created, reservation).await;
         created
     }
 
@@ -116,33 +115,32 @@ impl App {
         self.delete_post(key).await
     }
 
-    pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Comment, ApiError> {
-        let hashing = self.hashing()?;
+    pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Answer<Comment>, ApiError> {
+        let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, &command.password)?;
         // Fail fast on a missing post before counting or paying for the hash.
         self.require_post(&command.key).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
-        let created = async {
-            let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-            let author = Author::Guest {
-                nickname: command.nickname.into_inner(),
-            };
-            let comment = new_comment(&command.key.post, command.parent, command.body, author);
-            let done = super::completion(command.idempotency.as_ref(), &comment)?;
-            self.store
-                .create_comment(
-                    &command.key.board,
-                    &comment,
-                    Some(&PasswordHash::new(hash)),
-                    done.as_ref(),
-                )
-                .await?;
-            Ok(comment)
-        }
-        .await;
-        if created.is_err() {
-            throttle::forgive(&*self.store, reservation).await;
-        }
+        let created = self
+            .once(command.idempotency.as_ref(), |claim| async move {
+                let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
+                let author = Author::Guest {
+                    nickname: command.nickname.into_inner(),
+                };
+                let comment = new_comment(&command.key.post, command.parent, command.body, author);
+                let done = super::completion(claim.as_ref(), &comment)?;
+                self.store
+                    .create_comment(
+                        &command.key.board,
+                        &comment,
+                        Some(&PasswordHash::new(hash)),
+                        done.as_ref(),
+                    )
+                    .await?;
+                Ok(comment)
+            })
+            .await;
+        self.keep_only_if_created(&created, reservation).await;
         created
     }
 
@@ -172,27 +170,31 @@ impl App {
         password: &Password,
         guard: Guard,
     ) -> Result<Option<Upgrade>, ApiError> {
-        let hashing = self.hashing()?;
+        let hashing = self.hashing()?.for_client(&client.0);
         let Some(stored) = guard.guest_password_hash else {
             return Err(ApiError::Forbidden(
                 "this was written by a member; sign in to change it".into(),
             ));
         };
-        let keys = throttle::guest_keys(&self.limits, target_id, &client.0);
-        let reservation = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
-        let verdict = match check_password(hashing, Tier::Guest, password, Some(&stored)).await {
+        let failure_keys = throttle::guest_keys(&self.limits, target_id, &client.0);
+        let mut keys = throttle::password_check_keys(&self.limits, &client.0);
+        keys.extend(failure_keys.iter().cloned());
+        let mut checks = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
+        let failures = checks.take(&failure_keys);
+        let verdict = match check_password(&hashing, Tier::Guest, password, Some(&stored)).await {
             Ok(verdict) => verdict,
-            // No verdict (hashing unavailable): not a failure.
+            // No verdict (hashing unavailable): nothing is counted.
             Err(e) => {
-                throttle::forgive(&*self.store, reservation).await;
+                throttle::forgive_all(&*self.store, [failures, checks]).await;
                 return Err(e);
             }
         };
         if !verdict.matched {
-            // The reservation stays counted: this was a failure.
+            // Counted as a failure and as a check.
             return Err(ApiError::WrongPassword);
         }
-        throttle::forgive(&*self.store, reservation).await;
+        // A right password stays counted as a check (v3).
+        throttle::forgive(&*self.store, failures).await;
         if !verdict.needs_rehash {
             return Ok(None);
         }

@@ -32,7 +32,7 @@ use throttle::{Limits, Refusal};
 use tokens::JwtKeys;
 
 pub use crate::domain::Boards;
-pub use idempotency::{ClaimOutcome, IdempotencyClaim, KeyOwner, RememberedAnswer};
+pub use idempotency::{Answer, ClaimOutcome, IdempotencyClaim, IdempotencyKey, KeyOwner, RememberedAnswer};
 pub use settings::AppSettings;
 
 /// The client address a request came from (docs/API.md, Client address):
@@ -154,6 +154,14 @@ impl App {
     ) -> Result<throttle::Reservation, ApiError> {
         let keys = throttle::create_keys(&self.limits, &client.0, member.map(|m| m.id.as_str()));
         throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await
+    }
+
+    /// A create's quota counts stay only for what it created: a failure,
+    /// and a replay (it wrote nothing), give them back.
+    async fn keep_only_if_created<T>(&self, created: &Result<Answer<T>, ApiError>, reservation: throttle::Reservation) {
+        if !matches!(created, Ok(Answer::Created(_))) {
+            throttle::forgive(&*self.store, reservation).await;
+        }
     }
 
     /// The post must exist on its board.

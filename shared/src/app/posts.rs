@@ -1,7 +1,7 @@
 //! Reading boards and what members write (docs/API.md, Routes: read and
 //! member-write). A member may change only what they wrote.
 
-use super::IdempotencyClaim;
+use super::{Answer, IdempotencyKey};
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, Page, PageLimit, Post,
     PostBody, PostDetail, PostId, PostKey, PostSummary, Title, now,
@@ -9,7 +9,7 @@ use crate::domain::{
 use crate::error::ApiError;
 use crate::store::PostEdit;
 
-use super::{App, ClientAddress, SignedIn, throttle};
+use super::{App, ClientAddress, SignedIn};
 
 #[derive(Debug)]
 pub struct ListPosts {
@@ -20,8 +20,8 @@ pub struct ListPosts {
 
 #[derive(Debug)]
 pub struct WritePost {
-    /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<IdempotencyClaim>,
+    /// The request's `Idempotency-Key`, if it came with one.
+    pub idempotency: Option<IdempotencyKey>,
     pub client: ClientAddress,
     pub board: BoardSlug,
     pub title: Title,
@@ -37,8 +37,8 @@ pub struct EditPost {
 
 #[derive(Debug)]
 pub struct WriteComment {
-    /// The request's `Idempotency-Key` claim, if it came with one.
-    pub idempotency: Option<IdempotencyClaim>,
+    /// The request's `Idempotency-Key`, if it came with one.
+    pub idempotency: Option<IdempotencyKey>,
     pub client: ClientAddress,
     pub key: PostKey,
     pub parent: Option<CommentId>,
@@ -100,16 +100,23 @@ impl App {
         self.store.post_detail(key).await?.ok_or_else(|| self.not_found_post())
     }
 
-    pub async fn create_member_post(&self, member: &SignedIn, command: WritePost) -> Result<PostDetail, ApiError> {
+    pub async fn create_member_post(
+        &self,
+        member: &SignedIn,
+        command: WritePost,
+    ) -> Result<Answer<PostDetail>, ApiError> {
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
-        let post = new_post(command.board, command.title, command.body, member.author());
-        let detail = PostDetail::new(post);
-        let done = super::completion(command.idempotency.as_ref(), &detail)?;
-        if let Err(e) = self.store.create_post(&detail.post, None, done.as_ref()).await {
-            throttle::forgive(&*self.store, reservation).await;
-            return Err(e.into());
-        }
-        Ok(detail)
+        let created = self
+            .once(command.idempotency.as_ref(), |claim| async move {
+                let post = new_post(command.board, command.title, command.body, member.author());
+                let detail = PostDetail::new(post);
+                let done = super::completion(claim.as_ref(), &detail)?;
+                self.store.create_post(&detail.post, None, done.as_ref()).await?;
+                Ok(detail)
+            })
+            .await;
+        self.keep_only_if_created(&created, reservation).await;
+        created
     }
 
     pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
@@ -177,18 +184,23 @@ impl App {
         }
     }
 
-    pub async fn create_member_comment(&self, member: &SignedIn, command: WriteComment) -> Result<Comment, ApiError> {
+    pub async fn create_member_comment(
+        &self,
+        member: &SignedIn,
+        command: WriteComment,
+    ) -> Result<Answer<Comment>, ApiError> {
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
-        let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
-        let done = super::completion(command.idempotency.as_ref(), &comment)?;
-        if let Err(e) = self
-            .store
-            .create_comment(&command.key.board, &comment, None, done.as_ref())
-            .await
-        {
-            throttle::forgive(&*self.store, reservation).await;
-            return Err(e.into());
-        }
-        Ok(comment)
+        let created = self
+            .once(command.idempotency.as_ref(), |claim| async move {
+                let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
+                let done = super::completion(claim.as_ref(), &comment)?;
+                self.store
+                    .create_comment(&command.key.board, &comment, None, done.as_ref())
+                    .await?;
+                Ok(comment)
+            })
+            .await;
+        self.keep_only_if_created(&created, reservation).await;
+        created
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::domain::{Member, Password, PasswordHash, Username};
 use crate::error::ApiError;
-use crate::hashing::Tier;
+use crate::hashing::{Hashing, Tier};
 
 use super::accounts::check_password;
 use super::throttle::Refusal;
@@ -42,33 +42,54 @@ impl App {
     /// wrong password, a stored hash that can no longer be checked, a
     /// password too long to have been stored), answers the same
     /// `invalid_credentials` after the same hashing work, and is counted.
+    /// (v3) Every check also counts against the address's password checks,
+    /// and a success against the username's successful logins: right
+    /// passwords cannot be looped for free either.
     pub async fn log_in(&self, command: LogIn) -> Result<Session, ApiError> {
-        let hashing = self.hashing()?;
+        let hashing = self.hashing()?.for_client(&command.client.0);
         let tokens = self.tokens()?;
-        let keys = throttle::login_keys(&self.limits, command.username.as_str(), &command.client.0);
-        let reservation = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
+        let failure_keys = throttle::login_keys(&self.limits, command.username.as_str(), &command.client.0);
+        let success_keys = throttle::login_success_keys(&self.limits, command.username.as_str());
+        let keys: Vec<_> = failure_keys
+            .iter()
+            .chain(&success_keys)
+            .chain(&throttle::password_check_keys(&self.limits, &command.client.0))
+            .cloned()
+            .collect();
+        // One round trip counts them all; what stays counted depends on the verdict.
+        let mut checks = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
+        let failures = checks.take(&failure_keys);
+        let success = checks.take(&success_keys);
 
         let checked = async {
             let credentials = self.store.member_credentials(&command.username).await?;
             let stored = credentials.as_ref().map(|c| &c.password_hash);
-            let verdict = check_password(hashing, Tier::Member, &command.password, stored).await?;
+            let verdict = check_password(&hashing, Tier::Member, &command.password, stored).await?;
             Ok::<_, ApiError>(credentials.filter(|_| verdict.matched).map(|c| (c, verdict)))
         }
         .await;
         let (credentials, verdict) = match checked {
             Ok(Some(matched)) => matched,
-            // A failure: the reservation stays counted.
-            Ok(None) => return Err(ApiError::InvalidCredentials),
-            // No verdict (store or hashing unavailable): not a failure.
+            // A failure: counted as a failure and a check, not as a success.
+            Ok(None) => {
+                throttle::forgive(&*self.store, success).await;
+                return Err(ApiError::InvalidCredentials);
+            }
+            // No verdict (store or hashing unavailable): nothing is counted.
             Err(e) => {
-                throttle::forgive(&*self.store, reservation).await;
+                throttle::forgive_all(&*self.store, [failures, success, checks]).await;
                 return Err(e);
             }
         };
-        throttle::forgive(&*self.store, reservation).await;
+        throttle::forgive(&*self.store, failures).await;
         if verdict.needs_rehash {
-            self.upgrade_member_hash(&command.username, &credentials.password_hash, &command.password)
-                .await;
+            self.upgrade_member_hash(
+                &hashing,
+                &command.username,
+                &credentials.password_hash,
+                &command.password,
+            )
+            .await;
         }
         let token = tokens.issue(&credentials.member, throttle::unix_now().max(0) as u64)?;
         Ok(Session {
@@ -81,8 +102,13 @@ impl App {
 
     /// Stores a hash under the member tier's current policy. Best effort: the
     /// login already succeeded, and the next one will try again.
-    async fn upgrade_member_hash(&self, username: &Username, old: &PasswordHash, password: &Password) {
-        let Ok(hashing) = self.hashing() else { return };
+    async fn upgrade_member_hash(
+        &self,
+        hashing: &Hashing,
+        username: &Username,
+        old: &PasswordHash,
+        password: &Password,
+    ) {
         match hashing.hash(Tier::Member, password.secret().clone()).await {
             Ok(new) => match self
                 .store

@@ -83,6 +83,10 @@ pub struct Limits {
     pub creates_member: Option<Limit>,
     /// Signups per client address.
     pub signups_address: Option<Limit>,
+    /// (v3) Successful logins per username.
+    pub logins_user: Option<Limit>,
+    /// (v3) Password checks of every kind, right or wrong, per client address.
+    pub password_checks_address: Option<Limit>,
 }
 
 impl Default for Limits {
@@ -96,13 +100,15 @@ impl Default for Limits {
             creates_address: Some(Limit::new(30, 600)),
             creates_member: Some(Limit::new(60, 600)),
             signups_address: Some(Limit::new(10, 3600)),
+            logins_user: Some(Limit::new(30, 600)),
+            password_checks_address: Some(Limit::new(120, 600)),
         }
     }
 }
 
 impl Limits {
     /// Each limit by its setting name, for configuration and the start-up summary.
-    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 8] {
+    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 10] {
         [
             ("LIMIT_LOGIN_USER_ADDRESS", &mut self.login_user_address),
             ("LIMIT_LOGIN_ADDRESS", &mut self.login_address),
@@ -112,6 +118,8 @@ impl Limits {
             ("LIMIT_CREATES_ADDRESS", &mut self.creates_address),
             ("LIMIT_CREATES_MEMBER", &mut self.creates_member),
             ("LIMIT_SIGNUPS_ADDRESS", &mut self.signups_address),
+            ("LIMIT_LOGINS_USER", &mut self.logins_user),
+            ("LIMIT_PASSWORD_CHECKS_ADDRESS", &mut self.password_checks_address),
         ]
     }
 }
@@ -132,6 +140,18 @@ pub fn unix_now() -> i64 {
 /// Attempts counted on each key before hashing, to give back on success.
 #[derive(Debug)]
 pub struct Reservation(Vec<(AttemptKey, Window)>);
+
+impl Reservation {
+    /// Splits off the counts of `keys` (one kind of limit), to give back
+    /// apart from the others.
+    pub fn take(&mut self, keys: &[(AttemptKey, Limit)]) -> Reservation {
+        let (taken, kept) = std::mem::take(&mut self.0)
+            .into_iter()
+            .partition(|(key, _)| keys.iter().any(|(k, _)| k == key));
+        self.0 = kept;
+        Reservation(taken)
+    }
+}
 
 /// Counts this attempt as a failure on every key *before* any hashing, and
 /// refuses it when a key is over its limit. Counting first is what makes the
@@ -201,6 +221,12 @@ pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
     }
 }
 
+/// [`forgive`] for several reservations, side by side.
+pub async fn forgive_all(store: &dyn Attempts, reservations: impl IntoIterator<Item = Reservation>) {
+    let all = Reservation(reservations.into_iter().flat_map(|r| r.0).collect());
+    forgive(store, all).await;
+}
+
 fn keyed(pairs: impl IntoIterator<Item = (String, Option<Limit>)>) -> Vec<(AttemptKey, Limit)> {
     pairs
         .into_iter()
@@ -251,6 +277,19 @@ pub fn login_keys(limits: &Limits, username: &str, address: &str) -> Vec<(Attemp
     );
     keys.extend(keyed([(format!("login:user:{username}"), limits.login_user)]));
     keys
+}
+
+/// (v3) Every password check, right or wrong: per address.
+pub fn password_check_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
+    per_address(
+        address,
+        [("check:address:{address}".to_owned(), limits.password_checks_address)],
+    )
+}
+
+/// (v3) Successful logins per username.
+pub fn login_success_keys(limits: &Limits, username: &str) -> Vec<(AttemptKey, Limit)> {
+    keyed([(format!("login:ok:user:{username}"), limits.logins_user)])
 }
 
 /// Guest password failures: per target and address, per target.
@@ -334,6 +373,26 @@ mod tests {
         }
         assert_eq!(Limit::new(100, 900).to_string(), "100/15m");
         assert_eq!(Limit::new(50, 3600).to_string(), "50/1h");
+    }
+
+    #[test]
+    fn a_reservation_splits_by_kind_of_limit() {
+        let limits = Limits::default();
+        let failures = login_keys(&limits, "kim", "192.0.2.1");
+        let checks = password_check_keys(&limits, "192.0.2.1");
+        let window = Window::containing(0, 600);
+        let mut all = Reservation(
+            failures
+                .iter()
+                .chain(&checks)
+                .map(|(key, _)| (key.clone(), window))
+                .collect(),
+        );
+        let taken = all.take(&failures);
+        assert_eq!(taken.0.len(), 3);
+        assert_eq!(all.0.len(), 1);
+        assert_eq!(all.0[0].0.as_str(), "check:address:192.0.2.1");
+        assert_eq!(login_success_keys(&limits, "kim")[0].1, Limit::new(30, 600));
     }
 
     #[test]

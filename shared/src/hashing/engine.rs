@@ -188,6 +188,18 @@ impl PasswordEngine {
         })
     }
 
+    /// Whether `stored` was made by v1, from the password as typed (NFKC
+    /// normalization came with v2's pepper ids): v1 hashes name their pepper
+    /// by its v1 id. An unpeppered v1 hash cannot be told apart, and is
+    /// checked like any other (docs/API.md, Field rules).
+    pub fn made_before_normalization(&self, stored: &str) -> bool {
+        StoredHash::parse(stored)
+            .ok()
+            .and_then(|parsed| parsed.pepper_id)
+            .and_then(|id| self.peppers.by_id(id).map(|pepper| pepper.v1_id() == id))
+            .unwrap_or(false)
+    }
+
     /// Spends the time of a member-tier verify without anyone's hash, so a
     /// login for an unknown username takes as long as one with a wrong password.
     pub fn verify_dummy(&self, password: &SecretString) -> Result<(), HashError> {

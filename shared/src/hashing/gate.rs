@@ -12,6 +12,11 @@
 //! 19 ms guest hashes run for each 150 ms member hash instead of queueing
 //! behind it in arrival order, and a flood of cheap guest hashes still leaves
 //! members half of the time; at 3:1 members get three quarters.
+//!
+//! Within a tier, one client ([`QueueOwner`], the client address key) holds
+//! at most a quarter of the queue ([`fair_share`]; docs/API.md, Throttling
+//! and quotas): a few addresses looping correct logins are refused 503 at
+//! their share while everyone else's hashes still find room.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,6 +42,32 @@ pub struct HashingGate {
 
 pub const DEFAULT_QUEUE: usize = 64;
 
+/// Who asks for a hash, for the per-client share of a queue: the client
+/// address key, hashed (the gate needs only to tell clients apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct QueueOwner(u64);
+
+impl QueueOwner {
+    pub fn of(client_key: &str) -> Self {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        // A fixed hasher: the same client is the same owner in every request.
+        QueueOwner(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(client_key))
+    }
+}
+
+/// How many places of a tier's `queue` one owner may hold: a quarter, at
+/// least one, and never all of a queue of two or more.
+pub fn fair_share(queue: usize) -> usize {
+    (queue / 4).max(1).min(queue.saturating_sub(1).max(1))
+}
+
+/// A request in a tier's line.
+#[derive(Debug)]
+struct Waiter {
+    owner: Option<QueueOwner>,
+    sender: oneshot::Sender<Slot>,
+}
+
 fn index(tier: Tier) -> usize {
     match tier {
         Tier::Member => 0,
@@ -49,7 +80,7 @@ struct Scheduler {
     /// Idle workers.
     free: usize,
     /// Per tier, the waiters in arrival order.
-    waiting: [VecDeque<oneshot::Sender<Slot>>; 2],
+    waiting: [VecDeque<Waiter>; 2],
     /// Per tier, the estimated hashing time started so far.
     served: [u64; 2],
     /// Per tier, the estimated time of one hash.
@@ -106,7 +137,7 @@ impl Drop for Slot {
                 scheduler: Arc::clone(&self.scheduler),
                 armed: true,
             };
-            match waiter.send(slot) {
+            match waiter.sender.send(slot) {
                 Ok(()) => {
                     state.start(tier);
                     return;
@@ -170,8 +201,9 @@ impl HashingGate {
     }
 
     /// A worker slot now, or a place in the tier's line, or a refusal when
-    /// `queue` of the tier's jobs are already waiting.
-    async fn slot(&self, tier: Tier) -> Result<Slot, Overloaded> {
+    /// `queue` of the tier's jobs are already waiting, or when `owner`
+    /// already holds its [`fair_share`] of them.
+    async fn slot(&self, tier: Tier, owner: Option<QueueOwner>) -> Result<Slot, Overloaded> {
         let tier = index(tier);
         let waiting = {
             let mut state = lock(&self.scheduler);
@@ -184,9 +216,15 @@ impl HashingGate {
                 });
             }
             // Waiters that gave up no longer hold a place.
-            state.waiting[tier].retain(|waiter| !waiter.is_closed());
+            state.waiting[tier].retain(|waiter| !waiter.sender.is_closed());
             if state.waiting[tier].len() >= self.queue {
                 return Err(self.overloaded());
+            }
+            if let Some(owner) = owner {
+                let held = state.waiting[tier].iter().filter(|w| w.owner == Some(owner)).count();
+                if held >= fair_share(self.queue) {
+                    return Err(self.overloaded());
+                }
             }
             if state.waiting[tier].is_empty() {
                 // A tier that was idle starts level with the other: idle time
@@ -194,7 +232,7 @@ impl HashingGate {
                 state.served[tier] = state.served[tier].max(state.served[1 - tier]);
             }
             let (sender, receiver) = oneshot::channel();
-            state.waiting[tier].push_back(sender);
+            state.waiting[tier].push_back(Waiter { owner, sender });
             receiver
         };
         // Senders are only dropped after a send (the scheduler outlives its waiters).
@@ -212,7 +250,17 @@ impl HashingGate {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let running = self.slot(tier).await?;
+        self.run_for(tier, None, work).await
+    }
+
+    /// [`Self::run`] for `owner`, who may hold at most its [`fair_share`]
+    /// of the tier's queue.
+    pub async fn run_for<T, F>(&self, tier: Tier, owner: Option<QueueOwner>, work: F) -> Result<T, Overloaded>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let running = self.slot(tier, owner).await?;
         let task = hashing_threads().spawn_blocking(move || {
             let _slot = running;
             work()
@@ -347,7 +395,7 @@ mod tests {
             let gate = gate.clone();
             tokio::spawn(async move { gate.run(Tier::Guest, || 4).await })
         };
-        while !lock(&gate.scheduler).waiting[1].iter().any(|w| !w.is_closed()) {
+        while !lock(&gate.scheduler).waiting[1].iter().any(|w| !w.sender.is_closed()) {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         tx.send(()).unwrap();
@@ -360,6 +408,60 @@ mod tests {
         // The worker the abandoned waiter would have had is free again.
         assert_eq!(gate.run(Tier::Guest, || 3).await, Ok(3));
         assert_eq!(lock(&gate.scheduler).free, 1);
+    }
+
+    #[test]
+    fn a_client_may_hold_a_quarter_of_a_queue_and_never_all_of_it() {
+        assert_eq!(fair_share(64), 16);
+        assert_eq!(fair_share(8), 2);
+        assert_eq!(fair_share(3), 1);
+        assert_eq!(fair_share(2), 1);
+        assert_eq!(fair_share(1), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_client_holds_at_most_its_share_of_the_queue_and_others_still_get_in() {
+        let gate = HashingGate::new(1, 8);
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let blocked = Arc::new(std::sync::Mutex::new(blocked));
+        let flooder = Some(QueueOwner::of("198.51.100.7"));
+        let run = |owner: Option<QueueOwner>| {
+            let (gate, blocked) = (gate.clone(), blocked.clone());
+            tokio::spawn(async move {
+                gate.run_for(Tier::Member, owner, move || blocked.lock().unwrap().recv().unwrap())
+                    .await
+            })
+        };
+        let mut jobs = vec![run(flooder)];
+        while lock(&gate.scheduler).free > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // The flooder queues its two places (a quarter of 8); a third is refused.
+        for _ in 0..2 {
+            jobs.push(run(flooder));
+        }
+        while lock(&gate.scheduler).waiting[0].len() < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let refused = gate.run_for(Tier::Member, flooder, || ()).await;
+        assert_eq!(refused, Err(Overloaded { workers: 1, queue: 8 }));
+        // Another client still queues, and so does a request without an owner.
+        jobs.push(run(Some(QueueOwner::of("203.0.113.9"))));
+        jobs.push(run(None));
+        while lock(&gate.scheduler).waiting[0].len() < 4 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        for _ in 0..jobs.len() {
+            release.send(()).unwrap();
+        }
+        for job in jobs {
+            assert!(job.await.unwrap().is_ok());
+        }
+        assert_eq!(
+            gate.run_for(Tier::Member, flooder, || 1).await,
+            Ok(1),
+            "its places came back"
+        );
     }
 
     /// One worker, held busy while `members` member jobs and then `guests`

@@ -29,7 +29,7 @@ pub use config::{ConfigError, HashingConfig, Overrides, check_floors, floor_of, 
 #[cfg(feature = "hashing")]
 pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
 #[cfg(feature = "hashing")]
-pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded};
+pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded, QueueOwner, fair_share};
 #[cfg(feature = "hashing")]
 pub use pepper::{MIN_PEPPER_BYTES, Pepper, PepperRing, PepperTooShort};
 #[cfg(feature = "hashing")]

@@ -8,8 +8,8 @@ use secrecy::SecretString;
 
 use super::timing::{HashTiming, TimingSink};
 use super::{
-    Algorithm, ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, StoredHash, Tier,
-    Verification,
+    Algorithm, ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, QueueOwner,
+    StoredHash, Tier, Verification,
 };
 
 /// What can go wrong when a request hashes or verifies a password.
@@ -33,6 +33,8 @@ pub struct Hashing {
     /// records show what the CPU actually did.
     running: Arc<AtomicUsize>,
     timing: Arc<TimingSink>,
+    /// Whose hashes these are, for the gate's per-client share.
+    owner: Option<QueueOwner>,
 }
 
 impl Hashing {
@@ -47,7 +49,18 @@ impl Hashing {
             runs: Arc::default(),
             running: Arc::default(),
             timing: Arc::new(config.timing),
+            owner: None,
         })
+    }
+
+    /// The same service, its hashes queued as the client's (`client_key`,
+    /// the client address key): one client holds at most a fair share of a
+    /// tier's queue (docs/API.md, Throttling and quotas).
+    pub fn for_client(&self, client_key: &str) -> Hashing {
+        Hashing {
+            owner: Some(QueueOwner::of(client_key)),
+            ..self.clone()
+        }
     }
 
     pub fn engine(&self) -> &PasswordEngine {
@@ -81,7 +94,7 @@ impl Hashing {
         let asked = Instant::now();
         let result = self
             .gate
-            .run(tier, move || {
+            .run_for(tier, self.owner, move || {
                 let started = Instant::now();
                 let now_running = running.fetch_add(1, Ordering::SeqCst) + 1;
                 runs.fetch_add(1, Ordering::Relaxed);

@@ -1,13 +1,14 @@
 //! `Idempotency-Key` on the create routes (docs/API.md, "Idempotent
-//! creates"): before the handler runs, the key of this request's owner (its
-//! member, else its client address) is claimed for the request's
-//! fingerprint (method, path, identity, body); a key already answered for the
-//! same request replays that answer without running the handler (no write,
-//! no hash), a key answered for another request is `422`, a key held by a
-//! request still running `409`. The handler's use case writes the answer
-//! into the record in its create's own transaction; an answer that is not a
-//! success releases the key, so a retry is processed afresh. A create that
-//! timed out and applies late cannot apply after that: its transaction
+//! creates"): before the handler runs, the key is checked and the request's
+//! fingerprint (method, path, identity, body) computed, and both are given
+//! to the handler as an [`IdempotencyKey`] of this request's owner (its
+//! member, else its client address). The create use case claims it after
+//! the request passed validation and its limits (v3): a key already answered
+//! for the same request replays that answer without a hash or a write, a
+//! key answered for another request is `422`, a key held by a request still
+//! running `409`. The use case writes the answer into the record in its
+//! create's own transaction, and releases the key when it fails. A create
+//! that timed out and applies late cannot apply after that: its transaction
 //! requires the claim.
 
 use axum::body::Body;
@@ -20,22 +21,22 @@ use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::input::MAX_BODY_BYTES;
-use crate::app::{ClaimOutcome, IdempotencyClaim, KeyOwner, RememberedAnswer};
+use crate::app::{IdempotencyKey, KeyOwner, RememberedAnswer};
 use crate::domain::MemberId;
 use crate::error::ApiError;
 
 pub const KEY_HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
-/// The claim the request holds, for its handler to pass to the use case.
+/// The request's key, for its handler to pass to the use case.
 #[derive(Debug, Clone, Default)]
-pub struct Idempotent(pub Option<IdempotencyClaim>);
+pub struct Idempotent(pub Option<IdempotencyKey>);
 
 impl<S: Send + Sync> FromRequestParts<S> for Idempotent {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Ok(Idempotent(parts.extensions.get::<IdempotencyClaim>().cloned()))
+        Ok(Idempotent(parts.extensions.get::<IdempotencyKey>().cloned()))
     }
 }
 
@@ -81,7 +82,8 @@ fn fingerprint(method: &http::Method, path: &str, identity: &str, body: &[u8]) -
     hex(&digest.finalize())
 }
 
-fn replay(stored: RememberedAnswer) -> Response {
+/// A remembered answer, sent again.
+pub(crate) fn replay(stored: RememberedAnswer) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut response = (status, stored.body).into_response();
     let headers = response.headers_mut();
@@ -90,45 +92,20 @@ fn replay(stored: RememberedAnswer) -> Response {
     response
 }
 
-/// What [`claim_key`] works with on one route.
+/// What [`read_key`] works with on one route.
 #[derive(Debug, Clone)]
-pub struct Claiming {
+pub struct KeyReading {
     pub state: AppState,
-    /// A member route: the bearer token is checked first, so a request
-    /// without a valid one gets its 401 and claims no key.
-    pub members_only: bool,
     /// What the route's success answers, remembered for replays.
     pub success_status: u16,
 }
 
 /// The middleware on every create route (`crate::http::routes`).
-pub async fn claim_key(
-    State(Claiming {
-        state,
-        members_only,
-        success_status,
-    }): State<Claiming>,
+pub async fn read_key(
+    State(KeyReading { state, success_status }): State<KeyReading>,
     request: Request,
     next: Next,
 ) -> Response {
-    if !request.headers().contains_key(KEY_HEADER) {
-        return next.run(request).await;
-    }
-    #[cfg(feature = "tokens")]
-    if members_only {
-        let (mut parts, body) = request.into_parts();
-        if let Err(e) = super::auth::AuthMember::from_request_parts(&mut parts, &state).await {
-            return e.into_response();
-        }
-        let request = Request::from_parts(parts, body);
-        return claimed(state, success_status, request, next).await;
-    }
-    #[cfg(not(feature = "tokens"))]
-    let _ = members_only;
-    claimed(state, success_status, request, next).await
-}
-
-async fn claimed(state: AppState, success_status: u16, request: Request, next: Next) -> Response {
     let Some(value) = request.headers().get(KEY_HEADER) else {
         return next.run(request).await;
     };
@@ -147,22 +124,10 @@ async fn claimed(state: AppState, success_status: u16, request: Request, next: N
         Some(member) => KeyOwner::Member(member),
         None => KeyOwner::Address(&address),
     };
-    let held = match state
-        .app
-        .claim_idempotency_key(owner, &key, fingerprint, success_status)
-        .await
-    {
-        Ok(ClaimOutcome::Fresh(held)) => held,
-        Ok(ClaimOutcome::Replay(answer)) => return replay(answer),
-        Err(e) => return e.into_response(),
-    };
+    let key = IdempotencyKey::new(owner, &key, fingerprint, success_status);
     let mut request = Request::from_parts(parts, Body::from(bytes));
-    request.extensions_mut().insert(held.clone());
-    let response = next.run(request).await;
-    if !response.status().is_success() {
-        state.app.release_idempotency_key(held).await;
-    }
-    response
+    request.extensions_mut().insert(key);
+    next.run(request).await
 }
 
 #[cfg(test)]

@@ -163,21 +163,20 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
     for r in routes().into_iter().filter(|r| functions.contains(&r.function)) {
         #[cfg(any(feature = "hashing", feature = "tokens"))]
         let handler = if r.takes_idempotency_key() {
-            let claiming = super::idempotency::Claiming {
+            let reading = super::idempotency::KeyReading {
                 state: state.clone(),
-                members_only: r.function == Function::MemberWrite,
                 success_status: r.doc.status,
             };
             r.handler.layer(axum::middleware::from_fn_with_state(
-                claiming,
-                super::idempotency::claim_key,
+                reading,
+                super::idempotency::read_key,
             ))
         } else {
             r.handler
         };
         #[cfg(not(any(feature = "hashing", feature = "tokens")))]
         let handler = r.handler;
-        // Outermost on a route with a body: before the key is claimed.
+        // Outermost on a route with a body: before the key is read.
         let handler = if r.doc.request.is_some() {
             handler.layer(axum::middleware::from_fn(super::input::require_json))
         } else {

@@ -25,12 +25,12 @@ pub(crate) struct SignUpRequest {
 
 pub(crate) async fn signup(
     State(state): State<AppState>,
-    Idempotent(claim): Idempotent,
+    Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
     Body(r): Body<SignUpRequest>,
 ) -> Result<Created<Member>, ApiError> {
     let command = SignUp {
-        idempotency: claim,
+        idempotency,
         username: Username::parse(required("username", r.username)?)?,
         password: Password::member(required("password", r.password)?)?,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,

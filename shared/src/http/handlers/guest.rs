@@ -71,13 +71,13 @@ impl GuestProofRequest {
 
 pub(crate) async fn create_guest_post(
     State(state): State<AppState>,
-    Idempotent(claim): Idempotent,
+    Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
     Body(r): Body<GuestPostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = GuestPost {
-        idempotency: claim,
+        idempotency,
         client,
         board,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
@@ -117,13 +117,13 @@ pub(crate) async fn delete_guest_post(
 
 pub(crate) async fn create_guest_comment(
     State(state): State<AppState>,
-    Idempotent(claim): Idempotent,
+    Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<GuestCommentRequest>,
 ) -> Result<Created<Comment>, ApiError> {
     let command = GuestComment {
-        idempotency: claim,
+        idempotency,
         client,
         key,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,

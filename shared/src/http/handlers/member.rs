@@ -36,14 +36,14 @@ pub(crate) struct CommentRequest {
 
 pub(crate) async fn create_post(
     State(state): State<AppState>,
-    Idempotent(claim): Idempotent,
+    Idempotent(idempotency): Idempotent,
     AuthMember(member): AuthMember,
     ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
     Body(r): Body<PostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = WritePost {
-        idempotency: claim,
+        idempotency,
         client,
         board,
         title: Title::parse(required("title", r.title)?)?,
@@ -77,14 +77,14 @@ pub(crate) async fn delete_post(
 
 pub(crate) async fn create_comment(
     State(state): State<AppState>,
-    Idempotent(claim): Idempotent,
+    Idempotent(idempotency): Idempotent,
     AuthMember(member): AuthMember,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<CommentRequest>,
 ) -> Result<Created<Comment>, ApiError> {
     let command = WriteComment {
-        idempotency: claim,
+        idempotency,
         client,
         key,
         body: CommentBody::parse(required("body", r.body)?)?,

@@ -18,11 +18,24 @@ use axum::Json;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-type Created<T> = (StatusCode, Json<T>);
+/// A create's answer: `201` with what it created, or the answer remembered
+/// for its `Idempotency-Key`, replayed.
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+pub(crate) struct Created<T>(crate::app::Answer<T>);
 
-#[cfg_attr(not(any(feature = "hashing", feature = "tokens")), expect(dead_code))]
-fn created<T>(value: T) -> Created<T> {
-    (StatusCode::CREATED, Json(value))
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+impl<T: serde::Serialize> axum::response::IntoResponse for Created<T> {
+    fn into_response(self) -> axum::response::Response {
+        match self.0 {
+            crate::app::Answer::Created(value) => (StatusCode::CREATED, Json(value)).into_response(),
+            crate::app::Answer::Replayed(answer) => super::idempotency::replay(answer),
+        }
+    }
+}
+
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+fn created<T>(answer: crate::app::Answer<T>) -> Created<T> {
+    Created(answer)
 }
 
 #[cfg(any(feature = "hashing", feature = "tokens"))]

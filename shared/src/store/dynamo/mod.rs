@@ -27,6 +27,7 @@ pub mod schema;
 mod settings;
 mod transact;
 
+pub use cache::CacheStats;
 pub use capacity::{CapacityMeter, Consumed, Partition, Units};
 pub use request_counter::RequestCounter;
 pub use settings::{Layout, SdkTuning, client_config};
@@ -108,6 +109,11 @@ impl DynamoStore {
 
     pub fn layout(&self) -> Layout {
         self.layout
+    }
+
+    /// The read cache's lookups so far: post details, counter shards, board pages.
+    pub fn read_cache_stats(&self) -> [CacheStats; 3] {
+        self.cache.stats()
     }
 
     /// Adds up what every request of this store consumes in `meter`.
