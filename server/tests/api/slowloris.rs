@@ -90,6 +90,9 @@ async fn hundreds_of_stalled_connections_neither_block_health_nor_stay_open() {
     );
 }
 
+/// Stalled connections have answered nothing, so none is closed for the
+/// newcomer (see `server::connections`): it waits until the header timeout
+/// frees a slot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_cap_wait_until_a_slot_frees() {
     let app = spawn_app_with(
@@ -203,4 +206,126 @@ async fn one_address_cannot_hold_every_connection() {
     );
     println!("connections: 1,100 from one address, 64 kept; another address answered in {took:?}");
     drop(held);
+}
+
+const HEALTH: &[u8] = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+
+/// Reads one whole answer (its head and a `content-length` body); None if
+/// the connection closed, failed or stayed silent for 5 s first.
+async fn read_answer(stream: &mut TcpStream) -> Option<String> {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        if let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&answer[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if answer.len() >= end + 4 + length {
+                return Some(String::from_utf8_lossy(&answer).into_owned());
+            }
+        }
+        match tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await {
+            Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buffer[..n]),
+            _ => return None,
+        }
+    }
+}
+
+async fn exchange(stream: &mut TcpStream, request: &[u8]) -> Option<String> {
+    stream.write_all(request).await.ok()?;
+    read_answer(stream).await
+}
+
+/// A signup whose body is to be sent in two parts: (head and first part, rest).
+fn signup_in_two_parts(username: &str) -> (Vec<u8>, Vec<u8>) {
+    let body = format!(r#"{{"username":"{username}","password":"password-123","nickname":"n"}}"#);
+    let mut first = format!(
+        "POST /members HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    first.extend_from_slice(&body.as_bytes()[..10]);
+    (first, body.as_bytes()[10..].to_vec())
+}
+
+/// docs/API.md, Throttling and quotas (v3): at the global cap the
+/// longest-idle kept-alive connection is closed to admit a new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_cap_the_longest_idle_connection_is_closed_to_admit_a_new_one() {
+    // The header timeout (which also closes idle connections) stays at 10 s.
+    let app = spawn_app_with(Backend::Sqlite, &[("SERVER_MAX_CONNECTIONS", "8")]).await;
+    let mut kept = Vec::new();
+    for _ in 0..8 {
+        let mut stream = TcpStream::connect(host(&app)).await.unwrap();
+        let answer = exchange(&mut stream, HEALTH).await.expect("answered under the cap");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        kept.push(stream);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = Instant::now();
+    let mut newcomer = TcpStream::connect(host(&app)).await.unwrap();
+    let answer = exchange(&mut newcomer, HEALTH)
+        .await
+        .expect("the newcomer is answered, not left waiting for a slot");
+    let took = started.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let first_closed = closed_within(&mut kept[0], Duration::from_secs(1)).await;
+    let mut others_still_serve = 0;
+    for stream in &mut kept[1..] {
+        if exchange(stream, HEALTH)
+            .await
+            .is_some_and(|a| a.starts_with("HTTP/1.1 200"))
+        {
+            others_still_serve += 1;
+        }
+    }
+    println!(
+        "at the cap (8 of 8 kept-alive connections idle), a new connection was answered in {took:?} \
+         (header timeout 10 s); the first opened closed: {first_closed}; the other 7 still serving: {others_still_serve}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(first_closed, "the longest-idle connection is the one closed");
+    assert_eq!(others_still_serve, 7, "only one connection was closed");
+}
+
+/// A connection in a request is never closed for another, even when it has
+/// been idle longest before it: the newcomer waits until one goes idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_in_a_request_is_never_closed_for_a_new_one() {
+    let app = spawn_app_with(Backend::Sqlite, &[("SERVER_MAX_CONNECTIONS", "2")]).await;
+    let mut older = TcpStream::connect(host(&app)).await.unwrap();
+    assert!(exchange(&mut older, HEALTH).await.is_some());
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let mut newer = TcpStream::connect(host(&app)).await.unwrap();
+    assert!(exchange(&mut newer, HEALTH).await.is_some());
+    // Both begin a signup and send the first bytes of its body.
+    let (older_start, older_rest) = signup_in_two_parts("slow_older");
+    let (newer_start, newer_rest) = signup_in_two_parts("slow_newer");
+    older.write_all(&older_start).await.unwrap();
+    newer.write_all(&newer_start).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let started = Instant::now();
+    let mut newcomer = TcpStream::connect(host(&app)).await.unwrap();
+    newcomer.write_all(HEALTH).await.unwrap();
+    let early = tokio::time::timeout(Duration::from_millis(500), read_answer(&mut newcomer)).await;
+    assert!(early.is_err(), "both connections are in a request: the newcomer waits");
+
+    // The newer one's request ends: it is answered, then closed as idle.
+    newer.write_all(&newer_rest).await.unwrap();
+    let newer_answer = read_answer(&mut newer).await.expect("a request is answered in full");
+    assert!(newer_answer.starts_with("HTTP/1.1 201"), "{newer_answer}");
+    let newcomer_answer = read_answer(&mut newcomer).await.expect("admitted once one went idle");
+    let waited = started.elapsed();
+    assert!(newcomer_answer.starts_with("HTTP/1.1 200"), "{newcomer_answer}");
+    assert!(closed_within(&mut newer, Duration::from_secs(1)).await);
+
+    // The older one, in its request all along, was left to finish it.
+    older.write_all(&older_rest).await.unwrap();
+    let older_answer = read_answer(&mut older).await.expect("never cut off in its request");
+    println!("two connections in a request at a cap of 2: a new one waited {waited:?}, admitted when one finished");
+    assert!(older_answer.starts_with("HTTP/1.1 201"), "{older_answer}");
 }
