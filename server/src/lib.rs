@@ -109,7 +109,8 @@ async fn timed_out_in_api_shape(response: Response) -> Response {
 /// Serves `app` on `listener` until `shutdown` resolves, then finishes the
 /// requests in flight (for at most the request timeout). Each connection is
 /// HTTP/1.1 with `limits`' header timeout (which also closes idle kept-alive
-/// connections); each request has the request timeout. At most
+/// connections) and its cap on a request's head (larger: hyper's `431`,
+/// connection closed); each request has the request timeout. At most
 /// `max_connections` are served at once: at the cap, the connection idle
 /// longest between requests is closed to admit the next one (see
 /// `connections` for which may be), and while none is idle the next ones
@@ -136,6 +137,7 @@ pub async fn serve(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
+        .max_header_size(limits.max_header_bytes)
         .keep_alive(true);
     tokio::pin!(shutdown);
     'serve: loop {
