@@ -2,14 +2,18 @@
 //! Deployments): every route on
 //! one port, with request ids, JSON access logs, CORS and graceful shutdown.
 
+mod connections;
 mod settings;
 
 pub use settings::{ConnectionLimits, ServerSettings};
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -17,17 +21,18 @@ use axum::extract::{ConnectInfo, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use shared::error::ApiError;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
 
+use connections::{InRequest, Registry};
 use shared::domain::new_id;
 use shared::http::{AppState, Function, router};
 
@@ -104,9 +109,13 @@ async fn timed_out_in_api_shape(response: Response) -> Response {
 /// Serves `app` on `listener` until `shutdown` resolves, then finishes the
 /// requests in flight (for at most the request timeout). Each connection is
 /// HTTP/1.1 with `limits`' header timeout (which also closes idle kept-alive
-/// connections); each request has the request timeout; at most
-/// `max_connections` are served at once, the next ones wait in the backlog;
-/// a peer address holds at most `per_address` of them (the exempt proxies
+/// connections) and its cap on a request's head (larger: hyper's `431`,
+/// connection closed); each request has the request timeout. At most
+/// `max_connections` are served at once: at the cap, the connection idle
+/// longest between requests is closed to admit the next one (see
+/// `connections` for which may be), and while none is idle the next ones
+/// wait (the accepted one in the server, the rest in the listen backlog).
+/// A peer address holds at most `per_address` of them (the exempt proxies
 /// any number), a connection beyond that is closed when accepted.
 pub async fn serve(
     listener: TcpListener,
@@ -122,17 +131,16 @@ pub async fn serve(
         .layer(middleware::map_response(timed_out_in_api_shape));
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let per_address = Arc::new(PerAddress::default());
-    let graceful = GracefulShutdown::new();
+    let registry = Registry::new();
+    // Each connection holds a receiver: `closed()` is every connection gone.
+    let (stopping, _) = watch::channel(false);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
+        .max_header_size(limits.max_header_bytes)
         .keep_alive(true);
     tokio::pin!(shutdown);
-    loop {
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
-        };
+    'serve: loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -146,7 +154,7 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        // Over its address's share: closed at once, its global slot freed.
+        // Over its address's share: closed at once.
         let ip = peer.ip().to_canonical();
         let address_slot = if limits.exempt.iter().any(|net| net.contains(&ip)) {
             None
@@ -160,28 +168,96 @@ pub async fn serve(
                 }
             }
         };
+        let slot = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => loop {
+                let went_idle = registry.went_idle();
+                let asked_one_to_close = registry.close_longest_idle();
+                tokio::select! {
+                    slot = Arc::clone(&slots).acquire_owned() => break slot.expect("the semaphore is never closed"),
+                    // Nothing idle to close yet: look again when something is.
+                    () = went_idle, if !asked_one_to_close => {}
+                    () = &mut shutdown => break 'serve,
+                }
+            },
+        };
+        let open = registry.open();
+        let this_connection = Arc::clone(&open);
         let service = app
             .clone()
             .map_request(move |mut request: http::Request<hyper::body::Incoming>| {
                 request.extensions_mut().insert(ConnectInfo(peer));
                 request
+            })
+            .map_future(move |answer| {
+                let request = this_connection.request_started();
+                async move {
+                    let response: Response = answer.await?;
+                    Ok::<_, Infallible>(response.map(|body| EndsRequest {
+                        body,
+                        _request: request,
+                    }))
+                }
             });
         let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
-        let connection = graceful.watch(connection);
+        let mut stop = stopping.subscribe();
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            tokio::pin!(connection);
+            let closed = tokio::select! {
+                closed = connection.as_mut() => closed,
+                () = async {
+                    tokio::select! {
+                        () = open.close_requested() => {}
+                        _ = stop.wait_for(|stop| *stop) => {}
+                    }
+                } => {
+                    // Idle: closed now; in a request: closed once it is answered.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = closed {
                 tracing::debug!(error = %e, "connection closed");
             }
-            drop((slot, address_slot));
+            drop((slot, address_slot, open, stop));
         });
     }
+    stopping.send_replace(true);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        () = stopping.closed() => {}
         () = tokio::time::sleep(limits.request_timeout) => {
             tracing::warn!("requests still running at shutdown were cut off");
         }
     }
     Ok(())
+}
+
+/// An answer's body that ends its request when hyper drops it: written, or
+/// its connection gone.
+#[derive(Debug)]
+struct EndsRequest {
+    body: axum::body::Body,
+    _request: InRequest,
+}
+
+impl hyper::body::Body for EndsRequest {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Open connections per peer address.

@@ -19,8 +19,9 @@ pub struct ServerSettings {
 
 /// What one connection may take of the server (docs/security.md): a client
 /// that sends nothing, or its headers a byte at a time, or keeps an idle
-/// connection open, is cut off; so is a request that runs too long; and
-/// connections beyond the cap wait in the listen backlog.
+/// connection open, is cut off; so is a request that runs too long, or whose
+/// head is too large; and at the cap the longest-idle kept-alive connection
+/// is closed for the next one (which waits while none is idle).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// From the moment the server waits for a request (on a new or a
@@ -29,7 +30,13 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// From the headers to the last byte of the answer (the body included).
     pub request_timeout: Duration,
+    /// At the cap, the connection idle longest between requests is closed
+    /// to admit another.
     pub max_connections: usize,
+    /// **(v3)** The largest request head (request line, header lines and
+    /// the blank line, as hyper counts it) in bytes; larger: `431`, closed.
+    /// Also what an unfinished head may hold of memory.
+    pub max_header_bytes: usize,
     /// **(v3)** Connections one TCP peer address may hold at once
     /// (`MAX_CONNECTIONS_PER_ADDRESS`): one client cannot hold every slot.
     pub per_address: usize,
@@ -44,6 +51,7 @@ impl Default for ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(10),
             max_connections: 1_024,
+            max_header_bytes: 64 * 1024,
             per_address: 64,
             exempt: Vec::new(),
         }
@@ -70,6 +78,13 @@ impl ServerSettings {
         if let Some(n) = env.number::<usize>("SERVER_MAX_CONNECTIONS", 1, "a positive whole number")? {
             connections.max_connections = n;
         }
+        if let Some(n) = env.number::<usize>(
+            "SERVER_MAX_HEADER_BYTES",
+            1_024,
+            "a whole number of bytes, at least 1024",
+        )? {
+            connections.max_header_bytes = n;
+        }
         if let Some(n) = env.number::<usize>("MAX_CONNECTIONS_PER_ADDRESS", 1, "a positive whole number")? {
             connections.per_address = n;
         }
@@ -86,14 +101,15 @@ impl fmt::Display for ServerSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bind={}:{} cors_origins={} header_timeout_ms={} request_timeout_ms={} max_connections={} max_connections_per_address={}",
+            "bind={}:{} cors_origins={} header_timeout_ms={} request_timeout_ms={} max_connections={} max_connections_per_address={} max_header_bytes={}",
             self.bind,
             self.port,
             self.cors_origins.join(","),
             self.connections.header_timeout.as_millis(),
             self.connections.request_timeout.as_millis(),
             self.connections.max_connections,
-            self.connections.per_address
+            self.connections.per_address,
+            self.connections.max_header_bytes
         )
     }
 }
@@ -111,6 +127,12 @@ mod tests {
             ("SERVER_MAX_CONNECTIONS", "-1", "SERVER_MAX_CONNECTIONS"),
             ("SERVER_HEADER_TIMEOUT_MS", "soon", "SERVER_HEADER_TIMEOUT_MS"),
             ("MAX_CONNECTIONS_PER_ADDRESS", "0", "MAX_CONNECTIONS_PER_ADDRESS"),
+            (
+                "SERVER_MAX_HEADER_BYTES",
+                "1023",
+                "SERVER_MAX_HEADER_BYTES must be a whole number of bytes",
+            ),
+            ("SERVER_MAX_HEADER_BYTES", "64k", "SERVER_MAX_HEADER_BYTES"),
         ] {
             let pairs = [(name, value)];
             let err = ServerSettings::from_env(&Env::from_pairs(&pairs)).unwrap_err();
@@ -125,18 +147,29 @@ mod tests {
             ("SERVER_HEADER_TIMEOUT_MS", "2500"),
             ("SERVER_MAX_CONNECTIONS", "64"),
             ("MAX_CONNECTIONS_PER_ADDRESS", "8"),
+            ("SERVER_MAX_HEADER_BYTES", "16384"),
         ];
         let settings = ServerSettings::from_env(&Env::from_pairs(&pairs)).unwrap();
         assert_eq!(settings.connections.header_timeout, Duration::from_millis(2500));
         assert_eq!(settings.connections.max_connections, 64);
         assert_eq!(settings.connections.per_address, 8);
+        assert_eq!(settings.connections.max_header_bytes, 16_384);
         assert_eq!(settings.cors_origins, ["https://a.example", "https://b.example"]);
         let printed = settings.to_string();
         assert!(
             printed.contains("bind=127.0.0.1:3000")
                 && printed.contains(
-                    "header_timeout_ms=2500 request_timeout_ms=10000 max_connections=64 max_connections_per_address=8"
+                    "header_timeout_ms=2500 request_timeout_ms=10000 max_connections=64 max_connections_per_address=8 max_header_bytes=16384"
                 ),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn the_defaults_are_printed() {
+        let printed = ServerSettings::from_env(&Env::from_pairs(&[])).unwrap().to_string();
+        assert!(
+            printed.contains("max_connections=1024 max_connections_per_address=64 max_header_bytes=65536"),
             "{printed}"
         );
     }
