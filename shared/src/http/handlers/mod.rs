@@ -15,7 +15,6 @@ pub(super) mod read;
 pub(super) mod sessions;
 
 use axum::Json;
-use http::StatusCode;
 use serde_json::{Value, json};
 
 /// A create's answer: `201` with what it created, or the answer remembered
@@ -27,7 +26,7 @@ pub(crate) struct Created<T>(crate::app::Answer<T>);
 impl<T: serde::Serialize> axum::response::IntoResponse for Created<T> {
     fn into_response(self) -> axum::response::Response {
         match self.0 {
-            crate::app::Answer::Created(value) => (StatusCode::CREATED, Json(value)).into_response(),
+            crate::app::Answer::Created(value) => (http::StatusCode::CREATED, Json(value)).into_response(),
             crate::app::Answer::Replayed(answer) => super::idempotency::replay(answer),
         }
     }
