@@ -942,6 +942,12 @@ async fn counted_dynamodb() -> (Dyn, RequestCounter) {
 }
 
 async fn counted_dynamodb_with(layout: Layout) -> (Dyn, RequestCounter) {
+    let (store, counter) = counted_dynamo_store(layout).await;
+    (Arc::new(store), counter)
+}
+
+/// The DynamoDB store itself (for what only it tells), on a fresh table.
+async fn counted_dynamo_store(layout: Layout) -> (DynamoStore, RequestCounter) {
     let counter = RequestCounter::default();
     let config = client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
         .await
@@ -949,12 +955,10 @@ async fn counted_dynamodb_with(layout: Layout) -> (Dyn, RequestCounter) {
         .interceptor(counter.clone())
         .build();
     let table = format!("test-{}", new_id().to_lowercase());
-    let store: Dyn = Arc::new(
-        DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), &table, true)
-            .await
-            .unwrap()
-            .with_layout(layout),
-    );
+    let store = DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), &table, true)
+        .await
+        .unwrap()
+        .with_layout(layout);
     (store, counter)
 }
 
@@ -1568,24 +1572,13 @@ async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
 /// read units a hot view cost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hot_posts_stay_in_the_read_cache_under_a_scan_of_a_thousand_cold_posts() {
-    let counter = RequestCounter::default();
-    let config = client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
-        .await
-        .unwrap()
-        .interceptor(counter.clone())
-        .build();
-    let table = format!("test-{}", new_id().to_lowercase());
     let meter = shared::store::dynamo::CapacityMeter::default();
-    let dynamo = Arc::new(
-        DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), &table, true)
-            .await
-            .unwrap()
-            .with_layout(Layout {
-                read_cache_ttl: std::time::Duration::from_secs(60),
-                ..Layout::default()
-            })
-            .metered(meter.clone()),
-    );
+    let (dynamo, _) = counted_dynamo_store(Layout {
+        read_cache_ttl: std::time::Duration::from_secs(60),
+        ..Layout::default()
+    })
+    .await;
+    let dynamo = Arc::new(dynamo.metered(meter.clone()));
     let store: Dyn = dynamo.clone();
     let mut keys = Vec::new();
     for chunk in (0..1_016).collect::<Vec<_>>().chunks(50) {
