@@ -20,7 +20,7 @@ use axum::Router;
 use axum::extract::{ConnectInfo, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use http::{HeaderName, HeaderValue, Method, StatusCode};
 use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -29,23 +29,13 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
 
 use connections::{InRequest, Registry};
-use shared::domain::new_id;
+use shared::http::conventions::{CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_METHODS, request_id};
 use shared::http::{AppState, Function, router};
 
-pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-#[derive(Clone, Copy, Default)]
-struct UlidRequestId;
-
-impl MakeRequestId for UlidRequestId {
-    fn make_request_id<B>(&mut self, _request: &http::Request<B>) -> Option<RequestId> {
-        HeaderValue::from_str(&new_id()).ok().map(RequestId::new)
-    }
-}
+pub use shared::http::conventions::REQUEST_ID;
 
 /// One JSON line per request: method, path, status, duration, request id.
 /// Never the body, the query string or headers (they may hold secrets).
@@ -80,17 +70,17 @@ pub fn app(state: AppState, cors_origins: &[String]) -> Router {
             .iter()
             .filter_map(|o| HeaderValue::from_str(o).ok())
             .collect();
+        let names = |names: &[&'static str]| names.iter().map(|n| HeaderName::from_static(n)).collect::<Vec<_>>();
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::list(origins))
-                .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
-                .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
-                .expose_headers([REQUEST_ID, header::RETRY_AFTER]),
+                .allow_methods(CORS_METHODS.map(|m| Method::from_bytes(m.as_bytes()).expect("a method")))
+                .allow_headers(names(&CORS_ALLOWED_HEADERS))
+                .expose_headers(names(&CORS_EXPOSED_HEADERS)),
         );
     }
-    // Outermost: the id is set before the access log reads it, and returned.
-    app.layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, UlidRequestId))
+    // Outermost: the id is decided before the access log reads it, and returned.
+    app.layer(middleware::from_fn(request_id))
 }
 
 /// A request over its time (the timeout layer's 408, which no handler

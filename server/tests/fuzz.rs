@@ -44,6 +44,8 @@ struct Fuzzed {
     content_type: Option<String>,
     /// `Idempotency-Key` on any route (only creates read it).
     idempotency_key: Option<String>,
+    /// (v3) `If-Match` on any route (only post edits read it).
+    if_match: Option<String>,
     body: Vec<u8>,
 }
 
@@ -175,22 +177,29 @@ fn fuzzed(valid_token: String) -> impl Strategy<Value = Fuzzed> {
         1 => Just(Some("fuzz-key".to_owned())),
         1 => "[ -~]{0,300}".prop_map(Some),
     ];
+    let if_match = prop_oneof![
+        4 => Just(None),
+        1 => Just(Some("*".to_owned())),
+        1 => Just(Some("\"0123456789abcdef0123456789abcdef\", W/\"x\"".to_owned())),
+        1 => "[ -~]{0,80}".prop_map(Some),
+    ];
     (
         method,
         path(),
         token,
         forwarded,
-        (content_type, idempotency_key),
+        (content_type, idempotency_key, if_match),
         body(),
     )
         .prop_map(
-            |(method, path, token, forwarded, (content_type, idempotency_key), body)| Fuzzed {
+            |(method, path, token, forwarded, (content_type, idempotency_key, if_match), body)| Fuzzed {
                 method,
                 path,
                 token,
                 forwarded,
                 content_type,
                 idempotency_key,
+                if_match,
                 body,
             },
         )
@@ -206,6 +215,7 @@ fn codes_for(status: u16) -> Option<&'static [&'static str]> {
         405 => &["method_not_allowed"],
         409 => &["username_taken", "request_in_progress"],
         413 => &["payload_too_large"],
+        412 => &["precondition_failed"],
         415 => &["unsupported_media_type"],
         422 => &["idempotency_key_reused"],
         429 => &["too_many_attempts", "rate_limited"],
@@ -218,6 +228,7 @@ async fn check(app: &axum::Router, input: &Fuzzed) -> Result<(), TestCaseError> 
     for (name, value) in [
         ("content-type", &input.content_type),
         ("idempotency-key", &input.idempotency_key),
+        ("if-match", &input.if_match),
     ] {
         if let Some(value) = value
             && let Ok(value) = http::HeaderValue::from_str(value)

@@ -111,6 +111,7 @@ async fn per_request(target: &Target, op: &str, count: u32, first: u32) -> f64 {
                     title: Title::parse("t".into()).unwrap(),
                     body: PostBody::parse("b".into()).unwrap(),
                     client: proof.client,
+                    if_match: None,
                 };
                 assert!(target.app.update_guest_post(edit).await.is_err());
             }

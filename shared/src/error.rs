@@ -14,6 +14,10 @@ pub enum ApiError {
     Validation(String),
     #[error("{0}")]
     Unauthorized(String),
+    /// A bearer token was sent and refused (forged, expired, malformed):
+    /// `unauthorized` too, with `WWW-Authenticate: Bearer error="invalid_token"`.
+    #[error("{0}")]
+    InvalidToken(String),
     #[error("username or password is incorrect")]
     InvalidCredentials,
     #[error("password does not match")]
@@ -30,6 +34,9 @@ pub enum ApiError {
     RequestInProgress { retry_after: u64 },
     #[error("this Idempotency-Key was used for a different request")]
     IdempotencyKeyReused,
+    /// (v3) `If-Match` names another version of the post: nothing changed.
+    #[error("the post has changed since the version If-Match names; read it again")]
+    PreconditionFailed,
     #[error("request body must be at most 65536 bytes")]
     PayloadTooLarge,
     #[error("Content-Type must be application/json")]
@@ -49,12 +56,15 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::MalformedJson(_) | ApiError::Validation(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized(_) | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthorized(_) | ApiError::InvalidToken(_) | ApiError::InvalidCredentials => {
+                StatusCode::UNAUTHORIZED
+            }
             ApiError::WrongPassword | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UsernameTaken | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyAttempts { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -67,7 +77,7 @@ impl ApiError {
         match self {
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::Validation(_) => "validation_failed",
-            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::Unauthorized(_) | ApiError::InvalidToken(_) => "unauthorized",
             ApiError::InvalidCredentials => "invalid_credentials",
             ApiError::WrongPassword => "wrong_password",
             ApiError::Forbidden(_) => "forbidden",
@@ -76,6 +86,7 @@ impl ApiError {
             ApiError::UsernameTaken => "username_taken",
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
+            ApiError::PreconditionFailed => "precondition_failed",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::TooManyAttempts { .. } => "too_many_attempts",

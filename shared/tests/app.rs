@@ -145,6 +145,7 @@ impl TestApp {
                 title: Title::parse("edited".into()).unwrap(),
                 body: PostBody::parse("edited body".into()).unwrap(),
                 client: client(address),
+                if_match: None,
             })
             .await
             .map(|detail| detail.post.summary.title)
@@ -228,6 +229,7 @@ async fn a_member_changes_only_what_they_wrote() {
         key: key.clone(),
         title: Title::parse("changed".into()).unwrap(),
         body: PostBody::parse("changed".into()).unwrap(),
+        if_match: None,
     };
     assert!(matches!(
         t.app.update_member_post(&lee, edit()).await,

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use futures::future::join_all;
 use shared::domain::{
     Author, BoardSlug, Boards, COMMENTS_PAGE, Comment, CommentId, CommentKey, Guard, Member, MemberId, PageLimit,
-    PasswordHash, Post, PostBody, PostId, PostKey, PostSummary, Title, Username, Window, new_id, now,
+    PasswordHash, Post, PostBody, PostId, PostKey, PostSummary, PostVersion, Title, Username, Window, new_id, now,
 };
 use shared::store::dynamo::{DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
 use shared::store::idempotency::{Claim, Claimed, LEASE_SECONDS, RECORD_SECONDS};
 use shared::store::sqlite::SqliteStore;
-use shared::store::{AttemptKey, PostEdit, Store, StoreError, cursor};
+use shared::store::{AttemptKey, Edited, PostEdit, Store, StoreError, cursor};
 
 type Dyn = Arc<dyn Store>;
 
@@ -77,6 +77,8 @@ conformance!(
     listing_is_newest_first_and_pages_neither_skip_nor_repeat,
     a_cursor_that_was_not_issued_is_refused,
     updating_a_post_changes_title_body_and_updated_at,
+    an_edit_with_a_version_changes_only_that_version,
+    racing_edits_of_one_version_leave_exactly_one_winner,
     deleting_a_post_removes_its_comments_and_likes,
     guest_password_hashes_appear_only_in_guards,
     replies_must_name_a_top_level_comment_of_the_same_post,
@@ -157,6 +159,7 @@ fn edit(title: &str, body: &str, updated_at: &str) -> PostEdit {
         title: Title::parse(title.to_owned()).unwrap(),
         body: PostBody::parse(body.to_owned()).unwrap(),
         updated_at: updated_at.to_owned(),
+        if_version: None,
     }
 }
 
@@ -334,7 +337,10 @@ async fn posts_of_another_board_are_not_found(store: Dyn) {
     assert_eq!(store.post_detail(&qna).await.unwrap(), None);
     assert_eq!(views(&store, &qna).await, None);
     assert_eq!(store.post_guard(&qna).await.unwrap(), None);
-    assert!(!store.update_post(&qna, &edit("t", "b", &now())).await.unwrap());
+    assert_eq!(
+        store.update_post(&qna, &edit("t", "b", &now())).await.unwrap(),
+        Edited::NoSuchPost
+    );
     assert_eq!(store.like(&qna, &member_id()).await.unwrap(), None);
     assert_eq!(
         store
@@ -407,11 +413,12 @@ async fn a_cursor_that_was_not_issued_is_refused(store: Dyn) {
 async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
     let p = created_post(&store, "free").await;
     let later = "2030-01-01T00:00:00.000Z";
-    assert!(
+    assert_eq!(
         store
             .update_post(&post_key("free", &p.summary.id), &edit("new title", "new body", later))
             .await
-            .unwrap()
+            .unwrap(),
+        Edited::Done
     );
     let updated = store
         .post_detail(&post_key("free", &p.summary.id))
@@ -423,12 +430,135 @@ async fn updating_a_post_changes_title_body_and_updated_at(store: Dyn) {
     assert_eq!(updated.body, "new body");
     assert_eq!(updated.updated_at, later);
     assert_eq!(updated.summary.created_at, p.summary.created_at);
-    assert!(
-        !store
+    assert_eq!(
+        store
             .update_post(&post_key("free", &new_id()), &edit("t", "b", later))
             .await
-            .unwrap()
+            .unwrap(),
+        Edited::NoSuchPost
     );
+}
+
+/// docs/API.md, Conventions (v3): an edit with `If-Match` changes the post
+/// only at one of the versions it names, atomically with the check.
+async fn an_edit_with_a_version_changes_only_that_version(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let current = PostVersion::of(&p.summary.title, &p.body);
+    let stale = PostVersion::of("another", "text");
+    let at = |versions: Vec<PostVersion>, title: &str| PostEdit {
+        if_version: Some(versions),
+        ..edit(title, "b", &now())
+    };
+    assert_eq!(
+        store.update_post(&key, &at(vec![stale.clone()], "no")).await.unwrap(),
+        Edited::OtherVersion
+    );
+    assert_eq!(
+        store.update_post(&key, &at(vec![], "no")).await.unwrap(),
+        Edited::OtherVersion
+    );
+    let detail = store.post_detail(&key).await.unwrap().unwrap();
+    assert_eq!(detail.post.summary.title, p.summary.title, "unchanged");
+    assert_eq!(
+        store
+            .update_post(&key, &at(vec![stale.clone(), current.clone()], "yes"))
+            .await
+            .unwrap(),
+        Edited::Done
+    );
+    // The old version is gone with the edit; the new one is the text's.
+    assert_eq!(
+        store.update_post(&key, &at(vec![current], "again")).await.unwrap(),
+        Edited::OtherVersion
+    );
+    assert_eq!(
+        store
+            .update_post(&key, &at(vec![PostVersion::of("yes", "b")], "again"))
+            .await
+            .unwrap(),
+        Edited::Done
+    );
+    let gone = post_key("free", &new_id());
+    assert_eq!(
+        store.update_post(&gone, &at(vec![stale], "x")).await.unwrap(),
+        Edited::NoSuchPost
+    );
+}
+
+/// docs/API.md, Conventions (v3): many edits racing with the same `If-Match`:
+/// exactly one wins, the others are told another version is there.
+async fn racing_edits_of_one_version_leave_exactly_one_winner(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let version = PostVersion::of(&p.summary.title, &p.body);
+    let edits = (0..8).map(|i| {
+        let (store, key, version) = (store.clone(), key.clone(), version.clone());
+        tokio::spawn(async move {
+            let e = PostEdit {
+                if_version: Some(vec![version]),
+                ..edit(&format!("edit {i}"), "b", &now())
+            };
+            store.update_post(&key, &e).await.unwrap()
+        })
+    });
+    let outcomes: Vec<Edited> = join_all(edits).await.into_iter().map(Result::unwrap).collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == Edited::Done).count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Edited::Done | Edited::OtherVersion))
+    );
+}
+
+/// DynamoDB only: a post item from before v3 has no stored version; an edit
+/// naming the version of its text still applies, once, and a stale one not.
+#[tokio::test]
+async fn a_post_from_before_v3_is_edited_by_the_version_of_its_text() {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
+            .await
+            .unwrap()
+            .build(),
+    );
+    let store: Dyn = Arc::new(DynamoStore::with_client(client.clone(), &table, true).await.unwrap());
+    let p = created_post(&store, "free").await;
+    client
+        .update_item()
+        .table_name(&table)
+        .key(
+            "PK",
+            aws_sdk_dynamodb::types::AttributeValue::S(format!("POST#{}", p.summary.id)),
+        )
+        .key("SK", aws_sdk_dynamodb::types::AttributeValue::S("POST".into()))
+        .update_expression("REMOVE #v")
+        .expression_attribute_names("#v", "version")
+        .send()
+        .await
+        .unwrap();
+    let key = post_key("free", &p.summary.id);
+    let at = |v: PostVersion| PostEdit {
+        if_version: Some(vec![v]),
+        ..edit("edited", "b", &now())
+    };
+    let stale = PostVersion::of("another", "text");
+    assert_eq!(store.update_post(&key, &at(stale)).await.unwrap(), Edited::OtherVersion);
+    let current = PostVersion::of(&p.summary.title, &p.body);
+    assert_eq!(
+        store.update_post(&key, &at(current.clone())).await.unwrap(),
+        Edited::Done
+    );
+    assert_eq!(
+        store.update_post(&key, &at(current)).await.unwrap(),
+        Edited::OtherVersion
+    );
+    let edited = store.post_detail(&key).await.unwrap().unwrap();
+    assert_eq!(edited.post.summary.title, "edited");
 }
 
 async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
@@ -493,7 +623,7 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
 
     let shown = serde_json::to_string(&store.post_detail(&free).await.unwrap()).unwrap()
         + &serde_json::to_string(&store.list_posts(&board("free"), limit(20), None).await.unwrap()).unwrap()
-        + &serde_json::to_string(&store.update_post(&free, &edit("t", "b", &now())).await.unwrap()).unwrap()
+        + &format!("{:?}", store.update_post(&free, &edit("t", "b", &now())).await.unwrap())
         + &serde_json::to_string(&store.list_comments(&free, limit(20), None).await.unwrap()).unwrap();
     assert!(
         !shown.contains("secret-hash"),

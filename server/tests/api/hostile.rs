@@ -51,6 +51,8 @@ struct Case {
     method: Method,
     path: String,
     token: Option<String>,
+    /// Extra request headers (v3: `If-Match`).
+    headers: Vec<(&'static str, String)>,
     body: Option<Vec<u8>>,
     status: u16,
     code: &'static str,
@@ -63,6 +65,7 @@ fn case(what: &'static str, method: Method, path: impl Into<String>) -> Case {
         method,
         path: path.into(),
         token: None,
+        headers: Vec::new(),
         body: None,
         status: 0,
         code: "",
@@ -73,6 +76,10 @@ fn case(what: &'static str, method: Method, path: impl Into<String>) -> Case {
 impl Case {
     fn token(mut self, token: &str) -> Self {
         self.token = Some(token.to_owned());
+        self
+    }
+    fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
         self
     }
     fn json(mut self, value: Value) -> Self {
@@ -95,6 +102,9 @@ async fn send(app: &TestApp, case: &Case) -> reqwest::Response {
         .request(case.method.clone(), format!("{}{}", app.address, case.path));
     if let Some(token) = &case.token {
         request = request.bearer_auth(token);
+    }
+    for (name, value) in &case.headers {
+        request = request.header(*name, value);
     }
     if let Some(bytes) = &case.body {
         request = request.header("content-type", "application/json").body(bytes.clone());
@@ -204,6 +214,37 @@ async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backen
             .token(&token)
             .json(json!({"title": "\u{1b}[31mred", "body": "b"}))
             .expect(400, "validation_failed", "title"),
+        // (v3) If-Match: garbage, a stale version, a weak tag, on both edits.
+        case("an If-Match without quotes", Method::PUT, &mine)
+            .token(&token)
+            .header("if-match", "abc")
+            .json(json!({"title": "t", "body": "b"}))
+            .expect(400, "validation_failed", "If-Match"),
+        case("a stale If-Match", Method::PUT, &mine)
+            .token(&token)
+            .header("if-match", "\"00000000000000000000000000000000\"")
+            .json(json!({"title": "t", "body": "b"}))
+            .expect(412, "precondition_failed", "If-Match"),
+        case(
+            "a weak If-Match on a guest edit",
+            Method::PUT,
+            format!("/boards/free/posts/{guest}/guest"),
+        )
+        .header("if-match", "W/\"x\"")
+        .json(json!({"password": "guest-pw", "title": "t", "body": "b"}))
+        .expect(412, "precondition_failed", "If-Match"),
+        case("17 entity tags", Method::PUT, &mine)
+            .token(&token)
+            .header("if-match", vec!["\"a\""; 17].join(","))
+            .json(json!({"title": "t", "body": "b"}))
+            .expect(400, "validation_failed", "If-Match"),
+        // (v3) A NUL in a password, on a create and a login.
+        case("a NUL in a guest password", Method::POST, &guest_posts)
+            .json(json!({"nickname": "n", "password": "pw\u{0}pw", "title": "t", "body": "b"}))
+            .expect(400, "validation_failed", "NUL"),
+        case("a NUL in a login password", Method::POST, "/sessions")
+            .json(json!({"username": "resident", "password": "password-123\u{0}"}))
+            .expect(400, "validation_failed", "NUL"),
         case("a username with SQL", Method::POST, "/members")
             .json(json!({"username": "x' OR '1'='1", "password": "password-1", "nickname": "n"}))
             .expect(400, "validation_failed", "username"),

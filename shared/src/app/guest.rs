@@ -5,7 +5,7 @@
 use super::{Answer, IdempotencyKey};
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, Guard, Nickname, Password, PasswordHash, PostBody,
-    PostDetail, PostKey, Title,
+    PostDetail, PostKey, PostVersion, Title,
 };
 use crate::error::ApiError;
 use crate::hashing::Tier;
@@ -34,6 +34,8 @@ pub struct GuestEdit {
     pub title: Title,
     pub body: PostBody,
     pub client: ClientAddress,
+    /// (v3) `If-Match`: the versions this edit may change; `None` for any.
+    pub if_match: Option<Vec<PostVersion>>,
 }
 
 #[derive(Debug)]
@@ -102,6 +104,7 @@ impl App {
             key: command.key,
             title: command.title,
             body: command.body,
+            if_match: command.if_match,
         })
         .await
     }

@@ -4,10 +4,10 @@
 use super::{Answer, IdempotencyKey};
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, Page, PageLimit, Post,
-    PostBody, PostDetail, PostId, PostKey, PostSummary, Title, now,
+    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
 };
 use crate::error::ApiError;
-use crate::store::PostEdit;
+use crate::store::{Edited, PostEdit};
 
 use super::{App, ClientAddress, SignedIn};
 
@@ -33,6 +33,8 @@ pub struct EditPost {
     pub key: PostKey,
     pub title: Title,
     pub body: PostBody,
+    /// (v3) `If-Match`: the versions this edit may change; `None` for any.
+    pub if_match: Option<Vec<PostVersion>>,
 }
 
 #[derive(Debug)]
@@ -131,9 +133,12 @@ impl App {
             title: command.title,
             body: command.body,
             updated_at: now(),
+            if_version: command.if_match,
         };
-        if !self.store.update_post(&command.key, &edit).await? {
-            return Err(self.not_found_post());
+        match self.store.update_post(&command.key, &edit).await? {
+            Edited::Done => {}
+            Edited::NoSuchPost => return Err(self.not_found_post()),
+            Edited::OtherVersion => return Err(ApiError::PreconditionFailed),
         }
         self.store
             .post_detail(&command.key)

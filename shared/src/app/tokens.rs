@@ -25,7 +25,7 @@ pub struct Claims {
 impl Claims {
     /// The member a verified token names.
     pub fn member_id(&self) -> Result<MemberId, ApiError> {
-        MemberId::parse(&self.sub).map_err(|_| ApiError::Unauthorized("bearer token is invalid".into()))
+        MemberId::parse(&self.sub).map_err(|_| ApiError::InvalidToken("bearer token is invalid".into()))
     }
 }
 
@@ -81,7 +81,7 @@ impl JwtKeys {
                     jsonwebtoken::errors::ErrorKind::ExpiredSignature => "bearer token has expired",
                     _ => "bearer token is invalid",
                 };
-                ApiError::Unauthorized(why.into())
+                ApiError::InvalidToken(why.into())
             })
     }
 }
@@ -125,7 +125,7 @@ mod tests {
         let expired = k.issue(&member(), now() - 7200).unwrap();
         assert_eq!(
             k.verify(&expired),
-            Err(ApiError::Unauthorized("bearer token has expired".into()))
+            Err(ApiError::InvalidToken("bearer token has expired".into()))
         );
     }
 

@@ -4,11 +4,13 @@
 //! [`MemberCredentials`].
 
 pub mod fields;
+mod version;
 
 pub use fields::{
     BoardSlug, Boards, CommentBody, CommentId, CommentKey, MemberId, Nickname, PageLimit, Password, PasswordHash,
     PostBody, PostId, PostKey, Title, Username, new_id,
 };
+pub use version::PostVersion;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};

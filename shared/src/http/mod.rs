@@ -6,6 +6,7 @@
 #[cfg(feature = "tokens")]
 pub mod auth;
 pub mod client_ip;
+pub mod conventions;
 mod handlers;
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 pub mod idempotency;
@@ -62,6 +63,16 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if self.status() == http::StatusCode::UNAUTHORIZED {
+            // RFC 6750: which scheme to use, and whether the token sent was refused.
+            let challenge = match self {
+                ApiError::InvalidToken(_) => "Bearer error=\"invalid_token\"",
+                _ => "Bearer",
+            };
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
         }
         if let Some(seconds) = self.retry_after() {
             response

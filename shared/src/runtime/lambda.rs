@@ -25,10 +25,10 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     // run_concurrent needs answers that are Sync: axum's body is not, so
     // each answer is turned into a lambda_http response (as `run` does
     // internally) before it leaves the service.
-    let service =
-        tower::ServiceExt::<lambda_http::Request>::map_future(router(state, &[function]), |answer| async move {
-            let response = answer.await?;
-            Ok::<_, std::convert::Infallible>(lambda_http::IntoResponse::into_response(response).await)
-        });
+    let routes = router(state, &[function]).layer(axum::middleware::from_fn(crate::http::conventions::request_id));
+    let service = tower::ServiceExt::<lambda_http::Request>::map_future(routes, |answer| async move {
+        let response = answer.await?;
+        Ok::<_, std::convert::Infallible>(lambda_http::IntoResponse::into_response(response).await)
+    });
     lambda_http::run_concurrent(service).await
 }

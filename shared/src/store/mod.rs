@@ -17,7 +17,7 @@ pub use settings::StoreSettings;
 
 use crate::domain::{
     BoardSlug, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId, Page,
-    PageLimit, PasswordHash, Post, PostBody, PostDetail, PostId, PostKey, Title, Username, Window,
+    PageLimit, PasswordHash, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Title, Username, Window,
 };
 
 #[async_trait]
@@ -71,8 +71,9 @@ pub trait Posts: Send + Sync {
     /// Newest first; `cursor` is a page's `next_cursor`.
     async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
     async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
-    /// False when there is no such post.
-    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<bool>;
+    /// Changes title and body, atomically with the version check when the
+    /// edit has one.
+    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
     /// Deletes the post with its comments and likes; false when there was none.
     async fn delete_post(&self, key: &PostKey) -> StoreResult<bool>;
     async fn replace_post_guest_hash(&self, key: &PostKey, old: &PasswordHash, new: &PasswordHash)
@@ -85,6 +86,17 @@ pub struct PostEdit {
     pub title: Title,
     pub body: PostBody,
     pub updated_at: String,
+    /// (v3) `If-Match`: edit only a post at one of these versions.
+    pub if_version: Option<Vec<PostVersion>>,
+}
+
+/// What an edit found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Edited {
+    Done,
+    NoSuchPost,
+    /// The post is at another version than the edit's `if_version`: unchanged.
+    OtherVersion,
 }
 
 #[async_trait]

@@ -11,6 +11,7 @@ use crate::managed::{
 use crate::monitoring::{monitoring_parameters, monitoring_resources};
 use shared::function::Function;
 use shared::hashing::tier_file::TierFile;
+use shared::http::conventions::{CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_METHODS};
 use shared::http::routes;
 use shared::store::dynamo::Layout;
 use shared::store::dynamo::schema::TableDefinition;
@@ -35,6 +36,10 @@ pub(crate) fn functions_by_tier(tiers: &TierFile) -> Vec<(&'static str, Vec<&str
 
 pub(crate) fn pascal(name: &str) -> String {
     name.split('-').map(|w| w[..1].to_uppercase() + &w[1..]).collect()
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|i| (*i).to_owned()).collect()
 }
 
 pub(crate) fn yaml_list(items: &[String], indent: usize) -> String {
@@ -293,18 +298,15 @@ Resources:
       CorsConfiguration:
         AllowOrigins: !Ref CorsOrigins
         AllowMethods:
-          - GET
-          - POST
-          - PUT
-          - DELETE
-        AllowHeaders:
-          - content-type
-          - authorization
-        ExposeHeaders:
-          - retry-after
-      AccessLogSettings:
+{cors_methods}        AllowHeaders:
+{cors_allowed}        ExposeHeaders:
+{cors_exposed}      AccessLogSettings:
         DestinationArn: !GetAtt ApiAccessLogs.Arn
-        Format: '{{\"requestId\":\"$context.requestId\",\"ip\":\"$context.identity.sourceIp\",\"method\":\"$context.httpMethod\",\"path\":\"$context.path\",\"status\":\"$context.status\",\"latency\":\"$context.responseLatency\",\"integrationLatency\":\"$context.integrationLatency\"}}'"
+        Format: '{{\"requestId\":\"$context.requestId\",\"ip\":\"$context.identity.sourceIp\",\"method\":\"$context.httpMethod\",\"path\":\"$context.path\",\"status\":\"$context.status\",\"latency\":\"$context.responseLatency\",\"integrationLatency\":\"$context.integrationLatency\"}}'",
+        // docs/API.md, Conventions (v3): the same lists as the server's CORS.
+        cors_methods = yaml_list(&strings(&CORS_METHODS), 10),
+        cors_allowed = yaml_list(&strings(&CORS_ALLOWED_HEADERS), 10),
+        cors_exposed = yaml_list(&strings(&CORS_EXPOSED_HEADERS), 10),
     )?;
     t += &managed_instances_resources(tiers);
 

@@ -1,17 +1,17 @@
 //! guest-post and guest-comment: what guests write, with a guest password.
 
-use axum::Json;
 use axum::extract::State;
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::{Created, created, parent};
+use super::{Created, WithEtag, created, parent};
 use crate::app::ClientAddress;
 use crate::app::guest::{GuestComment, GuestEdit, GuestPost, GuestProof};
 use crate::domain::{Comment, CommentBody, Nickname, Password, PostBody, PostDetail, Title};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::client_ip::ClientIp;
+use crate::http::conventions::IfMatch;
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, CommentPath, PostPath};
@@ -92,16 +92,18 @@ pub(crate) async fn update_guest_post(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
+    IfMatch(if_match): IfMatch,
     Body(r): Body<GuestEditRequest>,
-) -> Result<Json<PostDetail>, ApiError> {
+) -> Result<WithEtag, ApiError> {
     let command = GuestEdit {
+        if_match,
         key,
         password: Password::guest(required("password", r.password)?)?,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
         client,
     };
-    state.app.update_guest_post(command).await.map(Json)
+    state.app.update_guest_post(command).await.map(WithEtag)
 }
 
 pub(crate) async fn delete_guest_post(

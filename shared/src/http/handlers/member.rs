@@ -5,13 +5,14 @@ use axum::extract::State;
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::{Created, created, parent};
+use super::{Created, WithEtag, created, parent};
 use crate::app::posts::{EditPost, WriteComment, WritePost};
 use crate::domain::{Comment, CommentBody, LikeState, PostBody, PostDetail, Title};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
 use crate::http::client_ip::ClientIp;
+use crate::http::conventions::IfMatch;
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, CommentPath, PostPath};
@@ -56,14 +57,16 @@ pub(crate) async fn update_post(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
     PostPath(key): PostPath,
+    IfMatch(if_match): IfMatch,
     Body(r): Body<PostRequest>,
-) -> Result<Json<PostDetail>, ApiError> {
+) -> Result<WithEtag, ApiError> {
     let command = EditPost {
+        if_match,
         key,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
     };
-    state.app.update_member_post(&member, command).await.map(Json)
+    state.app.update_member_post(&member, command).await.map(WithEtag)
 }
 
 pub(crate) async fn delete_post(

@@ -18,16 +18,30 @@ use axum::Json;
 use serde_json::{Value, json};
 
 /// A create's answer: `201` with what it created, or the answer remembered
-/// for its `Idempotency-Key`, replayed.
+/// for its `Idempotency-Key`, replayed (with the same headers).
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 pub(crate) struct Created<T>(crate::app::Answer<T>);
 
 #[cfg(any(feature = "hashing", feature = "tokens"))]
-impl<T: serde::Serialize> axum::response::IntoResponse for Created<T> {
+impl<T: CreatedHeaders> axum::response::IntoResponse for Created<T> {
     fn into_response(self) -> axum::response::Response {
         match self.0 {
-            crate::app::Answer::Created(value) => (http::StatusCode::CREATED, Json(value)).into_response(),
-            crate::app::Answer::Replayed(answer) => super::idempotency::replay(answer),
+            crate::app::Answer::Created(value) => {
+                let headers = value.headers();
+                let mut response = (http::StatusCode::CREATED, Json(value)).into_response();
+                for (name, value) in headers {
+                    response.headers_mut().insert(name, value);
+                }
+                response
+            }
+            crate::app::Answer::Replayed(answer) => {
+                let headers = serde_json::from_str::<T>(&answer.body).map(|v| v.headers());
+                let mut response = super::idempotency::replay(answer);
+                for (name, value) in headers.unwrap_or_default() {
+                    response.headers_mut().insert(name, value);
+                }
+                response
+            }
         }
     }
 }
@@ -35,6 +49,50 @@ impl<T: serde::Serialize> axum::response::IntoResponse for Created<T> {
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 fn created<T>(answer: crate::app::Answer<T>) -> Created<T> {
     Created(answer)
+}
+
+/// What a created item adds to its `201` (docs/API.md, Conventions, v3).
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+pub(crate) trait CreatedHeaders: serde::Serialize + serde::de::DeserializeOwned {
+    fn headers(&self) -> Vec<(http::HeaderName, http::HeaderValue)> {
+        Vec::new()
+    }
+}
+
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+impl CreatedHeaders for crate::domain::Member {}
+
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+impl CreatedHeaders for crate::domain::Comment {}
+
+/// A post's `Location` and `ETag`.
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+impl CreatedHeaders for crate::domain::PostDetail {
+    fn headers(&self) -> Vec<(http::HeaderName, http::HeaderValue)> {
+        let summary = &self.post.summary;
+        let location = format!("/boards/{}/posts/{}", summary.board, summary.id);
+        let mut headers = vec![etag(self)];
+        if let Ok(location) = http::HeaderValue::from_str(&location) {
+            headers.push((http::header::LOCATION, location));
+        }
+        headers
+    }
+}
+
+/// A post detail's `ETag`: its version (docs/API.md, Conventions, v3).
+fn etag(detail: &crate::domain::PostDetail) -> (http::HeaderName, http::HeaderValue) {
+    let version = crate::domain::PostVersion::of(&detail.post.summary.title, &detail.post.body);
+    let value = http::HeaderValue::from_str(&version.etag()).expect("hex in quotes is a header value");
+    (http::header::ETAG, value)
+}
+
+/// A post detail with its `ETag` (GET, HEAD, edits).
+pub(crate) struct WithEtag(crate::domain::PostDetail);
+
+impl axum::response::IntoResponse for WithEtag {
+    fn into_response(self) -> axum::response::Response {
+        ([etag(&self.0)], Json(self.0)).into_response()
+    }
 }
 
 #[cfg(any(feature = "hashing", feature = "tokens"))]

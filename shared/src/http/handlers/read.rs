@@ -4,8 +4,9 @@ use axum::Json;
 use axum::extract::State;
 use http::Method;
 
+use super::WithEtag;
 use crate::app::posts::ListPosts;
-use crate::domain::{COMMENTS_PAGE, CommentPage, Page, PostDetail};
+use crate::domain::{COMMENTS_PAGE, CommentPage, Page};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::paths::{BoardPath, DEFAULT_POSTS_PAGE, PageQuery, PostPath};
@@ -29,11 +30,11 @@ pub(crate) async fn get_post(
     State(state): State<AppState>,
     method: Method,
     PostPath(key): PostPath,
-) -> Result<Json<PostDetail>, ApiError> {
+) -> Result<WithEtag, ApiError> {
     if method == Method::HEAD {
-        state.app.peek_post(&key).await.map(Json)
+        state.app.peek_post(&key).await.map(WithEtag)
     } else {
-        state.app.read_post(&key).await.map(Json)
+        state.app.read_post(&key).await.map(WithEtag)
     }
 }
 

@@ -260,6 +260,10 @@ pub(super) struct PostItem {
     pub updated_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_password_hash: Option<String>,
+    /// (v3) [`crate::domain::PostVersion`] of title and body, for `If-Match`
+    /// in the edit's condition; items from before v3 have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl PostItem {
@@ -281,6 +285,7 @@ impl PostItem {
             body: post.body.clone(),
             updated_at: post.updated_at.clone(),
             guest_password_hash: guest_password_hash.map(str::to_owned),
+            version: Some(crate::domain::PostVersion::of(&s.title, &post.body).as_str().to_owned()),
         }
     }
 

@@ -15,9 +15,10 @@ use super::items::{
 use super::transact::{is_conditional_failure, sdk_error};
 use super::{DynamoStore, purge};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey, PostSummary,
+    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
+    PostSummary, PostVersion,
 };
-use crate::store::{Completion, PostEdit, Posts, StoreError, StoreResult, cursor};
+use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
 impl DynamoStore {
     /// One Query for a page of a post's comments, oldest first: `limit + 1`
@@ -265,32 +266,33 @@ impl Posts for DynamoStore {
         }))
     }
 
-    async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<bool> {
+    /// (v3) With `If-Match`: items written since v3 carry their version, so
+    /// the check rides on the one conditional write; when it fails, a read
+    /// tells a gone post from another version, and an item from before v3
+    /// (no version stored) at the asked version is written once more,
+    /// conditioned on its text as read.
+    async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<Edited> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let (title, body, updated_at) = (edit.title.as_str(), edit.body.as_str(), edit.updated_at.as_str());
-        let out = self
-            .client()
-            .await
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .update_expression("SET title = :title, body = :body, updated_at = :updated_at")
-            .condition_expression(POST_ON_BOARD)
-            .expression_attribute_values(":title", s(title))
-            .expression_attribute_values(":body", s(body))
-            .expression_attribute_values(":updated_at", s(updated_at))
-            .expression_attribute_values(":board", s(board))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[post_pk(post_id)]));
+        let outcome = match edit.if_version.as_deref() {
+            None => match self.write_edit(board, post_id, edit, None).await? {
+                true => Edited::Done,
+                false => Edited::NoSuchPost,
+            },
+            Some(versions) => {
+                let written = !versions.is_empty()
+                    && self
+                        .write_edit(board, post_id, edit, Some(EditGuard::Versions(versions)))
+                        .await?;
+                if written {
+                    Edited::Done
+                } else {
+                    self.edit_refused_or_legacy(board, post_id, edit, versions).await?
+                }
+            }
+        };
         self.cache.forget_post(post_id);
         self.cache.pages.clear();
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+        Ok(outcome)
     }
 
     /// Durable in two steps ([`purge`]): the post is unreadable from the
@@ -318,5 +320,101 @@ impl Posts for DynamoStore {
         let key = key(post_pk(post_id), POST_SK.into());
         self.replace_hash(key, "guest_password_hash", Some(board), old.as_str(), new.as_str())
             .await
+    }
+}
+
+/// What an edit's write is conditioned on besides its post being there.
+enum EditGuard<'a> {
+    /// The stored version is one of these.
+    Versions(&'a [PostVersion]),
+    /// An item from before v3: no stored version, this text.
+    Text { title: &'a str, body: &'a str },
+}
+
+impl DynamoStore {
+    /// Writes title, body and their version; false when a condition failed.
+    async fn write_edit(
+        &self,
+        board: &str,
+        post_id: &str,
+        edit: &PostEdit,
+        guard: Option<EditGuard<'_>>,
+    ) -> StoreResult<bool> {
+        let (title, body) = (edit.title.as_str(), edit.body.as_str());
+        let version = PostVersion::of(title, body);
+        let mut request = self
+            .client()
+            .await
+            .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
+            .update_expression("SET title = :title, body = :body, updated_at = :updated_at, #version = :version")
+            .expression_attribute_names("#version", "version")
+            .expression_attribute_values(":title", s(title))
+            .expression_attribute_values(":body", s(body))
+            .expression_attribute_values(":updated_at", s(edit.updated_at.as_str()))
+            .expression_attribute_values(":version", s(version.as_str()))
+            .expression_attribute_values(":board", s(board));
+        let condition = match guard {
+            None => POST_ON_BOARD.to_owned(),
+            Some(EditGuard::Versions(versions)) => {
+                let names: Vec<String> = (0..versions.len()).map(|i| format!(":v{i}")).collect();
+                for (name, v) in names.iter().zip(versions) {
+                    request = request.expression_attribute_values(name, s(v.as_str()));
+                }
+                format!("{POST_ON_BOARD} AND #version IN ({})", names.join(", "))
+            }
+            Some(EditGuard::Text { title, body }) => {
+                request = request
+                    .expression_attribute_values(":old_title", s(title))
+                    .expression_attribute_values(":old_body", s(body));
+                format!(
+                    "{POST_ON_BOARD} AND attribute_not_exists(#version) AND title = :old_title AND body = :old_body"
+                )
+            }
+        };
+        let out = request
+            .condition_expression(condition)
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[post_pk(post_id)]));
+        match out {
+            Ok(_) => Ok(true),
+            Err(e) if is_conditional_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    /// Why a conditioned edit was not written, or its write for an item
+    /// from before v3 that is at the asked version.
+    async fn edit_refused_or_legacy(
+        &self,
+        board: &str,
+        post_id: &str,
+        edit: &PostEdit,
+        versions: &[PostVersion],
+    ) -> StoreResult<Edited> {
+        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
+            return Ok(Edited::NoSuchPost);
+        };
+        let post: PostItem = from_item(item)?;
+        if post.summary.board != board {
+            return Ok(Edited::NoSuchPost);
+        }
+        let legacy_at_version =
+            post.version.is_none() && versions.contains(&PostVersion::of(&post.summary.title, &post.body));
+        if !legacy_at_version {
+            return Ok(Edited::OtherVersion);
+        }
+        let text = EditGuard::Text {
+            title: &post.summary.title,
+            body: &post.body,
+        };
+        Ok(match self.write_edit(board, post_id, edit, Some(text)).await? {
+            true => Edited::Done,
+            // Changed (or deleted) since the read: it has another version now.
+            false => Edited::OtherVersion,
+        })
     }
 }

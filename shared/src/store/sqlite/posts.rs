@@ -10,9 +10,9 @@ use super::rows::{
 };
 use super::{SqliteStore, sql_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
+    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey, PostVersion,
 };
-use crate::store::{Completion, PostEdit, Posts, StoreResult, cursor};
+use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
 
 /// A page of a post's comments, oldest first, strictly after `after`: one
 /// range read of `comments_by_post (post_id, id)`, `limit + 1` rows.
@@ -185,7 +185,7 @@ impl Posts for SqliteStore {
         .await
     }
 
-    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<bool> {
+    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited> {
         let (board, post_id, title, body, updated_at) = (
             key.board.as_str().to_owned(),
             key.post.as_str().to_owned(),
@@ -193,14 +193,36 @@ impl Posts for SqliteStore {
             edit.body.as_str().to_owned(),
             edit.updated_at.clone(),
         );
+        let if_version = edit.if_version.clone();
         self.with(move |conn| {
-            let changed = conn
+            // The check and the change in one transaction: no edit between them.
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if let Some(versions) = &if_version {
+                let current: Option<(String, String)> = tx
+                    .query_row(
+                        "SELECT title, body FROM posts WHERE id = ?1 AND board = ?2",
+                        params![post_id, board],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )
+                    .optional()
+                    .map_err(sql_error)?;
+                let Some((old_title, old_body)) = current else {
+                    return Ok(Edited::NoSuchPost);
+                };
+                if !versions.contains(&PostVersion::of(&old_title, &old_body)) {
+                    return Ok(Edited::OtherVersion);
+                }
+            }
+            let changed = tx
                 .execute(
                     "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5",
                     params![title, body, updated_at, post_id, board],
                 )
                 .map_err(sql_error)?;
-            Ok(changed == 1)
+            tx.commit().map_err(sql_error)?;
+            Ok(if changed == 1 { Edited::Done } else { Edited::NoSuchPost })
         })
         .await
     }

@@ -1,0 +1,114 @@
+//! HTTP conventions every deployment shares (docs/API.md, Conventions, v3):
+//! the `X-Request-Id` a request is known by, and the headers CORS allows and
+//! exposes, one list for the server and the SAM template's API Gateway.
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderName, HeaderValue};
+
+use crate::domain::{PostVersion, new_id};
+use crate::error::ApiError;
+
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The request headers a browser may send across origins (the preflight's
+/// `Access-Control-Allow-Headers`).
+pub const CORS_ALLOWED_HEADERS: [&str; 4] = ["content-type", "authorization", "idempotency-key", "if-match"];
+
+/// The response headers a browser script may read across origins.
+pub const CORS_EXPOSED_HEADERS: [&str; 5] = ["etag", "location", "retry-after", "idempotent-replayed", "x-request-id"];
+
+/// The methods of docs/API.md's routes.
+pub const CORS_METHODS: [&str; 4] = ["GET", "POST", "PUT", "DELETE"];
+
+/// A client's request id is kept when it is 1-64 characters of
+/// `[A-Za-z0-9._-]`: nothing that could forge a log line or smuggle markup.
+pub fn is_tidy_request_id(value: &HeaderValue) -> bool {
+    let bytes = value.as_bytes();
+    (1..=64).contains(&bytes.len())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Gives every request its `X-Request-Id` (the client's when tidy; else,
+/// on Lambda, API Gateway's request id; else a fresh ULID) before anything
+/// else reads it, and echoes it on the response.
+pub async fn request_id(mut request: Request, next: Next) -> Response {
+    let client = request
+        .headers()
+        .get(&REQUEST_ID)
+        .filter(|v| is_tidy_request_id(v))
+        .cloned();
+    let id = client
+        .or_else(|| gateway_request_id(&request))
+        .unwrap_or_else(|| HeaderValue::from_str(&new_id()).expect("a ULID is a header value"));
+    request.headers_mut().insert(REQUEST_ID, id.clone());
+    let mut response = next.run(request).await;
+    response.headers_mut().insert(REQUEST_ID, id);
+    response
+}
+
+#[cfg(feature = "lambda")]
+fn gateway_request_id(request: &Request) -> Option<HeaderValue> {
+    let Some(lambda_http::request::RequestContext::ApiGatewayV2(context)) =
+        request.extensions().get::<lambda_http::request::RequestContext>()
+    else {
+        return None;
+    };
+    context
+        .request_id
+        .as_deref()
+        .and_then(|id| HeaderValue::from_str(id).ok())
+        .filter(is_tidy_request_id)
+}
+
+#[cfg(not(feature = "lambda"))]
+fn gateway_request_id(_request: &Request) -> Option<HeaderValue> {
+    None
+}
+
+/// A post edit's `If-Match` (v3): the versions it may change, `None` when
+/// the header is absent or `*`.
+#[derive(Debug, Clone, Default)]
+pub struct IfMatch(pub Option<Vec<PostVersion>>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IfMatch {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let Some(value) = parts.headers.get(http::header::IF_MATCH) else {
+            return Ok(IfMatch(None));
+        };
+        let value = value
+            .to_str()
+            .map_err(|_| ApiError::validation("If-Match must be `*` or a list of entity tags (\"...\")"))?;
+        PostVersion::parse_if_match(value).map(IfMatch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_short_plain_request_ids_are_kept() {
+        for kept in ["a", "req-1.2_3", &"x".repeat(64), "01JD3Z8Q6W4G7T2N5B8K1M0AAB"] {
+            assert!(is_tidy_request_id(&HeaderValue::from_str(kept).unwrap()), "{kept}");
+        }
+        for replaced in [
+            "",
+            &"x".repeat(65),
+            "a b",
+            "id\"><script>",
+            "line\tbreak",
+            "ü",
+            "a/b",
+            "{\"forged\":1}",
+        ] {
+            let value = HeaderValue::from_bytes(replaced.as_bytes()).unwrap();
+            assert!(!is_tidy_request_id(&value), "{replaced}");
+        }
+    }
+}
