@@ -129,3 +129,26 @@ async fn a_request_routed_to_the_wrong_function_is_404_or_405_not_a_panic() {
     let (status, body) = invoke(&h, Function::Like, &health).await;
     assert_eq!((status, body), (200, serde_json::json!({"status": "ok"})));
 }
+
+/// docs/API.md, Conventions (v3): on Lambda a request without a tidy
+/// `X-Request-Id` is known by API Gateway's request id; a tidy one is kept.
+#[tokio::test]
+async fn a_lambda_answer_carries_the_api_gateway_request_id_unless_the_client_sent_a_tidy_one() {
+    let h = harness().await;
+    let answer = |event: String| {
+        let state = h.state.clone();
+        async move {
+            let request = lambda_http::request::from_str(&event).expect("a valid API Gateway v2 event");
+            let response = router(state, &[Function::Read]).oneshot(request).await.unwrap();
+            response.headers()["x-request-id"].to_str().unwrap().to_owned()
+        }
+    };
+    assert_eq!(answer(fixture("read")).await, "CfJ3xjY0FiAEMbw=");
+    let with_header = |value: &str| {
+        let mut event: Value = serde_json::from_str(&fixture("read")).unwrap();
+        event["headers"]["x-request-id"] = Value::String(value.into());
+        event.to_string()
+    };
+    assert_eq!(answer(with_header("client-7")).await, "client-7");
+    assert_eq!(answer(with_header("not tidy")).await, "CfJ3xjY0FiAEMbw=");
+}

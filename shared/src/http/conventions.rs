@@ -33,8 +33,10 @@ pub fn is_tidy_request_id(value: &HeaderValue) -> bool {
 }
 
 /// Gives every request its `X-Request-Id` (the client's when tidy; else,
-/// on Lambda, API Gateway's request id; else a fresh ULID) before anything
-/// else reads it, and echoes it on the response.
+/// on Lambda, API Gateway's request id, which AWS writes, `=` and all; else a
+/// fresh ULID) before anything else reads it, and echoes it on the
+/// response. Every router has it; the server also puts it outermost, before
+/// its access log (a second pass keeps the id the first one set).
 pub async fn request_id(mut request: Request, next: Next) -> Response {
     let client = request
         .headers()
@@ -61,7 +63,6 @@ fn gateway_request_id(request: &Request) -> Option<HeaderValue> {
         .request_id
         .as_deref()
         .and_then(|id| HeaderValue::from_str(id).ok())
-        .filter(is_tidy_request_id)
 }
 
 #[cfg(not(feature = "lambda"))]

@@ -200,6 +200,8 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         .layer(DefaultBodyLimit::disable())
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(axum::middleware::map_response(payload_too_large_in_api_shape))
+        // Outermost: every answer, a 404 or 413 too, carries the request's id.
+        .layer(axum::middleware::from_fn(super::conventions::request_id))
         .with_state(state)
 }
 
