@@ -377,7 +377,7 @@ fn head_of(get: &Value, components: &Map<String, Value>) -> Value {
     head["operationId"] = format!("head{noun}").into();
     head["summary"] = format!("The status and headers of {get_id}").into();
     head["description"] =
-        format!("What `{get_id}` answers, without the body (a HEAD counts no view): for its status and headers.")
+        format!("What `{get_id}` answers, without the body (a HEAD counts no view): for its status and headers. The single-process server answers it; API Gateway routes only the route table's methods, so behind it a HEAD may get API Gateway's own answer.")
             .into();
     let mut responses = Map::new();
     for (status, response) in get["responses"].as_object().expect("responses") {
