@@ -27,7 +27,150 @@ fn the_openapi_document_lists_exactly_the_routes_the_router_serves() {
         .map(|r| (r.method.to_string(), r.path.to_owned(), r.function.name().to_owned()))
         .collect();
     served.insert(("GET".into(), "/health".into(), "every function".into()));
+    // axum answers HEAD wherever it answers GET (the handler runs, the body is dropped).
+    let heads: Vec<_> = served
+        .iter()
+        .filter(|(method, _, _)| method == "GET")
+        .map(|(_, path, function)| ("HEAD".to_owned(), path.clone(), function.clone()))
+        .collect();
+    served.extend(heads);
     assert_eq!(documented, served);
+}
+
+fn operations(doc: &serde_json::Value) -> Vec<(String, String, &serde_json::Value)> {
+    let mut all = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            all.push((method.to_uppercase(), path.clone(), operation));
+        }
+    }
+    all
+}
+
+#[test]
+fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
+    let ids: Vec<&str> = routes().iter().map(|r| r.doc.operation_id).collect();
+    for id in &ids {
+        let verb_end = id.find(|c: char| c.is_ascii_uppercase()).unwrap_or(0);
+        assert!(
+            verb_end > 0 && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{id} is not verb-noun camelCase"
+        );
+        assert!(
+            ["create", "list", "get", "update", "delete", "like", "unlike"].contains(&&id[..verb_end]),
+            "{id}: an unexpected verb"
+        );
+    }
+    let doc = document();
+    let documented: Vec<String> = operations(&doc)
+        .iter()
+        .map(|(method, path, op)| {
+            op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no operationId"))
+                .to_owned()
+        })
+        .collect();
+    let unique: BTreeSet<&String> = documented.iter().collect();
+    assert_eq!(unique.len(), documented.len(), "operationIds repeat: {documented:?}");
+    for id in ids {
+        assert!(documented.iter().any(|d| d == id), "{id} is not in the document");
+    }
+}
+
+/// docs/API.md, Conventions (v3): every status and header each route can answer.
+#[test]
+fn every_operation_declares_its_statuses_and_headers() {
+    let doc = document();
+    let responses = &doc["components"]["responses"];
+    let resolve = |response: &serde_json::Value| -> serde_json::Value {
+        match response["$ref"].as_str() {
+            Some(reference) => responses[reference.rsplit('/').next().unwrap()].clone(),
+            None => response.clone(),
+        }
+    };
+    for (method, path, op) in operations(&doc) {
+        let what = format!("{method} {path}");
+        assert!(op["security"].is_array(), "{what}: no security");
+        let statuses = op["responses"].as_object().unwrap();
+        for status in ["405", "413", "431"] {
+            assert!(statuses.contains_key(status), "{what}: no {status}");
+        }
+        if op.get("requestBody").is_some() {
+            for status in ["400", "415", "500", "503"] {
+                assert!(statuses.contains_key(status), "{what}: no {status}");
+            }
+        }
+        let bearer = op["security"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.get("bearer").is_some());
+        assert_eq!(
+            bearer,
+            statuses.contains_key("401") && path != "/sessions",
+            "{what}: 401 and bearer"
+        );
+        for (status, response) in statuses {
+            let response = resolve(response);
+            let headers = response["headers"].as_object();
+            let has = |name: &str| headers.is_some_and(|h| h.contains_key(name));
+            assert_eq!(has("X-Request-Id"), status != "431", "{what} {status}: X-Request-Id");
+            if status == "401" {
+                assert!(has("WWW-Authenticate"), "{what} {status}: WWW-Authenticate");
+            }
+            if ["429", "503"].contains(&status.as_str()) {
+                assert!(has("Retry-After"), "{what} {status}: Retry-After");
+            }
+            if method == "HEAD" {
+                assert!(response.get("content").is_none(), "{what} {status}: a HEAD with a body");
+            }
+        }
+        let parameters: Vec<String> = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+            .collect();
+        assert!(parameters.contains(&"RequestId".to_owned()), "{what}: X-Request-Id");
+        assert_eq!(
+            parameters.contains(&"IfMatch".to_owned()),
+            statuses.contains_key("412"),
+            "{what}: If-Match and 412"
+        );
+    }
+    let created_post = |path: &str| {
+        let op = &doc["paths"][path]["post"];
+        resolve(&op["responses"]["201"])["headers"].as_object().unwrap().clone()
+    };
+    for path in ["/boards/{slug}/posts", "/boards/{slug}/posts/guest"] {
+        let headers = created_post(path);
+        for name in ["Location", "ETag", "Idempotent-Replayed"] {
+            assert!(headers.contains_key(name), "POST {path}: {name}");
+        }
+    }
+    for path in ["/boards/{slug}/posts/{post_id}", "/boards/{slug}/posts/{post_id}/guest"] {
+        let statuses = doc["paths"][path]["put"]["responses"].as_object().unwrap();
+        assert!(statuses.contains_key("412"), "PUT {path}: 412");
+        assert!(statuses["200"]["headers"].get("ETag").is_some(), "PUT {path}: ETag");
+    }
+}
+
+/// docs/API.md, Conventions (v3): no raw control or invisible characters
+/// (patterns escape them), and the error code is an open set.
+#[test]
+fn the_document_is_printable_ascii_and_error_codes_are_open() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/openapi.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    if let Some((at, c)) = text
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_graphic() || *c == ' ' || *c == '\n'))
+    {
+        panic!("docs/openapi.json holds U+{:04X} at byte {at}", u32::from(c));
+    }
+    let code = &document()["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"];
+    assert!(code.get("enum").is_none(), "a closed enum: {code}");
+    assert!(code["x-extensible-enum"].as_array().unwrap().len() >= 17);
 }
 
 /// docs/API.md's route table (section Routes), read from the file: each

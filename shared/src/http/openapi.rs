@@ -1,7 +1,12 @@
 //! docs/openapi.json, generated: the schemas from the request and response
 //! types (utoipa), the operations from the route table (`routes()` and each
-//! route's [`super::routes::Doc`]). `cargo run -p shared --bin openapi`
-//! writes it; a test fails when the file is stale.
+//! route's [`super::routes::Doc`]: its `operationId`, texts, types and own
+//! error codes). What holds for every route of a kind is added here: the
+//! codes a body, an `Idempotency-Key`, a bearer token or any route can
+//! answer, one response per status naming its codes, the headers of
+//! docs/API.md (Conventions (v3)), the `HEAD` beside every `GET`, tags and
+//! `security`. `cargo run -p shared --bin openapi` writes it; a test fails
+//! when the file is stale, and `scripts/openapi-lint` lints it.
 
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
@@ -39,13 +44,14 @@ use crate::function::Function;
 )))]
 struct Schemas;
 
-/// The error codes of docs/API.md, Errors, read from [`ApiError`] itself.
-fn error_codes() -> Vec<&'static str> {
+/// Every error code the server answers, in docs/API.md's table order, read
+/// from [`ApiError`] itself, with its status.
+fn known_codes() -> Vec<(&'static str, u16)> {
     let unavailable = ApiError::Unavailable {
         message: String::new(),
         retry_after: 1,
     };
-    [
+    let mut codes: Vec<(&'static str, u16)> = [
         ApiError::MalformedJson(String::new()),
         ApiError::Validation(String::new()),
         ApiError::Unauthorized(String::new()),
@@ -56,57 +62,209 @@ fn error_codes() -> Vec<&'static str> {
         ApiError::MethodNotAllowed(String::new()),
         ApiError::UsernameTaken,
         ApiError::RequestInProgress { retry_after: 1 },
-        ApiError::IdempotencyKeyReused,
         ApiError::PayloadTooLarge,
         ApiError::UnsupportedMediaType,
+        ApiError::IdempotencyKeyReused,
         ApiError::TooManyAttempts { retry_after: 1 },
         ApiError::RateLimited { retry_after: 1 },
         unavailable,
+        ApiError::Internal(String::new()),
     ]
     .iter()
-    .map(ApiError::code)
-    .collect()
+    .map(|e| (e.code(), e.status().as_u16()))
+    .collect();
+    // Codes of docs/API.md (v3) that the route table declares before their
+    // `ApiError` variant is merged (issue 24 item 2); kept once it is.
+    for (code, status) in [("precondition_failed", 412)] {
+        if !codes.iter().any(|(known, _)| *known == code) {
+            let at = codes.iter().position(|(_, s)| *s > status).unwrap_or(codes.len());
+            codes.insert(at, (code, status));
+        }
+    }
+    codes
 }
 
-/// The shared error responses, by status: name and description.
-fn error_response(status: u16) -> (&'static str, &'static str) {
-    match status {
-        400 => ("BadRequest", "malformed_json or validation_failed"),
-        401 => ("Unauthorized", "unauthorized or invalid_credentials"),
-        403 => ("Forbidden", "wrong_password or forbidden"),
-        404 => ("NotFound", "not_found: unknown board, post or comment"),
-        405 => ("MethodNotAllowed", "method_not_allowed"),
-        409 => (
-            "Conflict",
-            "username_taken, or request_in_progress (this Idempotency-Key's first request still runs; Retry-After)",
-        ),
-        413 => ("PayloadTooLarge", "payload_too_large: body over 64 KiB"),
-        415 => (
-            "UnsupportedMediaType",
-            "unsupported_media_type: a body without Content-Type: application/json (decided before the body is read)",
-        ),
-        422 => (
-            "IdempotencyKeyReused",
-            "idempotency_key_reused: this Idempotency-Key was used for a different request",
-        ),
-        429 => (
-            "TooManyRequests",
-            "too_many_attempts (password failures) or rate_limited (write quotas)",
-        ),
-        503 => (
-            "Unavailable",
-            "unavailable: store or hashing capacity; the request may or may not have been applied (a create retried with its Idempotency-Key applies once)",
-        ),
-        other => panic!("no shared response for status {other}"),
+/// What each code means (docs/API.md, the error table). A code without a
+/// meaning here stops the generator: a new `ApiError` variant gets one.
+fn meaning(code: &str) -> &'static str {
+    match code {
+        "malformed_json" => "the body is not JSON, or not the expected JSON types",
+        "validation_failed" => "a field (or the query, or a header) breaks a rule; the message names it",
+        "unauthorized" => "the bearer token is missing, malformed, tampered with or expired",
+        "invalid_credentials" => {
+            "login failed: the same code, message and timing for every cause (unknown user, wrong password)"
+        }
+        "wrong_password" => "the guest password does not match",
+        "forbidden" => "what this changes was written by someone else (another member, or a member on a guest route)",
+        "not_found" => "unknown board, post or comment (or one of another board or post)",
+        "method_not_allowed" => "this path with another method; the `Allow` header lists those it serves",
+        "username_taken" => "a member already has this username",
+        "request_in_progress" => "this `Idempotency-Key`'s first request is still being processed; see `Retry-After`",
+        "precondition_failed" => "`If-Match` names another version of the post; nothing changed",
+        "payload_too_large" => "the body (by its `Content-Length` or as read) is over 64 KiB; the connection is closed",
+        "unsupported_media_type" => {
+            "a body without `Content-Type: application/json`, decided before the body is read; the connection is closed"
+        }
+        "idempotency_key_reused" => "this `Idempotency-Key` was used for a different request",
+        "too_many_attempts" => "too many failed passwords; see `Retry-After` (seconds)",
+        "rate_limited" => "over a write quota; see `Retry-After` (seconds)",
+        "unavailable" => {
+            "store or hashing capacity unavailable, or the request took too long; see `Retry-After`. It may or may not have been applied: a create retried with its `Idempotency-Key` applies once"
+        }
+        "internal" => "a bug or a broken configuration, logged with the request id; no details",
+        other => panic!("error code {other} has no meaning in openapi.rs"),
     }
 }
 
-fn components() -> Value {
+/// Codes that come with `Retry-After`.
+const RETRY_AFTER: &[&str] = &[
+    "request_in_progress",
+    "too_many_attempts",
+    "rate_limited",
+    "unavailable",
+];
+
+/// Members' routes: a bearer token.
+fn takes_bearer(route: &super::Route) -> bool {
+    matches!(route.function, Function::MemberWrite | Function::Like)
+}
+
+/// Every code `route` can answer: those of every route (the body limit
+/// stands before every handler, and reads only the declared length), of a
+/// route with a body, with an `Idempotency-Key`, with a bearer token, and its own.
+fn codes(route: &super::Route) -> Vec<&'static str> {
+    let mut codes = vec!["method_not_allowed", "payload_too_large", "unavailable", "internal"];
+    if route.doc.request.is_some() {
+        codes.extend(["malformed_json", "validation_failed", "unsupported_media_type"]);
+    }
+    if route.takes_idempotency_key() {
+        codes.extend(["validation_failed", "request_in_progress", "idempotency_key_reused"]);
+    }
+    if takes_bearer(route) {
+        codes.push("unauthorized");
+    }
+    codes.extend(route.doc.errors);
+    in_table_order(codes)
+}
+
+fn in_table_order(mut codes: Vec<&'static str>) -> Vec<&'static str> {
+    let known = known_codes();
+    let rank = |code: &str| {
+        known
+            .iter()
+            .position(|(known, _)| *known == code)
+            .unwrap_or_else(|| panic!("the route table names an unknown error code {code}"))
+    };
+    codes.sort_by_key(|code| rank(code));
+    codes.dedup();
+    codes
+}
+
+fn status_of(code: &str) -> u16 {
+    known_codes()
+        .into_iter()
+        .find(|(known, _)| *known == code)
+        .map(|(_, status)| status)
+        .expect("a known code")
+}
+
+/// `payload_too_large` → `PayloadTooLarge`.
+fn pascal(code: &str) -> String {
+    code.split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The response of one status, for these codes of it: its component name
+/// (from the codes) and the response itself.
+fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
+    let name = codes.iter().map(|code| pascal(code)).collect::<Vec<_>>().join("Or");
+    let description = codes
+        .iter()
+        .map(|code| format!("`{code}`: {}", meaning(code)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut headers = Map::new();
+    headers.insert("X-Request-Id".into(), header_ref("RequestId"));
+    if codes.iter().any(|code| RETRY_AFTER.contains(code)) {
+        headers.insert("Retry-After".into(), header_ref("RetryAfter"));
+    }
+    if status == 401 {
+        headers.insert("WWW-Authenticate".into(), header_ref("WwwAuthenticate"));
+    }
+    let response = json!({
+        "description": description,
+        "headers": headers,
+        "content": json_body("Error"),
+    });
+    (name, response)
+}
+
+/// What hyper answers for a request head over the server's cap, before any
+/// of the service runs: no body, no request id.
+const HEADER_CAP: (&str, &str) = (
+    "HeaderFieldsTooLarge",
+    "The request head (request line and headers) is over the single-process server's cap (`SERVER_MAX_HEADER_BYTES`, 64 KiB by default): answered by the HTTP layer before the service, with no body and no `X-Request-Id`, and the connection closed",
+);
+
+fn header_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/headers/{name}")})
+}
+
+fn parameter_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/parameters/{name}")})
+}
+
+/// The tag of an operation: the resource its path names last.
+fn tag(path: &str) -> &'static str {
+    let resource = path
+        .split('/')
+        .rfind(|segment| !segment.is_empty() && !segment.starts_with('{') && *segment != "guest");
+    match resource {
+        Some("members") => "members",
+        Some("sessions") => "sessions",
+        Some("posts") => "posts",
+        Some("comments") => "comments",
+        Some("like") => "likes",
+        Some("health") => "health",
+        _ => panic!("{path} has no tag in openapi.rs"),
+    }
+}
+
+const TAGS: &[(&str, &str)] = &[
+    ("members", "Member accounts"),
+    ("sessions", "Logging in: the bearer token of the member routes"),
+    ("posts", "A board's posts, by members and by guests"),
+    ("comments", "A post's comments, by members and by guests"),
+    ("likes", "Members' likes of posts"),
+    ("health", "Liveness of a deployment"),
+];
+
+fn components(responses: Map<String, Value>) -> Value {
     let generated = serde_json::to_value(Schemas::openapi()).expect("schemas serialize");
     let mut schemas: Map<String, Value> = generated["components"]["schemas"]
         .as_object()
         .cloned()
         .unwrap_or_default();
+    // Each kind of author gets a name (generated clients name its type from it).
+    if let Some(variants) = schemas
+        .get_mut("Author")
+        .and_then(|author| author.get_mut("oneOf"))
+        .and_then(Value::as_array_mut)
+    {
+        for variant in variants {
+            if let Some(kind) = variant["properties"]["kind"]["enum"][0].as_str() {
+                variant["title"] = format!("{}Author", pascal(kind)).into();
+            }
+        }
+    }
+    let known: Vec<&str> = known_codes().into_iter().map(|(code, _)| code).collect();
     schemas.insert(
         "Error".into(),
         json!({
@@ -116,7 +274,15 @@ fn components() -> Value {
                 "type": "object",
                 "required": ["code", "message"],
                 "properties": {
-                    "code": {"type": "string", "enum": error_codes()},
+                    "code": {
+                        "type": "string",
+                        "description": format!(
+                            "A stable machine code. An open set: new versions may add codes, so treat an unknown one by the response's status. Known codes: {}",
+                            known.join(", ")
+                        ),
+                        "x-extensible-enum": known,
+                        "examples": ["validation_failed"]
+                    },
                     "message": {"type": "string", "description": "Names the field and the rule"}
                 }
             }}
@@ -126,40 +292,45 @@ fn components() -> Value {
         "Health".into(),
         json!({"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "ok"}}}),
     );
-    let mut responses = Map::new();
-    for status in [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 503] {
-        let (name, description) = error_response(status);
-        let mut response = json!({
-            "description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-        });
-        if matches!(status, 409 | 429 | 503) {
-            response["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
-        }
-        responses.insert(name.into(), response);
-    }
     json!({
-        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                                       "description": "The token of `createSession` (POST /sessions)"}},
         "headers": {
             "RetryAfter": {"description": "Seconds to wait before retrying", "schema": {"type": "integer", "minimum": 1}},
             "IdempotentReplayed": {"description": "true: this is the remembered answer to an earlier request with the same Idempotency-Key; nothing was written",
-                                   "schema": {"type": "string", "const": "true"}}
+                                   "schema": {"type": "string", "const": "true"}},
+            "RequestId": {"description": "This request's id, as logged: the client's `X-Request-Id` when it is 1-64 characters of `[A-Za-z0-9._-]`, else a fresh one",
+                          "schema": {"type": "string"}},
+            "ETag": {"description": "This version of the post's title and body (a quoted opaque string; view, like and comment counts do not change it): send it as `If-Match` on an edit",
+                     "schema": {"type": "string"}},
+            "Location": {"description": "The new post: `/boards/{slug}/posts/{post_id}`",
+                         "schema": {"type": "string", "format": "uri-reference"}},
+            "WwwAuthenticate": {"description": "`Bearer` (RFC 6750), with `error=\"invalid_token\"` when a token was sent and refused",
+                                "schema": {"type": "string"}}
         },
         "parameters": {
             "Slug": {"name": "slug", "in": "path", "required": true,
                      "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,40}$"},
                      "description": "A configured board (default free, qna, notice)", "example": "free"},
-            "PostId": {"name": "post_id", "in": "path", "required": true, "schema": {"type": "string"}},
-            "CommentId": {"name": "comment_id", "in": "path", "required": true, "schema": {"type": "string"}},
+            "PostId": {"name": "post_id", "in": "path", "required": true, "schema": {"type": "string"},
+                       "description": "A post's id (a ULID); anything else names no post (404)"},
+            "CommentId": {"name": "comment_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A comment's id (a ULID); anything else names no comment (404)"},
             "Limit": {"name": "limit", "in": "query", "required": false,
-                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": super::paths::DEFAULT_POSTS_PAGE}},
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": super::paths::DEFAULT_POSTS_PAGE},
+                      "description": "Posts per page"},
             "CommentLimit": {"name": "limit", "in": "query", "required": false,
-                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::domain::COMMENTS_PAGE}},
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::domain::COMMENTS_PAGE},
+                      "description": "Comments per page"},
             "Cursor": {"name": "cursor", "in": "query", "required": false, "schema": {"type": "string"},
                        "description": "A page's next_cursor (or a post's comments_next_cursor)"},
             "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false,
-                       "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
-                       "description": "Makes the create safe to retry: the same key with the same request answers the first answer again for 24 hours"}
+                       "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\u0020-\\u007e]+$"},
+                       "description": "Makes the create safe to retry: the same key with the same request answers the first answer again for 24 hours"},
+            "IfMatch": {"name": "If-Match", "in": "header", "required": false, "schema": {"type": "string"},
+                        "description": "The post's `ETag` this edit was made from: when the post is now at another version, `412 precondition_failed` and nothing changes. Without it the last edit wins"},
+            "RequestId": {"name": "X-Request-Id", "in": "header", "required": false, "schema": {"type": "string"},
+                          "description": "Kept, logged and echoed when it is 1-64 characters of `[A-Za-z0-9._-]`; any other value is replaced by a fresh id"}
         },
         "responses": responses,
         "schemas": schemas,
@@ -170,9 +341,71 @@ fn json_body(schema: &str) -> Value {
     json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}})
 }
 
-fn operation(route: &super::Route) -> Value {
+/// The error responses of an operation answering `codes`, by status, as
+/// references to `components` (where each is added), and the header cap's.
+fn error_responses(codes: &[&'static str], components: &mut Map<String, Value>) -> Map<String, Value> {
+    let mut by_status: std::collections::BTreeMap<u16, Vec<&'static str>> = std::collections::BTreeMap::new();
+    for code in codes {
+        by_status.entry(status_of(code)).or_default().push(*code);
+    }
+    let mut responses = Map::new();
+    for (status, codes) in by_status {
+        let (name, response) = error_response(status, &codes);
+        components.insert(name.clone(), response);
+        responses.insert(
+            status.to_string(),
+            json!({"$ref": format!("#/components/responses/{name}")}),
+        );
+    }
+    components.insert(HEADER_CAP.0.into(), json!({"description": HEADER_CAP.1}));
+    responses.insert(
+        "431".into(),
+        json!({"$ref": format!("#/components/responses/{}", HEADER_CAP.0)}),
+    );
+    responses
+}
+
+/// The `HEAD` that axum serves beside every `GET`: the same statuses and
+/// headers, no bodies (each response inlined without its content).
+fn head_of(get: &Value, components: &Map<String, Value>) -> Value {
+    let get_id = get["operationId"].as_str().expect("an operationId");
+    let noun = get_id
+        .strip_prefix("get")
+        .or_else(|| get_id.strip_prefix("list"))
+        .expect("a GET operation is get... or list...");
+    let mut head = get.clone();
+    head["operationId"] = format!("head{noun}").into();
+    head["summary"] = format!("The status and headers of {get_id}").into();
+    head["description"] =
+        format!("What `{get_id}` answers, without the body (a HEAD counts no view): for its status and headers. The single-process server answers it; API Gateway routes only the route table's methods, so behind it a HEAD may get API Gateway's own answer.")
+            .into();
+    let mut responses = Map::new();
+    for (status, response) in get["responses"].as_object().expect("responses") {
+        let mut response = match response["$ref"].as_str() {
+            Some(reference) => {
+                let name = reference.rsplit('/').next().expect("a component name");
+                components[name].clone()
+            }
+            None => response.clone(),
+        };
+        if let Some(response) = response.as_object_mut() {
+            response.remove("content");
+        }
+        responses.insert(status.clone(), response);
+    }
+    head["responses"] = responses.into();
+    head
+}
+
+fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value {
     let doc = route.doc;
-    let mut op = json!({"summary": doc.summary, "x-lambda-function": route.function.name()});
+    let mut op = json!({
+        "operationId": doc.operation_id,
+        "summary": doc.summary,
+        "description": doc.details,
+        "tags": [tag(route.path)],
+        "x-lambda-function": route.function.name(),
+    });
     let mut parameters: Vec<Value> = [
         ("{slug}", "Slug"),
         ("{post_id}", "PostId"),
@@ -180,82 +413,110 @@ fn operation(route: &super::Route) -> Value {
     ]
     .iter()
     .filter(|(segment, _)| route.path.contains(segment))
-    .map(|(_, name)| json!({"$ref": format!("#/components/parameters/{name}")}))
+    .map(|(_, name)| parameter_ref(name))
     .collect();
     if route.method == http::Method::GET && route.path.ends_with("/posts") {
-        parameters.push(json!({"$ref": "#/components/parameters/Limit"}));
-        parameters.push(json!({"$ref": "#/components/parameters/Cursor"}));
+        parameters.push(parameter_ref("Limit"));
+        parameters.push(parameter_ref("Cursor"));
     }
     if route.method == http::Method::GET && route.path.ends_with("/comments") {
-        parameters.push(json!({"$ref": "#/components/parameters/CommentLimit"}));
-        parameters.push(json!({"$ref": "#/components/parameters/Cursor"}));
+        parameters.push(parameter_ref("CommentLimit"));
+        parameters.push(parameter_ref("Cursor"));
     }
     if route.takes_idempotency_key() {
-        parameters.push(json!({"$ref": "#/components/parameters/IdempotencyKey"}));
+        parameters.push(parameter_ref("IdempotencyKey"));
     }
-    if !parameters.is_empty() {
-        op["parameters"] = parameters.into();
+    let codes = codes(route);
+    if codes.contains(&"precondition_failed") {
+        parameters.push(parameter_ref("IfMatch"));
     }
+    parameters.push(parameter_ref("RequestId"));
+    op["parameters"] = parameters.into();
     if let Some(request) = doc.request {
         op["requestBody"] = json!({"required": true, "content": json_body(request)});
     }
-    let mut responses = Map::new();
     let mut success = json!({"description": doc.description});
     if let Some(response) = doc.response {
         success["content"] = json_body(response);
     }
+    let mut headers = Map::new();
+    headers.insert("X-Request-Id".into(), header_ref("RequestId"));
     if route.takes_idempotency_key() {
-        success["headers"] = json!({"Idempotent-Replayed": {"$ref": "#/components/headers/IdempotentReplayed"}});
+        headers.insert("Idempotent-Replayed".into(), header_ref("IdempotentReplayed"));
     }
+    if doc.response == Some("PostDetail") {
+        headers.insert("ETag".into(), header_ref("ETag"));
+        if doc.status == 201 {
+            headers.insert("Location".into(), header_ref("Location"));
+        }
+    }
+    success["headers"] = headers.into();
+    let mut responses = error_responses(&codes, components);
     responses.insert(doc.status.to_string(), success);
-    let idempotent: &[u16] = if route.takes_idempotency_key() {
-        &[409, 422]
-    } else {
-        &[]
-    };
-    let with_body: &[u16] = if doc.request.is_some() { &[415] } else { &[] };
-    let mut errors: Vec<u16> = doc.errors.iter().chain(idempotent).chain(with_body).copied().collect();
-    errors.sort_unstable();
-    errors.dedup();
-    for status in &errors {
-        let (name, _) = error_response(*status);
-        responses.insert(
-            status.to_string(),
-            json!({"$ref": format!("#/components/responses/{name}")}),
-        );
-    }
     op["responses"] = responses.into();
-    if matches!(route.function, Function::MemberWrite | Function::Like) {
-        op["security"] = json!([{"bearer": []}]);
-    }
+    op["security"] = if takes_bearer(route) {
+        json!([{"bearer": []}])
+    } else {
+        json!([])
+    };
     op
+}
+
+fn health(components: &mut Map<String, Value>) -> Value {
+    // No store, no body read: only the method, the body limit and the head cap.
+    let mut responses = error_responses(
+        &in_table_order(vec!["method_not_allowed", "payload_too_large"]),
+        components,
+    );
+    responses.insert(
+        "200".into(),
+        json!({"description": "The service is up", "content": json_body("Health"),
+               "headers": {"X-Request-Id": header_ref("RequestId")}}),
+    );
+    json!({
+        "operationId": "getHealth",
+        "summary": "Liveness",
+        "description": "Every deployment (each Lambda function, the server) answers it without touching the store.",
+        "tags": ["health"],
+        "x-lambda-function": "every function",
+        "parameters": [parameter_ref("RequestId")],
+        "responses": responses,
+        "security": [],
+    })
 }
 
 /// The whole document, as docs/openapi.json holds it.
 pub fn document() -> Value {
+    let mut responses = Map::new();
     let mut paths = Map::new();
-    paths.insert(
-        "/health".into(),
-        json!({"get": {
-            "summary": "Liveness",
-            "x-lambda-function": "every function",
-            "responses": {"200": {"description": "The service is up", "content": json_body("Health")}}
-        }}),
-    );
+    let health = health(&mut responses);
+    let head = head_of(&health, &responses);
+    paths.insert("/health".into(), json!({"get": health, "head": head}));
     for route in routes() {
+        let op = operation(&route, &mut responses);
+        let head = (route.method == http::Method::GET).then(|| head_of(&op, &responses));
         let item = paths.entry(route.path).or_insert_with(|| json!({}));
-        item[route.method.as_str().to_ascii_lowercase()] = operation(&route);
+        item[route.method.as_str().to_ascii_lowercase()] = op;
+        if let Some(head) = head {
+            item["head"] = head;
+        }
     }
+    let tags: Vec<Value> = TAGS
+        .iter()
+        .map(|(name, description)| json!({"name": name, "description": description}))
+        .collect();
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Community boards",
             "version": "1.0.0",
-            "description": "The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p shared --bin openapi`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation."
+            "description": "The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p shared --bin openapi`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation.",
+            "license": {"name": "MIT", "identifier": "MIT"}
         },
         "servers": [{"url": "http://127.0.0.1:3000", "description": "local single-process server"}],
+        "tags": tags,
         "paths": paths,
-        "components": components(),
+        "components": components(responses),
     })
 }
 

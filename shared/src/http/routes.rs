@@ -34,21 +34,31 @@ impl Route {
     }
 }
 
-/// An operation as docs/API.md states it: the success answer, the request
-/// and response types (by schema name) and the error statuses it can give.
+/// An operation as docs/API.md states it: its `operationId` (verb-noun,
+/// camelCase, stable: generated clients name their functions from it), the
+/// success answer, the request and response types (by schema name) and the
+/// error codes only this route gives. The codes every route of its kind
+/// answers are added by the OpenAPI generator (`openapi.rs`, `codes`): a
+/// body, an `Idempotency-Key`, a bearer token, and those of every route.
+/// `precondition_failed` among the codes also declares `If-Match`.
 #[derive(Debug, Clone, Copy)]
 pub struct Doc {
+    pub operation_id: &'static str,
     pub summary: &'static str,
+    /// The operation's description: what a client developer needs to know.
+    pub details: &'static str,
     pub status: u16,
     pub description: &'static str,
     pub request: Option<&'static str>,
     pub response: Option<&'static str>,
-    pub errors: &'static [u16],
+    pub errors: &'static [&'static str],
 }
 
-const fn doc(summary: &'static str, status: u16, description: &'static str) -> Doc {
+const fn doc(operation_id: &'static str, summary: &'static str, status: u16, description: &'static str) -> Doc {
     Doc {
+        operation_id,
         summary,
+        details: "",
         status,
         description,
         request: None,
@@ -60,6 +70,11 @@ const fn doc(summary: &'static str, status: u16, description: &'static str) -> D
 // Some builders go unused where the routes that call them are compiled out.
 #[cfg_attr(not(any(feature = "hashing", feature = "tokens")), expect(dead_code))]
 impl Doc {
+    const fn details(mut self, text: &'static str) -> Self {
+        self.details = text;
+        self
+    }
+
     const fn takes(mut self, schema: &'static str) -> Self {
         self.request = Some(schema);
         self
@@ -70,8 +85,8 @@ impl Doc {
         self
     }
 
-    const fn errors(mut self, statuses: &'static [u16]) -> Self {
-        self.errors = statuses;
+    const fn errors(mut self, codes: &'static [&'static str]) -> Self {
+        self.errors = codes;
         self
     }
 }
@@ -108,52 +123,86 @@ macro_rules! routes_table {
 routes_table! {
     #[cfg(feature = "hashing")]
     Signup POST "/members" => h::accounts::signup,
-        doc("Sign up", 201, "The new member").takes("SignUpRequest").returns("Member").errors(&[400, 409, 413, 429, 503]);
+        doc("createMember", "Sign up", 201, "The new member")
+            .details("Creates a member account (the member tier hashes the password). Log in with `createSession` for a token. Counted against the signup quota of the client address.")
+            .takes("SignUpRequest").returns("Member").errors(&["username_taken", "rate_limited"]);
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Login POST "/sessions" => h::sessions::login,
-        doc("Log in", 200, "A session with its bearer token").takes("LogInRequest").returns("Session").errors(&[400, 401, 413, 429, 503]);
+        doc("createSession", "Log in", 200, "A session with its bearer token")
+            .details("Checks a member's password and answers a bearer token for the member routes. Every cause of a failed login answers the same `401 invalid_credentials`; repeated failures for one username from one address are throttled (`429 too_many_attempts`, before any hashing).")
+            .takes("LogInRequest").returns("Session").errors(&["invalid_credentials", "too_many_attempts"]);
     Read GET "/boards/{slug}/posts" => h::read::list_posts,
-        doc("List a board's posts, newest first", 200, "A page of post summaries").returns("Page").errors(&[400, 404, 503]);
+        doc("listPosts", "List a board's posts, newest first", 200, "A page of post summaries")
+            .details("A page of a board's post summaries, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
+            .returns("Page").errors(&["validation_failed", "not_found"]);
     Read GET "/boards/{slug}/posts/{post_id}" => h::read::get_post,
-        doc("Read a post with its comments (counts this view)", 200, "The post").returns("PostDetail").errors(&[404, 503]);
+        doc("getPost", "Read a post with its comments (counts this view)", 200, "The post")
+            .details("The post with its first page of comments; counts this view (a `HEAD` does not). Its `ETag` names this version of the title and body, for `If-Match` on an edit.")
+            .returns("PostDetail").errors(&["not_found"]);
     Read GET "/boards/{slug}/posts/{post_id}/comments" => h::read::list_comments,
-        doc("Page through a post's comments, oldest first", 200, "A page of comments").returns("CommentPage").errors(&[400, 404, 503]);
+        doc("listComments", "Page through a post's comments, oldest first", 200, "A page of comments")
+            .details("A page of a post's comments, oldest first; pass `next_cursor` (or the post's `comments_next_cursor`) as `cursor` for the next one.")
+            .returns("CommentPage").errors(&["validation_failed", "not_found"]);
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
-        doc("Create a member post", 201, "The new post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 404, 413, 429, 503]);
+        doc("createMemberPost", "Create a member post", 201, "The new post")
+            .details("Posts on a board as the signed-in member. Counted against the write quotas of the member and of the client address.")
+            .takes("PostRequest").returns("PostDetail").errors(&["not_found", "rate_limited"]);
     #[cfg(feature = "tokens")]
     MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::member::update_post,
-        doc("Edit your post", 200, "The edited post").takes("PostRequest").returns("PostDetail").errors(&[400, 401, 403, 404, 413, 503]);
+        doc("updateMemberPost", "Edit your post", 200, "The edited post")
+            .details("Replaces the title and body of a post the signed-in member wrote. With `If-Match` naming another version than the current one: `412` and nothing changes; without it the last edit wins.")
+            .takes("PostRequest").returns("PostDetail").errors(&["forbidden", "not_found", "precondition_failed"]);
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}" => h::member::delete_post,
-        doc("Delete your post", 204, "Deleted").errors(&[401, 403, 404, 503]);
+        doc("deleteMemberPost", "Delete your post", 204, "Deleted")
+            .details("Deletes a post the signed-in member wrote.")
+            .errors(&["forbidden", "not_found"]);
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
-        doc("Comment as a member", 201, "The new comment").takes("CommentRequest").returns("Comment").errors(&[400, 401, 404, 413, 429, 503]);
+        doc("createMemberComment", "Comment as a member", 201, "The new comment")
+            .details("Comments on a post as the signed-in member; `parent_id` makes it a reply to a top-level comment of the same post. Counted against the write quotas.")
+            .takes("CommentRequest").returns("Comment").errors(&["not_found", "rate_limited"]);
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}" => h::member::delete_comment,
-        doc("Delete your comment (its replies stay)", 204, "Deleted").errors(&[401, 403, 404, 503]);
+        doc("deleteMemberComment", "Delete your comment (its replies stay)", 204, "Deleted")
+            .details("Deletes a comment the signed-in member wrote; its replies stay in place.")
+            .errors(&["forbidden", "not_found"]);
     #[cfg(feature = "hashing")]
     GuestPost POST "/boards/{slug}/posts/guest" => h::guest::create_guest_post,
-        doc("Create a guest post", 201, "The new post").takes("GuestPostRequest").returns("PostDetail").errors(&[400, 404, 413, 429, 503]);
+        doc("createGuestPost", "Create a guest post", 201, "The new post")
+            .details("Posts on a board without an account: the guest password (guest tier hashing) is what later edits and deletes the post. Counted against the write quota of the client address.")
+            .takes("GuestPostRequest").returns("PostDetail").errors(&["not_found", "rate_limited"]);
     #[cfg(feature = "hashing")]
     GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::guest::update_guest_post,
-        doc("Edit a guest post with its password", 200, "The edited post").takes("GuestEditRequest").returns("PostDetail").errors(&[400, 403, 404, 413, 429, 503]);
+        doc("updateGuestPost", "Edit a guest post with its password", 200, "The edited post")
+            .details("Replaces the title and body of a guest post, with its guest password. Wrong passwords are throttled per post and client address (`429 too_many_attempts`). With `If-Match` naming another version than the current one: `412` and nothing changes.")
+            .takes("GuestEditRequest").returns("PostDetail").errors(&["wrong_password", "forbidden", "not_found", "precondition_failed", "too_many_attempts"]);
     #[cfg(feature = "hashing")]
     GuestPost DELETE "/boards/{slug}/posts/{post_id}/guest" => h::guest::delete_guest_post,
-        doc("Delete a guest post with its password", 204, "Deleted").takes("GuestProofRequest").errors(&[400, 403, 404, 413, 429, 503]);
+        doc("deleteGuestPost", "Delete a guest post with its password", 204, "Deleted")
+            .details("Deletes a guest post, with its guest password (in the body). Wrong passwords are throttled per post and client address.")
+            .takes("GuestProofRequest").errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"]);
     #[cfg(feature = "hashing")]
     GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,
-        doc("Comment as a guest", 201, "The new comment").takes("GuestCommentRequest").returns("Comment").errors(&[400, 404, 413, 429, 503]);
+        doc("createGuestComment", "Comment as a guest", 201, "The new comment")
+            .details("Comments on a post without an account: the guest password is what later deletes the comment; `parent_id` makes it a reply. Counted against the write quota of the client address.")
+            .takes("GuestCommentRequest").returns("Comment").errors(&["not_found", "rate_limited"]);
     #[cfg(feature = "hashing")]
     GuestComment DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}/guest" => h::guest::delete_guest_comment,
-        doc("Delete a guest comment with its password", 204, "Deleted").takes("GuestProofRequest").errors(&[400, 403, 404, 413, 429, 503]);
+        doc("deleteGuestComment", "Delete a guest comment with its password", 204, "Deleted")
+            .details("Deletes a guest comment, with its guest password (in the body); its replies stay. Wrong passwords are throttled per comment and client address.")
+            .takes("GuestProofRequest").errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"]);
     #[cfg(feature = "tokens")]
     Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
-        doc("Like a post (idempotent)", 200, "The like state").returns("LikeState").errors(&[401, 404, 503]);
+        doc("likePost", "Like a post (idempotent)", 200, "The like state")
+            .details("The signed-in member likes the post; liking again changes nothing. Guests cannot like.")
+            .returns("LikeState").errors(&["not_found"]);
     #[cfg(feature = "tokens")]
     Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
-        doc("Unlike a post (idempotent)", 200, "The like state").returns("LikeState").errors(&[401, 404, 503]);
+        doc("unlikePost", "Unlike a post (idempotent)", 200, "The like state")
+            .details("The signed-in member takes back a like; unliking again changes nothing.")
+            .returns("LikeState").errors(&["not_found"]);
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths

@@ -2,16 +2,110 @@
 //! request types name them (`schema_with`), and the OpenAPI generator reads
 //! them through those types, so neither imports the other.
 
+use std::sync::OnceLock;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
+
 use utoipa::openapi::schema::{SchemaType, Type};
 use utoipa::openapi::{ObjectBuilder, Schema};
 
 use crate::domain::fields::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX, RENDERS_AS_NOTHING, is_mark};
 
-/// What `str::trim` removes (Unicode White_Space), as a regex class body.
-const SPACE: &str = "\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}";
-/// Control characters (Cc), as a regex class body.
-const CONTROL: &str = "\u{0}-\u{1f}\u{7f}-\u{9f}";
+/// A set of characters, as inclusive ranges; rendered into a regex class body
+/// by [`class`].
+type Ranges = Vec<(char, char)>;
+
+/// What `str::trim` removes (Unicode White_Space).
+fn space() -> &'static Ranges {
+    static SET: OnceLock<Ranges> = OnceLock::new();
+    SET.get_or_init(|| ranges_of(char::is_whitespace))
+}
+
+/// Control characters (Cc).
+fn control() -> &'static Ranges {
+    static SET: OnceLock<Ranges> = OnceLock::new();
+    SET.get_or_init(|| ranges_of(char::is_control))
+}
+
+/// Control characters but tab, LF and CR (what a post or comment body refuses).
+fn body_control() -> &'static Ranges {
+    static SET: OnceLock<Ranges> = OnceLock::new();
+    SET.get_or_init(|| ranges_of(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')))
+}
+
+/// Bidirectional overrides and isolates, refused in titles.
+fn bidi() -> Ranges {
+    vec![('\u{202a}', '\u{202e}'), ('\u{2066}', '\u{2069}')]
+}
+
+/// Unicode format characters (Cf): read from the same Unicode tables the
+/// server checks with, so the schema says what the server refuses.
+fn format() -> &'static Ranges {
+    static SET: OnceLock<Ranges> = OnceLock::new();
+    SET.get_or_init(|| ranges_of(|c| c.general_category() == GeneralCategory::Format))
+}
+
+/// What renders as nothing and is not a format character: combining marks
+/// (a text needs a base character) and the server's own list.
+fn invisible() -> &'static Ranges {
+    static SET: OnceLock<Ranges> = OnceLock::new();
+    SET.get_or_init(|| {
+        ranges_of(|c| {
+            is_mark(c)
+                || RENDERS_AS_NOTHING
+                    .iter()
+                    .any(|(first, last)| (*first..=*last).contains(&c))
+        })
+    })
+}
+
+/// The characters `pred` holds for, as ranges.
+fn ranges_of(pred: impl Fn(char) -> bool) -> Ranges {
+    let mut ranges: Ranges = Vec::new();
+    for c in (0..=0x10FFFF).filter_map(char::from_u32).filter(|c| pred(*c)) {
+        match ranges.last_mut() {
+            Some((_, last)) if u32::from(*last) + 1 == u32::from(c) => *last = c,
+            _ => ranges.push((c, c)),
+        }
+    }
+    ranges
+}
+
+/// A regex class body of `sets`, every character but ASCII letters and
+/// digits written as a `\uXXXX` escape: the document holds no raw control,
+/// invisible or direction character, and the class means the same in
+/// ECMA-262 with and without the `u` flag and in Python's `re`. Characters
+/// outside the Basic Multilingual Plane are left out: without the `u` flag a
+/// regex sees them as two UTF-16 halves and cannot name them (Spectral
+/// compiles patterns so), so the pattern lets them through and the server
+/// still refuses the ones its rule names.
+fn class(sets: &[&Ranges]) -> String {
+    let mut all: Vec<(u32, u32)> = sets
+        .iter()
+        .flat_map(|set| set.iter())
+        .filter(|(first, _)| u32::from(*first) <= 0xFFFF)
+        .map(|(first, last)| (u32::from(*first), u32::from(*last).min(0xFFFF)))
+        .collect();
+    all.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::new();
+    for (first, last) in all {
+        match merged.last_mut() {
+            Some((_, end)) if first <= *end + 1 => *end = (*end).max(last),
+            _ => merged.push((first, last)),
+        }
+    }
+    let one = |c: u32| match char::from_u32(c) {
+        Some(c) if c.is_ascii_alphanumeric() => c.to_string(),
+        _ => format!("\\u{c:04x}"),
+    };
+    merged
+        .into_iter()
+        .map(|(first, last)| match last - first {
+            0 => one(first),
+            1 => format!("{}{}", one(first), one(last)),
+            _ => format!("{}-{}", one(first), one(last)),
+        })
+        .collect()
+}
 
 fn string(min: Option<usize>, max: Option<usize>, pattern: Option<String>, description: Option<&str>) -> Schema {
     ObjectBuilder::new()
@@ -24,85 +118,44 @@ fn string(min: Option<usize>, max: Option<usize>, pattern: Option<String>, descr
         .into()
 }
 
-/// Unicode format characters (Cf), as a regex class body: read from the same
-/// Unicode tables the server checks with, so the schema says exactly what the
-/// server refuses.
-fn format_class() -> &'static str {
-    static CLASS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CLASS.get_or_init(|| class_of(|c| c.general_category() == GeneralCategory::Format))
-}
-
-/// What renders as nothing and is not a format character: combining marks
-/// (a text needs a base character) and the server's own list.
-fn invisible_class() -> &'static str {
-    static CLASS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CLASS.get_or_init(|| {
-        class_of(|c| {
-            is_mark(c)
-                || RENDERS_AS_NOTHING
-                    .iter()
-                    .any(|(first, last)| (*first..=*last).contains(&c))
-        })
-    })
-}
-
-/// The characters `pred` holds for, as a regex class body of ranges.
-fn class_of(pred: impl Fn(char) -> bool) -> String {
-    let mut ranges: Vec<(char, char)> = Vec::new();
-    for c in (0..=0x10FFFF).filter_map(char::from_u32).filter(|c| pred(*c)) {
-        match ranges.last_mut() {
-            Some((_, last)) if u32::from(*last) + 1 == u32::from(c) => *last = c,
-            _ => ranges.push((c, c)),
-        }
-    }
-    ranges
-        .into_iter()
-        .map(|(first, last)| {
-            if first == last {
-                first.to_string()
-            } else {
-                format!("{first}-{last}")
-            }
-        })
-        .collect()
-}
-
-/// Bidirectional overrides and isolates, refused in titles.
-const BIDI: &str = "\u{202a}-\u{202e}\u{2066}-\u{2069}";
+/// What a pattern's description says of the characters it cannot name.
+const ASTRAL: &str =
+    "(the pattern names refused characters of the Basic Multilingual Plane only; the server refuses the others too)";
 
 /// 1-`max` characters after trimming (docs/API.md, Field rules: nickname,
 /// title): no control characters nor `refused`, and something visible (not
 /// only whitespace and format characters).
-fn trimmed_text(max: usize, what: &str, refused: &str, rule: &str) -> Schema {
+fn trimmed_text(max: usize, what: &str, refused: &Ranges, rule: &str) -> Schema {
     // The first and last characters after trimming are visible (not format
     // characters): a text of only invisibles is blank. (This also keeps a
     // title from starting or ending with a joiner, which the server would
     // take; no lookahead, which makes schema-driven generators crawl.)
     // The first is also a base character (not a combining mark, not one
     // that renders as nothing), so a text of only those is blank too.
-    let format = format_class();
-    let invisible = invisible_class();
-    let first = format!("[^{SPACE}{CONTROL}{format}{invisible}{refused}]");
-    let last = format!("[^{SPACE}{CONTROL}{format}{refused}]");
+    let (space, control, format, invisible) = (space(), control(), format(), invisible());
+    let spaces = class(&[space]);
+    let first = class(&[space, control, format, invisible, refused]);
+    let last = class(&[space, control, format, refused]);
+    let inner = class(&[control, refused]);
     let pattern = format!(
-        "^[{SPACE}]*{first}(?:[^{CONTROL}{refused}]{{0,{}}}{last})?[{SPACE}]*$",
+        "^[{spaces}]*[^{first}](?:[^{inner}]{{0,{}}}[^{last}])?[{spaces}]*$",
         max - 2
     );
-    let description = format!("{what}: 1-{max} characters after trimming whitespace; {rule}");
+    let description = format!("{what}: 1-{max} characters after trimming whitespace; {rule} {ASTRAL}");
     string(Some(1), None, Some(pattern), Some(&description))
 }
 
 /// 1-`max` characters with something visible; no control characters but tab,
 /// LF and CR (post and comment bodies).
 fn body_text(max: usize) -> Schema {
-    let format = format_class();
-    let invisible = invisible_class();
     let description = format!(
-        "1-{max} characters with at least one that shows (not only whitespace, format characters, combining marks or Hangul fillers); no control characters but tab and line breaks"
+        "1-{max} characters with at least one that shows (not only whitespace, format characters, combining marks or Hangul fillers); no control characters but tab and line breaks {ASTRAL}"
     );
     // Allowed characters, one visible, allowed characters: exact, no lookahead.
-    let allowed = "[^\u{0}-\u{8}\u{b}\u{c}\u{e}-\u{1f}\u{7f}-\u{9f}]*";
-    let pattern = format!("^{allowed}[^{SPACE}{format}{invisible}\u{0}-\u{1f}\u{7f}-\u{9f}]{allowed}$");
+    let (space, control, format, invisible) = (space(), control(), format(), invisible());
+    let allowed = format!("[^{}]*", class(&[body_control()]));
+    let visible = class(&[space, format, invisible, control]);
+    let pattern = format!("^{allowed}[^{visible}]{allowed}$");
     string(Some(1), Some(max), Some(pattern), Some(&description))
 }
 
@@ -123,14 +176,14 @@ pub fn login_password() -> Schema {
 }
 
 pub fn nickname() -> Schema {
-    trimmed_text(30, "nickname", format_class(), "no control or format characters")
+    trimmed_text(30, "nickname", format(), "no control or format characters")
 }
 
 pub fn title() -> Schema {
     trimmed_text(
         200,
         "title",
-        BIDI,
+        &bidi(),
         "no control characters, no bidirectional override or isolate characters",
     )
 }

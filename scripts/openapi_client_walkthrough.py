@@ -1,0 +1,229 @@
+"""README's curl walkthrough, through the client openapi-python-client
+generates from docs/openapi.json (scripts/openapi-client runs it against a
+local server). Every answer is asserted: status, parsed body, headers.
+
+    python3 scripts/openapi_client_walkthrough.py http://127.0.0.1:3000
+"""
+
+import sys
+import uuid
+
+from community_boards_client import AuthenticatedClient, Client
+from community_boards_client.api.comments import (
+    create_guest_comment,
+    create_member_comment,
+    delete_member_comment,
+    list_comments,
+)
+from community_boards_client.api.health import get_health, head_health
+from community_boards_client.api.likes import like_post, unlike_post
+from community_boards_client.api.members import create_member
+from community_boards_client.api.posts import (
+    create_guest_post,
+    create_member_post,
+    delete_guest_post,
+    delete_member_post,
+    get_post,
+    head_post,
+    list_posts,
+    update_guest_post,
+)
+from community_boards_client.api.sessions import create_session
+from community_boards_client.models import (
+    CommentRequest,
+    Error,
+    GuestCommentRequest,
+    GuestEditRequest,
+    GuestPostRequest,
+    GuestProofRequest,
+    LogInRequest,
+    PostRequest,
+    SignUpRequest,
+)
+
+# Response headers of docs/API.md, Conventions (v3) that this branch's server
+# does not send yet (issue 24 items 2 and 3, built beside this check): each is
+# asserted when present and required once it leaves this list.
+PENDING_HEADERS = {"location", "etag", "www-authenticate"}
+
+checks = 0
+
+
+def check(condition, what):
+    global checks
+    if not condition:
+        raise AssertionError(what)
+    checks += 1
+
+
+def expect(response, status, what):
+    """The answer has `status` and the request id header; returns the parsed body."""
+    body = response.content.decode(errors="replace")[:300]
+    check(response.status_code == status, f"{what}: {response.status_code} {body}, expected {status}")
+    check(bool(response.headers.get("x-request-id")), f"{what}: no X-Request-Id")
+    return response.parsed
+
+
+def expect_error(response, status, code, what):
+    error = expect(response, status, what)
+    check(isinstance(error, Error), f"{what}: the error body was not parsed: {error!r}")
+    check(error.error.code == code, f"{what}: code {error.error.code}, expected {code}")
+    check(bool(error.error.message), f"{what}: no message")
+    return error
+
+
+def header(response, name, what):
+    """A header of docs/API.md (v3): required unless still pending."""
+    value = response.headers.get(name)
+    check(value is not None or name in PENDING_HEADERS, f"{what}: no {name} header")
+    return value
+
+
+def main(base):
+    client = Client(base_url=base, raise_on_unexpected_status=True)
+
+    health = expect(get_health.sync_detailed(client=client, x_request_id="walkthrough-1"), 200, "getHealth")
+    check(health.status == "ok", "getHealth: status ok")
+    echoed = get_health.sync_detailed(client=client, x_request_id="walkthrough-1").headers["x-request-id"]
+    check(echoed == "walkthrough-1", f"a tidy X-Request-Id is echoed, got {echoed}")
+    check(head_health.sync_detailed(client=client).status_code == 200, "headHealth: 200")
+
+    # Sign up (idempotent: the same key answers the same member again) and log in.
+    key = str(uuid.uuid4())
+    signup = SignUpRequest(username="kim", password="correct horse", nickname="Kim")
+    created = create_member.sync_detailed(client=client, body=signup, idempotency_key=key)
+    member = expect(created, 201, "createMember")
+    check(member.username == "kim" and member.nickname == "Kim", f"createMember: {member}")
+    check("idempotent-replayed" not in created.headers, "createMember: a first answer is not a replay")
+    replay = create_member.sync_detailed(client=client, body=signup, idempotency_key=key)
+    check(expect(replay, 201, "createMember replayed").id == member.id, "the replay answers the same member")
+    check(replay.headers.get("idempotent-replayed") == "true", "createMember replayed: Idempotent-Replayed")
+    expect_error(
+        create_member.sync_detailed(client=client, body=signup, idempotency_key=str(uuid.uuid4())),
+        409,
+        "username_taken",
+        "createMember again",
+    )
+    wrong = create_session.sync_detailed(client=client, body=LogInRequest(username="kim", password="wrong horse"))
+    expect_error(wrong, 401, "invalid_credentials", "createSession with a wrong password")
+    header(wrong, "www-authenticate", "createSession 401")
+    session = expect(
+        create_session.sync_detailed(client=client, body=LogInRequest(username="kim", password="correct horse")),
+        200,
+        "createSession",
+    )
+    check(session.member.id == member.id and session.token, "createSession: a token for kim")
+    kim = AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
+
+    # A member post, a comment, a like.
+    created = create_member_post.sync_detailed(
+        "free", client=kim, body=PostRequest(title="Hello", body="First post"), idempotency_key=str(uuid.uuid4())
+    )
+    post = expect(created, 201, "createMemberPost")
+    check(post.title == "Hello" and post.body == "First post" and post.view_count == 0, f"createMemberPost: {post}")
+    location = header(created, "location", "createMemberPost")
+    check(location in (None, f"/boards/free/posts/{post.id}"), f"createMemberPost: Location {location}")
+    first_etag = header(created, "etag", "createMemberPost")
+    comment = expect(
+        create_member_comment.sync_detailed("free", post.id, client=kim, body=CommentRequest(body="first!")),
+        201,
+        "createMemberComment",
+    )
+    check(comment.body == "first!" and comment.post_id == post.id, f"createMemberComment: {comment}")
+    for attempt in ("likePost", "likePost again"):
+        liked = expect(like_post.sync_detailed("free", post.id, client=kim), 200, attempt)
+        check(liked.liked and liked.like_count == 1, f"{attempt}: {liked}")
+    anonymous = create_member_post.sync_detailed("free", client=client, body=PostRequest(title="No", body="token"))
+    expect_error(anonymous, 401, "unauthorized", "createMemberPost without a token")
+    header(anonymous, "www-authenticate", "createMemberPost 401")
+
+    # Read it (counts the view; a HEAD does not) and list the board.
+    read = get_post.sync_detailed("free", post.id, client=client)
+    detail = expect(read, 200, "getPost")
+    check(detail.view_count == 1 and detail.like_count == 1, f"getPost counts: {detail}")
+    check([c.body for c in detail.comments] == ["first!"], f"getPost comments: {detail.comments}")
+    etag = header(read, "etag", "getPost")
+    check(first_etag is None or etag == first_etag, "a view and a like leave the ETag as it was")
+    peek = head_post.sync_detailed("free", post.id, client=client)
+    check(peek.status_code == 200 and peek.content == b"", "headPost: 200 without a body")
+    check(expect(get_post.sync_detailed("free", post.id, client=client), 200, "getPost").view_count == 2,
+          "the HEAD counted no view")
+    page = expect(list_posts.sync_detailed("free", client=client, limit=10), 200, "listPosts")
+    check([p.id for p in page.posts] == [post.id], f"listPosts: {page.posts}")
+    expect_error(list_posts.sync_detailed("nowhere", client=client), 404, "not_found", "listPosts of no board")
+
+    # A guest post, a wrong password, then the right one.
+    guest = GuestPostRequest(nickname="Lee", password="1234", title="Hi", body="from a guest")
+    created = create_guest_post.sync_detailed("free", client=client, body=guest, idempotency_key=str(uuid.uuid4()))
+    guest_post = expect(created, 201, "createGuestPost")
+    check(guest_post.author.nickname == "Lee", f"createGuestPost: {guest_post.author}")
+    location = header(created, "location", "createGuestPost")
+    check(location in (None, f"/boards/free/posts/{guest_post.id}"), f"createGuestPost: Location {location}")
+    guest_etag = header(created, "etag", "createGuestPost")
+    expect_error(
+        update_guest_post.sync_detailed(
+            "free", guest_post.id, client=client, body=GuestEditRequest(password="0000", title="Hi", body="edited")
+        ),
+        403,
+        "wrong_password",
+        "updateGuestPost with a wrong password",
+    )
+    edited = update_guest_post.sync_detailed(
+        "free",
+        guest_post.id,
+        client=client,
+        body=GuestEditRequest(password="1234", title="Hi", body="edited"),
+        **({"if_match": guest_etag} if guest_etag else {}),
+    )
+    check(expect(edited, 200, "updateGuestPost").body == "edited", "updateGuestPost: the edited post")
+    new_etag = header(edited, "etag", "updateGuestPost")
+    check(guest_etag is None or new_etag != guest_etag, "an edit changes the ETag")
+    if guest_etag:
+        expect_error(
+            update_guest_post.sync_detailed(
+                "free",
+                guest_post.id,
+                client=client,
+                body=GuestEditRequest(password="1234", title="Hi", body="stale"),
+                if_match=guest_etag,
+            ),
+            412,
+            "precondition_failed",
+            "updateGuestPost with a stale If-Match",
+        )
+    guest_comment = expect(
+        create_guest_comment.sync_detailed(
+            "free", post.id, client=client, body=GuestCommentRequest(nickname="Lee", password="1234", body="a guest comment")
+        ),
+        201,
+        "createGuestComment",
+    )
+    comments = expect(list_comments.sync_detailed("free", post.id, client=client), 200, "listComments")
+    check([c.id for c in comments.comments] == [comment.id, guest_comment.id], f"listComments: {comments.comments}")
+    deleted = delete_guest_post.sync_detailed("free", guest_post.id, client=client, body=GuestProofRequest(password="1234"))
+    check(deleted.status_code == 204 and deleted.content == b"", f"deleteGuestPost: {deleted.status_code}")
+    expect_error(get_post.sync_detailed("free", guest_post.id, client=client), 404, "not_found", "getPost deleted")
+
+    # Errors name the field and the rule.
+    error = expect_error(
+        create_member.sync_detailed(client=client, body=SignUpRequest(username="x", password="pw", nickname="n")),
+        400,
+        "validation_failed",
+        "createMember with a short username",
+    )
+    check("username" in error.error.message, f"the message names the field: {error.error.message}")
+
+    # Unlike, then the member's own deletes.
+    unliked = expect(unlike_post.sync_detailed("free", post.id, client=kim), 200, "unlikePost")
+    check(not unliked.liked and unliked.like_count == 0, f"unlikePost: {unliked}")
+    check(delete_member_comment.sync_detailed("free", post.id, comment.id, client=kim).status_code == 204,
+          "deleteMemberComment: 204")
+    check(delete_member_post.sync_detailed("free", post.id, client=kim).status_code == 204, "deleteMemberPost: 204")
+    expect_error(get_post.sync_detailed("free", post.id, client=client), 404, "not_found", "getPost deleted")
+
+    pending = sorted(PENDING_HEADERS)
+    print(f"openapi-client: the walkthrough passed ({checks} checks; not yet served, skipped: {', '.join(pending)})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
