@@ -65,6 +65,7 @@ fn known_codes() -> Vec<(&'static str, u16)> {
         ApiError::PayloadTooLarge,
         ApiError::UnsupportedMediaType,
         ApiError::IdempotencyKeyReused,
+        ApiError::PreconditionFailed,
         ApiError::TooManyAttempts { retry_after: 1 },
         ApiError::RateLimited { retry_after: 1 },
         unavailable,
@@ -73,14 +74,7 @@ fn known_codes() -> Vec<(&'static str, u16)> {
     .iter()
     .map(|e| (e.code(), e.status().as_u16()))
     .collect();
-    // Codes of docs/API.md (v3) that the route table declares before their
-    // `ApiError` variant is merged (issue 24 item 2); kept once it is.
-    for (code, status) in [("precondition_failed", 412)] {
-        if !codes.iter().any(|(known, _)| *known == code) {
-            let at = codes.iter().position(|(_, s)| *s > status).unwrap_or(codes.len());
-            codes.insert(at, (code, status));
-        }
-    }
+    codes.sort_by_key(|(_, status)| *status);
     codes
 }
 
