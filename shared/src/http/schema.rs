@@ -163,16 +163,26 @@ pub fn username() -> Schema {
     string(None, None, Some("^[a-z0-9_]{3,30}$".into()), None)
 }
 
+/// (v3) No NUL in a password (docs/API.md, Field rules).
+fn password(min: usize) -> Schema {
+    string(
+        Some(min),
+        Some(PASSWORD_MAX),
+        Some("^[^\\u0000]*$".to_owned()),
+        Some("no NUL (U+0000): bcrypt would stop reading there"),
+    )
+}
+
 pub fn member_password() -> Schema {
-    string(Some(MEMBER_PASSWORD_MIN), Some(PASSWORD_MAX), None, None)
+    password(MEMBER_PASSWORD_MIN)
 }
 
 pub fn guest_password() -> Schema {
-    string(Some(GUEST_PASSWORD_MIN), Some(PASSWORD_MAX), None, None)
+    password(GUEST_PASSWORD_MIN)
 }
 
 pub fn login_password() -> Schema {
-    string(Some(1), Some(PASSWORD_MAX), None, None)
+    password(1)
 }
 
 pub fn nickname() -> Schema {
