@@ -351,17 +351,14 @@ async fn a_v1_hash_made_before_nfkc_verifies_as_typed_with_one_hash_and_is_rehas
     let current = stored(&t).await;
     let v1 = shared::domain::PasswordHash::new(v1_hash.clone());
     assert!(t.app.store().replace_password_hash(&user, &current, &v1).await.unwrap());
-    let before = hashes_run(&t.app);
-    assert!(
-        t.log_in(
-            "wide",
-            "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff18}",
-            "192.0.2.1"
-        )
-        .await
-        .is_err()
-    );
-    assert_eq!(hashes_run(&t.app), before + 1, "a wrong password: one hash");
+    // A wrong full-width password: refused, and what it cost in hashes.
+    async fn wrong_full_width(t: &TestApp) -> u64 {
+        let before = hashes_run(&t.app);
+        let wrong = "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff18}";
+        assert!(t.log_in("wide", wrong, "192.0.2.1").await.is_err());
+        hashes_run(&t.app) - before
+    }
+    assert_eq!(wrong_full_width(&t).await, 1, "a wrong password: one hash");
     t.log_in("wide", typed, "192.0.2.1").await.unwrap();
     let after = stored(&t).await;
     assert_ne!(after.as_str(), v1_hash, "rehashed");
@@ -369,17 +366,7 @@ async fn a_v1_hash_made_before_nfkc_verifies_as_typed_with_one_hash_and_is_rehas
     t.log_in("wide", "pass7777", "192.0.2.1").await.unwrap();
     // A current hash is checked normalized only: a full-width wrong password
     // costs one hash, and the stored hash of the ASCII form is not checked as typed.
-    let before = hashes_run(&t.app);
-    assert!(
-        t.log_in(
-            "wide",
-            "\u{ff50}\u{ff41}\u{ff53}\u{ff53}\u{ff17}\u{ff17}\u{ff17}\u{ff18}",
-            "192.0.2.1"
-        )
-        .await
-        .is_err()
-    );
-    assert_eq!(hashes_run(&t.app), before + 1, "one hash per counted failure");
+    assert_eq!(wrong_full_width(&t).await, 1, "one hash per counted failure");
     // A hash of the typed form under the current id (no v1 hash is) is not
     // checked as typed: the full-width password no longer finds it.
     let now = stored(&t).await;
