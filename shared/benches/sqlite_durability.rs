@@ -16,7 +16,10 @@ fn post() -> Post {
             id: new_id(),
             board: "free".into(),
             title: "durability".into(),
-            author: Author::Guest { nickname: "g".into() },
+            author: Author::Guest {
+                nickname: "g".into(),
+                tag: None,
+            },
             created_at: now(),
             view_count: 0,
             like_count: 0,
@@ -31,7 +34,15 @@ fn post() -> Post {
 async fn creates_per_second(store: &SqliteStore, count: u32) -> f64 {
     let started = Instant::now();
     for _ in 0..count {
-        store.create_post(&post(), None, None).await.unwrap();
+        store
+            .create_post(
+                &post(),
+                &shared::domain::WriterKey::new("benchwriter".into()),
+                None,
+                None,
+            )
+            .await
+            .unwrap();
     }
     f64::from(count) / started.elapsed().as_secs_f64()
 }

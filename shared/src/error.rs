@@ -24,6 +24,10 @@ pub enum ApiError {
     WrongPassword,
     #[error("{0}")]
     Forbidden(String),
+    /// (v3) The member or the client address is banned from the board: the
+    /// message says until when and why.
+    #[error("{0}")]
+    Banned(String),
     #[error("{0}")]
     NotFound(String),
     #[error("method {0} is not allowed on this path")]
@@ -59,7 +63,7 @@ impl ApiError {
             ApiError::Unauthorized(_) | ApiError::InvalidToken(_) | ApiError::InvalidCredentials => {
                 StatusCode::UNAUTHORIZED
             }
-            ApiError::WrongPassword | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::WrongPassword | ApiError::Forbidden(_) | ApiError::Banned(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UsernameTaken | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
@@ -81,6 +85,7 @@ impl ApiError {
             ApiError::InvalidCredentials => "invalid_credentials",
             ApiError::WrongPassword => "wrong_password",
             ApiError::Forbidden(_) => "forbidden",
+            ApiError::Banned(_) => "banned",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::UsernameTaken => "username_taken",

@@ -11,10 +11,12 @@ pub enum Function {
     GuestPost,
     GuestComment,
     Like,
+    /// (v3) Staff routes and reports: tokens and tag keys, no hashing.
+    Moderation,
 }
 
 impl Function {
-    pub const ALL: [Function; 7] = [
+    pub const ALL: [Function; 8] = [
         Function::Signup,
         Function::Login,
         Function::Read,
@@ -22,6 +24,7 @@ impl Function {
         Function::GuestPost,
         Function::GuestComment,
         Function::Like,
+        Function::Moderation,
     ];
 
     pub fn name(self) -> &'static str {
@@ -33,35 +36,32 @@ impl Function {
             Function::GuestPost => "guest-post",
             Function::GuestComment => "guest-comment",
             Function::Like => "like",
+            Function::Moderation => "moderation",
         }
     }
 
     /// What this function's routes use: a function that neither hashes nor
-    /// handles tokens is given neither a pepper nor a JWT secret.
+    /// handles tokens is given neither a pepper nor a JWT secret, and one
+    /// that writes nothing on a board no tag key.
     pub fn needs(self) -> Needs {
-        match self {
-            Function::Signup | Function::GuestPost | Function::GuestComment => Needs {
-                hashing: true,
-                tokens: false,
-            },
-            Function::Login => Needs {
-                hashing: true,
-                tokens: true,
-            },
-            Function::MemberWrite | Function::Like => Needs {
-                hashing: false,
-                tokens: true,
-            },
-            Function::Read => Needs::default(),
-        }
+        let (hashing, tokens, tags) = match self {
+            Function::Signup => (true, false, false),
+            Function::GuestPost | Function::GuestComment => (true, false, true),
+            Function::Login => (true, true, false),
+            Function::MemberWrite | Function::Like | Function::Moderation => (false, true, true),
+            Function::Read => (false, false, false),
+        };
+        Needs { hashing, tokens, tags }
     }
 }
 
-/// Password hashing (tiers, pepper, gate) and bearer tokens (JWT secret).
+/// Password hashing (tiers, pepper, gate), bearer tokens (JWT secret) and
+/// (v3) writer keys (the tag key: every write is checked for bans).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Needs {
     pub hashing: bool,
     pub tokens: bool,
+    pub tags: bool,
 }
 
 impl Needs {
@@ -71,6 +71,7 @@ impl Needs {
             Needs {
                 hashing: all.hashing || n.hashing,
                 tokens: all.tokens || n.tokens,
+                tags: all.tags || n.tags,
             }
         })
     }

@@ -226,6 +226,7 @@ async fn a_member_changes_only_what_they_wrote() {
     let lee = t.member("lee").await;
     let key = t.member_post(&kim).await;
     let edit = || EditPost {
+        client: client("192.0.2.1"),
         key: key.clone(),
         title: Title::parse("changed".into()).unwrap(),
         body: PostBody::parse("changed".into()).unwrap(),
@@ -236,12 +237,15 @@ async fn a_member_changes_only_what_they_wrote() {
         Err(ApiError::Forbidden(_))
     ));
     assert!(matches!(
-        t.app.delete_member_post(&lee, &key).await,
+        t.app.delete_member_post(&lee, &client("192.0.2.1"), &key).await,
         Err(ApiError::Forbidden(_))
     ));
     let changed = t.app.update_member_post(&kim, edit()).await.unwrap();
     assert_eq!(changed.post.summary.title, "changed");
-    t.app.delete_member_post(&kim, &key).await.unwrap();
+    t.app
+        .delete_member_post(&kim, &client("192.0.2.1"), &key)
+        .await
+        .unwrap();
     assert_eq!(t.app.read_post(&key).await.unwrap_err(), ApiError::not_found("post"));
 }
 
@@ -312,10 +316,10 @@ async fn likes_are_idempotent_and_views_count_into_the_detail() {
     let kim = t.member("kim").await;
     let key = t.guest_post("1234").await;
     for _ in 0..2 {
-        let state = t.app.set_like(&kim, &key, true).await.unwrap();
+        let state = t.app.set_like(&kim, &client("192.0.2.1"), &key, true).await.unwrap();
         assert!(state.liked && state.like_count == 1);
     }
-    let state = t.app.set_like(&kim, &key, false).await.unwrap();
+    let state = t.app.set_like(&kim, &client("192.0.2.1"), &key, false).await.unwrap();
     assert!(!state.liked && state.like_count == 0);
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 1);
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 2);

@@ -63,7 +63,8 @@ async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, Ca
         shared::app::tokens::JwtKeys::new(&"costs-jwt-secret-0123456789abcdefghijklm".to_owned().into()).unwrap();
     let app = App::new(Arc::new(store), AppSettings::default())
         .with_hashing(hashing)
-        .with_tokens(tokens);
+        .with_tokens(tokens)
+        .with_tags(shared::app::tags::TagKeys::new(&"t".repeat(32).into(), None).unwrap());
     (app, counter, meter)
 }
 
@@ -204,7 +205,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     };
     let (list, _) = requests(&counter, app.list_posts(listing)).await;
     rows.push(("list a board page (GSI1 Query, one Query per shard partition)", list, 2));
-    let (like, _) = requests(&counter, app.set_like(&signed_in, &key, true)).await;
+    let (like, _) = requests(&counter, app.set_like(&signed_in, &client(), &key, true)).await;
     rows.push(("like (transaction, shards BatchGetItem)", like, 2));
 
     println!("| use case | DynamoDB requests |\n|---|---:|");
@@ -392,9 +393,9 @@ async fn measure() -> Measured {
         let page = app.list_posts(listing()).await.unwrap();
         assert_eq!(page.posts.len(), 20);
         add(LIST, meter.take());
-        app.set_like(&kim, &key, true).await.unwrap();
+        app.set_like(&kim, &client(), &key, true).await.unwrap();
         add(LIKE, meter.take());
-        app.set_like(&kim, &key, false).await.unwrap();
+        app.set_like(&kim, &client(), &key, false).await.unwrap();
         add("unlike", meter.take());
         app.create_member_comment(
             &kim,
@@ -572,6 +573,7 @@ async fn a_hot_post_and_a_hot_board_stay_inside_the_partition_limits() {
 fn member(nickname: &str) -> shared::app::SignedIn {
     shared::app::SignedIn {
         id: shared::domain::MemberId::parse(&new_id()).unwrap(),
+        username: nickname.to_owned(),
         nickname: nickname.to_owned(),
     }
 }
@@ -610,7 +612,10 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
     let members = 320;
     let likes = (0..members).map(|i| {
         let (app, key) = (app.clone(), key.clone());
-        tokio::spawn(async move { app.set_like(&member(&format!("member{i}")), &key, true).await })
+        tokio::spawn(async move {
+            app.set_like(&member(&format!("member{i}")), &client(), &key, true)
+                .await
+        })
     });
     let started = std::time::Instant::now();
     for like in futures::future::join_all(likes).await {

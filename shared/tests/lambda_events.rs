@@ -14,6 +14,7 @@ use tower::ServiceExt;
 async fn harness() -> Harness {
     let author = Author::Guest {
         nickname: "seed".into(),
+        tag: Some("testwrit".into()),
     };
     test_support::router::harness(author, Some("unused-hash")).await
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use futures::future::join_all;
 use shared::domain::{
     Author, BoardSlug, Boards, COMMENTS_PAGE, Comment, CommentId, CommentKey, Guard, Member, MemberId, PageLimit,
-    PasswordHash, Post, PostBody, PostId, PostKey, PostSummary, PostVersion, Title, Username, Window, new_id, now,
+    PasswordHash, Post, PostBody, PostId, PostKey, PostSummary, PostVersion, Title, Username, Window, WriterKey,
+    new_id, now,
 };
 use shared::store::dynamo::{DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
 use shared::store::idempotency::{Claim, Claimed, LEASE_SECONDS, RECORD_SECONDS};
@@ -111,6 +112,11 @@ fn member(username: &str) -> Member {
     }
 }
 
+/// The writer key every test post and comment is stored with.
+fn writer() -> WriterKey {
+    WriterKey::new("testwriterkeyabcdefghijklmnopqrstuvwxyz234567abcdef".into())
+}
+
 fn board(slug: &str) -> BoardSlug {
     Boards::default().resolve(slug).unwrap()
 }
@@ -194,7 +200,7 @@ fn post(board: &str, title: &str, author: Author) -> Post {
 
 async fn created_post(store: &Dyn, board: &str) -> Post {
     let p = post(board, "hello", member_author());
-    store.create_post(&p, None, None).await.unwrap();
+    store.create_post(&p, &writer(), None, None).await.unwrap();
     p
 }
 
@@ -204,7 +210,10 @@ fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
         post_id: post_id.to_owned(),
         parent_id: parent_id.map(str::to_owned),
         body: body.to_owned(),
-        author: Author::Guest { nickname: "Lee".into() },
+        author: Author::Guest {
+            nickname: "Lee".into(),
+            tag: Some(writer().tag()),
+        },
         created_at: now(),
     }
 }
@@ -218,7 +227,7 @@ async fn add_comments(store: &Dyn, board_slug: &str, post_id: &str, n: usize) ->
     for chunk in comments.chunks(10) {
         let writes = chunk.iter().map(|c| {
             let (store, c, b) = (store.clone(), c.clone(), board(board_slug));
-            tokio::spawn(async move { store.create_comment(&b, &c, None, None).await })
+            tokio::spawn(async move { store.create_comment(&b, &c, &writer(), None, None).await })
         });
         for result in join_all(writes).await {
             result.unwrap().unwrap();
@@ -308,13 +317,19 @@ async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
     let p = created_post(&store, "free").await;
     let first = comment(&p.summary.id, None, "first");
     store
-        .create_comment(&board("free"), &first, Some(&hash("guest-hash")), None)
+        .create_comment(&board("free"), &first, &writer(), Some(&hash("guest-hash")), None)
         .await
         .unwrap();
     let reply = comment(&p.summary.id, Some(&first.id), "reply");
-    store.create_comment(&board("free"), &reply, None, None).await.unwrap();
+    store
+        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .await
+        .unwrap();
     let third = comment(&p.summary.id, None, "third");
-    store.create_comment(&board("free"), &third, None, None).await.unwrap();
+    store
+        .create_comment(&board("free"), &third, &writer(), None, None)
+        .await
+        .unwrap();
 
     let detail = store
         .post_detail(&post_key("free", &p.summary.id))
@@ -344,7 +359,7 @@ async fn posts_of_another_board_are_not_found(store: Dyn) {
     assert_eq!(store.like(&qna, &member_id()).await.unwrap(), None);
     assert_eq!(
         store
-            .create_comment(&board("qna"), &comment(id, None, "x"), None, None)
+            .create_comment(&board("qna"), &comment(id, None, "x"), &writer(), None, None)
             .await,
         Err(StoreError::NotFound)
     );
@@ -366,11 +381,11 @@ async fn listing_is_newest_first_and_pages_neither_skip_nor_repeat(store: Dyn) {
     let mut ids = Vec::new();
     for i in 0..23 {
         let p = post("qna", &format!("post {i}"), member_author());
-        store.create_post(&p, None, None).await.unwrap();
+        store.create_post(&p, &writer(), None, None).await.unwrap();
         ids.push(p.summary.id);
     }
     store
-        .create_post(&post("free", "elsewhere", member_author()), None, None)
+        .create_post(&post("free", "elsewhere", member_author()), &writer(), None, None)
         .await
         .unwrap();
     ids.reverse(); // newest first
@@ -568,7 +583,7 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
     let m1 = member_id();
     let c = comment(id, None, "bye");
     store
-        .create_comment(&board("free"), &c, Some(&hash("h")), None)
+        .create_comment(&board("free"), &c, &writer(), Some(&hash("h")), None)
         .await
         .unwrap();
     store.like(&key, &m1).await.unwrap();
@@ -597,15 +612,22 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
 async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
     let guest = Author::Guest {
         nickname: "visitor".into(),
+        tag: Some(writer().tag()),
     };
     let p = post("free", "guest post", guest.clone());
     store
-        .create_post(&p, Some(&hash("$2b$08$post-secret-hash")), None)
+        .create_post(&p, &writer(), Some(&hash("$2b$08$post-secret-hash")), None)
         .await
         .unwrap();
     let c = comment(&p.summary.id, None, "guest comment");
     store
-        .create_comment(&board("free"), &c, Some(&hash("$2b$08$comment-secret-hash")), None)
+        .create_comment(
+            &board("free"),
+            &c,
+            &writer(),
+            Some(&hash("$2b$08$comment-secret-hash")),
+            None,
+        )
         .await
         .unwrap();
     let (free, qna) = (post_key("free", &p.summary.id), post_key("qna", &p.summary.id));
@@ -670,19 +692,25 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
     let p = created_post(&store, "free").await;
     let other = created_post(&store, "free").await;
     let top = comment(&p.summary.id, None, "top");
-    store.create_comment(&board("free"), &top, None, None).await.unwrap();
+    store
+        .create_comment(&board("free"), &top, &writer(), None, None)
+        .await
+        .unwrap();
     let reply = comment(&p.summary.id, Some(&top.id), "reply");
-    store.create_comment(&board("free"), &reply, None, None).await.unwrap();
+    store
+        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .await
+        .unwrap();
     let elsewhere = comment(&other.summary.id, None, "elsewhere");
     store
-        .create_comment(&board("free"), &elsewhere, None, None)
+        .create_comment(&board("free"), &elsewhere, &writer(), None, None)
         .await
         .unwrap();
 
     for parent in [elsewhere.id.as_str(), reply.id.as_str(), "01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
         let bad = comment(&p.summary.id, Some(parent), "bad");
         assert_eq!(
-            store.create_comment(&board("free"), &bad, None, None).await,
+            store.create_comment(&board("free"), &bad, &writer(), None, None).await,
             Err(StoreError::InvalidParent),
             "{parent}"
         );
@@ -697,8 +725,14 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
 async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
     let p = created_post(&store, "free").await;
     let (a, b) = (comment(&p.summary.id, None, "a"), comment(&p.summary.id, None, "b"));
-    store.create_comment(&board("free"), &a, None, None).await.unwrap();
-    store.create_comment(&board("free"), &b, None, None).await.unwrap();
+    store
+        .create_comment(&board("free"), &a, &writer(), None, None)
+        .await
+        .unwrap();
+    store
+        .create_comment(&board("free"), &b, &writer(), None, None)
+        .await
+        .unwrap();
     assert!(
         !store
             .delete_comment(&comment_key("qna", &p.summary.id, &a.id))
@@ -878,7 +912,7 @@ async fn a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards(st
         assert_eq!(store.like(&key, &m).await.unwrap(), None, "a like of deleted post {id}");
         let c = comment(id, None, "too late");
         assert_eq!(
-            store.create_comment(&board("free"), &c, None, None).await,
+            store.create_comment(&board("free"), &c, &writer(), None, None).await,
             Err(StoreError::NotFound),
             "a comment on deleted post {id}"
         );
@@ -891,7 +925,7 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
     let id = p.summary.id.clone();
     let writes = (0..30).map(|i| {
         let (store, c) = (store.clone(), comment(&id, None, &format!("comment {i}")));
-        tokio::spawn(async move { store.create_comment(&board("free"), &c, None, None).await })
+        tokio::spawn(async move { store.create_comment(&board("free"), &c, &writer(), None, None).await })
     });
     for result in join_all(writes).await {
         result.unwrap().unwrap();
@@ -905,7 +939,12 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
 async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
     for i in 0..30 {
         store
-            .create_post(&post("notice", &format!("old {i}"), member_author()), None, None)
+            .create_post(
+                &post("notice", &format!("old {i}"), member_author()),
+                &writer(),
+                None,
+                None,
+            )
             .await
             .unwrap();
     }
@@ -914,7 +953,12 @@ async fn pagination_under_concurrent_inserts_never_repeats_a_post(store: Dyn) {
         tokio::spawn(async move {
             for i in 0..30 {
                 store
-                    .create_post(&post("notice", &format!("new {i}"), member_author()), None, None)
+                    .create_post(
+                        &post("notice", &format!("new {i}"), member_author()),
+                        &writer(),
+                        None,
+                        None,
+                    )
                     .await
                     .unwrap();
             }
@@ -1126,7 +1170,7 @@ async fn reading_a_post_and_counting_its_view_costs_four_dynamodb_requests_whate
                     store.clone(),
                     comment(&id, None, &format!("{i:04}{}", "x".repeat(1996))),
                 );
-                tokio::spawn(async move { store.create_comment(&board("free"), &c, None, None).await })
+                tokio::spawn(async move { store.create_comment(&board("free"), &c, &writer(), None, None).await })
             });
             for result in join_all(writes).await {
                 result.unwrap().unwrap();
@@ -1403,16 +1447,28 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
     assert_eq!(counter.count() - before, 1, "a cached view is its shard's update only");
 
     // Its own comment shows at once.
-    this.create_comment(&board("free"), &comment(&p.summary.id, None, "mine"), None, None)
-        .await
-        .unwrap();
+    this.create_comment(
+        &board("free"),
+        &comment(&p.summary.id, None, "mine"),
+        &writer(),
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     let detail = this.view_post(&key).await.unwrap().unwrap();
     assert_eq!((detail.comments.len(), detail.post.summary.comment_count), (1, 1));
     assert_eq!(detail.post.summary.view_count, 3);
 
     // Another process's comment and views show within the TTL.
     other
-        .create_comment(&board("free"), &comment(&p.summary.id, None, "theirs"), None, None)
+        .create_comment(
+            &board("free"),
+            &comment(&p.summary.id, None, "theirs"),
+            &writer(),
+            None,
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(views(&other, &key).await, Some(4));
@@ -1459,7 +1515,7 @@ async fn an_idempotency_key_is_claimed_once_and_replays_what_its_create_wrote(st
     let c = comment(&p.summary.id, None, "once");
     let done = first.complete(201, "{\"id\":\"c\"}".into());
     store
-        .create_comment(&board("free"), &c, None, Some(&done))
+        .create_comment(&board("free"), &c, &writer(), None, Some(&done))
         .await
         .unwrap();
     let replayed = store.claim(&claim("key-1", "request-a", NOW + 2)).await.unwrap();
@@ -1490,7 +1546,7 @@ async fn an_idempotency_key_is_claimed_once_and_replays_what_its_create_wrote(st
     assert_eq!(store.claim(&for_post).await.unwrap(), Claimed::Fresh);
     let done = for_post.complete(201, "{}".into());
     store
-        .create_post(&post("free", "t", member_author()), None, Some(&done))
+        .create_post(&post("free", "t", member_author()), &writer(), None, Some(&done))
         .await
         .unwrap();
     assert_eq!(
@@ -1509,7 +1565,13 @@ async fn a_create_whose_claim_was_released_or_taken_over_writes_nothing(store: D
     let late = comment(&p.summary.id, None, "late");
     assert_eq!(
         store
-            .create_comment(&board("free"), &late, None, Some(&released.complete(201, "{}".into())))
+            .create_comment(
+                &board("free"),
+                &late,
+                &writer(),
+                None,
+                Some(&released.complete(201, "{}".into()))
+            )
             .await,
         Err(StoreError::ClaimLost)
     );
@@ -1529,7 +1591,7 @@ async fn a_create_whose_claim_was_released_or_taken_over_writes_nothing(store: D
     let lost_post = post("free", "late post", member_author());
     assert_eq!(
         store
-            .create_post(&lost_post, None, Some(&old.complete(201, "{}".into())))
+            .create_post(&lost_post, &writer(), None, Some(&old.complete(201, "{}".into())))
             .await,
         Err(StoreError::ClaimLost)
     );
@@ -1645,11 +1707,17 @@ async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
         let key = post_key("free", &p.summary.id);
         let c = comment(&p.summary.id, None, "guarded");
         store
-            .create_comment(&board("free"), &c, Some(&hash("$2b$08$secret")), None)
+            .create_comment(&board("free"), &c, &writer(), Some(&hash("$2b$08$secret")), None)
             .await
             .unwrap();
         store
-            .create_comment(&board("free"), &comment(&p.summary.id, None, "b"), None, None)
+            .create_comment(
+                &board("free"),
+                &comment(&p.summary.id, None, "b"),
+                &writer(),
+                None,
+                None,
+            )
             .await
             .unwrap();
         store.like(&key, &member_id()).await.unwrap().unwrap();
@@ -1674,7 +1742,13 @@ async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
         assert_eq!(store.like(key, &member_id()).await.unwrap(), None);
         assert_eq!(
             store
-                .create_comment(&board("free"), &comment(&p.summary.id, None, "late"), None, None)
+                .create_comment(
+                    &board("free"),
+                    &comment(&p.summary.id, None, "late"),
+                    &writer(),
+                    None,
+                    None
+                )
                 .await,
             Err(StoreError::NotFound)
         );

@@ -42,7 +42,10 @@ pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded 
             id: post_id.clone(),
             board: "free".into(),
             title: "t".into(),
-            author: Author::Guest { nickname: "g".into() },
+            author: Author::Guest {
+                nickname: "g".into(),
+                tag: Some("testwrit".into()),
+            },
             created_at: now(),
             view_count: 0,
             like_count: 0,
@@ -51,7 +54,10 @@ pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded 
         body: "b".into(),
         updated_at: now(),
     };
-    store.create_post(&post, None, None).await.unwrap();
+    store
+        .create_post(&post, &shared::domain::WriterKey::new("testwriter".into()), None, None)
+        .await
+        .unwrap();
     Seeded {
         dynamodb,
         table,

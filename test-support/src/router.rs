@@ -61,7 +61,12 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
     state
         .app
         .store()
-        .create_post(&post, guest_hash.as_ref(), None)
+        .create_post(
+            &post,
+            &shared::domain::WriterKey::new("testwriter".into()),
+            guest_hash.as_ref(),
+            None,
+        )
         .await
         .unwrap();
     Harness {

@@ -68,18 +68,22 @@ impl App {
     pub async fn create_guest_post(&self, command: GuestPost) -> Result<Answer<PostDetail>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, &command.password)?;
+        self.screen(&[
+            ("nickname", command.nickname.as_str()),
+            ("title", command.title.as_str()),
+            ("body", command.body.as_str()),
+        ])?;
+        let writer = self.require_not_banned(&command.board, &command.client, None).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-                let author = Author::Guest {
-                    nickname: command.nickname.into_inner(),
-                };
+                let author = Author::guest(command.nickname.into_inner(), &writer);
                 let post = new_post(command.board, command.title, command.body, author);
                 let detail = PostDetail::new(post);
                 let done = super::completion(claim.as_ref(), &detail)?;
                 self.store
-                    .create_post(&detail.post, Some(&PasswordHash::new(hash)), done.as_ref())
+                    .create_post(&detail.post, &writer, Some(&PasswordHash::new(hash)), done.as_ref())
                     .await?;
                 Ok(detail)
             })
@@ -90,6 +94,9 @@ impl App {
 
     pub async fn update_guest_post(&self, command: GuestEdit) -> Result<PostDetail, ApiError> {
         check_length(self.hashing()?, Tier::Guest, &command.password)?;
+        self.screen(&[("title", command.title.as_str()), ("body", command.body.as_str())])?;
+        self.require_not_banned(&command.key.board, &command.client, None)
+            .await?;
         let guard = self.require_post(&command.key).await?;
         let target = command.key.post.as_str();
         if let Some(up) = self
@@ -101,6 +108,7 @@ impl App {
                 .await?;
         }
         self.apply_edit(EditPost {
+            client: command.client,
             key: command.key,
             title: command.title,
             body: command.body,
@@ -111,6 +119,7 @@ impl App {
 
     pub async fn delete_guest_post(&self, key: &PostKey, proof: GuestProof) -> Result<(), ApiError> {
         check_length(self.hashing()?, Tier::Guest, &proof.password)?;
+        self.require_not_banned(&key.board, &proof.client, None).await?;
         let guard = self.require_post(key).await?;
         // No hash upgrade: the post is about to go.
         self.check_guest_password(key.post.as_str(), &proof.client, &proof.password, guard)
@@ -121,21 +130,24 @@ impl App {
     pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Answer<Comment>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, &command.password)?;
+        self.screen(&[("nickname", command.nickname.as_str()), ("body", command.body.as_str())])?;
+        let writer = self
+            .require_not_banned(&command.key.board, &command.client, None)
+            .await?;
         // Fail fast on a missing post before counting or paying for the hash.
         self.require_post(&command.key).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-                let author = Author::Guest {
-                    nickname: command.nickname.into_inner(),
-                };
+                let author = Author::guest(command.nickname.into_inner(), &writer);
                 let comment = new_comment(&command.key.post, command.parent, command.body, author);
                 let done = super::completion(claim.as_ref(), &comment)?;
                 self.store
                     .create_comment(
                         &command.key.board,
                         &comment,
+                        &writer,
                         Some(&PasswordHash::new(hash)),
                         done.as_ref(),
                     )
@@ -149,6 +161,7 @@ impl App {
 
     pub async fn delete_guest_comment(&self, key: &CommentKey, proof: GuestProof) -> Result<(), ApiError> {
         check_length(self.hashing()?, Tier::Guest, &proof.password)?;
+        self.require_not_banned(&key.post.board, &proof.client, None).await?;
         let guard = self
             .store
             .comment_guard(key)

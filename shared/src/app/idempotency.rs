@@ -52,6 +52,17 @@ impl IdempotencyClaim {
         let body = serde_json::to_string(created).map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(self.claim.complete(self.success_status, body))
     }
+
+    /// The record of an action that answers `204` with no body.
+    pub(crate) fn complete_empty(&self) -> Completion {
+        self.claim.complete(self.success_status, String::new())
+    }
+
+    /// The claim, for a store write whose answer is decided in the write
+    /// (a report: `201` opened or `200` joined).
+    pub(crate) fn claim(&self) -> &Claim {
+        &self.claim
+    }
 }
 
 /// Whose key it is (docs/API.md, Idempotent creates, v3): the bearer's

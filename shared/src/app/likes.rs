@@ -4,11 +4,19 @@
 use crate::domain::{LikeState, PostKey};
 use crate::error::ApiError;
 
-use super::{App, SignedIn};
+use super::{App, ClientAddress, SignedIn};
 
 impl App {
-    /// The store changes the count only when the state changes.
-    pub async fn set_like(&self, member: &SignedIn, key: &PostKey, liked: bool) -> Result<LikeState, ApiError> {
+    /// The store changes the count only when the state changes. (v3) A
+    /// banned member, or one writing from a banned address, may not.
+    pub async fn set_like(
+        &self,
+        member: &SignedIn,
+        client: &ClientAddress,
+        key: &PostKey,
+        liked: bool,
+    ) -> Result<LikeState, ApiError> {
+        self.require_not_banned(&key.board, client, Some(member)).await?;
         let outcome = if liked {
             self.store.like(key, &member.id).await?
         } else {

@@ -12,17 +12,19 @@ mod errors;
 pub mod guest;
 mod idempotency;
 pub mod likes;
+pub mod moderation;
 pub mod posts;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod sessions;
 mod settings;
+pub mod tags;
 pub mod throttle;
 #[cfg(feature = "tokens")]
 pub mod tokens;
 
 use std::sync::Arc;
 
-use crate::domain::{Author, MemberId, PostKey};
+use crate::domain::{Author, BanRecord, BanSubject, BlockedWords, BoardSlug, MemberId, PostKey, WriterKey};
 use crate::error::ApiError;
 #[cfg(feature = "hashing")]
 use crate::hashing::Hashing;
@@ -34,6 +36,7 @@ use tokens::JwtKeys;
 pub use crate::domain::Boards;
 pub use idempotency::{Answer, ClaimOutcome, IdempotencyClaim, IdempotencyKey, KeyOwner, RememberedAnswer};
 pub use settings::AppSettings;
+use tags::TagKeys;
 
 /// The client address a request came from (docs/API.md, Client address):
 /// what failure limits are counted per.
@@ -44,6 +47,8 @@ pub struct ClientAddress(pub String);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedIn {
     pub id: MemberId,
+    /// (v3) What `ADMIN_USERNAMES` names.
+    pub username: String,
     pub nickname: String,
 }
 
@@ -67,8 +72,14 @@ pub struct App {
     hashing: Option<Hashing>,
     #[cfg(feature = "tokens")]
     tokens: Option<Arc<JwtKeys>>,
+    /// (v3) Present in functions that write on boards or check bans.
+    tags: Option<Arc<TagKeys>>,
     pub boards: Boards,
     pub limits: Limits,
+    /// (v3) `ADMIN_USERNAMES`.
+    admins: Arc<Vec<String>>,
+    /// (v3) `BLOCKED_WORDS`.
+    blocked: Arc<BlockedWords>,
 }
 
 impl std::fmt::Debug for App {
@@ -90,9 +101,77 @@ impl App {
             hashing: None,
             #[cfg(feature = "tokens")]
             tokens: None,
+            tags: None,
             boards: settings.boards,
             limits: settings.limits,
+            admins: Arc::new(settings.admins),
+            blocked: Arc::new(settings.blocked_words),
         }
+    }
+
+    pub fn with_tags(mut self, tags: TagKeys) -> Self {
+        self.tags = Some(Arc::new(tags));
+        self
+    }
+
+    /// Present in functions that write on boards; a route that writes is
+    /// only mounted where it is, so its absence is a wiring bug.
+    pub fn tags(&self) -> Result<&TagKeys, ApiError> {
+        self.tags
+            .as_deref()
+            .ok_or_else(|| ApiError::Internal("this function was built without a tag key".into()))
+    }
+
+    /// (v3) `400 validation_failed` naming the first field that holds a
+    /// blocked word (docs/API.md, Field rules).
+    pub(crate) fn screen(&self, fields: &[(&str, &str)]) -> Result<(), ApiError> {
+        fields
+            .iter()
+            .try_for_each(|(field, text)| self.blocked.check(field, text))
+    }
+
+    /// (v3) Whether the member is staff of the board: an admin by username
+    /// (from the token, no read), else one small read (docs/DESIGN.md,
+    /// Moderation: how fresh it is).
+    pub async fn is_staff(&self, board: &BoardSlug, member: &SignedIn) -> Result<bool, ApiError> {
+        if self.is_admin(member) {
+            return Ok(true);
+        }
+        Ok(self.store.is_moderator(board, &member.id).await?)
+    }
+
+    pub fn is_admin(&self, member: &SignedIn) -> bool {
+        self.admins.iter().any(|admin| admin == &member.username)
+    }
+
+    /// (v3) `403 banned` when the writer is banned from the board, before
+    /// any hashing or counting: one store read (a member's id and the
+    /// address key; under the previous tag key too after a rotation). Staff
+    /// of the board are never stopped by an address ban. Answers the key
+    /// what they write is stored with.
+    pub(crate) async fn require_not_banned(
+        &self,
+        board: &BoardSlug,
+        client: &ClientAddress,
+        member: Option<&SignedIn>,
+    ) -> Result<WriterKey, ApiError> {
+        let keys = self.tags()?.writer_keys(client);
+        let mut subjects: Vec<BanSubject> = member
+            .map(|m| BanSubject::Member(m.id.as_str().to_owned()))
+            .into_iter()
+            .collect();
+        subjects.extend(keys.iter().cloned().map(BanSubject::Address));
+        let now = throttle::unix_now();
+        if let Some(found) = self.store.active_ban(board, &subjects, now).await? {
+            let exempt = match (member, &found.subject) {
+                (Some(member), BanSubject::Address(_)) => self.is_staff(board, member).await?,
+                _ => false,
+            };
+            if !exempt {
+                return Err(banned(&found));
+            }
+        }
+        Ok(keys.into_iter().next().expect("the current key is always there"))
     }
 
     /// The store itself, for tests that seed or inspect it (feature
@@ -137,6 +216,7 @@ impl App {
         let claims = self.tokens()?.verify(token)?;
         Ok(SignedIn {
             id: claims.member_id()?,
+            username: claims.username,
             nickname: claims.nickname,
         })
     }
@@ -168,6 +248,15 @@ impl App {
     async fn require_post(&self, key: &PostKey) -> Result<crate::domain::Guard, ApiError> {
         self.store.post_guard(key).await?.ok_or_else(|| self.not_found_post())
     }
+}
+
+/// What a banned writer is told: until when, and why.
+fn banned(found: &BanRecord) -> ApiError {
+    let until = match &found.ban.expires_at {
+        Some(at) => format!("until {at}"),
+        None => "permanently".to_owned(),
+    };
+    ApiError::Banned(format!("you are banned from this board {until}: {}", found.ban.reason))
 }
 
 /// The idempotency record a create writes with its item, when it holds a key.

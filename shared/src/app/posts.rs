@@ -30,6 +30,7 @@ pub struct WritePost {
 
 #[derive(Debug)]
 pub struct EditPost {
+    pub client: ClientAddress,
     pub key: PostKey,
     pub title: Title,
     pub body: PostBody,
@@ -107,13 +108,19 @@ impl App {
         member: &SignedIn,
         command: WritePost,
     ) -> Result<Answer<PostDetail>, ApiError> {
+        self.screen(&[("title", command.title.as_str()), ("body", command.body.as_str())])?;
+        let writer = self
+            .require_not_banned(&command.board, &command.client, Some(member))
+            .await?;
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let post = new_post(command.board, command.title, command.body, member.author());
                 let detail = PostDetail::new(post);
                 let done = super::completion(claim.as_ref(), &detail)?;
-                self.store.create_post(&detail.post, None, done.as_ref()).await?;
+                self.store
+                    .create_post(&detail.post, &writer, None, done.as_ref())
+                    .await?;
                 Ok(detail)
             })
             .await;
@@ -122,6 +129,9 @@ impl App {
     }
 
     pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
+        self.screen(&[("title", command.title.as_str()), ("body", command.body.as_str())])?;
+        self.require_not_banned(&command.key.board, &command.client, Some(member))
+            .await?;
         let guard = self.require_post(&command.key).await?;
         require_author(&guard, member, "post")?;
         self.apply_edit(command).await
@@ -146,7 +156,13 @@ impl App {
             .ok_or_else(|| self.not_found_post())
     }
 
-    pub async fn delete_member_post(&self, member: &SignedIn, key: &PostKey) -> Result<(), ApiError> {
+    pub async fn delete_member_post(
+        &self,
+        member: &SignedIn,
+        client: &ClientAddress,
+        key: &PostKey,
+    ) -> Result<(), ApiError> {
+        self.require_not_banned(&key.board, client, Some(member)).await?;
         let guard = self.require_post(key).await?;
         require_author(&guard, member, "post")?;
         self.delete_post(key).await
@@ -175,7 +191,13 @@ impl App {
     }
 
     /// The author member deletes their comment; its replies stay.
-    pub async fn delete_member_comment(&self, member: &SignedIn, key: &CommentKey) -> Result<(), ApiError> {
+    pub async fn delete_member_comment(
+        &self,
+        member: &SignedIn,
+        client: &ClientAddress,
+        key: &CommentKey,
+    ) -> Result<(), ApiError> {
+        self.require_not_banned(&key.post.board, client, Some(member)).await?;
         let guard = self
             .store
             .comment_guard(key)
@@ -194,13 +216,17 @@ impl App {
         member: &SignedIn,
         command: WriteComment,
     ) -> Result<Answer<Comment>, ApiError> {
+        self.screen(&[("body", command.body.as_str())])?;
+        let writer = self
+            .require_not_banned(&command.key.board, &command.client, Some(member))
+            .await?;
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
                 let done = super::completion(claim.as_ref(), &comment)?;
                 self.store
-                    .create_comment(&command.key.board, &comment, None, done.as_ref())
+                    .create_comment(&command.key.board, &comment, &writer, None, done.as_ref())
                     .await?;
                 Ok(comment)
             })

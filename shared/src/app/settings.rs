@@ -5,17 +5,23 @@
 use std::fmt;
 
 use super::throttle::Limits;
-use crate::domain::Boards;
+use crate::domain::{BlockedWords, Boards};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppSettings {
     pub boards: Boards,
     pub limits: Limits,
+    /// (v3) `ADMIN_USERNAMES`: the members who are staff of every board.
+    pub admins: Vec<String>,
+    /// (v3) `BLOCKED_WORDS`.
+    pub blocked_words: BlockedWords,
 }
 
 impl fmt::Display for AppSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "boards={}", self.boards.names().join(","))?;
+        write!(f, " admins={}", self.admins.len())?;
+        write!(f, " blocked_words={}", self.blocked_words.len())?;
         let mut limits = self.limits;
         for (name, limit) in limits.named() {
             match limit {

@@ -87,6 +87,8 @@ pub struct Limits {
     pub logins_user: Option<Limit>,
     /// (v3) Password checks of every kind, right or wrong, per client address.
     pub password_checks_address: Option<Limit>,
+    /// (v3) Reports per client address.
+    pub reports_address: Option<Limit>,
 }
 
 impl Default for Limits {
@@ -102,13 +104,14 @@ impl Default for Limits {
             signups_address: Some(Limit::new(10, 3600)),
             logins_user: Some(Limit::new(30, 600)),
             password_checks_address: Some(Limit::new(120, 600)),
+            reports_address: Some(Limit::new(10, 3600)),
         }
     }
 }
 
 impl Limits {
     /// Each limit by its setting name, for configuration and the start-up summary.
-    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 10] {
+    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 11] {
         [
             ("LIMIT_LOGIN_USER_ADDRESS", &mut self.login_user_address),
             ("LIMIT_LOGIN_ADDRESS", &mut self.login_address),
@@ -120,6 +123,7 @@ impl Limits {
             ("LIMIT_SIGNUPS_ADDRESS", &mut self.signups_address),
             ("LIMIT_LOGINS_USER", &mut self.logins_user),
             ("LIMIT_PASSWORD_CHECKS_ADDRESS", &mut self.password_checks_address),
+            ("LIMIT_REPORTS_ADDRESS", &mut self.reports_address),
         ]
     }
 }
@@ -315,6 +319,14 @@ pub fn create_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<
         keys.extend(keyed([(format!("create:member:{member}"), limits.creates_member)]));
     }
     keys
+}
+
+/// (v3) Reports per address.
+pub fn report_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
+    per_address(
+        address,
+        [("report:address:{address}".to_owned(), limits.reports_address)],
+    )
 }
 
 /// Signups per address.

@@ -128,6 +128,11 @@ text_type!(
     CommentBody
 );
 text_type!(
+    /// (v3) Why a moderator removed or banned, or why someone reported:
+    /// 1-500 characters after trimming, the title's character rules.
+    Reason
+);
+text_type!(
     /// `[a-z0-9-]{1,40}`: well formed. Only [`Boards::resolve`] says it is configured.
     BoardSlug
 );
@@ -142,6 +147,14 @@ text_type!(
 text_type!(
     /// A member's id (a ULID, upper case).
     MemberId
+);
+text_type!(
+    /// (v3) A ban's id (a ULID).
+    BanId
+);
+text_type!(
+    /// (v3) A report's id (a ULID).
+    ReportId
 );
 
 impl Username {
@@ -221,6 +234,37 @@ impl PostBody {
 impl CommentBody {
     pub fn parse(s: String) -> Result<Self, ApiError> {
         text("body", s, 2_000, false, Refuse::ControlButLineBreaks).map(CommentBody)
+    }
+}
+
+impl Reason {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        text("reason", s, 500, true, Refuse::BidiAndControl).map(Reason)
+    }
+}
+
+/// (v3) How long a ban lasts: 60 seconds to one year; `None` is permanent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BanDuration(Option<i64>);
+
+impl BanDuration {
+    pub const MIN_SECS: i64 = 60;
+    pub const MAX_SECS: i64 = 31_536_000;
+
+    pub fn parse(seconds: Option<i64>) -> Result<Self, ApiError> {
+        match seconds {
+            None => Ok(BanDuration(None)),
+            Some(s) if (Self::MIN_SECS..=Self::MAX_SECS).contains(&s) => Ok(BanDuration(Some(s))),
+            Some(_) => Err(ApiError::validation(format!(
+                "duration_s must be {} to {} seconds, or null for a permanent ban",
+                Self::MIN_SECS,
+                Self::MAX_SECS
+            ))),
+        }
+    }
+
+    pub fn seconds(self) -> Option<i64> {
+        self.0
     }
 }
 
@@ -305,6 +349,11 @@ macro_rules! id_type {
                 $name(new_id())
             }
 
+            /// An id read back from the store, which only holds valid ones.
+            pub fn from_stored(s: String) -> Self {
+                $name(s)
+            }
+
             /// An id from a path: anything but a ULID names nothing (404).
             pub fn parse(s: &str) -> Result<Self, ApiError> {
                 ulid($what, s).map($name)
@@ -316,6 +365,8 @@ macro_rules! id_type {
 id_type!(PostId, "post");
 id_type!(CommentId, "comment");
 id_type!(MemberId, "member");
+id_type!(BanId, "ban");
+id_type!(ReportId, "report");
 
 impl CommentId {
     /// A `parent_id` field: a malformed one cannot be a comment of this post.

@@ -4,11 +4,16 @@
 //! [`MemberCredentials`].
 
 pub mod fields;
+pub mod moderation;
 mod version;
 
 pub use fields::{
-    BoardSlug, Boards, CommentBody, CommentId, CommentKey, MemberId, Nickname, PageLimit, Password, PasswordHash,
-    PostBody, PostId, PostKey, Title, Username, new_id,
+    BanDuration, BanId, BoardSlug, Boards, CommentBody, CommentId, CommentKey, MemberId, Nickname, PageLimit, Password,
+    PasswordHash, PostBody, PostId, PostKey, Reason, ReportId, Title, Username, new_id,
+};
+pub use moderation::{
+    Ban, BanPage, BanRecord, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget, Moderators,
+    Report, ReportPage, ReportTarget, Reported, WriterKey,
 };
 pub use version::PostVersion;
 
@@ -36,7 +41,22 @@ pub enum Author {
     },
     Guest {
         nickname: String,
+        /// (v3) The writer's tag (docs/API.md, Guest tag); absent on what
+        /// was written before v3.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
+        tag: Option<String>,
     },
+}
+
+impl Author {
+    /// A guest author with the tag of the key they wrote from.
+    pub fn guest(nickname: String, writer: &WriterKey) -> Self {
+        Author::Guest {
+            nickname,
+            tag: Some(writer.tag()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,6 +183,8 @@ pub struct LikeState {
 pub struct Guard {
     pub author: Author,
     pub guest_password_hash: Option<PasswordHash>,
+    /// (v3) The writer's address key; none on what was written before v3.
+    pub writer: Option<WriterKey>,
 }
 
 /// A fixed window for counting failures: `[start, start + length)` in Unix seconds.
@@ -208,10 +230,18 @@ mod tests {
             serde_json::to_value(&member).unwrap(),
             serde_json::json!({"kind": "member", "member_id": "m1", "nickname": "Kim"})
         );
-        let guest = Author::Guest { nickname: "Lee".into() };
+        let guest = Author::Guest {
+            nickname: "Lee".into(),
+            tag: None,
+        };
         assert_eq!(
             serde_json::to_value(&guest).unwrap(),
             serde_json::json!({"kind": "guest", "nickname": "Lee"})
+        );
+        let tagged = Author::guest("Lee".into(), &WriterKey::new("abcdefgh2345".into()));
+        assert_eq!(
+            serde_json::to_value(&tagged).unwrap(),
+            serde_json::json!({"kind": "guest", "nickname": "Lee", "tag": "abcdefgh"})
         );
     }
 }

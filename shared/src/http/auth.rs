@@ -26,6 +26,25 @@ impl FromRequestParts<AppState> for AuthMember {
     }
 }
 
+/// (v3) The member a bearer token names, where a route takes one but does
+/// not need it (reports): no `Authorization` header is anonymous; a header
+/// that is sent must hold a valid token (`401` otherwise).
+#[derive(Debug, Clone)]
+pub struct MaybeMember(pub Option<SignedIn>);
+
+impl FromRequestParts<AppState> for MaybeMember {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        if !parts.headers.contains_key(http::header::AUTHORIZATION) {
+            return Ok(MaybeMember(None));
+        }
+        AuthMember::from_request_parts(parts, state)
+            .await
+            .map(|AuthMember(member)| MaybeMember(Some(member)))
+    }
+}
+
 /// The token of an `Authorization: Bearer <token>` header value.
 pub fn bearer_token(header: &http::HeaderValue) -> Option<&str> {
     header

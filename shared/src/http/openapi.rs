@@ -14,10 +14,14 @@ use utoipa::OpenApi;
 use super::handlers::accounts::SignUpRequest;
 use super::handlers::guest::{GuestCommentRequest, GuestEditRequest, GuestPostRequest, GuestProofRequest};
 use super::handlers::member::{CommentRequest, PostRequest};
+use super::handlers::moderation::{BanRequest, ReasonRequest};
 use super::handlers::sessions::LogInRequest;
 use super::routes::routes;
 use crate::app::sessions::Session;
-use crate::domain::{Author, Comment, CommentPage, LikeState, Member, Page, Post, PostDetail, PostSummary};
+use crate::domain::{
+    Author, Ban, BanPage, BanTarget, Comment, CommentPage, LikeState, LogAction, LogEntry, LogPage, LogTarget, Member,
+    Moderators, Page, Post, PostDetail, PostSummary, Report, ReportPage, ReportTarget,
+};
 use crate::error::ApiError;
 use crate::function::Function;
 
@@ -40,7 +44,20 @@ use crate::function::Function;
     Comment,
     Page,
     CommentPage,
-    LikeState
+    LikeState,
+    ReasonRequest,
+    BanRequest,
+    Moderators,
+    Ban,
+    BanTarget,
+    BanPage,
+    Report,
+    ReportTarget,
+    ReportPage,
+    LogAction,
+    LogTarget,
+    LogEntry,
+    LogPage
 )))]
 struct Schemas;
 
@@ -58,6 +75,7 @@ fn known_codes() -> Vec<(&'static str, u16)> {
         ApiError::InvalidCredentials,
         ApiError::WrongPassword,
         ApiError::Forbidden(String::new()),
+        ApiError::Banned(String::new()),
         ApiError::NotFound(String::new()),
         ApiError::MethodNotAllowed(String::new()),
         ApiError::UsernameTaken,
@@ -89,7 +107,12 @@ fn meaning(code: &str) -> &'static str {
             "login failed: the same code, message and timing for every cause (unknown user, wrong password)"
         }
         "wrong_password" => "the guest password does not match",
-        "forbidden" => "what this changes was written by someone else (another member, or a member on a guest route)",
+        "forbidden" => {
+            "what this changes was written by someone else (another member, or a member on a guest route), or (v3) a staff route called by someone who is not staff of the board"
+        }
+        "banned" => {
+            "(v3) the member, or the client address, is banned from this board; the message says until when (or that it is permanent) and why"
+        }
         "not_found" => "unknown board, post or comment (or one of another board or post)",
         "method_not_allowed" => "this path with another method; the `Allow` header lists those it serves",
         "username_taken" => "a member already has this username",
@@ -118,9 +141,25 @@ const RETRY_AFTER: &[&str] = &[
     "unavailable",
 ];
 
-/// Members' routes: a bearer token.
+/// Members' and staff routes: a bearer token.
 fn takes_bearer(route: &super::Route) -> bool {
-    matches!(route.function, Function::MemberWrite | Function::Like)
+    matches!(
+        route.function,
+        Function::MemberWrite | Function::Like | Function::Moderation
+    ) && !bearer_optional(route)
+}
+
+/// (v3) Reports: anyone, with a bearer token or without.
+fn bearer_optional(route: &super::Route) -> bool {
+    route.function == Function::Moderation && route.path.ends_with("/reports") && route.method == http::Method::POST
+}
+
+/// (v3) Every write on a board is checked for bans.
+fn checks_bans(route: &super::Route) -> bool {
+    matches!(
+        route.function,
+        Function::MemberWrite | Function::Like | Function::GuestPost | Function::GuestComment
+    )
 }
 
 /// Every code `route` can answer: those of every route (the body limit
@@ -136,6 +175,9 @@ fn codes(route: &super::Route) -> Vec<&'static str> {
     }
     if takes_bearer(route) {
         codes.push("unauthorized");
+    }
+    if checks_bans(route) {
+        codes.push("banned");
     }
     codes.extend(route.doc.errors);
     in_table_order(codes)
@@ -226,6 +268,7 @@ fn tag(path: &str) -> &'static str {
         Some("posts") => "posts",
         Some("comments") => "comments",
         Some("like") => "likes",
+        Some("moderators" | "modlog" | "remove" | "bans" | "reports" | "resolve") => "moderation",
         Some("health") => "health",
         _ => panic!("{path} has no tag in openapi.rs"),
     }
@@ -237,6 +280,10 @@ const TAGS: &[(&str, &str)] = &[
     ("posts", "A board's posts, by members and by guests"),
     ("comments", "A post's comments, by members and by guests"),
     ("likes", "Members' likes of posts"),
+    (
+        "moderation",
+        "(v3) Moderators, removals, bans, reports and the public moderation log",
+    ),
     ("health", "Liveness of a deployment"),
 ];
 
@@ -310,6 +357,15 @@ fn components(responses: Map<String, Value>) -> Value {
                        "description": "A post's id (a ULID); anything else names no post (404)"},
             "CommentId": {"name": "comment_id", "in": "path", "required": true, "schema": {"type": "string"},
                           "description": "A comment's id (a ULID); anything else names no comment (404)"},
+            "MemberId": {"name": "member_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A member's id (a ULID); anything else names no member (404)"},
+            "BanId": {"name": "ban_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A ban's id (a ULID); anything else names no ban (404)"},
+            "ReportId": {"name": "report_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A report's id (a ULID); anything else names no report (404)"},
+            "ListLimit": {"name": "limit", "in": "query", "required": false,
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": super::paths::DEFAULT_V3_PAGE},
+                      "description": "Items per page"},
             "Limit": {"name": "limit", "in": "query", "required": false,
                       "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": super::paths::DEFAULT_POSTS_PAGE},
                       "description": "Posts per page"},
@@ -404,6 +460,9 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
         ("{slug}", "Slug"),
         ("{post_id}", "PostId"),
         ("{comment_id}", "CommentId"),
+        ("{member_id}", "MemberId"),
+        ("{ban_id}", "BanId"),
+        ("{report_id}", "ReportId"),
     ]
     .iter()
     .filter(|(segment, _)| route.path.contains(segment))
@@ -415,6 +474,14 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     }
     if route.method == http::Method::GET && route.path.ends_with("/comments") {
         parameters.push(parameter_ref("CommentLimit"));
+        parameters.push(parameter_ref("Cursor"));
+    }
+    if route.method == http::Method::GET
+        && ["/bans", "/reports", "/modlog"]
+            .iter()
+            .any(|end| route.path.ends_with(end))
+    {
+        parameters.push(parameter_ref("ListLimit"));
         parameters.push(parameter_ref("Cursor"));
     }
     if route.takes_idempotency_key() {
@@ -446,10 +513,17 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     }
     success["headers"] = headers.into();
     let mut responses = error_responses(&codes, components);
+    if let Some((status, description)) = doc.also {
+        let mut also = success.clone();
+        also["description"] = description.into();
+        responses.insert(status.to_string(), also);
+    }
     responses.insert(doc.status.to_string(), success);
     op["responses"] = responses.into();
     op["security"] = if takes_bearer(route) {
         json!([{"bearer": []}])
+    } else if bearer_optional(route) {
+        json!([{}, {"bearer": []}])
     } else {
         json!([])
     };

@@ -11,7 +11,7 @@ use http::request::Parts;
 use serde::Deserialize;
 
 use super::AppState;
-use crate::domain::{BoardSlug, CommentId, CommentKey, PageLimit, PostId, PostKey};
+use crate::domain::{BanId, BoardSlug, CommentId, CommentKey, MemberId, PageLimit, PostId, PostKey, ReportId};
 use crate::error::ApiError;
 
 fn path_error(rejection: PathRejection) -> ApiError {
@@ -104,6 +104,69 @@ impl FromRequestParts<AppState> for CommentPath {
     }
 }
 
+#[derive(Deserialize)]
+struct RawBoardMember {
+    slug: String,
+    member_id: String,
+}
+
+#[derive(Deserialize)]
+struct RawBan {
+    slug: String,
+    ban_id: String,
+}
+
+#[derive(Deserialize)]
+struct RawReport {
+    slug: String,
+    report_id: String,
+}
+
+/// (v3) `/boards/{slug}/moderators/{member_id}`
+#[derive(Debug)]
+pub struct BoardMemberPath(pub BoardSlug, pub MemberId);
+
+impl FromRequestParts<AppState> for BoardMemberPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawBoardMember { slug, member_id } = raw(parts, state).await?;
+        Ok(BoardMemberPath(
+            state.app.boards.resolve(&slug)?,
+            MemberId::parse(&member_id)?,
+        ))
+    }
+}
+
+/// (v3) `/boards/{slug}/bans/{ban_id}`
+#[derive(Debug)]
+pub struct BanPath(pub BoardSlug, pub BanId);
+
+impl FromRequestParts<AppState> for BanPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawBan { slug, ban_id } = raw(parts, state).await?;
+        Ok(BanPath(state.app.boards.resolve(&slug)?, BanId::parse(&ban_id)?))
+    }
+}
+
+/// (v3) `/boards/{slug}/reports/{report_id}/...`
+#[derive(Debug)]
+pub struct ReportPath(pub BoardSlug, pub ReportId);
+
+impl FromRequestParts<AppState> for ReportPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawReport { slug, report_id } = raw(parts, state).await?;
+        Ok(ReportPath(
+            state.app.boards.resolve(&slug)?,
+            ReportId::parse(&report_id)?,
+        ))
+    }
+}
+
 /// `?limit=&cursor=` of a listing.
 #[derive(Debug)]
 pub struct PageQuery {
@@ -120,6 +183,9 @@ impl PageQuery {
 
 /// Posts are listed 20 to a page unless `limit` says otherwise.
 pub const DEFAULT_POSTS_PAGE: usize = 20;
+
+/// (v3) Every v3 list (bans, reports, the moderation log) too.
+pub const DEFAULT_V3_PAGE: usize = 20;
 
 impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
     type Rejection = ApiError;

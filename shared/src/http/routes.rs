@@ -52,6 +52,8 @@ pub struct Doc {
     pub request: Option<&'static str>,
     pub response: Option<&'static str>,
     pub errors: &'static [&'static str],
+    /// Another success status with the same body (a repeated report: `200`).
+    pub also: Option<(u16, &'static str)>,
 }
 
 const fn doc(operation_id: &'static str, summary: &'static str, status: u16, description: &'static str) -> Doc {
@@ -64,6 +66,7 @@ const fn doc(operation_id: &'static str, summary: &'static str, status: u16, des
         request: None,
         response: None,
         errors: &[],
+        also: None,
     }
 }
 
@@ -87,6 +90,11 @@ impl Doc {
 
     const fn errors(mut self, codes: &'static [&'static str]) -> Self {
         self.errors = codes;
+        self
+    }
+
+    const fn or(mut self, status: u16, description: &'static str) -> Self {
+        self.also = Some((status, description));
         self
     }
 }
@@ -193,6 +201,71 @@ routes_table! {
         doc("deleteGuestComment", "Delete a guest comment with its password", 204, "Deleted")
             .details("Deletes a guest comment, with its guest password (in the body); its replies stay. Wrong passwords are throttled per comment and client address.")
             .takes("GuestProofRequest").errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"]);
+    Read GET "/boards/{slug}/moderators" => h::read::list_moderators,
+        doc("listModerators", "List a board's moderators", 200, "The board's moderators")
+            .details("The members an admin appointed to moderate this board, in the order they were appointed. Admins (`ADMIN_USERNAMES`) are staff of every board and are not listed.")
+            .returns("Moderators").errors(&["not_found"]);
+    Read GET "/boards/{slug}/modlog" => h::read::modlog,
+        doc("listModerationLog", "Read a board's moderation log, newest first", 200, "A page of log entries")
+            .details("Every removal, ban, unban and appointment on the board, newest first: who did it, to what, and why. It never shows an address, and a removed post's entry keeps its title but not its body.")
+            .returns("LogPage").errors(&["validation_failed", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation PUT "/boards/{slug}/moderators/{member_id}" => h::moderation::appoint,
+        doc("appointModerator", "Appoint a moderator (admins)", 204, "Appointed")
+            .details("An admin makes a member a moderator of the board; appointing again changes nothing. Logged as `add_moderator`.")
+            .errors(&["forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation DELETE "/boards/{slug}/moderators/{member_id}" => h::moderation::dismiss,
+        doc("dismissModerator", "Dismiss a moderator (admins)", 204, "Dismissed")
+            .details("An admin takes a member's moderation of the board away; dismissing one who is not a moderator changes nothing. Logged as `remove_moderator`.")
+            .errors(&["forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation POST "/boards/{slug}/posts/{post_id}/remove" => h::moderation::remove_post,
+        doc("removePost", "Remove a post (staff)", 204, "Removed")
+            .details("Staff of the board remove a post with a reason: it goes as if its author had deleted it (its comments and likes too), its open reports and those of its comments are resolved, and the log keeps its title.")
+            .takes("ReasonRequest").errors(&["forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation POST "/boards/{slug}/posts/{post_id}/comments/{comment_id}/remove" => h::moderation::remove_comment,
+        doc("removeComment", "Remove a comment (staff)", 204, "Removed")
+            .details("Staff of the board remove a comment with a reason; its replies stay, its open report is resolved, and the log records it without its body.")
+            .takes("ReasonRequest").errors(&["forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation POST "/boards/{slug}/bans" => h::moderation::ban,
+        doc("createBan", "Ban a writer from a board (staff)", 201, "The ban")
+            .details("Bans a member (`member_id`), or the writer of a post or comment (`post_id`, `comment_id`): its member, or for a guest the address it was written from, never shown (the ban shows the guest's tag). For `duration_s` seconds, or for good when it is absent or null. While it lasts every write on the board by that member, or from that address, answers `403 banned`. A new ban of the same writer replaces the old one. Staff of the board cannot be banned (`403 forbidden`).")
+            .takes("BanRequest").returns("Ban").errors(&["forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation GET "/boards/{slug}/bans" => h::moderation::list_bans,
+        doc("listBans", "List a board's active bans (staff)", 200, "A page of bans, newest first")
+            .details("The bans in force on the board, newest first; expired and lifted bans are not listed.")
+            .returns("BanPage").errors(&["validation_failed", "forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation DELETE "/boards/{slug}/bans/{ban_id}" => h::moderation::unban,
+        doc("deleteBan", "Lift a ban (staff)", 204, "Lifted")
+            .details("Lifts a ban at once: the writer's next write goes through. Logged as `unban`.")
+            .errors(&["forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation POST "/boards/{slug}/posts/{post_id}/reports" => h::moderation::report_post,
+        doc("reportPost", "Report a post", 201, "The post's report, opened by this request")
+            .details("Anyone reports a post to the board's staff, signed in or not. A post has one open report: the first answers `201`, every later one `200` with the same report, and each reporter (a member, or an address) is counted once. Counted against the reports quota of the client address (`429 rate_limited`).")
+            .or(200, "The post's open report, which this reporter joined")
+            .takes("ReasonRequest").returns("Report").errors(&["unauthorized", "banned", "not_found", "rate_limited"]);
+    #[cfg(feature = "tokens")]
+    Moderation POST "/boards/{slug}/posts/{post_id}/comments/{comment_id}/reports" => h::moderation::report_comment,
+        doc("reportComment", "Report a comment", 201, "The comment's report, opened by this request")
+            .details("Anyone reports a comment, as a post is reported: one open report per comment, each reporter counted once.")
+            .or(200, "The comment's open report, which this reporter joined")
+            .takes("ReasonRequest").returns("Report").errors(&["unauthorized", "banned", "not_found", "rate_limited"]);
+    #[cfg(feature = "tokens")]
+    Moderation GET "/boards/{slug}/reports" => h::moderation::list_reports,
+        doc("listReports", "List a board's open reports (staff)", 200, "A page of open reports, newest first")
+            .details("The open reports of the board's posts and comments, newest first, each with `reporters`: how many distinct reporters it has.")
+            .returns("ReportPage").errors(&["validation_failed", "forbidden", "not_found"]);
+    #[cfg(feature = "tokens")]
+    Moderation POST "/boards/{slug}/reports/{report_id}/resolve" => h::moderation::resolve_report,
+        doc("resolveReport", "Resolve a report (staff)", 204, "Resolved")
+            .details("Closes an open report: it leaves the open list. A later report of the same target opens a new one.")
+            .errors(&["forbidden", "not_found"]);
     #[cfg(feature = "tokens")]
     Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
         doc("likePost", "Like a post (idempotent)", 200, "The like state")

@@ -213,3 +213,29 @@ pub fn parent_id() -> Schema {
         .build()
         .into()
 }
+
+/// (v3) A moderator's or reporter's reason: the title's rules, 1-500.
+pub fn reason() -> Schema {
+    trimmed_text(
+        500,
+        "reason",
+        &bidi(),
+        "no control characters, no bidirectional override or isolate characters",
+    )
+}
+
+/// (v3) An id in a body: a ULID.
+pub fn ulid() -> Schema {
+    string(None, None, Some("^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$".into()), None)
+}
+
+/// (v3) A ban's length in seconds, or null for a permanent ban.
+pub fn duration_s() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))
+        .minimum(Some(crate::domain::BanDuration::MIN_SECS as f64))
+        .maximum(Some(crate::domain::BanDuration::MAX_SECS as f64))
+        .description(Some("Seconds the ban lasts; absent or null: permanent"))
+        .build()
+        .into()
+}

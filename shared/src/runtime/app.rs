@@ -1,10 +1,10 @@
-//! The application's settings from the environment: `BOARDS` and every
+//! The application's settings from the environment: `BOARDS`, (v3) `ADMIN_USERNAMES` and `BLOCKED_WORDS`, and every
 //! `LIMIT_*` (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`).
 
 use super::{ConfigError, Env};
 use crate::app::AppSettings;
 use crate::app::throttle::{Limit, Limits};
-use crate::domain::Boards;
+use crate::domain::{BlockedWords, Boards, Username};
 
 pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
     Ok(AppSettings {
@@ -13,7 +13,23 @@ pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
             None => Boards::default(),
         },
         limits: limits(env)?,
+        admins: admins(env)?,
+        blocked_words: BlockedWords::parse_list(&env.get("BLOCKED_WORDS").unwrap_or_default()),
     })
+}
+
+/// `ADMIN_USERNAMES`: a comma list of usernames, each well formed.
+fn admins(env: &Env<'_>) -> Result<Vec<String>, ConfigError> {
+    let list = env.get("ADMIN_USERNAMES").unwrap_or_default();
+    list.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            Username::parse(name.to_owned())
+                .map(Username::into_inner)
+                .map_err(|_| ConfigError::invalid(format!("ADMIN_USERNAMES: {name:?} is not a username")))
+        })
+        .collect()
 }
 
 /// The v1 names (`THROTTLE_*`) are refused, naming their replacement, so a

@@ -20,11 +20,15 @@ pub type Resolved = Vec<(String, String)>;
 /// dummy credentials; otherwise the environment's region and credentials
 /// (`AWS_ENDPOINT_URL_SECRETS_MANAGER` works too).
 pub async fn resolve(needs: Needs, env: &Env<'_>, endpoint: Option<&str>) -> Result<Resolved, ConfigError> {
-    let wanted: Vec<(&str, String)> = [("JWT_SECRET", needs.tokens), ("PEPPER", needs.hashing)]
-        .into_iter()
-        .filter(|(_, needed)| *needed)
-        .filter_map(|(name, _)| env.get(&format!("{name}_ARN")).map(|arn| (name, arn)))
-        .collect();
+    let wanted: Vec<(&str, String)> = [
+        ("JWT_SECRET", needs.tokens),
+        ("PEPPER", needs.hashing),
+        ("TAG_KEY", needs.tags),
+    ]
+    .into_iter()
+    .filter(|(_, needed)| *needed)
+    .filter_map(|(name, _)| env.get(&format!("{name}_ARN")).map(|arn| (name, arn)))
+    .collect();
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
@@ -50,7 +54,9 @@ async fn read(client: &Client, name: &str, arn: &str) -> Result<Resolved, Config
         .secret_string
         .ok_or_else(|| ConfigError::invalid(format!("{setting}: {arn} holds no string")))?;
     let mut resolved = vec![(name.to_owned(), current)];
-    if name == "PEPPER" {
+    // A rotated pepper keeps older hashes verifying; a rotated tag key keeps
+    // address bans made under the older key working.
+    if name == "PEPPER" || name == "TAG_KEY" {
         let previous = client
             .get_secret_value()
             .secret_id(arn)
@@ -60,7 +66,7 @@ async fn read(client: &Client, name: &str, arn: &str) -> Result<Resolved, Config
         match previous {
             Ok(out) => {
                 if let Some(previous) = out.secret_string {
-                    resolved.push(("PEPPER_PREVIOUS".to_owned(), previous));
+                    resolved.push((format!("{name}_PREVIOUS"), previous));
                 }
             }
             // Never rotated: no previous version.

@@ -74,6 +74,8 @@ pub struct Config {
     pub hashing: Option<HashingConfig>,
     /// Present when a served function issues or checks bearer tokens.
     pub jwt_secret: Option<SecretString>,
+    /// (v3) Present when a served function writes on boards or checks bans.
+    pub tag_key: Option<TagKeySource>,
     pub app: AppSettings,
     pub http: HttpSettings,
     /// Server mode: where the SQLite file and generated secrets live.
@@ -130,6 +132,26 @@ impl Config {
                 "this build has no bearer tokens (feature `tokens`)",
             ));
         }
+        let tag_key = if needs.tags {
+            Some(match env.get("TAG_KEY") {
+                Some(key) => TagKeySource::Configured {
+                    current: SecretString::from(key),
+                    previous: env.get("TAG_KEY_PREVIOUS").map(SecretString::from),
+                },
+                // The server keeps a pepper (or, with PEPPER=none, a key of its own).
+                None if data_dir.is_some() => TagKeySource::Derived(SecretString::from(match secret("PEPPER")? {
+                    pepper if pepper != UNPEPPERED => pepper,
+                    _ => secret("TAG_KEY")?,
+                })),
+                None => {
+                    return Err(ConfigError::invalid(
+                        "TAG_KEY is required on Lambda: set TAG_KEY_ARN (a Secrets Manager secret) or TAG_KEY",
+                    ));
+                }
+            })
+        } else {
+            None
+        };
         let store = super::store::store_settings(env, data_dir.as_deref())?;
         if data_dir.is_none() && !store.is_dynamo() {
             return Err(ConfigError::invalid("TABLE_NAME is required on Lambda"));
@@ -140,11 +162,24 @@ impl Config {
             #[cfg(feature = "hashing")]
             hashing,
             jwt_secret,
+            tag_key,
             app: super::app::app_settings(env)?,
             http,
             data_dir,
         })
     }
+}
+
+/// (v3) Where the tag key comes from (docs/DESIGN.md, Moderation).
+#[derive(Debug)]
+pub enum TagKeySource {
+    /// `TAG_KEY` (and, after a rotation, `TAG_KEY_PREVIOUS`).
+    Configured {
+        current: SecretString,
+        previous: Option<SecretString>,
+    },
+    /// The server without `TAG_KEY`: derived from this secret (the pepper).
+    Derived(SecretString),
 }
 
 /// The redacted summary printed at start: no secret value, only whether it is set.
@@ -158,6 +193,16 @@ impl fmt::Display for Config {
         }
         if self.jwt_secret.is_some() {
             write!(f, " jwt_secret=set")?;
+        }
+        match &self.tag_key {
+            Some(TagKeySource::Configured { previous, .. }) => {
+                write!(f, " tag_key=set")?;
+                if previous.is_some() {
+                    write!(f, " tag_key_previous=set")?;
+                }
+            }
+            Some(TagKeySource::Derived(_)) => write!(f, " tag_key=derived")?,
+            None => {}
         }
         write!(f, " {}", self.app)?;
         if let Some(dir) = &self.data_dir {

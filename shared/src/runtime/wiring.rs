@@ -6,6 +6,7 @@ use anyhow::Context as _;
 
 use super::Config;
 use crate::app::App;
+use crate::app::tags::TagKeys;
 use crate::http::AppState;
 
 /// The state serving `config`'s functions. Fails, naming what is wrong,
@@ -21,6 +22,13 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
     #[cfg(feature = "tokens")]
     let app = match &config.jwt_secret {
         Some(secret) => app.with_tokens(crate::app::tokens::JwtKeys::new(secret).map_err(anyhow::Error::msg)?),
+        None => app,
+    };
+    let app = match &config.tag_key {
+        Some(super::settings::TagKeySource::Configured { current, previous }) => {
+            app.with_tags(TagKeys::new(current, previous.as_ref()).map_err(anyhow::Error::msg)?)
+        }
+        Some(super::settings::TagKeySource::Derived(secret)) => app.with_tags(TagKeys::derived_from(secret)),
         None => app,
     };
     Ok(AppState::new(app, config.http))

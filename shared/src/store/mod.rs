@@ -15,9 +15,12 @@ pub use error::{StoreError, StoreResult};
 pub use idempotency::{Completion, Idempotency};
 pub use settings::StoreSettings;
 
+pub use idempotency::Claim;
+
 use crate::domain::{
-    BoardSlug, Comment, CommentKey, CommentPage, Guard, LikeState, Member, MemberCredentials, MemberId, Page,
-    PageLimit, PasswordHash, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Title, Username, Window,
+    BanId, BanPage, BanRecord, BanSubject, BoardSlug, Comment, CommentId, CommentKey, CommentPage, Guard, LikeState,
+    LogEntry, LogPage, Member, MemberCredentials, MemberId, Page, PageLimit, PasswordHash, Post, PostBody, PostDetail,
+    PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported, Title, Username, Window, WriterKey,
 };
 
 #[async_trait]
@@ -31,6 +34,8 @@ pub trait Members: Send + Sync {
         done: Option<&Completion>,
     ) -> StoreResult<()>;
     async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>>;
+    /// (v3) The member with this id (moderator appointments, bans).
+    async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>>;
     /// Stores `new` only if the stored hash is still `old` (a rehash after
     /// login); false when it changed meanwhile.
     async fn replace_password_hash(
@@ -47,6 +52,7 @@ pub trait Posts: Send + Sync {
     async fn create_post(
         &self,
         post: &Post,
+        writer: &WriterKey,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()>;
@@ -108,10 +114,14 @@ pub trait Comments: Send + Sync {
         &self,
         board: &BoardSlug,
         comment: &Comment,
+        writer: &WriterKey,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()>;
     async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
+    /// (v3) The key of a comment on `board` known only by its id (a ban
+    /// through a comment).
+    async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>>;
     /// Removes the comment and uncounts it; false when there was none.
     /// Its replies stay (their `parent_id` names the removed comment).
     async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool>;
@@ -129,6 +139,62 @@ pub trait Likes: Send + Sync {
     async fn like(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
     async fn unlike(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
     async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool>;
+}
+
+/// (v3) Moderators, bans, removals, reports and the moderation log
+/// (docs/API.md, Roles and moderation). Every change a moderator makes is
+/// written together with its log entry, or not at all.
+#[async_trait]
+pub trait Moderation: Send + Sync {
+    async fn is_moderator(&self, board: &BoardSlug, member: &MemberId) -> StoreResult<bool>;
+    /// The board's moderators, in the order they were appointed.
+    async fn moderators(&self, board: &BoardSlug) -> StoreResult<Vec<Member>>;
+    /// Appoints `member`; false, and no entry written, when they already are one.
+    async fn add_moderator(&self, board: &BoardSlug, member: &Member, entry: &LogEntry) -> StoreResult<bool>;
+    /// Dismisses `member`; false, and no entry written, when they were not one.
+    async fn remove_moderator(&self, board: &BoardSlug, member: &MemberId, entry: &LogEntry) -> StoreResult<bool>;
+    /// The ban, active at `now` (Unix seconds), of any of `subjects` on
+    /// `board`: the ban check every write makes, one small read.
+    async fn active_ban(&self, board: &BoardSlug, subjects: &[BanSubject], now: i64) -> StoreResult<Option<BanRecord>>;
+    /// Stores the ban with its entry (and, with `done`, that idempotency
+    /// record); an earlier ban of the same subject on the board is replaced.
+    async fn ban(&self, ban: &BanRecord, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<()>;
+    async fn ban_by_id(&self, board: &BoardSlug, id: &BanId) -> StoreResult<Option<BanRecord>>;
+    /// Lifts the ban with its entry; false when it was lifted already.
+    async fn unban(&self, ban: &BanRecord, entry: &LogEntry) -> StoreResult<bool>;
+    /// Bans active at `now`, newest first, strictly after `cursor`.
+    async fn list_bans(
+        &self,
+        board: &BoardSlug,
+        limit: PageLimit,
+        cursor: Option<&str>,
+        now: i64,
+    ) -> StoreResult<BanPage>;
+    /// Deletes the post as [`Posts::delete_post`] does, resolves its open
+    /// reports and those of its comments, and writes `entry`; false when
+    /// there was no such post.
+    async fn remove_post(&self, key: &PostKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool>;
+    /// Deletes the comment as [`Comments::delete_comment`] does (its
+    /// replies stay), resolves its open report and writes `entry`.
+    async fn remove_comment(&self, key: &CommentKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool>;
+    /// Opens `report` on its target, or counts `reporter` (`member:<id>`
+    /// or `address:<key>`) on the target's open report, once per reporter.
+    /// [`StoreError::NotFound`] when the target is not on `board`. With
+    /// `claim`, its record is completed with the answer (`201` opened,
+    /// `200` joined) in the same write.
+    async fn report(
+        &self,
+        board: &BoardSlug,
+        report: &Report,
+        reporter: &str,
+        claim: Option<&Claim>,
+    ) -> StoreResult<Reported>;
+    /// Open reports with their reporter counts, newest first.
+    async fn list_reports(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<ReportPage>;
+    /// Closes an open report; false when there is no such open report.
+    async fn resolve_report(&self, board: &BoardSlug, id: &ReportId, done: Option<&Completion>) -> StoreResult<bool>;
+    /// The board's moderation log, newest first.
+    async fn modlog(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<LogPage>;
 }
 
 /// What a failure counter counts, e.g. `login:user:kim` (built by the throttle).
@@ -152,8 +218,8 @@ pub trait Attempts: Send + Sync {
 }
 
 /// Everything a deployment needs from its store.
-pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency {}
+pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation {}
 
-impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency> Store for T {}
+impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation> Store for T {}
 
 pub use crate::domain::fields::MAX_PAGE;

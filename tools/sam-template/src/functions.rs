@@ -53,6 +53,20 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:DeleteItem",
             "dynamodb:ConditionCheckItem",
         ],
+        // (v3) Staff routes and reports: moderators, bans and reports are
+        // items of their own (get, query, put, update, delete), removals are
+        // the post delete's two steps plus the log entry (transaction,
+        // batch write), a member or comment by id is a query on ById.
+        Function::Moderation => &[
+            "dynamodb:BatchGetItem",
+            "dynamodb:BatchWriteItem",
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+        ],
         // like/unlike transaction (put or delete + shard update), the post's
         // board before a shard's first write (get), the likes of every shard (batch get).
         Function::Like => &[
@@ -65,9 +79,10 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
     }
 }
 
-/// Whether a function reads the board index (GSI1).
+/// Whether a function reads an index: the board index (GSI1), or (v3)
+/// `ById` (a member or a comment by its id, for appointments and bans).
 pub(crate) fn uses_index(function: Function) -> bool {
-    matches!(function, Function::Read)
+    matches!(function, Function::Read | Function::Moderation)
 }
 
 /// The hashing functions get reserved concurrency: a flood of password

@@ -217,6 +217,21 @@ Resources:
         PasswordLength: 64
         ExcludePunctuation: true
 
+  TagKey:
+    Type: AWS::SecretsManager::Secret
+    Metadata:
+      checkov:
+        skip:
+          - id: CKV_AWS_149
+            comment: The AWS-managed key is enough - only the functions that use this secret may read it (by IAM, at their cold start); a CMK adds cost without a reader to restrict.
+          - id: CKV2_AWS_57
+            comment: Rotating the tag key changes every guest tag; address bans made before keep working through its previous version (TAG_KEY_PREVIOUS) until it is rotated again, so rotate by hand (see docs/deploy.md).
+    Properties:
+      Description: Key for guest tags and stored writer keys (HMAC-SHA-256 of client addresses)
+      GenerateSecretString:
+        PasswordLength: 64
+        ExcludePunctuation: true
+
   Table:
     Type: AWS::DynamoDB::Table
     DeletionPolicy: Retain
@@ -398,21 +413,25 @@ Resources:
         // by ARN: the function reads them from Secrets Manager at its cold
         // start (shared::runtime::secrets), so no value is in its configuration.
         let needs = function.needs();
-        if needs.tokens || needs.hashing || function == Function::Read {
+        if needs.tokens || needs.hashing || needs.tags || function == Function::Read {
             writeln!(t, "      Environment:\n        Variables:")?;
         }
         if function == Function::Read {
             writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
         }
-        let secrets: Vec<&str> = [(needs.tokens, "JwtSecret"), (needs.hashing, "Pepper")]
-            .into_iter()
-            .filter_map(|(needed, resource)| needed.then_some(resource))
-            .collect();
+        let secrets: Vec<&str> = [
+            (needs.tokens, "JwtSecret"),
+            (needs.hashing, "Pepper"),
+            (needs.tags, "TagKey"),
+        ]
+        .into_iter()
+        .filter_map(|(needed, resource)| needed.then_some(resource))
+        .collect();
         for resource in &secrets {
-            let setting = if *resource == "JwtSecret" {
-                "JWT_SECRET_ARN"
-            } else {
-                "PEPPER_ARN"
+            let setting = match *resource {
+                "JwtSecret" => "JWT_SECRET_ARN",
+                "Pepper" => "PEPPER_ARN",
+                _ => "TAG_KEY_ARN",
             };
             writeln!(t, "          {setting}: !Ref {resource}")?;
         }

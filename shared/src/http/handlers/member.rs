@@ -56,11 +56,13 @@ pub(crate) async fn create_post(
 pub(crate) async fn update_post(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     IfMatch(if_match): IfMatch,
     Body(r): Body<PostRequest>,
 ) -> Result<WithEtag, ApiError> {
     let command = EditPost {
+        client,
         if_match,
         key,
         title: Title::parse(required("title", r.title)?)?,
@@ -72,9 +74,10 @@ pub(crate) async fn update_post(
 pub(crate) async fn delete_post(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     PostPath(key): PostPath,
 ) -> Result<StatusCode, ApiError> {
-    state.app.delete_member_post(&member, &key).await?;
+    state.app.delete_member_post(&member, &client, &key).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -99,24 +102,27 @@ pub(crate) async fn create_comment(
 pub(crate) async fn delete_comment(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     CommentPath(key): CommentPath,
 ) -> Result<StatusCode, ApiError> {
-    state.app.delete_member_comment(&member, &key).await?;
+    state.app.delete_member_comment(&member, &client, &key).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 pub(crate) async fn like(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     PostPath(key): PostPath,
 ) -> Result<Json<LikeState>, ApiError> {
-    state.app.set_like(&member, &key, true).await.map(Json)
+    state.app.set_like(&member, &client, &key, true).await.map(Json)
 }
 
 pub(crate) async fn unlike(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     PostPath(key): PostPath,
 ) -> Result<Json<LikeState>, ApiError> {
-    state.app.set_like(&member, &key, false).await.map(Json)
+    state.app.set_like(&member, &client, &key, false).await.map(Json)
 }

@@ -10,6 +10,8 @@ pub(super) mod accounts;
 pub(super) mod guest;
 #[cfg(feature = "tokens")]
 pub(super) mod member;
+#[cfg(feature = "tokens")]
+pub(super) mod moderation;
 pub(super) mod read;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub(super) mod sessions;
@@ -50,6 +52,27 @@ impl<T: CreatedHeaders> axum::response::IntoResponse for Created<T> {
 fn created<T>(answer: crate::app::Answer<T>) -> Created<T> {
     Created(answer)
 }
+
+/// (v3) An action that answers `204`, or its remembered answer replayed.
+#[cfg(feature = "tokens")]
+pub(crate) struct DoneOnce(crate::app::Answer<()>);
+
+#[cfg(feature = "tokens")]
+impl axum::response::IntoResponse for DoneOnce {
+    fn into_response(self) -> axum::response::Response {
+        match self.0 {
+            crate::app::Answer::Created(()) => http::StatusCode::NO_CONTENT.into_response(),
+            crate::app::Answer::Replayed(answer) => {
+                let mut response = super::idempotency::replay(answer);
+                response.headers_mut().remove(http::header::CONTENT_TYPE);
+                response
+            }
+        }
+    }
+}
+
+#[cfg(feature = "tokens")]
+impl CreatedHeaders for crate::domain::Ban {}
 
 /// What a created item adds to its `201` (docs/API.md, Conventions, v3).
 #[cfg(any(feature = "hashing", feature = "tokens"))]

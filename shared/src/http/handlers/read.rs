@@ -1,15 +1,17 @@
-//! read: board listings and post details.
+//! read: board listings and post details; (v3) a board's moderators and
+//! its moderation log.
 
 use axum::Json;
 use axum::extract::State;
 use http::Method;
 
 use super::WithEtag;
+use crate::app::moderation::ModPage;
 use crate::app::posts::ListPosts;
-use crate::domain::{COMMENTS_PAGE, CommentPage, Page};
+use crate::domain::{COMMENTS_PAGE, CommentPage, LogPage, Moderators, Page};
 use crate::error::ApiError;
 use crate::http::AppState;
-use crate::http::paths::{BoardPath, DEFAULT_POSTS_PAGE, PageQuery, PostPath};
+use crate::http::paths::{BoardPath, DEFAULT_POSTS_PAGE, DEFAULT_V3_PAGE, PageQuery, PostPath};
 
 pub(crate) async fn list_posts(
     State(state): State<AppState>,
@@ -49,4 +51,26 @@ pub(crate) async fn list_comments(
         .list_comments(&key, limit, page.cursor.as_deref())
         .await
         .map(Json)
+}
+
+/// (v3) A board's moderators, public.
+pub(crate) async fn list_moderators(
+    State(state): State<AppState>,
+    BoardPath(board): BoardPath,
+) -> Result<Json<Moderators>, ApiError> {
+    state.app.list_moderators(&board).await.map(Json)
+}
+
+/// (v3) A board's moderation log, public, newest first.
+pub(crate) async fn modlog(
+    State(state): State<AppState>,
+    BoardPath(board): BoardPath,
+    page: PageQuery,
+) -> Result<Json<LogPage>, ApiError> {
+    let page = ModPage {
+        board,
+        limit: page.limit(DEFAULT_V3_PAGE)?,
+        cursor: page.cursor,
+    };
+    state.app.modlog(page).await.map(Json)
 }

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 use super::DynamoStore;
 use super::attributes::{from_item, key, to_item};
 use super::items::{CommentItem, comment_sk, post_pk, shard_of};
-use crate::domain::{BoardSlug, Comment, CommentKey, Guard, PasswordHash};
+use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, WriterKey};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 #[async_trait]
@@ -17,12 +17,13 @@ impl Comments for DynamoStore {
         &self,
         board: &BoardSlug,
         comment: &Comment,
+        writer: &WriterKey,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
         let (board, guest_password_hash) = (board.as_str(), guest_password_hash.map(PasswordHash::as_str));
         let post_id = comment.post_id.as_str();
-        let item = to_item(&CommentItem::new(board, comment, guest_password_hash))?;
+        let item = to_item(&CommentItem::new(board, comment, writer, guest_password_hash))?;
         let shard = shard_of(&comment.id, self.layout.counter_shards);
         let mut items = vec![
             self.put(item, "attribute_not_exists(PK)")?,
@@ -74,7 +75,14 @@ impl Comments for DynamoStore {
         Ok((comment.board == board).then(|| Guard {
             author: comment.author.into(),
             guest_password_hash: comment.guest_password_hash.map(PasswordHash::new),
+            writer: comment.writer_key.map(WriterKey::new),
         }))
+    }
+
+    async fn find_comment(&self, _board: &BoardSlug, _comment: &CommentId) -> StoreResult<Option<CommentKey>> {
+        Err(StoreError::Internal(
+            "find_comment on DynamoDB is not written yet".into(),
+        ))
     }
 
     async fn delete_comment(&self, comment_key: &CommentKey) -> StoreResult<bool> {

@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Author, Comment, Post, PostSummary};
+use crate::domain::{Author, Comment, Post, PostSummary, WriterKey};
 
 pub(super) const BOARD_INDEX: &str = "GSI1";
 pub(super) const POST_SK: &str = "POST";
@@ -114,13 +114,18 @@ pub(super) struct MemberItem {
     pub created_at: String,
 }
 
-/// Author fields as stored on posts and comments.
+/// Author fields as stored on posts and comments. A guest's tag is kept
+/// beside them (the board index projects it; the writer key it comes from
+/// is not projected).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AuthorFields {
     pub author_kind: String,
     pub author_nickname: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author_member_id: Option<String>,
+    /// (v3) Guests only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author_tag: Option<String>,
 }
 
 impl From<&Author> for AuthorFields {
@@ -130,11 +135,13 @@ impl From<&Author> for AuthorFields {
                 author_kind: "member".into(),
                 author_nickname: nickname.clone(),
                 author_member_id: Some(member_id.clone()),
+                author_tag: None,
             },
-            Author::Guest { nickname } => AuthorFields {
+            Author::Guest { nickname, tag } => AuthorFields {
                 author_kind: "guest".into(),
                 author_nickname: nickname.clone(),
                 author_member_id: None,
+                author_tag: tag.clone(),
             },
         }
     }
@@ -149,6 +156,7 @@ impl From<AuthorFields> for Author {
             },
             _ => Author::Guest {
                 nickname: f.author_nickname,
+                tag: f.author_tag,
             },
         }
     }
@@ -264,10 +272,13 @@ pub(super) struct PostItem {
     /// in the edit's condition; items from before v3 have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// (v3) The writer's address key (never shown); none before v3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_key: Option<String>,
 }
 
 impl PostItem {
-    pub(super) fn new(post: &Post, guest_password_hash: Option<&str>) -> Self {
+    pub(super) fn new(post: &Post, writer: &WriterKey, guest_password_hash: Option<&str>) -> Self {
         let s = &post.summary;
         PostItem {
             pk: post_pk(&s.id),
@@ -286,6 +297,7 @@ impl PostItem {
             updated_at: post.updated_at.clone(),
             guest_password_hash: guest_password_hash.map(str::to_owned),
             version: Some(crate::domain::PostVersion::of(&s.title, &post.body).as_str().to_owned()),
+            writer_key: Some(writer.as_str().to_owned()),
         }
     }
 
@@ -316,10 +328,13 @@ pub(super) struct CommentItem {
     pub created_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_password_hash: Option<String>,
+    /// (v3) The writer's address key (never shown); none before v3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_key: Option<String>,
 }
 
 impl CommentItem {
-    pub(super) fn new(board: &str, c: &Comment, guest_password_hash: Option<&str>) -> Self {
+    pub(super) fn new(board: &str, c: &Comment, writer: &WriterKey, guest_password_hash: Option<&str>) -> Self {
         CommentItem {
             pk: post_pk(&c.post_id),
             sk: comment_sk(&c.id),
@@ -331,6 +346,7 @@ impl CommentItem {
             author: (&c.author).into(),
             created_at: c.created_at.clone(),
             guest_password_hash: guest_password_hash.map(str::to_owned),
+            writer_key: Some(writer.as_str().to_owned()),
         }
     }
 
@@ -375,7 +391,11 @@ mod tests {
             id: "P".into(),
             board: "free".into(),
             title: "t".into(),
-            author: (&Author::Guest { nickname: "g".into() }).into(),
+            author: (&Author::Guest {
+                nickname: "g".into(),
+                tag: None,
+            })
+                .into(),
             created_at: "now".into(),
             legacy: LegacyCounts {
                 view_count: Some(5),

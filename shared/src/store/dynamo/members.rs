@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use super::DynamoStore;
 use super::attributes::{from_item, key, to_item};
 use super::items::{MEMBER_SK, MemberItem, member_pk};
-use crate::domain::{Member, MemberCredentials, PasswordHash, Username};
+use crate::domain::{Member, MemberCredentials, MemberId, PasswordHash, Username};
 use crate::store::{Completion, Members, StoreError, StoreResult};
 
 #[async_trait]
@@ -47,6 +47,12 @@ impl Members for DynamoStore {
             },
             password_hash: PasswordHash::new(m.password_hash),
         }))
+    }
+
+    async fn member_by_id(&self, _id: &MemberId) -> StoreResult<Option<Member>> {
+        Err(StoreError::Internal(
+            "member_by_id on DynamoDB is not written yet".into(),
+        ))
     }
 
     async fn replace_password_hash(

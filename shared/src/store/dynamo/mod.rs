@@ -19,6 +19,7 @@ mod items;
 mod likes;
 mod members;
 pub mod migrate;
+mod moderation;
 mod posts;
 mod purge;
 mod request_counter;

@@ -16,7 +16,7 @@ use super::transact::{is_conditional_failure, sdk_error};
 use super::{DynamoStore, purge};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
-    PostSummary, PostVersion,
+    PostSummary, PostVersion, WriterKey,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
@@ -112,10 +112,15 @@ impl Posts for DynamoStore {
     async fn create_post(
         &self,
         post: &Post,
+        writer: &WriterKey,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
-        let item = to_item(&PostItem::new(post, guest_password_hash.map(PasswordHash::as_str)))?;
+        let item = to_item(&PostItem::new(
+            post,
+            writer,
+            guest_password_hash.map(PasswordHash::as_str),
+        ))?;
         self.cache.pages.clear();
         if self.put_new(item, done).await? {
             Ok(())
@@ -263,6 +268,7 @@ impl Posts for DynamoStore {
         Ok((post.summary.board == board).then(|| Guard {
             author: post.summary.author.into(),
             guest_password_hash: post.guest_password_hash.map(PasswordHash::new),
+            writer: post.writer_key.map(WriterKey::new),
         }))
     }
 

@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use super::idempotency::complete;
 use super::rows::{author_columns, guard_from, post_exists};
 use super::{SqliteStore, sql_error};
-use crate::domain::{BoardSlug, Comment, CommentKey, Guard, PasswordHash};
+use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, WriterKey};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 #[async_trait]
@@ -16,12 +16,14 @@ impl Comments for SqliteStore {
         &self,
         board: &BoardSlug,
         comment: &Comment,
+        writer: &WriterKey,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
-        let (board, c, hash, done) = (
+        let (board, c, writer, hash, done) = (
             board.as_str().to_owned(),
             comment.clone(),
+            writer.as_str().to_owned(),
             guest_password_hash.map(|h| h.as_str().to_owned()),
             done.cloned(),
         );
@@ -47,7 +49,7 @@ impl Comments for SqliteStore {
             let (kind, nickname, member_id) = author_columns(&c.author);
             tx.execute(
                 "INSERT INTO comments (id, post_id, parent_id, body, author_kind, author_nickname, author_member_id,
-                    guest_password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    guest_password_hash, created_at, writer_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     c.id,
                     c.post_id,
@@ -57,7 +59,8 @@ impl Comments for SqliteStore {
                     nickname,
                     member_id,
                     hash,
-                    c.created_at
+                    c.created_at,
+                    writer
                 ],
             )
             .map_err(sql_error)?;
@@ -80,7 +83,7 @@ impl Comments for SqliteStore {
         );
         self.with(move |conn| {
             conn.query_row(
-                "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash
+                "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash, c.writer_key
                  FROM comments c JOIN posts p ON p.id = c.post_id
                  WHERE c.id = ?1 AND c.post_id = ?2 AND p.board = ?3",
                 params![comment_id, post_id, board],
@@ -90,6 +93,29 @@ impl Comments for SqliteStore {
             .map_err(sql_error)
         })
         .await
+    }
+
+    async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>> {
+        let (board_slug, comment_id) = (board.clone(), comment.clone());
+        let (board, comment) = (board.as_str().to_owned(), comment.as_str().to_owned());
+        let post_id: Option<String> = self
+            .with(move |conn| {
+                conn.query_row(
+                    "SELECT c.post_id FROM comments c JOIN posts p ON p.id = c.post_id WHERE c.id = ?1 AND p.board = ?2",
+                    params![comment, board],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(sql_error)
+            })
+            .await?;
+        Ok(post_id.map(|post| CommentKey {
+            post: PostKey {
+                board: board_slug,
+                post: PostId::from_stored(post),
+            },
+            comment: comment_id,
+        }))
     }
 
     async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool> {
@@ -102,24 +128,9 @@ impl Comments for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_error)?;
-            if !post_exists(&tx, &board, &post_id)? {
-                return Ok(false);
-            }
-            let deleted = tx
-                .execute(
-                    "DELETE FROM comments WHERE id = ?1 AND post_id = ?2",
-                    params![comment_id, post_id],
-                )
-                .map_err(sql_error)?;
-            if deleted == 1 {
-                tx.execute(
-                    "UPDATE posts SET comment_count = comment_count - 1 WHERE id = ?1",
-                    [&post_id],
-                )
-                .map_err(sql_error)?;
-            }
+            let deleted = delete_comment_row(&tx, &board, &post_id, &comment_id)?;
             tx.commit().map_err(sql_error)?;
-            Ok(deleted == 1)
+            Ok(deleted)
         })
         .await
     }
@@ -150,4 +161,31 @@ impl Comments for SqliteStore {
         })
         .await
     }
+}
+
+/// Deletes a comment of a post on `board` and uncounts it, inside `tx`;
+/// false when there was none.
+pub(super) fn delete_comment_row(
+    tx: &rusqlite::Transaction<'_>,
+    board: &str,
+    post_id: &str,
+    comment_id: &str,
+) -> StoreResult<bool> {
+    if !post_exists(tx, board, post_id)? {
+        return Ok(false);
+    }
+    let deleted = tx
+        .execute(
+            "DELETE FROM comments WHERE id = ?1 AND post_id = ?2",
+            params![comment_id, post_id],
+        )
+        .map_err(sql_error)?;
+    if deleted == 1 {
+        tx.execute(
+            "UPDATE posts SET comment_count = comment_count - 1 WHERE id = ?1",
+            [post_id],
+        )
+        .map_err(sql_error)?;
+    }
+    Ok(deleted == 1)
 }

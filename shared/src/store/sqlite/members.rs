@@ -5,7 +5,7 @@ use rusqlite::{ErrorCode, OptionalExtension, TransactionBehavior, params};
 
 use super::idempotency::complete;
 use super::{SqliteStore, sql_error};
-use crate::domain::{Member, MemberCredentials, PasswordHash, Username};
+use crate::domain::{Member, MemberCredentials, MemberId, PasswordHash, Username};
 use crate::store::{Completion, Members, StoreError, StoreResult};
 
 #[async_trait]
@@ -31,6 +31,20 @@ impl Members for SqliteStore {
             })?;
             complete(&tx, done.as_ref())?;
             tx.commit().map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>> {
+        let id = id.as_str().to_owned();
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT id, username, nickname, created_at FROM members WHERE id = ?1",
+                [id],
+                member_from,
+            )
+            .optional()
+            .map_err(sql_error)
         })
         .await
     }
@@ -81,4 +95,14 @@ impl Members for SqliteStore {
         })
         .await
     }
+}
+
+/// `id, username, nickname, created_at`.
+pub(super) fn member_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Member> {
+    Ok(Member {
+        id: row.get(0)?,
+        username: row.get(1)?,
+        nickname: row.get(2)?,
+        created_at: row.get(3)?,
+    })
 }

@@ -68,4 +68,48 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ) WITHOUT ROWID;
     CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);",
     ),
+    // (v3) Moderation (docs/API.md, Roles and moderation; Guest tag): every
+    // post and comment keeps its writer's address key (a keyed hash, never
+    // the address); moderators, bans, open reports with their distinct
+    // reporters, and the public log. A resolved report is deleted.
+    M::up(
+        "ALTER TABLE posts ADD COLUMN writer_key TEXT;
+    ALTER TABLE comments ADD COLUMN writer_key TEXT;
+    CREATE TABLE moderators (
+        board TEXT NOT NULL,
+        member_id TEXT NOT NULL REFERENCES members (id),
+        appointed TEXT NOT NULL,
+        PRIMARY KEY (board, member_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE bans (
+        id TEXT PRIMARY KEY,
+        board TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        ban TEXT NOT NULL,
+        expires INTEGER
+    );
+    CREATE UNIQUE INDEX bans_by_subject ON bans (board, subject);
+    CREATE INDEX bans_by_board ON bans (board, id);
+    CREATE TABLE reports (
+        id TEXT PRIMARY KEY,
+        board TEXT NOT NULL,
+        post_id TEXT NOT NULL,
+        target TEXT NOT NULL UNIQUE,
+        report TEXT NOT NULL,
+        reporters INTEGER NOT NULL
+    );
+    CREATE INDEX reports_by_board ON reports (board, id);
+    CREATE INDEX reports_by_post ON reports (post_id);
+    CREATE TABLE reporters (
+        report_id TEXT NOT NULL REFERENCES reports (id) ON DELETE CASCADE,
+        reporter TEXT NOT NULL,
+        PRIMARY KEY (report_id, reporter)
+    ) WITHOUT ROWID;
+    CREATE TABLE modlog (
+        id TEXT PRIMARY KEY,
+        board TEXT NOT NULL,
+        entry TEXT NOT NULL
+    );
+    CREATE INDEX modlog_by_board ON modlog (board, id);",
+    ),
 ];

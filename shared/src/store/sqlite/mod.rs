@@ -17,6 +17,7 @@ mod idempotency;
 mod likes;
 mod members;
 mod migrations;
+mod moderation;
 mod posts;
 mod rows;
 

@@ -6,11 +6,13 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::idempotency::complete;
 use super::rows::{
-    COMMENT_COLUMNS, POST_COLUMNS, author_columns, comment_from, guard_from, post_exists, post_from, summary_from,
+    COMMENT_COLUMNS, GUARD_COLUMNS, POST_COLUMNS, author_columns, comment_from, guard_from, post_exists, post_from,
+    summary_from,
 };
 use super::{SqliteStore, sql_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey, PostVersion,
+    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
+    PostVersion, WriterKey,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
 
@@ -37,11 +39,13 @@ impl Posts for SqliteStore {
     async fn create_post(
         &self,
         post: &Post,
+        writer: &WriterKey,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
-        let (post, hash, done) = (
+        let (post, writer, hash, done) = (
             post.clone(),
+            writer.as_str().to_owned(),
             guest_password_hash.map(|h| h.as_str().to_owned()),
             done.cloned(),
         );
@@ -53,8 +57,8 @@ impl Posts for SqliteStore {
                 .map_err(sql_error)?;
             tx.execute(
                 "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
-                    guest_password_hash, created_at, updated_at, view_count, like_count, comment_count)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0)",
+                    guest_password_hash, created_at, updated_at, view_count, like_count, comment_count, writer_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11)",
                 params![
                     s.id,
                     s.board,
@@ -65,7 +69,8 @@ impl Posts for SqliteStore {
                     member_id,
                     hash,
                     s.created_at,
-                    post.updated_at
+                    post.updated_at,
+                    writer
                 ],
             )
             .map_err(sql_error)?;
@@ -174,8 +179,7 @@ impl Posts for SqliteStore {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
             conn.query_row(
-                "SELECT author_kind, author_nickname, author_member_id, guest_password_hash
-                 FROM posts WHERE id = ?1 AND board = ?2",
+                &format!("SELECT {GUARD_COLUMNS} FROM posts WHERE id = ?1 AND board = ?2"),
                 params![post_id, board],
                 guard_from,
             )

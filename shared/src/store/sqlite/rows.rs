@@ -4,28 +4,33 @@
 use rusqlite::{Connection, Row, params};
 
 use super::sql_error;
-use crate::domain::{Author, Comment, Guard, PasswordHash, Post, PostSummary};
+use crate::domain::moderation::tag_of;
+use crate::domain::{Author, Comment, Guard, PasswordHash, Post, PostSummary, WriterKey};
 use crate::store::StoreResult;
 
 /// What [`post_from`] (and, from its first ten, [`summary_from`]) reads.
 pub(super) const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
-                            view_count, like_count, comment_count, body, updated_at";
+                            view_count, like_count, comment_count, body, updated_at, writer_key";
 /// What [`comment_from`] reads.
 pub(super) const COMMENT_COLUMNS: &str =
-    "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at";
+    "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at, writer_key";
 
 /// An author as `author_kind, author_nickname, author_member_id`.
 pub(super) fn author_columns(author: &Author) -> (&'static str, &str, Option<&str>) {
     match author {
         Author::Member { member_id, nickname } => ("member", nickname, Some(member_id)),
-        Author::Guest { nickname } => ("guest", nickname, None),
+        Author::Guest { nickname, .. } => ("guest", nickname, None),
     }
 }
 
-fn author_from(kind: String, nickname: String, member_id: Option<String>) -> Author {
+/// A guest's tag is the prefix of the stored writer key.
+fn author_from(kind: String, nickname: String, member_id: Option<String>, writer_key: Option<String>) -> Author {
     match (kind.as_str(), member_id) {
         ("member", Some(member_id)) => Author::Member { member_id, nickname },
-        _ => Author::Guest { nickname },
+        _ => Author::Guest {
+            nickname,
+            tag: writer_key.as_deref().map(tag_of),
+        },
     }
 }
 
@@ -39,7 +44,7 @@ pub(super) fn summary_from(row: &Row<'_>) -> rusqlite::Result<PostSummary> {
         id: row.get(0)?,
         board: row.get(1)?,
         title: row.get(2)?,
-        author: author_from(row.get(3)?, row.get(4)?, row.get(5)?),
+        author: author_from(row.get(3)?, row.get(4)?, row.get(5)?, row.get(12)?),
         created_at: row.get(6)?,
         view_count: count(row, 7)?,
         like_count: count(row, 8)?,
@@ -61,16 +66,21 @@ pub(super) fn comment_from(row: &Row<'_>) -> rusqlite::Result<Comment> {
         post_id: row.get(1)?,
         parent_id: row.get(2)?,
         body: row.get(3)?,
-        author: author_from(row.get(4)?, row.get(5)?, row.get(6)?),
+        author: author_from(row.get(4)?, row.get(5)?, row.get(6)?, row.get(8)?),
         created_at: row.get(7)?,
     })
 }
 
-/// `author_kind, author_nickname, author_member_id, guest_password_hash`.
+/// What [`guard_from`] reads.
+pub(super) const GUARD_COLUMNS: &str =
+    "author_kind, author_nickname, author_member_id, guest_password_hash, writer_key";
+
 pub(super) fn guard_from(row: &Row<'_>) -> rusqlite::Result<Guard> {
+    let writer: Option<String> = row.get(4)?;
     Ok(Guard {
-        author: author_from(row.get(0)?, row.get(1)?, row.get(2)?),
+        author: author_from(row.get(0)?, row.get(1)?, row.get(2)?, writer.clone()),
         guest_password_hash: row.get::<_, Option<String>>(3)?.map(PasswordHash::new),
+        writer: writer.map(WriterKey::new),
     })
 }
 

@@ -1,0 +1,7 @@
+//! Lambda function `moderation`: config, store and hashing are built once per cold
+//! start by `shared::runtime::lambda`, which then serves this function's routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::runtime::lambda::run(shared::http::Function::Moderation).await
+}

@@ -1,0 +1,389 @@
+//! (v3) What moderation keeps and shows (docs/API.md, Roles and moderation,
+//! Guest tag): bans, reports, the moderation log, the writer key every post
+//! and comment stores, and the blocked-words rule.
+
+use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization as _;
+
+use super::Author;
+use crate::error::ApiError;
+
+/// A client address key (IPv4, or IPv6 /64) under the server's tag key:
+/// base32 of HMAC-SHA-256, 52 characters of `[a-z2-7]`. Stored with every
+/// post and comment and in address bans; never shown. Its first
+/// [`WriterKey::TAG_LEN`] characters are the guest's public tag.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WriterKey(String);
+
+impl std::fmt::Debug for WriterKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WriterKey({}..)", self.tag())
+    }
+}
+
+impl WriterKey {
+    pub const TAG_LEN: usize = 8;
+
+    /// A key as computed by the application or read back from the store.
+    pub fn new(key: String) -> Self {
+        WriterKey(key)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The public tag: a prefix, so it shows nothing the key does not, and
+    /// 40 bits of it tell two guests of one nickname apart.
+    pub fn tag(&self) -> String {
+        tag_of(&self.0)
+    }
+}
+
+/// The tag of a stored writer key.
+pub fn tag_of(writer_key: &str) -> String {
+    writer_key.chars().take(WriterKey::TAG_LEN).collect()
+}
+
+/// Who a ban stops, as the store keys it: a member (wherever they write
+/// from) or an address key (guest or member).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BanSubject {
+    Member(String),
+    Address(WriterKey),
+}
+
+impl BanSubject {
+    /// The subject as one string: `member:<id>` or `address:<key>`.
+    pub fn key(&self) -> String {
+        match self {
+            BanSubject::Member(id) => format!("member:{id}"),
+            BanSubject::Address(key) => format!("address:{}", key.as_str()),
+        }
+    }
+}
+
+/// Whom a ban names, as the API shows it (never an address).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum BanTarget {
+    Member {
+        /// ULID
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+        member_id: String,
+        nickname: String,
+    },
+    Guest {
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
+        tag: String,
+    },
+}
+
+/// A ban (docs/API.md, Roles and moderation: Bans).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Ban {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+    pub id: String,
+    pub board: String,
+    pub target: BanTarget,
+    pub reason: String,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
+    pub created_at: String,
+    /// Present, null for a permanent ban.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, required = true))]
+    pub expires_at: Option<String>,
+    /// The moderator who banned.
+    pub by: Author,
+}
+
+/// A ban with what the store keys it by and when it ends (Unix seconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BanRecord {
+    pub ban: Ban,
+    pub subject: BanSubject,
+    pub expires: Option<i64>,
+}
+
+impl BanRecord {
+    pub fn active_at(&self, now: i64) -> bool {
+        self.expires.is_none_or(|end| end > now)
+    }
+}
+
+/// What a report is about.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ReportTarget {
+    Post {
+        /// ULID
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+        post_id: String,
+    },
+    Comment {
+        /// ULID
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+        post_id: String,
+        /// ULID
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+        comment_id: String,
+    },
+}
+
+impl ReportTarget {
+    pub fn post_id(&self) -> &str {
+        match self {
+            ReportTarget::Post { post_id } | ReportTarget::Comment { post_id, .. } => post_id,
+        }
+    }
+
+    /// One string per target: `post:<id>` or `comment:<id>`.
+    pub fn key(&self) -> String {
+        match self {
+            ReportTarget::Post { post_id } => format!("post:{post_id}"),
+            ReportTarget::Comment { comment_id, .. } => format!("comment:{comment_id}"),
+        }
+    }
+}
+
+/// The one open report of a target (docs/API.md, Roles and moderation:
+/// Reports). `reporters` is shown in the staff list only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Report {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+    pub id: String,
+    pub board: String,
+    pub target: ReportTarget,
+    /// The first reporter's reason.
+    pub reason: String,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
+    pub created_at: String,
+    /// Distinct reporters (members, or address keys for anonymous
+    /// reports); in the staff list only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporters: Option<u64>,
+}
+
+impl Report {
+    /// The report as its reporter sees it: without the count.
+    pub fn for_reporter(mut self) -> Self {
+        self.reporters = None;
+        self
+    }
+}
+
+/// What a report did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reported {
+    /// The target's first open report: `201`.
+    Opened(Report),
+    /// Added to the target's open report (or this reporter was counted
+    /// already): `200` with that report.
+    Joined(Report),
+}
+
+/// What a moderation log entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum LogAction {
+    RemovePost,
+    RemoveComment,
+    Ban,
+    Unban,
+    AddModerator,
+    RemoveModerator,
+}
+
+/// What a log entry is about: a removed post keeps its title (never its
+/// body); a guest shows only the tag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum LogTarget {
+    Post {
+        post_id: String,
+        title: String,
+    },
+    Comment {
+        post_id: String,
+        comment_id: String,
+    },
+    Member {
+        member_id: String,
+        nickname: String,
+    },
+    Guest {
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
+        tag: String,
+    },
+}
+
+impl From<BanTarget> for LogTarget {
+    fn from(target: BanTarget) -> Self {
+        match target {
+            BanTarget::Member { member_id, nickname } => LogTarget::Member { member_id, nickname },
+            BanTarget::Guest { tag } => LogTarget::Guest { tag },
+        }
+    }
+}
+
+/// One entry of a board's public moderation log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LogEntry {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+    pub id: String,
+    pub action: LogAction,
+    pub target: LogTarget,
+    /// Present, null where the action takes none (unban, moderators).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub reason: Option<String>,
+    /// The staff member who acted.
+    pub by: Author,
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
+    pub at: String,
+}
+
+/// A page of active bans, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BanPage {
+    pub bans: Vec<Ban>,
+    /// Present, null on the last page.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub next_cursor: Option<String>,
+}
+
+/// A page of open reports, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReportPage {
+    pub reports: Vec<Report>,
+    /// Present, null on the last page.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub next_cursor: Option<String>,
+}
+
+/// A page of the moderation log, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LogPage {
+    pub entries: Vec<LogEntry>,
+    /// Present, null on the last page.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub next_cursor: Option<String>,
+}
+
+/// A board's moderators.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Moderators {
+    pub moderators: Vec<super::Member>,
+}
+
+/// Words a deployment refuses (`BLOCKED_WORDS`, docs/API.md, Field rules):
+/// kept NFKC-normalized and case folded, and compared with the text folded
+/// the same way, so `ＳＰＡＭ`, `Spam` and `spam` are one word.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockedWords(Vec<String>);
+
+/// NFKC, then full Unicode case folding, then NFKC again (folding can
+/// un-normalize: the compatibility caseless match of Unicode 3.13).
+fn fold(text: &str) -> String {
+    let once: String = text.nfkc().collect();
+    caseless::default_case_fold_str(&once).nfkc().collect()
+}
+
+impl BlockedWords {
+    /// A comma list; blank entries are skipped.
+    pub fn parse_list(list: &str) -> Self {
+        let mut words: Vec<String> = list.split(',').map(fold).map(|w| w.trim().to_owned()).collect();
+        words.retain(|w| !w.is_empty());
+        words.sort();
+        words.dedup();
+        BlockedWords(words)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `400 validation_failed` naming `field` when `text` contains a
+    /// blocked word; which word is not said.
+    pub fn check(&self, field: &str, text: &str) -> Result<(), ApiError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let folded = fold(text);
+        if self.0.iter().any(|word| folded.contains(word.as_str())) {
+            return Err(ApiError::validation(format!("{field} contains a blocked word")));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocked_words_match_after_nfkc_and_case_folding() {
+        let words = BlockedWords::parse_list(" SPAM , casino,,Straße");
+        assert_eq!(words.len(), 3);
+        for text in ["buy spam now", "ＳＰＡＭ", "Spam", "CASINO!", "strasse", "STRASSE"] {
+            let err = words.check("title", text).unwrap_err();
+            assert_eq!(err, ApiError::validation("title contains a blocked word"), "{text}");
+        }
+        for text in ["sp am", "casin0", "a fine title"] {
+            assert!(words.check("title", text).is_ok(), "{text}");
+        }
+        assert!(BlockedWords::default().check("body", "spam").is_ok());
+    }
+
+    #[test]
+    fn a_tag_is_the_keys_prefix_and_debug_shows_only_it() {
+        let key = WriterKey::new("abcdefgh234567abcdefgh234567abcdefgh234567abcdefgh23".into());
+        assert_eq!(key.tag(), "abcdefgh");
+        assert_eq!(format!("{key:?}"), "WriterKey(abcdefgh..)");
+    }
+
+    #[test]
+    fn bans_end_when_they_expire_and_permanent_ones_never() {
+        let ban = Ban {
+            id: "B".into(),
+            board: "free".into(),
+            target: BanTarget::Guest { tag: "abcdefgh".into() },
+            reason: "spam".into(),
+            created_at: "t".into(),
+            expires_at: None,
+            by: Author::Guest {
+                nickname: "x".into(),
+                tag: None,
+            },
+        };
+        let subject = BanSubject::Address(WriterKey::new("k".into()));
+        let permanent = BanRecord {
+            ban: ban.clone(),
+            subject: subject.clone(),
+            expires: None,
+        };
+        assert!(permanent.active_at(i64::MAX));
+        let timed = BanRecord {
+            ban,
+            subject,
+            expires: Some(100),
+        };
+        assert!(timed.active_at(99) && !timed.active_at(100));
+    }
+}

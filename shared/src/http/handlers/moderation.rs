@@ -1,0 +1,242 @@
+//! (v3) moderation: the staff routes and reports (docs/API.md, Roles and
+//! moderation). The moderators list and the log are `read`'s (`read.rs`).
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use serde::Deserialize;
+
+use super::{Created, DoneOnce, created};
+use crate::app::Answer;
+use crate::app::moderation::{BanBy, BanCommand, ModPage, Removal, ReportCommand};
+use crate::domain::{Ban, BanDuration, BanPage, CommentId, MemberId, PostId, Reason, ReportPage, Reported};
+use crate::error::ApiError;
+use crate::http::AppState;
+use crate::http::auth::{AuthMember, MaybeMember};
+use crate::http::client_ip::ClientIp;
+use crate::http::idempotency::Idempotent;
+use crate::http::input::{Body, required};
+use crate::http::paths::{
+    BanPath, BoardMemberPath, BoardPath, CommentPath, DEFAULT_V3_PAGE, PageQuery, PostPath, ReportPath,
+};
+
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct ReasonRequest {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::reason, required = true))]
+    reason: Option<String>,
+}
+
+/// Exactly one of `member_id`, `post_id`, `comment_id`.
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct BanRequest {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::ulid))]
+    member_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::ulid))]
+    post_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::ulid))]
+    comment_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::reason, required = true))]
+    reason: Option<String>,
+    /// 60 to 31,536,000 seconds; absent or null: permanent.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::duration_s))]
+    duration_s: Option<i64>,
+}
+
+fn reason(r: Option<String>) -> Result<Reason, ApiError> {
+    Reason::parse(required("reason", r)?)
+}
+
+/// An id in a body: one that is not an id names nothing that can be banned.
+fn body_id<T>(field: &str, value: &str, parse: fn(&str) -> Result<T, ApiError>) -> Result<T, ApiError> {
+    parse(value).map_err(|_| ApiError::validation(format!("{field} must be an id (a ULID)")))
+}
+
+impl BanRequest {
+    fn by(&self) -> Result<BanBy, ApiError> {
+        match (&self.member_id, &self.post_id, &self.comment_id) {
+            (Some(id), None, None) => body_id("member_id", id, MemberId::parse).map(BanBy::Member),
+            (None, Some(id), None) => body_id("post_id", id, PostId::parse).map(BanBy::Post),
+            (None, None, Some(id)) => body_id("comment_id", id, CommentId::parse).map(BanBy::Comment),
+            _ => Err(ApiError::validation(
+                "exactly one of member_id, post_id and comment_id must be given",
+            )),
+        }
+    }
+}
+
+pub(crate) async fn appoint(
+    State(state): State<AppState>,
+    AuthMember(admin): AuthMember,
+    BoardMemberPath(board, member): BoardMemberPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.appoint_moderator(&admin, &board, &member).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub(crate) async fn dismiss(
+    State(state): State<AppState>,
+    AuthMember(admin): AuthMember,
+    BoardMemberPath(board, member): BoardMemberPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.dismiss_moderator(&admin, &board, &member).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub(crate) async fn remove_post(
+    State(state): State<AppState>,
+    Idempotent(idempotency): Idempotent,
+    AuthMember(staff): AuthMember,
+    PostPath(post): PostPath,
+    Body(r): Body<ReasonRequest>,
+) -> Result<DoneOnce, ApiError> {
+    let removal = Removal {
+        idempotency,
+        post,
+        comment: None,
+        reason: reason(r.reason)?,
+    };
+    state.app.remove(&staff, removal).await.map(DoneOnce)
+}
+
+pub(crate) async fn remove_comment(
+    State(state): State<AppState>,
+    Idempotent(idempotency): Idempotent,
+    AuthMember(staff): AuthMember,
+    CommentPath(key): CommentPath,
+    Body(r): Body<ReasonRequest>,
+) -> Result<DoneOnce, ApiError> {
+    let removal = Removal {
+        idempotency,
+        post: key.post,
+        comment: Some(key.comment),
+        reason: reason(r.reason)?,
+    };
+    state.app.remove(&staff, removal).await.map(DoneOnce)
+}
+
+pub(crate) async fn ban(
+    State(state): State<AppState>,
+    Idempotent(idempotency): Idempotent,
+    AuthMember(staff): AuthMember,
+    BoardPath(board): BoardPath,
+    Body(r): Body<BanRequest>,
+) -> Result<Created<Ban>, ApiError> {
+    let command = BanCommand {
+        idempotency,
+        board,
+        by: r.by()?,
+        reason: reason(r.reason)?,
+        duration: BanDuration::parse(r.duration_s)?,
+    };
+    state.app.ban(&staff, command).await.map(created)
+}
+
+pub(crate) async fn list_bans(
+    State(state): State<AppState>,
+    AuthMember(staff): AuthMember,
+    BoardPath(board): BoardPath,
+    page: PageQuery,
+) -> Result<Json<BanPage>, ApiError> {
+    let page = ModPage {
+        board,
+        limit: page.limit(DEFAULT_V3_PAGE)?,
+        cursor: page.cursor,
+    };
+    state.app.list_bans(&staff, page).await.map(Json)
+}
+
+pub(crate) async fn unban(
+    State(state): State<AppState>,
+    AuthMember(staff): AuthMember,
+    BanPath(board, ban): BanPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.unban(&staff, &board, &ban).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `201` for the target's first report, `200` with the same report after.
+pub(crate) struct ReportAnswer(Answer<Reported>);
+
+impl IntoResponse for ReportAnswer {
+    fn into_response(self) -> Response {
+        match self.0 {
+            Answer::Created(Reported::Opened(report)) => (StatusCode::CREATED, Json(report)).into_response(),
+            Answer::Created(Reported::Joined(report)) => Json(report.for_reporter()).into_response(),
+            Answer::Replayed(answer) => crate::http::idempotency::replay(answer),
+        }
+    }
+}
+
+async fn report(
+    state: &AppState,
+    command: ReportCommand,
+    member: Option<crate::app::SignedIn>,
+) -> Result<ReportAnswer, ApiError> {
+    state.app.report(member.as_ref(), command).await.map(ReportAnswer)
+}
+
+pub(crate) async fn report_post(
+    State(state): State<AppState>,
+    Idempotent(idempotency): Idempotent,
+    MaybeMember(member): MaybeMember,
+    ClientIp(client): ClientIp,
+    PostPath(post): PostPath,
+    Body(r): Body<ReasonRequest>,
+) -> Result<ReportAnswer, ApiError> {
+    let command = ReportCommand {
+        idempotency,
+        client,
+        post,
+        comment: None,
+        reason: reason(r.reason)?,
+    };
+    report(&state, command, member).await
+}
+
+pub(crate) async fn report_comment(
+    State(state): State<AppState>,
+    Idempotent(idempotency): Idempotent,
+    MaybeMember(member): MaybeMember,
+    ClientIp(client): ClientIp,
+    CommentPath(key): CommentPath,
+    Body(r): Body<ReasonRequest>,
+) -> Result<ReportAnswer, ApiError> {
+    let command = ReportCommand {
+        idempotency,
+        client,
+        post: key.post,
+        comment: Some(key.comment),
+        reason: reason(r.reason)?,
+    };
+    report(&state, command, member).await
+}
+
+pub(crate) async fn list_reports(
+    State(state): State<AppState>,
+    AuthMember(staff): AuthMember,
+    BoardPath(board): BoardPath,
+    page: PageQuery,
+) -> Result<Json<ReportPage>, ApiError> {
+    let page = ModPage {
+        board,
+        limit: page.limit(DEFAULT_V3_PAGE)?,
+        cursor: page.cursor,
+    };
+    state.app.list_reports(&staff, page).await.map(Json)
+}
+
+pub(crate) async fn resolve_report(
+    State(state): State<AppState>,
+    Idempotent(idempotency): Idempotent,
+    AuthMember(staff): AuthMember,
+    ReportPath(board, report): ReportPath,
+) -> Result<DoneOnce, ApiError> {
+    state
+        .app
+        .resolve_report(&staff, &board, &report, idempotency)
+        .await
+        .map(DoneOnce)
+}
