@@ -57,7 +57,11 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
             "{id} is not verb-noun camelCase"
         );
         assert!(
-            ["create", "list", "get", "update", "delete", "like", "unlike"].contains(&&id[..verb_end]),
+            [
+                "create", "list", "get", "update", "delete", "like", "unlike", "appoint", "dismiss", "remove",
+                "report", "resolve",
+            ]
+            .contains(&&id[..verb_end]),
             "{id}: an unexpected verb"
         );
     }

@@ -29,6 +29,7 @@ mod faults;
 mod helpers;
 mod hostile;
 mod idempotency;
+mod moderation;
 mod passwords;
 mod public;
 mod secrets;
@@ -242,7 +243,13 @@ async fn a_guest_comment_is_created_and_deleted_with_its_password(backend: Backe
         .await;
     assert_eq!(created.status(), 201);
     let comment = body(created).await;
-    assert_eq!(comment["author"], json!({"kind": "guest", "nickname": "Lee"}));
+    assert_eq!(comment["author"]["kind"], "guest");
+    assert_eq!(comment["author"]["nickname"], "Lee");
+    assert_eq!(
+        comment["author"]["tag"].as_str().map(str::len),
+        Some(8),
+        "(v3) a guest shows a tag"
+    );
     let path = format!(
         "/boards/free/posts/{id}/comments/{}/guest",
         comment["id"].as_str().unwrap()

@@ -1,7 +1,8 @@
 //! Watches every request and response of a test app: the passwords and
 //! tokens clients sent or received, and what the server answered. When the
 //! app is dropped at the end of its test, no response and no log line may
-//! hold a password, a password hash, the pepper or the token secret.
+//! hold a password, a password hash, the pepper or the token secret, or
+//! (v3) a client address a request came from (docs/API.md, Guest tag).
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +20,18 @@ pub(crate) struct Recorder {
     passwords: Mutex<Vec<String>>,
     tokens: Mutex<Vec<String>>,
     responses: Mutex<Vec<String>>,
+    /// The client addresses requests named (`X-Forwarded-For`, right-most).
+    addresses: Mutex<Vec<String>>,
+}
+
+/// How an address could be shown: as sent, and for IPv6 as its /64 key.
+fn forms(address: std::net::IpAddr) -> Vec<String> {
+    let mut forms = vec![address.to_string()];
+    if let std::net::IpAddr::V6(v6) = address {
+        let net = ipnet::Ipv6Net::new(v6, 64).unwrap().trunc();
+        forms.push(net.to_string());
+    }
+    forms
 }
 
 impl Recorder {
@@ -32,6 +45,15 @@ impl Recorder {
             .and_then(|v| v.strip_prefix("Bearer "))
         {
             self.tokens.lock().unwrap().push(token.to_owned());
+        }
+        if let Some(client) = request
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|v| v.trim().parse::<std::net::IpAddr>().ok())
+        {
+            self.addresses.lock().unwrap().extend(forms(client));
         }
         // Only bodies that announce a small length are read here: the size
         // limits are the server's to enforce, on what it is really sent.
@@ -111,6 +133,16 @@ impl Recorder {
         }
         for secret in fixed_secrets {
             assert!(!logs.contains(secret), "the logs hold the pepper or token secret");
+        }
+        let addresses = self.addresses.lock().unwrap();
+        for address in addresses.iter() {
+            for (i, response) in responses.iter().enumerate() {
+                assert!(
+                    !response.contains(address.as_str()),
+                    "response {i} holds a client address"
+                );
+            }
+            assert!(!logs.contains(address.as_str()), "the logs hold a client address");
         }
     }
 

@@ -201,6 +201,16 @@ routes_table! {
         doc("deleteGuestComment", "Delete a guest comment with its password", 204, "Deleted")
             .details("Deletes a guest comment, with its guest password (in the body); its replies stay. Wrong passwords are throttled per comment and client address.")
             .takes("GuestProofRequest").errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"]);
+    #[cfg(feature = "tokens")]
+    Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
+        doc("likePost", "Like a post (idempotent)", 200, "The like state")
+            .details("The signed-in member likes the post; liking again changes nothing. Guests cannot like.")
+            .returns("LikeState").errors(&["not_found"]);
+    #[cfg(feature = "tokens")]
+    Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
+        doc("unlikePost", "Unlike a post (idempotent)", 200, "The like state")
+            .details("The signed-in member takes back a like; unliking again changes nothing.")
+            .returns("LikeState").errors(&["not_found"]);
     Read GET "/boards/{slug}/moderators" => h::read::list_moderators,
         doc("listModerators", "List a board's moderators", 200, "The board's moderators")
             .details("The members an admin appointed to moderate this board, in the order they were appointed. Admins (`ADMIN_USERNAMES`) are staff of every board and are not listed.")
@@ -266,16 +276,6 @@ routes_table! {
         doc("resolveReport", "Resolve a report (staff)", 204, "Resolved")
             .details("Closes an open report: it leaves the open list. A later report of the same target opens a new one.")
             .errors(&["forbidden", "not_found"]);
-    #[cfg(feature = "tokens")]
-    Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
-        doc("likePost", "Like a post (idempotent)", 200, "The like state")
-            .details("The signed-in member likes the post; liking again changes nothing. Guests cannot like.")
-            .returns("LikeState").errors(&["not_found"]);
-    #[cfg(feature = "tokens")]
-    Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
-        doc("unlikePost", "Unlike a post (idempotent)", 200, "The like state")
-            .details("The signed-in member takes back a like; unliking again changes nothing.")
-            .returns("LikeState").errors(&["not_found"]);
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths

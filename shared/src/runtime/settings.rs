@@ -257,12 +257,43 @@ mod tests {
         let read = Config::from(lambda(&[Function::Read]), &Env::from_pairs(&table)).unwrap();
         assert!(read.hashing.is_none() && read.jwt_secret.is_none());
         let secret = "x".repeat(40);
-        let with_jwt = [("TABLE_NAME", "boards"), ("JWT_SECRET", secret.as_str())];
+        assert!(read.tag_key.is_none());
+        let with_jwt = [
+            ("TABLE_NAME", "boards"),
+            ("JWT_SECRET", secret.as_str()),
+            ("TAG_KEY", secret.as_str()),
+        ];
         let like = Config::from(lambda(&[Function::Like]), &Env::from_pairs(&with_jwt)).unwrap();
-        assert!(like.hashing.is_none() && like.jwt_secret.is_some());
-        let with_pepper = [("TABLE_NAME", "boards"), ("PEPPER", secret.as_str())];
+        assert!(like.hashing.is_none() && like.jwt_secret.is_some() && like.tag_key.is_some());
+        let moderation = Config::from(lambda(&[Function::Moderation]), &Env::from_pairs(&with_jwt)).unwrap();
+        assert!(moderation.hashing.is_none() && moderation.jwt_secret.is_some() && moderation.tag_key.is_some());
+        let with_pepper = [
+            ("TABLE_NAME", "boards"),
+            ("PEPPER", secret.as_str()),
+            ("TAG_KEY", secret.as_str()),
+        ];
         let guest = Config::from(lambda(&[Function::GuestComment]), &Env::from_pairs(&with_pepper)).unwrap();
         assert!(guest.hashing.is_some() && guest.jwt_secret.is_none());
+        let signup = Config::from(lambda(&[Function::Signup]), &Env::from_pairs(&with_pepper)).unwrap();
+        assert!(signup.tag_key.is_none(), "signup writes on no board");
+    }
+
+    #[test]
+    fn a_lambda_function_that_writes_on_boards_needs_a_tag_key_and_the_server_derives_one() {
+        let secret = "x".repeat(40);
+        let no_tag_key = [("TABLE_NAME", "boards"), ("JWT_SECRET", secret.as_str())];
+        let err = Config::from(lambda(&[Function::Moderation]), &Env::from_pairs(&no_tag_key)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "TAG_KEY is required on Lambda: set TAG_KEY_ARN (a Secrets Manager secret) or TAG_KEY"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let server = Config::from(Deployment::Server, &server_env(dir.path(), &[])).unwrap();
+        assert!(matches!(server.tag_key, Some(TagKeySource::Derived(_))));
+        assert!(server.to_string().contains("tag_key=derived"));
+        let short = [("TAG_KEY", "short")];
+        let config = Config::from(Deployment::Server, &server_env(dir.path(), &short)).unwrap();
+        assert!(matches!(config.tag_key, Some(TagKeySource::Configured { .. })));
     }
 
     #[test]
@@ -333,7 +364,11 @@ mod tests {
         );
         let secret = "s".repeat(40);
         let config = |concurrency: Option<&str>| {
-            let mut pairs = vec![("TABLE_NAME", "t"), ("PEPPER", secret.as_str())];
+            let mut pairs = vec![
+                ("TABLE_NAME", "t"),
+                ("PEPPER", secret.as_str()),
+                ("TAG_KEY", secret.as_str()),
+            ];
             pairs.extend(concurrency.map(|c| ("AWS_LAMBDA_MAX_CONCURRENCY", c)));
             Config::from(lambda(&[Function::GuestComment]), &Env::from_pairs(&pairs))
         };
