@@ -153,3 +153,34 @@ async fn a_lambda_answer_carries_the_api_gateway_request_id_unless_the_client_se
     assert_eq!(answer(with_header("client-7")).await, "client-7");
     assert_eq!(answer(with_header("not tidy")).await, "CfJ3xjY0FiAEMbw=");
 }
+
+/// (v3) An anonymous report: its reporter is the address API Gateway saw,
+/// kept only as a keyed writer key (docs/API.md, Guest tag).
+#[tokio::test]
+async fn moderation_takes_an_anonymous_report_keyed_by_the_api_gateway_source_ip() {
+    let h = harness().await;
+    let (status, body) = invoke(&h, Function::Moderation, &fixture("moderation")).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["target"], serde_json::json!({"kind": "post", "post_id": POST_ID}));
+    assert!(!body.to_string().contains("198.51.100.23"));
+    // The same source again joins the report without counting twice.
+    let (status, again) = invoke(&h, Function::Moderation, &fixture("moderation")).await;
+    assert_eq!((status, &again["id"]), (200, &body["id"]));
+    let window = Window::containing(shared::app::throttle::unix_now(), 3600);
+    let counted = h
+        .state
+        .app
+        .store()
+        .failures(&shared::store::AttemptKey("report:address:198.51.100.23".into()), window)
+        .await
+        .unwrap();
+    assert_eq!(counted, 2, "the reports quota counts per source ip");
+}
+
+#[tokio::test]
+async fn read_serves_the_public_moderation_log() {
+    let h = harness().await;
+    let (status, body) = invoke(&h, Function::Read, &fixture("read-modlog")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body, serde_json::json!({"entries": [], "next_cursor": null}));
+}

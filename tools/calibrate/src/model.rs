@@ -25,7 +25,7 @@ pub fn lambda_model() -> LambdaModel {
 pub const NON_HASHING_MEMORY_MB: u32 = 256;
 
 /// Which tier each function hashes with (docs/API.md's route table).
-pub const FUNCTIONS: [(&str, Option<&str>); 7] = [
+pub const FUNCTIONS: [(&str, Option<&str>); 8] = [
     ("signup", Some("member")),
     ("login", Some("member")),
     ("read", None),
@@ -33,6 +33,7 @@ pub const FUNCTIONS: [(&str, Option<&str>); 7] = [
     ("guest-post", Some("guest")),
     ("guest-comment", Some("guest")),
     ("like", None),
+    ("moderation", None),
 ];
 
 /// The modelled duration and price of one invocation whose hashing takes
@@ -339,6 +340,7 @@ mod tests {
         assert_eq!(sizing["guest-post"].memory_mb, 1769);
         assert_eq!(sizing["read"].memory_mb, NON_HASHING_MEMORY_MB);
         assert_eq!(sizing["read"].tier, None);
-        assert_eq!(sizing.len(), 7);
+        assert_eq!(sizing["moderation"].tier, None, "moderation hashes nothing");
+        assert_eq!(sizing.len(), 8);
     }
 }
