@@ -171,7 +171,10 @@ async fn moderation_takes_an_anonymous_report_keyed_by_the_api_gateway_source_ip
         .state
         .app
         .store()
-        .failures(&shared::store::AttemptKey("report:address:198.51.100.23".into()), window)
+        .failures(
+            &shared::store::AttemptKey("report:address:198.51.100.23".into()),
+            window,
+        )
         .await
         .unwrap();
     assert_eq!(counted, 2, "the reports quota counts per source ip");

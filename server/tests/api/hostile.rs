@@ -17,6 +17,7 @@ on_both_stores!(
     unpeppered_deployments_refuse_passwords_over_72_bytes,
     extra_fields_cannot_set_what_the_server_decides,
     a_body_that_is_not_declared_json_is_refused_before_any_claim_limit_or_hash,
+    hostile_moderation_requests_get_their_api_errors_and_change_nothing,
 );
 
 /// What a board holds, to prove that refused requests wrote nothing.
@@ -806,4 +807,181 @@ async fn a_body_that_is_not_declared_json_is_refused_before_any_claim_limit_or_h
         .unwrap();
     assert_eq!(response.status(), 201);
     assert!(response.headers().get("idempotent-replayed").is_none());
+}
+
+/// (v3) The staff routes and reports under hostile input: wrong roles,
+/// broken reasons and durations, ids that are not ids, an address offered
+/// as a ban target. Nothing is removed, banned, reported or logged.
+async fn hostile_moderation_requests_get_their_api_errors_and_change_nothing(backend: Backend) {
+    let app = spawn_app_with(backend, &[("ADMIN_USERNAMES", "boss")]).await;
+    let boss = app.member_token("boss").await;
+    let resident = app.member_token("resident").await;
+    let post = app.member_post(&resident).await;
+    let on_qna = {
+        let response = app
+            .request(
+                Method::POST,
+                "/boards/qna/posts",
+                Some(&resident),
+                Some(json!({"title": "q", "body": "a"})),
+            )
+            .await;
+        body(response).await["id"].as_str().unwrap().to_owned()
+    };
+    let before = snapshot(&app, &[&post]).await;
+    let remove = format!("/boards/free/posts/{post}/remove");
+    let reports = format!("/boards/free/posts/{post}/reports");
+    let long = "r".repeat(501);
+    let cases = vec![
+        case("remove without a token", Method::POST, &remove)
+            .json(json!({"reason": "r"}))
+            .expect(401, "unauthorized", "Bearer"),
+        case("remove with a forged token", Method::POST, &remove)
+            .token("eyJhbGciOiJIUzI1NiJ9.e30.forged")
+            .json(json!({"reason": "r"}))
+            .expect(401, "unauthorized", "invalid"),
+        case("remove by a member who is not staff", Method::POST, &remove)
+            .token(&resident)
+            .json(json!({"reason": "r"}))
+            .expect(403, "forbidden", "staff"),
+        case("a reason of 501 characters", Method::POST, &remove)
+            .token(&boss)
+            .json(json!({"reason": long}))
+            .expect(400, "validation_failed", "reason"),
+        case("a reason with a direction override", Method::POST, &remove)
+            .token(&boss)
+            .json(json!({"reason": "abc\u{202E}def"}))
+            .expect(400, "validation_failed", "reason"),
+        case("a reason of Hangul fillers", Method::POST, &remove)
+            .token(&boss)
+            .json(json!({"reason": "\u{3164}\u{3164}"}))
+            .expect(400, "validation_failed", "reason"),
+        case("a reason that is a number", Method::POST, &remove)
+            .token(&boss)
+            .json(json!({"reason": 5}))
+            .expect(400, "malformed_json", "reason"),
+        case(
+            "remove a post of another board",
+            Method::POST,
+            format!("/boards/free/posts/{on_qna}/remove"),
+        )
+        .token(&boss)
+        .json(json!({"reason": "r"}))
+        .expect(404, "not_found", "post"),
+        case(
+            "remove on an unknown board",
+            Method::POST,
+            format!("/boards/nope/posts/{post}/remove"),
+        )
+        .token(&boss)
+        .json(json!({"reason": "r"}))
+        .expect(404, "not_found", "board"),
+        case("a negative ban", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"post_id": post, "reason": "r", "duration_s": -1}))
+            .expect(400, "validation_failed", "duration_s"),
+        case("a fractional ban", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"post_id": post, "reason": "r", "duration_s": 60.5}))
+            .expect(400, "malformed_json", "duration_s"),
+        case("a ban past i64", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .raw(format!(
+                r#"{{"post_id": "{post}", "reason": "r", "duration_s": 100000000000000000000}}"#
+            ))
+            .expect(400, "malformed_json", "duration_s"),
+        case("a ban of every kind at once", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"member_id": post, "post_id": post, "comment_id": post, "reason": "r"}))
+            .expect(400, "validation_failed", "exactly one"),
+        case("an address offered as a ban target", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"address": "198.51.100.7", "reason": "r"}))
+            .expect(400, "validation_failed", "exactly one"),
+        case("a member id that is a path", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"member_id": "../../etc/passwd", "reason": "r"}))
+            .expect(400, "validation_failed", "member_id"),
+        case("a ban by a member who is not staff", Method::POST, "/boards/free/bans")
+            .token(&resident)
+            .json(json!({"post_id": post, "reason": "r"}))
+            .expect(403, "forbidden", "staff"),
+        case(
+            "lift a ban that is no ban",
+            Method::DELETE,
+            "/boards/free/bans/x' OR '1'='1",
+        )
+        .token(&boss)
+        .expect(404, "not_found", "ban"),
+        case(
+            "resolve a report that is no report",
+            Method::POST,
+            "/boards/free/reports/%00/resolve",
+        )
+        .token(&boss)
+        .expect(404, "not_found", "report"),
+        case(
+            "appoint by a member who is not an admin",
+            Method::PUT,
+            format!("/boards/free/moderators/{post}"),
+        )
+        .token(&resident)
+        .expect(403, "forbidden", "admins"),
+        case(
+            "appoint an id that is SQL",
+            Method::PUT,
+            "/boards/free/moderators/1;DROP TABLE members",
+        )
+        .token(&boss)
+        .expect(404, "not_found", "member"),
+        case("a report with a reason of 501 characters", Method::POST, &reports)
+            .json(json!({"reason": "r".repeat(501)}))
+            .expect(400, "validation_failed", "reason"),
+        case("a report with a broken token", Method::POST, &reports)
+            .token("garbage")
+            .json(json!({"reason": "r"}))
+            .expect(401, "unauthorized", "invalid"),
+        case(
+            "a report of a post of another board",
+            Method::POST,
+            format!("/boards/free/posts/{on_qna}/reports"),
+        )
+        .json(json!({"reason": "r"}))
+        .expect(404, "not_found", "post"),
+        case("a ban page of limit 0", Method::GET, "/boards/free/bans?limit=0")
+            .token(&boss)
+            .expect(400, "validation_failed", "limit"),
+        case(
+            "a reports cursor that was never issued",
+            Method::GET,
+            "/boards/free/reports?cursor=%FF%FE",
+        )
+        .token(&boss)
+        .expect(400, "validation_failed", "cursor"),
+        case(
+            "a log cursor that is no cursor",
+            Method::GET,
+            "/boards/free/modlog?cursor=bm9wZQ",
+        )
+        .expect(400, "validation_failed", "cursor"),
+    ];
+    for case in &cases {
+        let response = send(&app, case).await;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(status, case.status, "{}: {text}", case.what);
+        let value: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{}: not JSON: {text}", case.what));
+        assert_eq!(value["error"]["code"], case.code, "{}: {text}", case.what);
+        let message = value["error"]["message"].as_str().unwrap();
+        assert!(message.contains(case.mentions), "{}: {message:?}", case.what);
+        assert!(message.len() <= 300, "{}: the message echoes input", case.what);
+    }
+    assert_eq!(snapshot(&app, &[&post]).await, before, "nothing was written");
+    for (path, items) in [("/boards/free/bans", "bans"), ("/boards/free/reports", "reports")] {
+        let listed = body(app.request(Method::GET, path, Some(&boss), None).await).await;
+        assert_eq!(listed[items], json!([]), "{path}");
+    }
+    let log = body(app.get("/boards/free/modlog").await).await;
+    assert_eq!(log["entries"], json!([]));
+    assert_eq!(app.get("/health").await.status(), 200, "the server keeps serving");
 }

@@ -305,6 +305,14 @@ fn components(responses: Map<String, Value>) -> Value {
             }
         }
     }
+    // (v3) A ban names exactly one of its targets (docs/API.md, Bans).
+    if let Some(ban) = schemas.get_mut("BanRequest") {
+        ban["oneOf"] = json!([
+            {"required": ["member_id"], "not": {"anyOf": [{"required": ["post_id"]}, {"required": ["comment_id"]}]}},
+            {"required": ["post_id"], "not": {"anyOf": [{"required": ["member_id"]}, {"required": ["comment_id"]}]}},
+            {"required": ["comment_id"], "not": {"anyOf": [{"required": ["member_id"]}, {"required": ["post_id"]}]}},
+        ]);
+    }
     let known: Vec<&str> = known_codes().into_iter().map(|(code, _)| code).collect();
     schemas.insert(
         "Error".into(),

@@ -92,7 +92,6 @@ impl Doc {
         self.errors = codes;
         self
     }
-
 }
 
 // Only the moderation routes (with `tokens`) answer a second success.

@@ -1,8 +1,13 @@
 //! `cargo run --release -p load -- run mixed --base-url http://127.0.0.1:3000`
 //! `cargo run --release -p load -- compare mixed`   (uniform bcrypt:10 vs the measured tiers)
 //!
+//! `cargo run --release -p load -- moderation --baseline-server <v2 server>`
+//!   (mixed on the baseline vs mixed-moderated on this build)
+//!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
-//! users without think time), reads, login-write, signup, login-attack, hot-post.
+//! users without think time), mixed-moderated (v3: mixed with 1% reports on a
+//! board with 40 bans, every write checked), reads, login-write, signup,
+//! login-attack, hot-post.
 //! Every run is bounded by `--seconds` and ends with a table per endpoint,
 //! also written as JSON and Markdown under `--out`.
 
@@ -45,6 +50,16 @@ enum Command {
         scenario: Scenario,
         #[command(flatten)]
         opts: Opts,
+    },
+    /// (v3) What moderation costs: `mixed` on `--baseline-server` (a build
+    /// from before moderation; default: this one), then `mixed-moderated`
+    /// on `--server`, side by side, with the goal (whole-mix average and
+    /// P99 within 5%).
+    Moderation {
+        #[command(flatten)]
+        opts: Opts,
+        #[arg(long)]
+        baseline_server: Option<PathBuf>,
     },
     /// Draw P50/P95/P99 per endpoint of two report JSON files as an SVG.
     Chart {
@@ -103,6 +118,7 @@ struct Opts {
 enum Scenario {
     Mixed,
     MixedOverload,
+    MixedModerated,
     Reads,
     LoginWrite,
     Signup,
@@ -112,13 +128,21 @@ enum Scenario {
 
 impl Scenario {
     fn is_mixed(self) -> bool {
-        matches!(self, Scenario::Mixed | Scenario::MixedOverload)
+        matches!(
+            self,
+            Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated
+        )
+    }
+
+    /// Paced like report 1's users.
+    fn paced(self) -> bool {
+        matches!(self, Scenario::Mixed | Scenario::MixedModerated)
     }
 
     /// `mixed` thinks; `reads` only with `--paced` (mixed's readers alone);
     /// the rest run closed loops.
     fn pacing(self, opts: &Opts) -> Pacing {
-        let thinks = opts.think_ms > 0 && (self == Scenario::Mixed || (self == Scenario::Reads && opts.paced));
+        let thinks = opts.think_ms > 0 && (self.paced() || (self == Scenario::Reads && opts.paced));
         if thinks {
             Pacing::Think {
                 mean: Duration::from_millis(opts.think_ms),
@@ -132,6 +156,7 @@ impl Scenario {
         match self {
             Scenario::Mixed => "mixed",
             Scenario::MixedOverload => "mixed-overload",
+            Scenario::MixedModerated => "mixed-moderated",
             Scenario::Reads => "reads",
             Scenario::LoginWrite => "login-write",
             Scenario::Signup => "signup",
@@ -154,20 +179,30 @@ async fn run(
     let (members, posts) = match scenario {
         Scenario::Signup => (1, 1),
         Scenario::LoginAttack => (20, 1),
-        Scenario::Mixed | Scenario::MixedOverload => (Groups::of(opts.users).accounts(), 50),
+        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated => (Groups::of(opts.users).accounts(), 50),
         _ => (20, 50),
     };
     eprintln!("seeding {members} members and {posts} posts on {base_url}");
     let seed = Arc::new(scenarios::seed(&seed_api, members, posts, &run_id).await?);
+    if scenario == Scenario::MixedModerated {
+        let bans = scenarios::seed_bans(&seed_api, &run_id, 20, 20).await?;
+        eprintln!("seeded {bans} bans on free");
+    }
     let hashes_before = server.map(server::Spawned::hashes_run);
     let recorder = Arc::new(Recorder::default());
     let api = Api::new(base_url, recorder.clone());
     eprintln!("running {} for {} s", scenario.name(), opts.seconds);
     let started = Instant::now();
     match scenario {
-        Scenario::Mixed | Scenario::MixedOverload => {
+        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated => {
             let pacing = scenario.pacing(opts);
-            scenarios::mixed(api, seed, Groups::of(opts.users), pacing, opts.seconds, opts.many_ips).await
+            let reports = if scenario == Scenario::MixedModerated {
+                0.01
+            } else {
+                0.0
+            };
+            let groups = Groups::of(opts.users);
+            scenarios::mixed(api, seed, groups, pacing, opts.seconds, opts.many_ips, reports).await
         }
         Scenario::Reads => scenarios::reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await,
         Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
@@ -191,12 +226,22 @@ async fn run(
 /// Starts the release server for `scenario` with `tiers` (member, guest), or
 /// the tier file's when `None`.
 async fn start_server(opts: &Opts, scenario: Scenario, tiers: Option<(&str, &str)>) -> anyhow::Result<server::Spawned> {
+    start_server_from(&opts.server, opts, scenario, tiers, opts.many_ips).await
+}
+
+async fn start_server_from(
+    binary: &std::path::Path,
+    opts: &Opts,
+    scenario: Scenario,
+    tiers: Option<(&str, &str)>,
+    trust_proxy: bool,
+) -> anyhow::Result<server::Spawned> {
     let hash_queue = opts.hash_queue.or((!scenario.is_mixed()).then_some(256));
     server::Spawned::start(
-        &opts.server,
+        binary,
         server::Settings {
             tiers,
-            trust_proxy: opts.many_ips,
+            trust_proxy: trust_proxy || scenario == Scenario::MixedModerated,
             hash_queue,
             gate_weights: opts.gate_weights.as_deref(),
         },
@@ -237,6 +282,28 @@ async fn main() -> anyhow::Result<()> {
             let report = run(scenario, &opts, &base, spawned.as_ref()).await?;
             println!("{}", report.markdown());
             write(&opts.out, scenario.name(), &report)?;
+        }
+        Command::Moderation { opts, baseline_server } => {
+            let baseline = baseline_server.unwrap_or_else(|| opts.server.clone());
+            let mut reports = Vec::new();
+            // Both servers trust the load generator's X-Forwarded-For (the
+            // bans are seeded from addresses of their own): the same settings.
+            for (label, binary, scenario) in [
+                ("mixed, baseline", &baseline, Scenario::Mixed),
+                ("mixed-moderated", &opts.server, Scenario::MixedModerated),
+            ] {
+                let server = start_server_from(binary, &opts, scenario, None, true).await?;
+                eprintln!("{label}: {} on {}", binary.display(), server.base_url());
+                let report = run(scenario, &opts, &server.base_url(), Some(&server)).await?;
+                println!("## {label}\n\n{}", report.markdown());
+                reports.push(report);
+            }
+            let table = compare_markdown(&reports[0], &reports[1], "mixed, baseline", "mixed-moderated");
+            let goals = metrics::moderation_goals(&reports[0], &reports[1]);
+            println!("## moderation: goals\n\n{goals}\n## side by side\n\n{table}");
+            write(&opts.out, "moderation-baseline", &reports[0])?;
+            write(&opts.out, "moderation-moderated", &reports[1])?;
+            std::fs::write(opts.out.join("moderation.md"), format!("{goals}\n{table}"))?;
         }
         Command::Chart {
             before,

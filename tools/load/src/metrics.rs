@@ -196,6 +196,33 @@ fn met(ok: bool) -> &'static str {
     if ok { "yes" } else { "**no**" }
 }
 
+/// (v3) Issue 25's goal: with 1% reports and the ban check on every write,
+/// the whole mix's average and P99 stay within 5% of the baseline's.
+pub(crate) fn moderation_goals(baseline: &Report, moderated: &Report) -> String {
+    let (Some(b), Some(m)) = (baseline.row("all"), moderated.row("all")) else {
+        return "no requests were recorded\n".into();
+    };
+    let within = |x: f64, y: f64| x > 0.0 && y <= x * 1.05;
+    let mut md = String::from("| goal | baseline mixed | mixed-moderated | change | met |\n|---|---:|---:|---:|---|\n");
+    for (goal, x, y) in [
+        ("whole-mix average within 5%", b.avg_ms, m.avg_ms),
+        ("whole-mix P99 within 5%", b.p99_ms, m.p99_ms),
+    ] {
+        md += &format!(
+            "| {goal} | {x:.1} ms | {y:.1} ms | {:+.1}% | {} |\n",
+            (y / x - 1.0) * 100.0,
+            met(within(x, y))
+        );
+    }
+    md += &format!(
+        "| errors | {} | {} | | {} |\n",
+        b.errors,
+        m.errors,
+        met(b.errors == 0 && m.errors == 0)
+    );
+    md
+}
+
 /// Issue 15's goals for report 1's mix, measured: at the offered load
 /// (`overload` false) and under overload.
 pub(crate) fn mixed_goals(before: &Report, after: &Report, reads_alone: &Report, overload: bool) -> String {

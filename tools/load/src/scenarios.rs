@@ -338,7 +338,15 @@ impl Groups {
 /// each member logs into its own account, then posts or comments; guests
 /// post or comment; likers toggle a like with their own account. With
 /// `many_ips` each user has an address of its own.
-pub(crate) async fn mixed(api: Api, seed: Arc<Seed>, groups: Groups, pacing: Pacing, seconds: u64, many_ips: bool) {
+pub(crate) async fn mixed(
+    api: Api,
+    seed: Arc<Seed>,
+    groups: Groups,
+    pacing: Pacing,
+    seconds: u64,
+    many_ips: bool,
+    report_share: f64,
+) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let total = groups.readers + groups.members + groups.guests + groups.likers;
     users(total, deadline, |u| {
@@ -353,6 +361,12 @@ pub(crate) async fn mixed(api: Api, seed: Arc<Seed>, groups: Groups, pacing: Pac
             let liker = u.checked_sub(groups.readers + groups.members + groups.guests);
             while Instant::now() < deadline {
                 let post = pick(&seed.posts).to_owned();
+                // (v3) mixed-moderated: this share of every group's requests are reports.
+                if report_share > 0.0 && rand::rng().random_bool(report_share) {
+                    report(&api, &post).await;
+                    pacing.pause(deadline).await;
+                    continue;
+                }
                 if let Some(m) = member {
                     let username = &seed.usernames[m % seed.usernames.len()];
                     if let Some(token) = member_login(&api, username).await {
@@ -375,6 +389,82 @@ pub(crate) async fn mixed(api: Api, seed: Arc<Seed>, groups: Groups, pacing: Pac
         }
     })
     .await;
+}
+
+/// (v3) An anonymous report of a post: the first opens it (201), the
+/// rest join it (200).
+async fn report(api: &Api, post: &str) {
+    api.call(Call {
+        endpoint: "report",
+        method: Method::POST,
+        path: format!("/boards/free/posts/{post}/reports"),
+        token: None,
+        body: Some(json!({"reason": "looks like spam"})),
+        forwarded_for: None,
+        expected: &[200, 201],
+    })
+    .await;
+}
+
+/// The admin mixed-moderated's server is told of (`ADMIN_USERNAMES`).
+pub(crate) const ADMIN: &str = "load_admin";
+
+/// (v3) Bans on the board the load writes on, none of them of a loaded
+/// user: `members` members of their own and `guests` guests, each banned
+/// through a post from an address of its own (192.0.2.x), so every write's
+/// ban check reads a board that has bans. The server must trust the load
+/// generator's `X-Forwarded-For`.
+pub(crate) async fn seed_bans(api: &Api, run_id: &str, members: usize, guests: usize) -> anyhow::Result<usize> {
+    let post = |path: String, token: Option<&str>, body: Value, ip: Option<String>| {
+        let mut request = api.http.post(format!("{}{path}", api.base)).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(ip) = ip {
+            request = request.header("x-forwarded-for", ip);
+        }
+        request.send()
+    };
+    let account = json!({"username": ADMIN, "password": PASSWORD, "nickname": "admin"});
+    let _ = post("/members".into(), None, account, None).await?; // 409 on a rerun
+    let session: Value = post(
+        "/sessions".into(),
+        None,
+        json!({"username": ADMIN, "password": PASSWORD}),
+        None,
+    )
+    .await?
+    .json()
+    .await?;
+    let admin = session["token"].as_str().unwrap_or_default().to_owned();
+    anyhow::ensure!(!admin.is_empty(), "logging in {ADMIN}: no token");
+    let mut banned = 0;
+    for i in 0..members {
+        let username = format!("b{run_id}_{i}");
+        let body = json!({"username": username, "password": PASSWORD, "nickname": "banned"});
+        let member: Value = post("/members".into(), None, body, None).await?.json().await?;
+        let ban = json!({"member_id": member["id"], "reason": "seeded ban", "duration_s": 86_400});
+        let status = post("/boards/free/bans".into(), Some(&admin), ban, None)
+            .await?
+            .status();
+        anyhow::ensure!(status.as_u16() == 201, "banning {username}: {status}");
+        banned += 1;
+    }
+    for i in 0..guests {
+        let ip = format!("192.0.2.{}", i % 250 + 1);
+        let body = json!({"nickname": "spam", "password": GUEST_PASSWORD, "title": "spam", "body": "spam"});
+        let written: Value = post("/boards/free/posts/guest".into(), None, body, Some(ip))
+            .await?
+            .json()
+            .await?;
+        let ban = json!({"post_id": written["id"], "reason": "seeded ban"});
+        let status = post("/boards/free/bans".into(), Some(&admin), ban, None)
+            .await?
+            .status();
+        anyhow::ensure!(status.as_u16() == 201, "banning guest {i}: {status}");
+        banned += 1;
+    }
+    Ok(banned)
 }
 
 /// Reads only (report 1's readers alone): the baseline for the read P99

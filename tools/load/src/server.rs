@@ -58,6 +58,10 @@ impl Spawned {
             .env("LIMIT_CREATES_ADDRESS", "off")
             .env("LIMIT_CREATES_MEMBER", "off")
             .env("LIMIT_SIGNUPS_ADDRESS", "off")
+            // (v3) mixed-moderated's admin, and no report quota (the load
+            // generator is one address). A build from before v3 ignores both.
+            .env("ADMIN_USERNAMES", crate::scenarios::ADMIN)
+            .env("LIMIT_REPORTS_ADDRESS", "off")
             // With many addresses, the load generator is the trusted proxy
             // that writes X-Forwarded-For.
             .env("TRUSTED_PROXIES", if trust_proxy { "127.0.0.1/32" } else { "" })
