@@ -112,6 +112,8 @@ conformance!(
     the_mod_log_pages_newest_first_without_gaps_and_refuses_a_cursor_not_issued,
     member_by_id_finds_a_member_and_find_comment_finds_a_comment_only_on_its_own_board,
     an_idempotency_completion_given_to_a_moderation_write_is_written_with_it_or_not_at_all,
+    twenty_reporters_reporting_one_post_at_once_open_one_report_that_counts_each_once,
+    concurrent_bans_of_one_writer_leave_exactly_one_active_ban,
 );
 
 fn member(username: &str) -> Member {
@@ -3092,4 +3094,64 @@ async fn each_moderation_operation_costs_a_fixed_number_of_dynamodb_requests() {
     for (what, requests, read, write, index) in &rows {
         println!("| {what} | {requests} | {read} | {write} | {index} |");
     }
+}
+
+async fn twenty_reporters_reporting_one_post_at_once_open_one_report_that_counts_each_once(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    // Each reporter twice: 40 reports at once.
+    let reports = (0..40).map(|i| {
+        let (store, r) = (
+            store.clone(),
+            report_of("free", post_target(&pid), &format!("reason {i}")),
+        );
+        tokio::spawn(async move {
+            store
+                .report(&board("free"), &r, &format!("member:{}", i % 20), None)
+                .await
+        })
+    });
+    let outcomes: Vec<Reported> = join_all(reports)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().unwrap())
+        .collect();
+    let opened: Vec<&Report> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Reported::Opened(r) => Some(r),
+            Reported::Joined(_) => None,
+        })
+        .collect();
+    assert_eq!(opened.len(), 1, "{outcomes:?}");
+    let the_one = opened[0].clone();
+    assert!(outcomes.iter().all(|o| match o {
+        Reported::Opened(r) | Reported::Joined(r) => *r == the_one,
+    }));
+    assert_eq!(open_reports(&store, "free").await, vec![counted(&the_one, 20)]);
+}
+
+async fn concurrent_bans_of_one_writer_leave_exactly_one_active_ban(store: Dyn) {
+    let subject = address("racingaddresskey");
+    let records: Vec<BanRecord> = (0..10).map(|_| ban_of("free", &subject, None)).collect();
+    let bans = records.iter().map(|r| {
+        let (store, r) = (store.clone(), r.clone());
+        tokio::spawn(async move { store.ban(&r, &ban_entry(&r), None).await })
+    });
+    for result in join_all(bans).await {
+        result.unwrap().unwrap();
+    }
+    let listed = store.list_bans(&board("free"), limit(20), None, NOW).await.unwrap();
+    assert_eq!(listed.bans.len(), 1, "one active ban: {listed:?}");
+    let found = store
+        .active_ban(&board("free"), std::slice::from_ref(&subject), NOW)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.ban, listed.bans[0], "the check finds the listed one");
+    for record in &records {
+        let stored = store.ban_by_id(&board("free"), &ban_id(record)).await.unwrap();
+        assert_eq!(stored.is_some(), record.ban == found.ban, "the others were replaced");
+    }
+    assert_eq!(log_of(&store, "free").await.len(), 10, "every ban is logged");
 }

@@ -34,8 +34,17 @@ use crate::store::{Claim, Completion, Moderation, StoreError, StoreResult, curso
 const REPORTER_SECONDS: i64 = 90 * 24 * 60 * 60;
 
 /// How often a write that lost a race (another ban of the same subject,
-/// another first report of the same target) starts over before giving up.
-const RACES: usize = 5;
+/// another first report of the same target, a report of a comment being
+/// removed) starts over before giving up: each lost race is another
+/// write's win, so this many writers at once all get through.
+const RACES: u32 = 16;
+
+/// A short jittered pause before starting over after a lost race, growing
+/// with `attempt`, so racing writers do not meet again at once.
+async fn pause_after_race(attempt: u32) {
+    let ceiling = 5u64 << attempt.min(5);
+    tokio::time::sleep(std::time::Duration::from_millis(rand::random::<u64>() % (ceiling + 1))).await;
+}
 
 fn json<T: serde::Serialize>(value: &T) -> StoreResult<String> {
     serde_json::to_string(value).map_err(|e| StoreError::Internal(e.to_string()))
@@ -130,8 +139,13 @@ impl DynamoStore {
     ) -> StoreResult<Vec<Item>> {
         let mut items: Vec<Item> = Vec::new();
         let mut start = None;
-        loop {
-            let need = want.saturating_sub(items.len()).max(1);
+        for round in 0.. {
+            // The first read asks for exactly what the page needs; a read
+            // after the filter dropped ended bans asks for more at once.
+            let mut need = want.saturating_sub(items.len()).max(1);
+            if round > 0 {
+                need = need.max(100);
+            }
             let mut query = self
                 .client()
                 .await
@@ -167,6 +181,7 @@ impl DynamoStore {
                 return Ok(items);
             }
         }
+        unreachable!("the loop returns")
     }
 
     /// Every item of partition `pk` whose SK starts with `prefix`, page by
@@ -391,7 +406,10 @@ impl Moderation for DynamoStore {
                 expires_at: record.expires,
             })
         };
-        for _ in 0..RACES {
+        for attempt in 0..RACES {
+            if attempt > 0 {
+                pause_after_race(attempt).await;
+            }
             let old = self
                 .get(subject_key.clone())
                 .await?
@@ -567,7 +585,10 @@ impl Moderation for DynamoStore {
         );
         let shard = shard_of(comment_id, self.layout.counter_shards);
         let pointer_key = key(post_pk(post_id), comment_pointer_sk(comment_id));
-        for _ in 0..RACES {
+        for attempt in 0..RACES {
+            if attempt > 0 {
+                pause_after_race(attempt).await;
+            }
             let pointer = self
                 .get(pointer_key.clone())
                 .await?
@@ -638,7 +659,10 @@ impl Moderation for DynamoStore {
                 expires_at: unix_now() + REPORTER_SECONDS,
             })
         };
-        for _ in 0..RACES {
+        for attempt in 0..RACES {
+            if attempt > 0 {
+                pause_after_race(attempt).await;
+            }
             let mut items = self.target_checks(board, &report.target)?;
             let checks = items.len();
             let target_gone = |failed: &[bool]| failed.iter().take(checks).any(|f| *f);
