@@ -29,7 +29,11 @@
 //! `address:<writer key>`). Pointers and reporters sort after the post item
 //! (`COMMENT#` < `POST` < `REPORT#` < `REPORTER#`): the comments Query
 //! (`begins_with(SK, "COMMENT#")`) never reads them, and the post's purge
-//! (every key under `POST#<post id>`) deletes them with the post.
+//! (every key under `POST#<post id>`) deletes them with the post. The ban
+//! check of a write is one consistent read of its subjects' items (a
+//! GetItem, or a BatchGetItem of 2 small items: at most 2 RCU); each
+//! operation's requests and units are in docs/storage.md ("Moderation
+//! operations").
 //!
 //! A post's counts are the sum of its counter shards: views, likes and
 //! comments in small items of their own, shard n of every post of a board in
