@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use shared::domain::{
-    Author, BoardSlug, Boards, COMMENTS_PAGE, Comment, CommentId, CommentKey, Guard, Member, MemberId, PageLimit,
-    PasswordHash, Post, PostBody, PostId, PostKey, PostSummary, PostVersion, Title, Username, Window, WriterKey,
-    new_id, now,
+    Author, Ban, BanId, BanRecord, BanSubject, BanTarget, BoardSlug, Boards, COMMENTS_PAGE, Comment, CommentId,
+    CommentKey, Guard, LogAction, LogEntry, LogTarget, Member, MemberId, PageLimit, PasswordHash, Post, PostBody,
+    PostId, PostKey, PostSummary, PostVersion, Report, ReportId, ReportTarget, Reported, Title, Username, Window,
+    WriterKey, new_id, now,
 };
-use shared::store::dynamo::{DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
-use shared::store::idempotency::{Claim, Claimed, LEASE_SECONDS, RECORD_SECONDS};
+use shared::store::dynamo::{CapacityMeter, DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
+use shared::store::idempotency::{Claim, Claimed, LEASE_SECONDS, RECORD_SECONDS, StoredResponse};
 use shared::store::sqlite::SqliteStore;
 use shared::store::{AttemptKey, Edited, PostEdit, Store, StoreError, cursor};
 
@@ -101,6 +102,18 @@ conformance!(
     a_create_whose_claim_was_released_or_taken_over_writes_nothing,
     expired_records_and_dead_leases_free_their_key,
     one_of_many_concurrent_claims_on_a_key_wins,
+    moderators_are_appointed_once_listed_in_order_dismissed_and_each_change_is_logged_once,
+    a_ban_of_a_member_or_an_address_is_found_until_it_ends_and_an_unban_or_a_new_ban_replaces_it_at_once,
+    active_bans_are_paged_newest_first_without_gaps_skipping_ended_ones,
+    one_report_per_target_counts_each_reporter_once_and_a_resolved_one_makes_way_for_the_next,
+    reports_of_a_missing_or_removed_target_are_not_found,
+    removing_a_post_deletes_it_like_a_delete_resolves_its_reports_and_is_logged_once,
+    removing_a_comment_keeps_its_replies_uncounts_it_and_resolves_its_report,
+    the_mod_log_pages_newest_first_without_gaps_and_refuses_a_cursor_not_issued,
+    member_by_id_finds_a_member_and_find_comment_finds_a_comment_only_on_its_own_board,
+    an_idempotency_completion_given_to_a_moderation_write_is_written_with_it_or_not_at_all,
+    twenty_reporters_reporting_one_post_at_once_open_one_report_that_counts_each_once,
+    concurrent_bans_of_one_writer_leave_exactly_one_active_ban,
 );
 
 fn member(username: &str) -> Member {
@@ -1122,14 +1135,17 @@ async fn counted_dynamodb_with(layout: Layout) -> (Dyn, RequestCounter) {
 
 /// The DynamoDB store itself (for what only it tells), on a fresh table.
 async fn counted_dynamo_store(layout: Layout) -> (DynamoStore, RequestCounter) {
+    counted_dynamo_store_on(layout, &format!("test-{}", new_id().to_lowercase())).await
+}
+
+async fn counted_dynamo_store_on(layout: Layout, table: &str) -> (DynamoStore, RequestCounter) {
     let counter = RequestCounter::default();
     let config = client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
         .await
         .unwrap()
         .interceptor(counter.clone())
         .build();
-    let table = format!("test-{}", new_id().to_lowercase());
-    let store = DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), &table, true)
+    let store = DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config), table, true)
         .await
         .unwrap()
         .with_layout(layout);
@@ -1218,7 +1234,10 @@ async fn a_post_detail_costs_the_same_dynamodb_requests_for_10_and_300_comments(
     assert_eq!(page_costs[0], page_costs[1], "comments page cost grows with comments");
 }
 
-/// DynamoDB only: the table made for tests has the keys and index of infra/table.json.
+/// An index's name, keys (attribute, key type) and projection type.
+type IndexShape = (String, Vec<(String, String)>, String);
+
+/// DynamoDB only: the table made for tests has the keys and indexes of infra/table.json.
 #[tokio::test]
 async fn tables_are_created_from_the_shared_schema() {
     let table = format!("test-{}", new_id().to_lowercase());
@@ -1249,12 +1268,47 @@ async fn tables_are_created_from_the_shared_schema() {
         .map(|k| (k.attribute_name.clone(), k.key_type.clone()))
         .collect();
     assert_eq!(keys, expected);
-    let indexes: Vec<String> = described
+    // Every index (v3: GSI1 and ById) with its keys and projection.
+    let mut indexes: Vec<IndexShape> = described
         .global_secondary_indexes()
         .iter()
-        .filter_map(|i| i.index_name().map(str::to_owned))
+        .map(|i| {
+            (
+                i.index_name().unwrap_or_default().to_owned(),
+                i.key_schema()
+                    .iter()
+                    .map(|k| (k.attribute_name().to_owned(), k.key_type().as_str().to_owned()))
+                    .collect(),
+                i.projection()
+                    .and_then(|p| p.projection_type())
+                    .map(|p| p.as_str().to_owned())
+                    .unwrap_or_default(),
+            )
+        })
         .collect();
-    assert_eq!(indexes, vec![def.global_secondary_indexes[0].index_name.clone()]);
+    indexes.sort();
+    let mut declared: Vec<IndexShape> = def
+        .global_secondary_indexes
+        .iter()
+        .map(|i| {
+            (
+                i.index_name.clone(),
+                i.key_schema
+                    .iter()
+                    .map(|k| (k.attribute_name.clone(), k.key_type.clone()))
+                    .collect(),
+                i.projection.projection_type.clone(),
+            )
+        })
+        .collect();
+    declared.sort();
+    assert_eq!(indexes, declared);
+    assert!(
+        indexes.iter().any(|(name, keys, projection)| name == "ById"
+            && keys == &[("id".to_owned(), "HASH".to_owned())]
+            && projection == "KEYS_ONLY"),
+        "{indexes:?}"
+    );
     let ttl = client.describe_time_to_live().table_name(&table).send().await.unwrap();
     assert_eq!(
         ttl.time_to_live_description().and_then(|d| d.attribute_name()),
@@ -1818,4 +1872,1286 @@ async fn hot_posts_stay_in_the_read_cache_under_a_scan_of_a_thousand_cold_posts(
         hot_units / hot_reads as f64
     );
     assert!(hot_rate > 0.95, "the hot posts stayed cached: {hot_rate}");
+}
+
+// (v3) Moderation: moderators, bans, reports, removals and the log.
+
+/// A staff member's author object.
+fn staff() -> Author {
+    Author::Member {
+        member_id: new_id(),
+        nickname: "Moderator".into(),
+    }
+}
+
+fn log_entry(action: LogAction, target: LogTarget) -> LogEntry {
+    log_entry_at(action, target, &now())
+}
+
+fn log_entry_at(action: LogAction, target: LogTarget, at: &str) -> LogEntry {
+    LogEntry {
+        id: new_id(),
+        action,
+        target,
+        reason: Some("because".into()),
+        by: staff(),
+        at: at.to_owned(),
+    }
+}
+
+fn member_target(m: &Member) -> LogTarget {
+    LogTarget::Member {
+        member_id: m.id.clone(),
+        nickname: m.nickname.clone(),
+    }
+}
+
+fn id_of(m: &Member) -> MemberId {
+    MemberId::parse(&m.id).unwrap()
+}
+
+fn address(key: &str) -> BanSubject {
+    BanSubject::Address(WriterKey::new(key.to_owned()))
+}
+
+fn member_subject() -> BanSubject {
+    BanSubject::Member(new_id())
+}
+
+/// A ban of `subject` on `board` ending at `expires` (Unix seconds; `None`: permanent).
+fn ban_of(board: &str, subject: &BanSubject, expires: Option<i64>) -> BanRecord {
+    let target = match subject {
+        BanSubject::Member(id) => BanTarget::Member {
+            member_id: id.clone(),
+            nickname: "banned".into(),
+        },
+        BanSubject::Address(key) => BanTarget::Guest { tag: key.tag() },
+    };
+    BanRecord {
+        ban: Ban {
+            id: new_id(),
+            board: board.to_owned(),
+            target,
+            reason: "spam".into(),
+            created_at: now(),
+            expires_at: expires.map(|e| format!("at {e}")),
+            by: staff(),
+        },
+        subject: subject.clone(),
+        expires,
+    }
+}
+
+fn ban_entry(record: &BanRecord) -> LogEntry {
+    log_entry(LogAction::Ban, record.ban.target.clone().into())
+}
+
+fn ban_id(record: &BanRecord) -> BanId {
+    BanId::parse(&record.ban.id).unwrap()
+}
+
+async fn banned(store: &Dyn, record: &BanRecord) {
+    store.ban(record, &ban_entry(record), None).await.unwrap();
+}
+
+fn post_target(post_id: &str) -> ReportTarget {
+    ReportTarget::Post {
+        post_id: post_id.to_owned(),
+    }
+}
+
+fn comment_target(post_id: &str, comment_id: &str) -> ReportTarget {
+    ReportTarget::Comment {
+        post_id: post_id.to_owned(),
+        comment_id: comment_id.to_owned(),
+    }
+}
+
+fn report_of(board: &str, target: ReportTarget, reason: &str) -> Report {
+    Report {
+        id: new_id(),
+        board: board.to_owned(),
+        target,
+        reason: reason.to_owned(),
+        created_at: now(),
+        reporters: None,
+    }
+}
+
+/// A report as the staff list shows it.
+fn counted(report: &Report, reporters: u64) -> Report {
+    Report {
+        reporters: Some(reporters),
+        ..report.clone()
+    }
+}
+
+fn report_id(report: &Report) -> ReportId {
+    ReportId::parse(&report.id).unwrap()
+}
+
+async fn open_reports(store: &Dyn, board_slug: &str) -> Vec<Report> {
+    let page = store.list_reports(&board(board_slug), limit(100), None).await.unwrap();
+    assert_eq!(page.next_cursor, None);
+    page.reports
+}
+
+async fn log_of(store: &Dyn, board_slug: &str) -> Vec<LogEntry> {
+    let page = store.modlog(&board(board_slug), limit(100), None).await.unwrap();
+    assert_eq!(page.next_cursor, None);
+    page.entries
+}
+
+async fn created_comment(store: &Dyn, board_slug: &str, post_id: &str, parent: Option<&str>) -> Comment {
+    let c = comment(post_id, parent, "a comment");
+    store
+        .create_comment(&board(board_slug), &c, &writer(), None, None)
+        .await
+        .unwrap();
+    c
+}
+
+async fn moderators_are_appointed_once_listed_in_order_dismissed_and_each_change_is_logged_once(store: Dyn) {
+    let free = board("free");
+    // Created first, appointed second: the list is in appointment order, not by id.
+    let (early, late) = (member("early"), member("late"));
+    for m in [&early, &late] {
+        store.create_member(m, &hash("h"), None).await.unwrap();
+    }
+    assert!(!store.is_moderator(&free, &id_of(&late)).await.unwrap());
+    assert!(store.moderators(&free).await.unwrap().is_empty());
+
+    let first = log_entry_at(
+        LogAction::AddModerator,
+        member_target(&late),
+        "2030-01-01T00:00:01.000Z",
+    );
+    assert!(store.add_moderator(&free, &late, &first).await.unwrap());
+    let again = log_entry_at(
+        LogAction::AddModerator,
+        member_target(&late),
+        "2030-01-01T00:00:02.000Z",
+    );
+    assert!(!store.add_moderator(&free, &late, &again).await.unwrap(), "already one");
+    let second = log_entry_at(
+        LogAction::AddModerator,
+        member_target(&early),
+        "2030-01-01T00:00:03.000Z",
+    );
+    assert!(store.add_moderator(&free, &early, &second).await.unwrap());
+    assert_eq!(
+        store.moderators(&free).await.unwrap(),
+        vec![late.clone(), early.clone()]
+    );
+    assert!(store.is_moderator(&free, &id_of(&late)).await.unwrap());
+    assert!(store.is_moderator(&free, &id_of(&early)).await.unwrap());
+    assert!(
+        !store.is_moderator(&board("qna"), &id_of(&early)).await.unwrap(),
+        "of that board only"
+    );
+    assert!(store.moderators(&board("qna")).await.unwrap().is_empty());
+
+    let dismissal = log_entry(LogAction::RemoveModerator, member_target(&late));
+    assert!(store.remove_moderator(&free, &id_of(&late), &dismissal).await.unwrap());
+    let twice = log_entry(LogAction::RemoveModerator, member_target(&late));
+    assert!(
+        !store.remove_moderator(&free, &id_of(&late), &twice).await.unwrap(),
+        "not one any more"
+    );
+    assert!(!store.is_moderator(&free, &id_of(&late)).await.unwrap());
+    assert_eq!(store.moderators(&free).await.unwrap(), vec![early.clone()]);
+    assert_eq!(
+        log_of(&store, "free").await,
+        vec![dismissal, second, first],
+        "each change once, newest first; nothing for the changes that were none"
+    );
+    assert!(log_of(&store, "qna").await.is_empty());
+}
+
+async fn a_ban_of_a_member_or_an_address_is_found_until_it_ends_and_an_unban_or_a_new_ban_replaces_it_at_once(
+    store: Dyn,
+) {
+    let free = board("free");
+    let (kim, guest, other) = (
+        member_subject(),
+        address("bannedaddresskey"),
+        address("otheraddresskey"),
+    );
+    assert_eq!(
+        store
+            .active_ban(&free, &[kim.clone(), guest.clone()], NOW)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.active_ban(&free, &[], NOW).await.unwrap(), None);
+
+    let timed = ban_of("free", &kim, Some(NOW + 100));
+    banned(&store, &timed).await;
+    let found = |subjects: Vec<BanSubject>, at: i64| {
+        let store = store.clone();
+        async move { store.active_ban(&board("free"), &subjects, at).await.unwrap() }
+    };
+    assert_eq!(found(vec![kim.clone()], NOW).await, Some(timed.clone()));
+    assert_eq!(
+        found(vec![other.clone(), kim.clone()], NOW + 99).await,
+        Some(timed.clone()),
+        "among several subjects"
+    );
+    assert_eq!(
+        found(vec![kim.clone(), other.clone()], NOW + 100).await,
+        None,
+        "it ended"
+    );
+    assert_eq!(
+        store
+            .active_ban(&board("qna"), std::slice::from_ref(&kim), NOW)
+            .await
+            .unwrap(),
+        None,
+        "another board"
+    );
+
+    let permanent = ban_of("free", &guest, None);
+    banned(&store, &permanent).await;
+    assert_eq!(
+        found(vec![kim.clone(), guest.clone()], NOW).await,
+        Some(timed.clone()),
+        "the first active one in the subjects' order"
+    );
+    assert_eq!(
+        found(vec![guest.clone(), kim.clone()], NOW).await,
+        Some(permanent.clone())
+    );
+    assert_eq!(
+        found(vec![kim.clone(), guest.clone()], NOW + 1_000_000).await,
+        Some(permanent.clone()),
+        "the member's ended, the address's never ends"
+    );
+    assert_eq!(
+        store.ban_by_id(&free, &ban_id(&permanent)).await.unwrap(),
+        Some(permanent.clone())
+    );
+    assert_eq!(store.ban_by_id(&board("qna"), &ban_id(&permanent)).await.unwrap(), None);
+    assert_eq!(
+        store.ban_by_id(&free, &BanId::parse(&new_id()).unwrap()).await.unwrap(),
+        None
+    );
+
+    // An unban ends it at once.
+    let lifted = log_entry(LogAction::Unban, permanent.ban.target.clone().into());
+    assert!(store.unban(&permanent, &lifted).await.unwrap());
+    assert_eq!(found(vec![guest.clone()], NOW).await, None);
+    assert_eq!(store.ban_by_id(&free, &ban_id(&permanent)).await.unwrap(), None);
+    let again = log_entry(LogAction::Unban, permanent.ban.target.clone().into());
+    assert!(!store.unban(&permanent, &again).await.unwrap(), "lifted already");
+
+    // A new ban of the same subject replaces the earlier one.
+    let lee = member_subject();
+    let earlier = ban_of("free", &lee, None);
+    banned(&store, &earlier).await;
+    let later = ban_of("free", &lee, Some(NOW + 50));
+    banned(&store, &later).await;
+    assert_eq!(found(vec![lee.clone()], NOW).await, Some(later.clone()));
+    assert_eq!(
+        found(vec![lee.clone()], NOW + 50).await,
+        None,
+        "the permanent one is gone"
+    );
+    assert_eq!(store.ban_by_id(&free, &ban_id(&earlier)).await.unwrap(), None);
+    let listed = store.list_bans(&free, limit(10), None, NOW).await.unwrap();
+    assert_eq!(listed.bans, vec![later.ban.clone(), timed.ban.clone()]);
+    assert_eq!(listed.next_cursor, None);
+    // The replaced ban cannot be lifted; its replacement can.
+    let entry = log_entry(LogAction::Unban, earlier.ban.target.clone().into());
+    assert!(!store.unban(&earlier, &entry).await.unwrap());
+    assert_eq!(found(vec![lee.clone()], NOW).await, Some(later.clone()));
+    let entry = log_entry(LogAction::Unban, later.ban.target.clone().into());
+    assert!(store.unban(&later, &entry).await.unwrap());
+    assert_eq!(found(vec![lee], NOW).await, None);
+
+    let actions: Vec<LogAction> = log_of(&store, "free").await.iter().map(|e| e.action).collect();
+    use LogAction::{Ban as B, Unban as U};
+    assert_eq!(actions, vec![U, B, B, U, B, B], "newest first, one per change");
+}
+
+async fn active_bans_are_paged_newest_first_without_gaps_skipping_ended_ones(store: Dyn) {
+    let free = board("free");
+    let mut active = Vec::new();
+    for i in 0..23 {
+        // The oldest is ended, so the last active ban is followed only by ended ones.
+        let expires = match i % 3 {
+            0 => Some(NOW - 10),
+            1 => None,
+            _ => Some(NOW + 1_000),
+        };
+        let subject = if i % 2 == 0 {
+            member_subject()
+        } else {
+            address(&format!("address{i}"))
+        };
+        let record = ban_of("free", &subject, expires);
+        banned(&store, &record).await;
+        if record.active_at(NOW) {
+            active.push(record.ban);
+        }
+    }
+    banned(&store, &ban_of("qna", &member_subject(), None)).await;
+    active.reverse(); // newest first
+    assert_eq!(active.len(), 15);
+
+    for page_size in [4, 5, 20] {
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = store
+                .list_bans(&free, limit(page_size), cursor.as_deref(), NOW)
+                .await
+                .unwrap();
+            assert!(page.bans.len() <= page_size);
+            seen.extend(page.bans);
+            match page.next_cursor {
+                Some(next) => {
+                    assert_eq!(seen.len() % page_size, 0, "only a full page has a cursor");
+                    cursor = Some(next);
+                }
+                None => break,
+            }
+        }
+        assert_eq!(seen, active, "pages of {page_size}");
+    }
+    // Later the timed ones have ended too.
+    let later = store.list_bans(&free, limit(100), None, NOW + 1_000).await.unwrap();
+    assert_eq!(later.bans.len(), 8);
+    assert!(later.bans.iter().all(|b| b.expires_at.is_none()));
+    assert_eq!(
+        store.list_bans(&free, limit(5), Some("garbage!"), NOW).await,
+        Err(StoreError::InvalidCursor)
+    );
+    assert_eq!(
+        store
+            .list_bans(&free, limit(5), Some(&cursor::encode("not-a-ulid")), NOW)
+            .await,
+        Err(StoreError::InvalidCursor)
+    );
+}
+
+async fn one_report_per_target_counts_each_reporter_once_and_a_resolved_one_makes_way_for_the_next(store: Dyn) {
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let c = created_comment(&store, "free", &pid, None).await;
+
+    let first = report_of("free", post_target(&pid), "spam");
+    let shown = first.clone().for_reporter();
+    assert_eq!(
+        store.report(&free, &first, "member:A", None).await.unwrap(),
+        Reported::Opened(shown.clone())
+    );
+    for reporter in ["member:A", "address:K", "member:B", "address:K"] {
+        let later = report_of("free", post_target(&pid), "another reason");
+        assert_eq!(
+            store.report(&free, &later, reporter, None).await.unwrap(),
+            Reported::Joined(shown.clone()),
+            "{reporter}: the same report, the first reason"
+        );
+    }
+    let on_comment = report_of("free", comment_target(&pid, &c.id), "rude");
+    assert_eq!(
+        store.report(&free, &on_comment, "member:A", None).await.unwrap(),
+        Reported::Opened(on_comment.clone()),
+        "a comment is a target of its own"
+    );
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&on_comment, 1), counted(&first, 3)],
+        "newest first, distinct reporters counted once each"
+    );
+    assert!(open_reports(&store, "qna").await.is_empty());
+
+    // Resolved: it leaves the list, once.
+    assert!(
+        !store
+            .resolve_report(&board("qna"), &report_id(&first), None)
+            .await
+            .unwrap(),
+        "not on that board"
+    );
+    assert!(store.resolve_report(&free, &report_id(&first), None).await.unwrap());
+    assert!(!store.resolve_report(&free, &report_id(&first), None).await.unwrap());
+    assert_eq!(open_reports(&store, "free").await, vec![counted(&on_comment, 1)]);
+
+    // The next report opens a new one, where an earlier reporter counts again.
+    let next = report_of("free", post_target(&pid), "spam again");
+    assert_eq!(
+        store.report(&free, &next, "member:A", None).await.unwrap(),
+        Reported::Opened(next.clone())
+    );
+    assert_eq!(
+        store
+            .report(&free, &report_of("free", post_target(&pid), "x"), "member:B", None)
+            .await
+            .unwrap(),
+        Reported::Joined(next.clone())
+    );
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&next, 2), counted(&on_comment, 1)]
+    );
+
+    // Paged newest first; a cursor not issued is refused.
+    let page = store.list_reports(&free, limit(1), None).await.unwrap();
+    assert_eq!(page.reports, vec![counted(&next, 2)]);
+    let rest = store
+        .list_reports(&free, limit(1), page.next_cursor.as_deref())
+        .await
+        .unwrap();
+    assert_eq!((rest.reports, rest.next_cursor), (vec![counted(&on_comment, 1)], None));
+    assert_eq!(
+        store.list_reports(&free, limit(1), Some("garbage!")).await,
+        Err(StoreError::InvalidCursor)
+    );
+}
+
+async fn reports_of_a_missing_or_removed_target_are_not_found(store: Dyn) {
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let c = created_comment(&store, "free", &pid, None).await;
+    let other = created_post(&store, "free").await;
+    let report = |target: ReportTarget| report_of("free", target, "spam");
+    for (what, board_slug, target) in [
+        ("a post of another board", "qna", post_target(&pid)),
+        ("a comment of another board", "qna", comment_target(&pid, &c.id)),
+        ("no such post", "free", post_target(&new_id())),
+        ("no such comment", "free", comment_target(&pid, &new_id())),
+        (
+            "a comment under another post",
+            "free",
+            comment_target(&other.summary.id, &c.id),
+        ),
+        ("a post id as a comment", "free", comment_target(&pid, &pid)),
+    ] {
+        assert_eq!(
+            store
+                .report(&board(board_slug), &report(target), "member:A", None)
+                .await,
+            Err(StoreError::NotFound),
+            "{what}"
+        );
+    }
+    // Deleted by their authors.
+    let ck = comment_key("free", &pid, &c.id);
+    assert!(store.delete_comment(&ck).await.unwrap());
+    assert_eq!(
+        store
+            .report(&free, &report(comment_target(&pid, &c.id)), "member:A", None)
+            .await,
+        Err(StoreError::NotFound)
+    );
+    let kept = created_comment(&store, "free", &pid, None).await;
+    assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    for target in [post_target(&pid), comment_target(&pid, &kept.id)] {
+        assert_eq!(
+            store.report(&free, &report(target), "member:A", None).await,
+            Err(StoreError::NotFound)
+        );
+    }
+    assert!(open_reports(&store, "free").await.is_empty(), "nothing was opened");
+}
+
+async fn removing_a_post_deletes_it_like_a_delete_resolves_its_reports_and_is_logged_once(store: Dyn) {
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let key = post_key("free", &pid);
+    let top = created_comment(&store, "free", &pid, None).await;
+    let reply = created_comment(&store, "free", &pid, Some(&top.id)).await;
+    let fan = member_id();
+    store.like(&key, &fan).await.unwrap().unwrap();
+    for target in [
+        post_target(&pid),
+        comment_target(&pid, &top.id),
+        comment_target(&pid, &reply.id),
+    ] {
+        store
+            .report(&free, &report_of("free", target, "spam"), "member:A", None)
+            .await
+            .unwrap();
+    }
+    let survivor = created_post(&store, "free").await;
+    let kept = report_of("free", post_target(&survivor.summary.id), "spam");
+    store.report(&free, &kept, "member:A", None).await.unwrap();
+    assert_eq!(open_reports(&store, "free").await.len(), 4);
+
+    let target = LogTarget::Post {
+        post_id: pid.clone(),
+        title: p.summary.title.clone(),
+    };
+    let removal = log_entry(LogAction::RemovePost, target.clone());
+    assert!(
+        !store
+            .remove_post(
+                &post_key("qna", &pid),
+                &log_entry(LogAction::RemovePost, target.clone()),
+                None
+            )
+            .await
+            .unwrap(),
+        "not on that board"
+    );
+    assert!(store.remove_post(&key, &removal, None).await.unwrap());
+    assert_eq!(store.post_detail(&key).await.unwrap(), None);
+    assert_eq!(views(&store, &key).await, None);
+    assert_eq!(store.list_comments(&key, limit(20), None).await.unwrap(), None);
+    for c in [&top, &reply] {
+        assert_eq!(
+            store.comment_guard(&comment_key("free", &pid, &c.id)).await.unwrap(),
+            None
+        );
+    }
+    assert!(!store.has_liked(&post_id(&pid), &fan).await.unwrap());
+    let listed = store.list_posts(&free, limit(20), None).await.unwrap().posts;
+    assert_eq!(
+        listed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        vec![survivor.summary.id.as_str()]
+    );
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&kept, 1)],
+        "its reports and its comments' are resolved, others' stay"
+    );
+    assert!(
+        !store
+            .remove_post(&key, &log_entry(LogAction::RemovePost, target), None)
+            .await
+            .unwrap(),
+        "a second removal finds nothing"
+    );
+    assert!(!store.delete_post(&key).await.unwrap());
+    assert_eq!(log_of(&store, "free").await, vec![removal], "logged once");
+}
+
+async fn removing_a_comment_keeps_its_replies_uncounts_it_and_resolves_its_report(store: Dyn) {
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let top = created_comment(&store, "free", &pid, None).await;
+    let reply = created_comment(&store, "free", &pid, Some(&top.id)).await;
+    let last = created_comment(&store, "free", &pid, None).await;
+    let on_top = report_of("free", comment_target(&pid, &top.id), "rude");
+    let on_post = report_of("free", post_target(&pid), "spam");
+    for r in [&on_top, &on_post] {
+        store.report(&free, r, "member:A", None).await.unwrap();
+    }
+    let target = LogTarget::Comment {
+        post_id: pid.clone(),
+        comment_id: top.id.clone(),
+    };
+    let removal = log_entry(LogAction::RemoveComment, target.clone());
+    let top_key = comment_key("free", &pid, &top.id);
+    assert!(
+        !store
+            .remove_comment(
+                &comment_key("qna", &pid, &top.id),
+                &log_entry(LogAction::RemoveComment, target.clone()),
+                None
+            )
+            .await
+            .unwrap(),
+        "not on that board"
+    );
+    assert!(store.remove_comment(&top_key, &removal, None).await.unwrap());
+    let detail = store.post_detail(&post_key("free", &pid)).await.unwrap().unwrap();
+    assert_eq!(detail.comments, vec![reply.clone(), last], "its reply stays");
+    assert_eq!(detail.post.summary.comment_count, 2);
+    assert_eq!(store.comment_guard(&top_key).await.unwrap(), None);
+    assert_eq!(open_reports(&store, "free").await, vec![counted(&on_post, 1)]);
+    assert!(
+        !store
+            .remove_comment(&top_key, &log_entry(LogAction::RemoveComment, target), None)
+            .await
+            .unwrap(),
+        "a second removal finds nothing"
+    );
+    assert_eq!(comment_count(&store, "free", &pid).await, 2, "uncounted once");
+    assert_eq!(log_of(&store, "free").await, vec![removal]);
+    // A removed comment cannot be reported; its reply can, and a removal
+    // of a comment without a report resolves nothing else.
+    assert_eq!(
+        store
+            .report(
+                &free,
+                &report_of("free", comment_target(&pid, &top.id), "x"),
+                "member:B",
+                None
+            )
+            .await,
+        Err(StoreError::NotFound)
+    );
+    let on_reply = report_of("free", comment_target(&pid, &reply.id), "rude too");
+    store.report(&free, &on_reply, "member:B", None).await.unwrap();
+    let unreported = created_comment(&store, "free", &pid, None).await;
+    let target = LogTarget::Comment {
+        post_id: pid.clone(),
+        comment_id: unreported.id.clone(),
+    };
+    assert!(
+        store
+            .remove_comment(
+                &comment_key("free", &pid, &unreported.id),
+                &log_entry(LogAction::RemoveComment, target),
+                None
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&on_reply, 1), counted(&on_post, 1)]
+    );
+}
+
+async fn the_mod_log_pages_newest_first_without_gaps_and_refuses_a_cursor_not_issued(store: Dyn) {
+    let free = board("free");
+    let m = member("logged");
+    store.create_member(&m, &hash("h"), None).await.unwrap();
+    let mut written = Vec::new();
+    for i in 0..13 {
+        let (action, changed) = if i % 2 == 0 {
+            let entry = log_entry(LogAction::AddModerator, member_target(&m));
+            (entry.clone(), store.add_moderator(&free, &m, &entry).await.unwrap())
+        } else {
+            let entry = log_entry(LogAction::RemoveModerator, member_target(&m));
+            (
+                entry.clone(),
+                store.remove_moderator(&free, &id_of(&m), &entry).await.unwrap(),
+            )
+        };
+        assert!(changed);
+        written.push(action);
+    }
+    written.reverse();
+    for page_size in [4, 13] {
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = store.modlog(&free, limit(page_size), cursor.as_deref()).await.unwrap();
+            assert!(page.entries.len() <= page_size);
+            seen.extend(page.entries);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, written, "pages of {page_size}");
+    }
+    assert!(log_of(&store, "qna").await.is_empty());
+    for garbage in ["garbage!".to_owned(), cursor::encode("not-a-ulid")] {
+        assert_eq!(
+            store.modlog(&free, limit(4), Some(&garbage)).await,
+            Err(StoreError::InvalidCursor)
+        );
+    }
+}
+
+async fn member_by_id_finds_a_member_and_find_comment_finds_a_comment_only_on_its_own_board(store: Dyn) {
+    let kim = member("byid");
+    store.create_member(&kim, &hash("secret-hash"), None).await.unwrap();
+    assert_eq!(store.member_by_id(&id_of(&kim)).await.unwrap(), Some(kim.clone()));
+    assert_eq!(store.member_by_id(&member_id()).await.unwrap(), None);
+
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let c = created_comment(&store, "free", &pid, None).await;
+    assert_eq!(
+        store.member_by_id(&MemberId::parse(&pid).unwrap()).await.unwrap(),
+        None,
+        "a post's id names no member"
+    );
+    let cid = CommentId::parse(&c.id).unwrap();
+    assert_eq!(
+        store.find_comment(&board("free"), &cid).await.unwrap(),
+        Some(comment_key("free", &pid, &c.id))
+    );
+    assert_eq!(store.find_comment(&board("qna"), &cid).await.unwrap(), None);
+    assert_eq!(
+        store
+            .find_comment(&board("free"), &CommentId::parse(&new_id()).unwrap())
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .find_comment(&board("free"), &CommentId::parse(&pid).unwrap())
+            .await
+            .unwrap(),
+        None,
+        "a post's id names no comment"
+    );
+    assert!(store.delete_comment(&comment_key("free", &pid, &c.id)).await.unwrap());
+    assert_eq!(store.find_comment(&board("free"), &cid).await.unwrap(), None);
+    let kept = created_comment(&store, "free", &pid, None).await;
+    assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    assert_eq!(
+        store
+            .find_comment(&board("free"), &CommentId::parse(&kept.id).unwrap())
+            .await
+            .unwrap(),
+        None,
+        "a deleted post's comments are gone"
+    );
+}
+
+async fn an_idempotency_completion_given_to_a_moderation_write_is_written_with_it_or_not_at_all(store: Dyn) {
+    let free = board("free");
+    let replayed = |key: &'static str, fingerprint: &'static str| {
+        let store = store.clone();
+        async move { store.claim(&claim(key, fingerprint, NOW + 1)).await.unwrap() }
+    };
+    let fresh = |key: &'static str, fingerprint: &'static str| {
+        let store = store.clone();
+        async move {
+            let c = claim(key, fingerprint, NOW);
+            assert_eq!(store.claim(&c).await.unwrap(), Claimed::Fresh);
+            c
+        }
+    };
+    let released = |key: &'static str| {
+        let store = store.clone();
+        async move {
+            let c = claim(key, "lost", NOW);
+            assert_eq!(store.claim(&c).await.unwrap(), Claimed::Fresh);
+            store.release(key, &c.token).await.unwrap();
+            c
+        }
+    };
+
+    // A ban.
+    let subject = member_subject();
+    let record = ban_of("free", &subject, None);
+    let c = fresh("k-ban", "ban").await;
+    let done = c.complete(201, serde_json::to_string(&record.ban).unwrap());
+    store.ban(&record, &ban_entry(&record), Some(&done)).await.unwrap();
+    assert_eq!(replayed("k-ban", "ban").await, Claimed::Replay(done.response));
+    let lost = ban_of("free", &member_subject(), None);
+    let c = released("k-ban-lost").await;
+    assert_eq!(
+        store
+            .ban(&lost, &ban_entry(&lost), Some(&c.complete(201, "{}".into())))
+            .await,
+        Err(StoreError::ClaimLost)
+    );
+    assert_eq!(
+        store
+            .active_ban(&free, std::slice::from_ref(&lost.subject), NOW)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.ban_by_id(&free, &ban_id(&lost)).await.unwrap(), None);
+
+    // Reports: opened (201), joined (200), joined by a reporter counted already (200).
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let first = report_of("free", post_target(&pid), "spam");
+    let shown = serde_json::to_string(&first.clone().for_reporter()).unwrap();
+    let c = fresh("k-report", "report").await;
+    assert_eq!(
+        store.report(&free, &first, "member:A", Some(&c)).await.unwrap(),
+        Reported::Opened(first.clone())
+    );
+    let expected = |status: u16| {
+        Claimed::Replay(StoredResponse {
+            status,
+            body: shown.clone(),
+        })
+    };
+    assert_eq!(replayed("k-report", "report").await, expected(201));
+    for (key, reporter) in [("k-join", "member:B"), ("k-join-again", "member:B")] {
+        let c = fresh(key, "join").await;
+        let later = report_of("free", post_target(&pid), "more");
+        assert_eq!(
+            store.report(&free, &later, reporter, Some(&c)).await.unwrap(),
+            Reported::Joined(first.clone())
+        );
+        assert_eq!(replayed(key, "join").await, expected(200), "{key}");
+    }
+    let c = released("k-report-lost").await;
+    assert_eq!(
+        store
+            .report(&free, &report_of("free", post_target(&pid), "x"), "member:C", Some(&c))
+            .await,
+        Err(StoreError::ClaimLost)
+    );
+    let c = released("k-report-lost-2").await;
+    let other = created_post(&store, "free").await;
+    assert_eq!(
+        store
+            .report(
+                &free,
+                &report_of("free", post_target(&other.summary.id), "x"),
+                "member:C",
+                Some(&c)
+            )
+            .await,
+        Err(StoreError::ClaimLost)
+    );
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&first, 2)],
+        "the lost reports wrote nothing"
+    );
+
+    // A resolve.
+    let c = released("k-resolve-lost").await;
+    assert_eq!(
+        store
+            .resolve_report(&free, &report_id(&first), Some(&c.complete(204, String::new())))
+            .await,
+        Err(StoreError::ClaimLost)
+    );
+    assert_eq!(open_reports(&store, "free").await.len(), 1, "still open");
+    let c = fresh("k-resolve", "resolve").await;
+    let done = c.complete(204, String::new());
+    assert!(
+        store
+            .resolve_report(&free, &report_id(&first), Some(&done))
+            .await
+            .unwrap()
+    );
+    assert_eq!(replayed("k-resolve", "resolve").await, Claimed::Replay(done.response));
+
+    // Removals of a comment and of a post.
+    let comment_of = created_comment(&store, "free", &pid, None).await;
+    let ck = comment_key("free", &pid, &comment_of.id);
+    let target = LogTarget::Comment {
+        post_id: pid.clone(),
+        comment_id: comment_of.id.clone(),
+    };
+    let c = released("k-comment-lost").await;
+    assert_eq!(
+        store
+            .remove_comment(
+                &ck,
+                &log_entry(LogAction::RemoveComment, target.clone()),
+                Some(&c.complete(204, String::new()))
+            )
+            .await,
+        Err(StoreError::ClaimLost)
+    );
+    assert!(store.comment_guard(&ck).await.unwrap().is_some(), "still there");
+    let c = fresh("k-comment", "remove").await;
+    let done = c.complete(204, String::new());
+    assert!(
+        store
+            .remove_comment(&ck, &log_entry(LogAction::RemoveComment, target), Some(&done))
+            .await
+            .unwrap()
+    );
+    assert_eq!(replayed("k-comment", "remove").await, Claimed::Replay(done.response));
+    assert_eq!(comment_count(&store, "free", &pid).await, 0);
+
+    let key = post_key("free", &pid);
+    let target = LogTarget::Post {
+        post_id: pid.clone(),
+        title: p.summary.title.clone(),
+    };
+    let c = released("k-post-lost").await;
+    assert_eq!(
+        store
+            .remove_post(
+                &key,
+                &log_entry(LogAction::RemovePost, target.clone()),
+                Some(&c.complete(204, String::new()))
+            )
+            .await,
+        Err(StoreError::ClaimLost)
+    );
+    assert!(store.post_detail(&key).await.unwrap().is_some(), "still there");
+    let c = fresh("k-post", "remove").await;
+    let done = c.complete(204, String::new());
+    assert!(
+        store
+            .remove_post(&key, &log_entry(LogAction::RemovePost, target), Some(&done))
+            .await
+            .unwrap()
+    );
+    assert_eq!(replayed("k-post", "remove").await, Claimed::Replay(done.response));
+    assert_eq!(store.post_detail(&key).await.unwrap(), None);
+    let actions: Vec<LogAction> = log_of(&store, "free").await.iter().map(|e| e.action).collect();
+    assert_eq!(
+        actions,
+        vec![LogAction::RemovePost, LogAction::RemoveComment, LogAction::Ban],
+        "only what was written is logged"
+    );
+}
+
+/// A DynamoDB store on a fresh table that counts its requests and meters its units.
+async fn metered_dynamo_store(layout: Layout) -> (Arc<DynamoStore>, RequestCounter, CapacityMeter) {
+    let (store, counter) = counted_dynamo_store(layout).await;
+    let meter = CapacityMeter::default();
+    (Arc::new(store.metered(meter.clone())), counter, meter)
+}
+
+/// DynamoDB only: the ban check of a member's write (the member and the
+/// address key) is one request, a consistent BatchGetItem of two small
+/// items: at most 2 read units, banned or not.
+#[tokio::test]
+async fn the_ban_check_of_a_member_write_is_one_request_of_at_most_two_read_units() {
+    let (dynamo, counter, meter) = metered_dynamo_store(Layout::default()).await;
+    let store: Dyn = dynamo.clone();
+    let free = board("free");
+    let (kim, from) = (
+        member_subject(),
+        address("memberaddresskeyabcdefghijklmnopqrstuvwxyz234567abcd"),
+    );
+    let subjects = [kim.clone(), from.clone()];
+    let mut measured = Vec::new();
+    for banned_now in [None, Some(&kim), Some(&from)] {
+        if let Some(subject) = banned_now {
+            banned(&store, &ban_of("free", subject, Some(NOW + 60))).await;
+        }
+        meter.take();
+        let before = counter.count();
+        let found = store.active_ban(&free, &subjects, NOW).await.unwrap();
+        let requests = counter.count() - before;
+        let units = meter.take();
+        assert_eq!(found.is_some(), banned_now.is_some());
+        println!(
+            "ban check of a member write (2 subjects), {}: {requests} request, {} RCU, {} WCU",
+            match banned_now {
+                None => "neither banned",
+                Some(s) if *s == kim => "the member banned",
+                Some(_) => "both banned",
+            },
+            units.table.read,
+            units.table.write
+        );
+        assert_eq!(requests, 1);
+        assert!(units.table.read <= 2.0, "{units:?}");
+        assert_eq!(units.table.write, 0.0);
+        measured.push(units.table.read);
+    }
+    // A guest's write: one subject, one GetItem.
+    meter.take();
+    let before = counter.count();
+    store.active_ban(&free, &[from], NOW).await.unwrap().unwrap();
+    assert_eq!(counter.count() - before, 1);
+    let units = meter.take();
+    println!(
+        "ban check of a guest write (1 subject): 1 request, {} RCU",
+        units.table.read
+    );
+    assert!(units.table.read <= 1.0, "{units:?}");
+}
+
+/// DynamoDB only: a removal of a post with more open reports than its
+/// step-1 transaction has room for (64 counter shards leave 33 places)
+/// resolves them all, and nothing of the post is left in the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn removing_a_post_with_more_reports_than_one_transaction_holds_resolves_them_all() {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let (dynamo, _) = counted_dynamo_store_on(
+        Layout {
+            counter_shards: 64,
+            ..Layout::default()
+        },
+        &table,
+    )
+    .await;
+    let store: Dyn = Arc::new(dynamo);
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let comments = add_comments(&store, "free", &pid, 40).await;
+    for chunk in comments.chunks(10) {
+        let reports = chunk.iter().map(|c| {
+            let (store, free, r) = (
+                store.clone(),
+                free.clone(),
+                report_of("free", comment_target(&pid, &c.id), "spam"),
+            );
+            tokio::spawn(async move { store.report(&free, &r, "member:A", None).await })
+        });
+        for result in join_all(reports).await {
+            assert!(matches!(result.unwrap().unwrap(), Reported::Opened(_)));
+        }
+    }
+    store
+        .report(&free, &report_of("free", post_target(&pid), "spam"), "member:B", None)
+        .await
+        .unwrap();
+    assert_eq!(open_reports(&store, "free").await.len(), 41);
+    let entry = log_entry(
+        LogAction::RemovePost,
+        LogTarget::Post {
+            post_id: pid.clone(),
+            title: p.summary.title.clone(),
+        },
+    );
+    assert!(store.remove_post(&post_key("free", &pid), &entry, None).await.unwrap());
+    assert!(open_reports(&store, "free").await.is_empty());
+    assert_eq!(log_of(&store, "free").await, vec![entry]);
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
+            .await
+            .unwrap()
+            .build(),
+    );
+    let left = client
+        .scan()
+        .table_name(&table)
+        .filter_expression("contains(PK, :post) OR SK = :post")
+        .expression_attribute_values(":post", aws_sdk_dynamodb::types::AttributeValue::S(pid.clone()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(left.items().len(), 0, "nothing of the post is left: {:?}", left.items());
+}
+
+/// DynamoDB only (docs/storage.md, Single-table design, v3): the requests
+/// and units of every moderation operation, small items, default layout.
+/// Prints the table docs/storage.md shows; pins the request counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_moderation_operation_costs_a_fixed_number_of_dynamodb_requests() {
+    let (dynamo, counter, meter) = metered_dynamo_store(Layout::default()).await;
+    let store: Dyn = dynamo.clone();
+    let free = board("free");
+    let mut rows: Vec<(&str, u64, f64, f64, f64)> = Vec::new();
+    macro_rules! measure {
+        ($what:expr, $requests:expr, $work:expr) => {{
+            meter.take();
+            let before = counter.count();
+            let out = $work;
+            let requests = counter.count() - before;
+            let units = meter.take();
+            let index: f64 = units.indexes.values().map(|u| u.read).sum::<f64>() + 0.0;
+            rows.push(($what, requests, units.table.read, units.table.write, index));
+            assert_eq!(requests, $requests, "{}", $what);
+            out
+        }};
+    }
+    let m = member("costly");
+    store.create_member(&m, &hash("h"), None).await.unwrap();
+    measure!("member_by_id (ById Query, GetItem)", 2, {
+        assert!(store.member_by_id(&id_of(&m)).await.unwrap().is_some())
+    });
+    measure!("is_moderator, uncached (GetItem, eventually consistent)", 1, {
+        store.is_moderator(&free, &member_id()).await.unwrap()
+    });
+    let asked = member_id();
+    store.is_moderator(&free, &asked).await.unwrap();
+    measure!("is_moderator, cached (10 s)", 0, {
+        store.is_moderator(&free, &asked).await.unwrap()
+    });
+    measure!("add_moderator (transaction: moderator, entry)", 1, {
+        assert!(
+            store
+                .add_moderator(&free, &m, &log_entry(LogAction::AddModerator, member_target(&m)))
+                .await
+                .unwrap()
+        )
+    });
+    measure!("moderators (Query)", 1, store.moderators(&free).await.unwrap());
+    measure!("remove_moderator (transaction: delete, entry)", 1, {
+        assert!(
+            store
+                .remove_moderator(
+                    &free,
+                    &id_of(&m),
+                    &log_entry(LogAction::RemoveModerator, member_target(&m))
+                )
+                .await
+                .unwrap()
+        )
+    });
+    let subject = member_subject();
+    let first = ban_of("free", &subject, Some(NOW + 600));
+    measure!("ban, new subject (GetItem, transaction: subject, record, entry)", 2, {
+        banned(&store, &first).await
+    });
+    let second = ban_of("free", &subject, None);
+    measure!(
+        "ban replacing one (GetItem, transaction: subject, old record deleted, record, entry)",
+        2,
+        banned(&store, &second).await
+    );
+    let from = address("costaddress");
+    measure!("active_ban, 1 subject (GetItem)", 1, {
+        store
+            .active_ban(&free, std::slice::from_ref(&subject), NOW)
+            .await
+            .unwrap()
+            .unwrap()
+    });
+    measure!("active_ban, 2 subjects (BatchGetItem)", 1, {
+        store
+            .active_ban(&free, &[subject.clone(), from.clone()], NOW)
+            .await
+            .unwrap()
+            .unwrap()
+    });
+    measure!("ban_by_id (GetItem)", 1, {
+        store.ban_by_id(&free, &ban_id(&second)).await.unwrap().unwrap()
+    });
+    measure!("list_bans, one page (Query)", 1, {
+        store.list_bans(&free, limit(20), None, NOW).await.unwrap()
+    });
+    measure!("unban (transaction: record, subject, entry)", 1, {
+        let entry = log_entry(LogAction::Unban, second.ban.target.clone().into());
+        assert!(store.unban(&second, &entry).await.unwrap())
+    });
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let c = created_comment(&store, "free", &pid, None).await;
+    measure!("find_comment (ById Query; comment and purge marker GetItems)", 3, {
+        store
+            .find_comment(&free, &CommentId::parse(&c.id).unwrap())
+            .await
+            .unwrap()
+            .unwrap()
+    });
+    let on_post = report_of("free", post_target(&pid), "spam");
+    measure!(
+        "report, opening (pointer GetItem, transaction: check, pointer, report, reporter)",
+        2,
+        store.report(&free, &on_post, "member:A", None).await.unwrap()
+    );
+    measure!(
+        "report, joining (pointer GetItem, transaction: check, reporter, count)",
+        2,
+        store
+            .report(&free, &report_of("free", post_target(&pid), "x"), "member:B", None)
+            .await
+            .unwrap()
+    );
+    measure!(
+        "report, joining again (pointer GetItem, transaction refused)",
+        2,
+        store
+            .report(&free, &report_of("free", post_target(&pid), "x"), "member:B", None)
+            .await
+            .unwrap()
+    );
+    let on_comment = report_of("free", comment_target(&pid, &c.id), "rude");
+    measure!(
+        "report of a comment, opening (pointer GetItem, transaction: 2 checks, pointer, report, reporter)",
+        2,
+        store.report(&free, &on_comment, "member:A", None).await.unwrap()
+    );
+    measure!("list_reports, one page (Query)", 1, {
+        store.list_reports(&free, limit(20), None).await.unwrap()
+    });
+    measure!("resolve_report (GetItem, transaction: report, pointer)", 2, {
+        assert!(store.resolve_report(&free, &report_id(&on_post), None).await.unwrap())
+    });
+    store
+        .report(&free, &report_of("free", post_target(&pid), "again"), "member:A", None)
+        .await
+        .unwrap();
+    let target = LogTarget::Comment {
+        post_id: pid.clone(),
+        comment_id: c.id.clone(),
+    };
+    measure!(
+        "remove_comment, reported (pointer GetItem, transaction: comment, shard, entry, pointer, report)",
+        2,
+        assert!(
+            store
+                .remove_comment(
+                    &comment_key("free", &pid, &c.id),
+                    &log_entry(LogAction::RemoveComment, target),
+                    None
+                )
+                .await
+                .unwrap()
+        )
+    );
+    created_comment(&store, "free", &pid, None).await;
+    let target = LogTarget::Post {
+        post_id: pid.clone(),
+        title: p.summary.title.clone(),
+    };
+    measure!(
+        "remove_post, 1 report, 1 comment (pointers Query, step 1 transaction, pointers Query; as a delete: 10 purge Queries, BatchWriteItem, sweep Query)",
+        15,
+        assert!(
+            store
+                .remove_post(&post_key("free", &pid), &log_entry(LogAction::RemovePost, target), None)
+                .await
+                .unwrap()
+        )
+    );
+    measure!(
+        "modlog, one page (Query)",
+        1,
+        store.modlog(&free, limit(20), None).await.unwrap()
+    );
+
+    println!("| operation | requests | table RCU | table WCU | index RCU |\n|---|---:|---:|---:|---:|");
+    for (what, requests, read, write, index) in &rows {
+        println!("| {what} | {requests} | {read} | {write} | {index} |");
+    }
+}
+
+async fn twenty_reporters_reporting_one_post_at_once_open_one_report_that_counts_each_once(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    // Each reporter twice: 40 reports at once.
+    let reports = (0..40).map(|i| {
+        let (store, r) = (
+            store.clone(),
+            report_of("free", post_target(&pid), &format!("reason {i}")),
+        );
+        tokio::spawn(async move {
+            store
+                .report(&board("free"), &r, &format!("member:{}", i % 20), None)
+                .await
+        })
+    });
+    let outcomes: Vec<Reported> = join_all(reports)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().unwrap())
+        .collect();
+    let opened: Vec<&Report> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Reported::Opened(r) => Some(r),
+            Reported::Joined(_) => None,
+        })
+        .collect();
+    assert_eq!(opened.len(), 1, "{outcomes:?}");
+    let the_one = opened[0].clone();
+    assert!(outcomes.iter().all(|o| match o {
+        Reported::Opened(r) | Reported::Joined(r) => *r == the_one,
+    }));
+    assert_eq!(open_reports(&store, "free").await, vec![counted(&the_one, 20)]);
+}
+
+async fn concurrent_bans_of_one_writer_leave_exactly_one_active_ban(store: Dyn) {
+    let subject = address("racingaddresskey");
+    let records: Vec<BanRecord> = (0..10).map(|_| ban_of("free", &subject, None)).collect();
+    let bans = records.iter().map(|r| {
+        let (store, r) = (store.clone(), r.clone());
+        tokio::spawn(async move { store.ban(&r, &ban_entry(&r), None).await })
+    });
+    for result in join_all(bans).await {
+        result.unwrap().unwrap();
+    }
+    let listed = store.list_bans(&board("free"), limit(20), None, NOW).await.unwrap();
+    assert_eq!(listed.bans.len(), 1, "one active ban: {listed:?}");
+    let found = store
+        .active_ban(&board("free"), std::slice::from_ref(&subject), NOW)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.ban, listed.bans[0], "the check finds the listed one");
+    for record in &records {
+        let stored = store.ban_by_id(&board("free"), &ban_id(record)).await.unwrap();
+        assert_eq!(stored.is_some(), record.ban == found.ban, "the others were replaced");
+    }
+    assert_eq!(log_of(&store, "free").await.len(), 10, "every ban is logged");
 }

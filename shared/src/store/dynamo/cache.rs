@@ -41,7 +41,19 @@ pub(super) struct ReadCache {
     pub(super) shards: TtlMap<String, counters::Shards>,
     /// A board-index page (limit + 1 summaries) by board, cursor and limit.
     pub(super) pages: TtlMap<(String, Option<String>, usize), Arc<Vec<SummaryFields>>>,
+    /// (v3) Whether a member moderates a board, by (board, member id), for
+    /// [`MODERATOR_TTL`] whatever `READ_CACHE_TTL_MS` says.
+    pub(super) moderators: TtlMap<(String, String), bool>,
 }
+
+/// (v3) How long a process trusts what it read of a moderator appointment:
+/// every staff route and every write from an address that is banned asks,
+/// and one small read per request is what the cache saves. An appointment or
+/// dismissal made by another process (another Lambda execution environment)
+/// takes effect here within this time; one made by this process at once
+/// (it writes its own answer). The API allows it (docs/API.md, Accounts:
+/// "a function may remember a member's session state for at most 10 seconds").
+pub(super) const MODERATOR_TTL: Duration = Duration::from_secs(10);
 
 impl ReadCache {
     pub(super) fn new(ttl: Duration) -> Self {
@@ -49,6 +61,7 @@ impl ReadCache {
             details: TtlMap::new(ttl, 64),
             shards: TtlMap::new(ttl, 4_096),
             pages: TtlMap::new(ttl, 64),
+            moderators: TtlMap::new(MODERATOR_TTL, 4_096),
         }
     }
 

@@ -54,7 +54,8 @@ impl Consumed {
 /// apply to each partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Partition {
-    /// `POST#<id>`: the post item and its comments.
+    /// `POST#<id>`: the post item and its comments (and, v3, its report
+    /// pointers and reporters).
     Post,
     /// `COUNT#<board>#<n>`: shard n of every post of a board.
     CounterShard,
@@ -64,6 +65,11 @@ pub enum Partition {
     BoardIndex,
     Member,
     Attempt,
+    /// (v3) `MODS#`, `BANS#`, `BAN#`, `MODLOG#`, `REPORTS#`: a board's
+    /// moderators, bans (and each banned subject's item), log and reports.
+    Moderation,
+    /// (v3) `ById`: the keys-only index by id (all its partitions together).
+    IdIndex,
 }
 
 impl Partition {
@@ -74,6 +80,8 @@ impl Partition {
             Some("MEMBER") => Partition::Member,
             Some("ATTEMPT") => Partition::Attempt,
             Some("GSI1") => Partition::BoardIndex,
+            Some("MODS" | "BANS" | "BAN" | "MODLOG" | "REPORTS") => Partition::Moderation,
+            Some("ById") => Partition::IdIndex,
             _ => Partition::Post,
         }
     }
@@ -86,6 +94,8 @@ impl Partition {
             Partition::BoardIndex => "board index",
             Partition::Member => "member",
             Partition::Attempt => "attempt",
+            Partition::Moderation => "moderation",
+            Partition::IdIndex => "id index",
         }
     }
 }

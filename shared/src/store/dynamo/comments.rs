@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 use super::DynamoStore;
 use super::attributes::{from_item, key, to_item};
 use super::items::{CommentItem, comment_sk, post_pk, shard_of};
-use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, WriterKey};
+use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, WriterKey};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 #[async_trait]
@@ -79,10 +79,35 @@ impl Comments for DynamoStore {
         }))
     }
 
-    async fn find_comment(&self, _board: &BoardSlug, _comment: &CommentId) -> StoreResult<Option<CommentKey>> {
-        Err(StoreError::Internal(
-            "find_comment on DynamoDB is not written yet".into(),
-        ))
+    /// (v3) A Query of `ById` for the comment's key (the item under
+    /// `POST#<post id>` whose SK is `COMMENT#<id>`), then the comment and
+    /// its post's purge marker side by side (as [`Self::comment_guard`]):
+    /// found only on the comment's own board, and not while its post's
+    /// purge is pending. The index is eventually consistent: a comment
+    /// written a moment ago may not be found yet.
+    async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>> {
+        let wanted = comment_sk(comment.as_str());
+        let keys = self.keys_by_id(comment.as_str()).await?;
+        let Some((pk, sk)) = keys.into_iter().find(|(_, sk)| *sk == wanted) else {
+            return Ok(None);
+        };
+        let Some(post_id) = pk.strip_prefix("POST#").map(str::to_owned) else {
+            return Ok(None);
+        };
+        let (item, purging) = tokio::try_join!(self.get(key(pk, sk)), self.purge_pending(&post_id))?;
+        let Some(item) = item.filter(|_| !purging) else {
+            return Ok(None);
+        };
+        let found: CommentItem = from_item(item)?;
+        Ok(
+            (found.board == board.as_str() && found.post_id == post_id).then(|| CommentKey {
+                post: PostKey {
+                    board: board.clone(),
+                    post: PostId::from_stored(post_id),
+                },
+                comment: comment.clone(),
+            }),
+        )
     }
 
     async fn delete_comment(&self, comment_key: &CommentKey) -> StoreResult<bool> {

@@ -9,16 +9,15 @@
 //! created on its first use in a transaction that checks the post exists.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use aws_sdk_dynamodb::types::{
-    ConditionCheck, KeysAndAttributes, ReturnConsumedCapacity, ReturnValue, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{ConditionCheck, ReturnConsumedCapacity, ReturnValue, TransactWriteItem, Update};
 use futures_util::future::try_join_all;
 
 use super::DynamoStore;
-use super::attributes::{Item, key, n, pk_of, s};
+use super::attributes::{Item, key, n, s};
 use super::items::{Counts, POST_ON_BOARD, POST_SK, counter_pk, post_pk};
+use super::requests::Projection;
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
@@ -59,7 +58,11 @@ fn placed(item: &Item) -> Option<(&str, usize)> {
     Some((sk.as_str(), shard_number(pk)?))
 }
 
-const COUNTS: &str = "PK, SK, #views, #likes, #comments";
+/// A shard's key and counts.
+const COUNTS: Projection = Projection {
+    expression: "PK, SK, #views, #likes, #comments",
+    names: &[("#views", "views"), ("#likes", "likes"), ("#comments", "comments")],
+};
 
 impl DynamoStore {
     fn shard_count(&self) -> u32 {
@@ -102,7 +105,7 @@ impl DynamoStore {
             .collect();
         let batches = keys
             .chunks(BATCH_KEYS)
-            .map(|chunk| self.batch_get(chunk.to_vec(), consistent));
+            .map(|chunk| self.batch_get(chunk.to_vec(), consistent, Some(&COUNTS)));
         let mut found = self.empty_shards(posts.iter().copied());
         Self::place(&mut found, try_join_all(batches).await?.into_iter().flatten());
         Ok(found)
@@ -136,10 +139,8 @@ impl DynamoStore {
                 .expression_attribute_values(":pk", s(counter_pk(board, shard)))
                 .expression_attribute_values(":low", s(low))
                 .expression_attribute_values(":high", s(high))
-                .projection_expression(COUNTS)
-                .expression_attribute_names("#views", "views")
-                .expression_attribute_names("#likes", "likes")
-                .expression_attribute_names("#comments", "comments")
+                .projection_expression(COUNTS.expression)
+                .set_expression_attribute_names(Some(COUNTS.names()))
                 .set_exclusive_start_key(start)
                 .send()
                 .await
@@ -151,59 +152,6 @@ impl DynamoStore {
                 return Ok(items);
             }
         }
-    }
-
-    /// One BatchGetItem, retried for the keys DynamoDB leaves unprocessed.
-    async fn batch_get(&self, keys: Vec<Item>, consistent: bool) -> StoreResult<Vec<Item>> {
-        let mut items = Vec::with_capacity(keys.len());
-        let mut pending = Some(keys);
-        let mut backoff = Duration::from_millis(20);
-        for attempt in 0.. {
-            let Some(keys) = pending.take().filter(|k| !k.is_empty()) else {
-                return Ok(items);
-            };
-            if attempt > 8 {
-                return Err(StoreError::Unavailable(format!(
-                    "{} reads left unprocessed",
-                    keys.len()
-                )));
-            }
-            if attempt > 0 {
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(1));
-            }
-            let touched: Vec<String> = keys.iter().map(pk_of).collect();
-            let request = KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .projection_expression(COUNTS)
-                .expression_attribute_names("#views", "views")
-                .expression_attribute_names("#likes", "likes")
-                .expression_attribute_names("#comments", "comments")
-                .consistent_read(consistent)
-                .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))?;
-            let mut out = self
-                .client()
-                .await
-                .batch_get_item()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .request_items(&self.table, request)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
-            items.extend(
-                out.responses
-                    .as_mut()
-                    .and_then(|r| r.remove(&self.table))
-                    .unwrap_or_default(),
-            );
-            pending = out
-                .unprocessed_keys
-                .and_then(|mut u| u.remove(&self.table))
-                .map(|k| k.keys);
-        }
-        unreachable!("the loop returns")
     }
 
     /// Shards of posts of `board` from this process's cache where fresh, the

@@ -10,6 +10,31 @@
 //! | like    | `LIKES#<post id>#<n>`   | `MEMBER#<member id>`|                |           |
 //! | attempt | `ATTEMPT#<key>`         | `WINDOW#<start>`    |                |           |
 //!
+//! **(v3)** Moderation. Posts, comments and members carry `id`, which the
+//! keys-only index [`BY_ID_INDEX`] (`ById`) is keyed by: a member or a
+//! comment known only by its id is one Query on it, then one GetItem. No
+//! moderation item has an `id` attribute (they are not in `ById`).
+//!
+//! | item             | PK                             | SK                                  | holds |
+//! |------------------|--------------------------------|-------------------------------------|-------|
+//! | moderator        | `MODS#<board>`                 | `<member id>`                       | member fields, `appointed` |
+//! | ban record       | `BANS#<board>`                 | `<ban id>`                          | `ban` (JSON), `subject`, `expires`, TTL `expires_at` |
+//! | ban subject      | `BAN#<board>#<subject key>`    | `BAN`                               | the same: the ban check's item |
+//! | log entry        | `MODLOG#<board>`               | `<entry id>`                        | `entry` (JSON) |
+//! | open report      | `REPORTS#<board>`              | `<report id>`                       | `report` (JSON, no count), `reporters` (number) |
+//! | report pointer   | `POST#<post id>`               | `REPORT#POST`, `REPORT#COMMENT#<id>`| `report_id`, `report` (JSON) |
+//! | reporter         | `POST#<post id>`               | `REPORTER#<report id>#<reporter>`   | TTL `expires_at` (90 days) |
+//!
+//! A subject key is [`crate::domain::BanSubject::key`] (`member:<id>`,
+//! `address:<writer key>`). Pointers and reporters sort after the post item
+//! (`COMMENT#` < `POST` < `REPORT#` < `REPORTER#`): the comments Query
+//! (`begins_with(SK, "COMMENT#")`) never reads them, and the post's purge
+//! (every key under `POST#<post id>`) deletes them with the post. The ban
+//! check of a write is one consistent read of its subjects' items (a
+//! GetItem, or a BatchGetItem of 2 small items: at most 2 RCU); each
+//! operation's requests and units are in docs/storage.md ("Moderation
+//! operations").
+//!
 //! A post's counts are the sum of its counter shards: views, likes and
 //! comments in small items of their own, shard n of every post of a board in
 //! the partition `COUNT#<board>#<n>`. A post's shards are in n different
@@ -21,7 +46,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Author, Comment, Post, PostSummary, WriterKey};
+use crate::domain::{Author, Comment, Post, PostSummary, ReportTarget, WriterKey};
 
 pub(super) const BOARD_INDEX: &str = "GSI1";
 pub(super) const POST_SK: &str = "POST";
@@ -99,6 +124,56 @@ pub(super) fn attempt_pk(key: &str) -> String {
 
 pub(super) fn window_sk(start: i64) -> String {
     format!("WINDOW#{start}")
+}
+
+/// (v3) The keys-only index on `id` (posts, comments and members).
+pub(super) const BY_ID_INDEX: &str = "ById";
+/// (v3) The SK of a ban subject item.
+pub(super) const BAN_SK: &str = "BAN";
+/// (v3) Every report pointer's SK starts with it (never a reporter's:
+/// those start `REPORTER#`).
+pub(super) const REPORT_SK_PREFIX: &str = "REPORT#";
+
+/// (v3) A board's moderators.
+pub(super) fn mods_pk(board: &str) -> String {
+    format!("MODS#{board}")
+}
+
+/// (v3) A board's ban records, by ban id.
+pub(super) fn bans_pk(board: &str) -> String {
+    format!("BANS#{board}")
+}
+
+/// (v3) The ban of one subject (`BanSubject::key`) on a board.
+pub(super) fn ban_subject_pk(board: &str, subject: &str) -> String {
+    format!("BAN#{board}#{subject}")
+}
+
+/// (v3) A board's moderation log, by entry id.
+pub(super) fn modlog_pk(board: &str) -> String {
+    format!("MODLOG#{board}")
+}
+
+/// (v3) A board's open reports, by report id.
+pub(super) fn reports_pk(board: &str) -> String {
+    format!("REPORTS#{board}")
+}
+
+/// (v3) The SK of a target's report pointer, in its post's partition.
+pub(super) fn report_pointer_sk(target: &ReportTarget) -> String {
+    match target {
+        ReportTarget::Post { .. } => format!("{REPORT_SK_PREFIX}POST"),
+        ReportTarget::Comment { comment_id, .. } => comment_pointer_sk(comment_id),
+    }
+}
+
+pub(super) fn comment_pointer_sk(comment_id: &str) -> String {
+    format!("{REPORT_SK_PREFIX}COMMENT#{comment_id}")
+}
+
+/// (v3) A reporter counted on a report, in the reported post's partition.
+pub(super) fn reporter_sk(report_id: &str, reporter: &str) -> String {
+    format!("REPORTER#{report_id}#{reporter}")
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -362,6 +437,91 @@ impl CommentItem {
     }
 }
 
+/// (v3) A moderator: the member as appointed, and when.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct ModeratorItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    pub member_id: String,
+    pub username: String,
+    pub nickname: String,
+    pub created_at: String,
+    pub appointed: String,
+}
+
+/// (v3) A ban, both as its record (`BANS#<board>` / `<ban id>`) and as its
+/// subject's item (`BAN#<board>#<subject>` / `BAN`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct BanItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    pub ban_id: String,
+    /// `BanSubject::key`.
+    pub subject: String,
+    /// The `Ban` as JSON.
+    pub ban: String,
+    /// Unix seconds; none for a permanent ban.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<i64>,
+    /// The table's TTL attribute: `expires`, so DynamoDB deletes an ended
+    /// ban eventually (reads compare `expires` with their clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+}
+
+/// (v3) A moderation log entry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct LogItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    /// The `LogEntry` as JSON.
+    pub entry: String,
+}
+
+/// (v3) An open report in its board's list.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct ReportItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    pub report_id: String,
+    /// The `Report` as its reporter sees it (no count), JSON.
+    pub report: String,
+    pub reporters: u64,
+}
+
+/// (v3) A target's open report, found by the target (in its post's partition).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct ReportPointerItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    pub report_id: String,
+    pub board: String,
+    /// The report as shown to a reporter who joins it, JSON.
+    pub report: String,
+}
+
+/// (v3) One distinct reporter of a report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct ReporterItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    pub report_id: String,
+    pub reporter: String,
+    pub expires_at: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +534,30 @@ mod tests {
         assert_eq!(
             likes_pk("P", "01J0000000000000000000000A"),
             likes_pk("P", "01J0000000000000000000000A")
+        );
+    }
+
+    #[test]
+    fn report_items_sort_after_the_post_and_never_look_like_comments() {
+        let target = ReportTarget::Comment {
+            post_id: "P".into(),
+            comment_id: "C".into(),
+        };
+        let pointer = report_pointer_sk(&target);
+        let reporter = reporter_sk("R", "member:M");
+        assert!(comment_sk("ZZZ").as_str() < POST_SK);
+        assert!(POST_SK < pointer.as_str() && POST_SK < reporter.as_str());
+        for sk in [
+            &pointer,
+            &reporter,
+            &report_pointer_sk(&ReportTarget::Post { post_id: "P".into() }),
+        ] {
+            assert!(!sk.starts_with(COMMENT_SK_PREFIX), "{sk}");
+        }
+        assert!(pointer.starts_with(REPORT_SK_PREFIX));
+        assert!(
+            !reporter.starts_with(REPORT_SK_PREFIX),
+            "the pointers' Query skips reporters"
         );
     }
 

@@ -49,10 +49,25 @@ impl Members for DynamoStore {
         }))
     }
 
-    async fn member_by_id(&self, _id: &MemberId) -> StoreResult<Option<Member>> {
-        Err(StoreError::Internal(
-            "member_by_id on DynamoDB is not written yet".into(),
-        ))
+    /// (v3) Two requests: a Query of `ById` for the member item's key (the
+    /// item keyed by username whose SK is `MEMBER`), then that item
+    /// (consistent GetItem). The index is eventually consistent: a member
+    /// who signed up a moment ago may not be found yet.
+    async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>> {
+        let keys = self.keys_by_id(id.as_str()).await?;
+        let Some((pk, _)) = keys.into_iter().find(|(_, sk)| sk == MEMBER_SK) else {
+            return Ok(None);
+        };
+        let Some(item) = self.get(key(pk, MEMBER_SK.into())).await? else {
+            return Ok(None);
+        };
+        let m: MemberItem = from_item(item)?;
+        Ok((m.id == id.as_str()).then_some(Member {
+            id: m.id,
+            username: m.username,
+            nickname: m.nickname,
+            created_at: m.created_at,
+        }))
     }
 
     async fn replace_password_hash(

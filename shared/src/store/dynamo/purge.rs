@@ -5,6 +5,10 @@
 //! the marker. When step 2 is interrupted the marker stays, and the purge
 //! resumes at the post's next delete (which answers 404) or at any later
 //! post delete, which also finishes up to [`SWEEP`] pending purges.
+//! **(v3)** A moderator's removal is the same two steps, step 1 carrying
+//! its log entry, the post's open reports and its idempotency completion
+//! ([`DynamoStore::mark_post_deleted_with`]); step 2 also takes the post's
+//! report pointers and reporters, which live in its partition.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,7 +18,7 @@ use aws_sdk_dynamodb::types::{Delete, DeleteRequest, Put, ReturnConsumedCapacity
 use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
 use super::items::{POST_ON_BOARD, POST_SK, all_likes_pks, legacy_likes_pk, post_pk};
-use super::transact::{TxFailure, sdk_error};
+use super::transact::{TRANSACTION_ITEMS, TxFailure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
 const PURGE_PK: &str = "PURGE";
@@ -22,9 +26,39 @@ const PURGE_PK: &str = "PURGE";
 /// Pending purges a post delete finishes besides its own.
 pub(super) const SWEEP: i32 = 5;
 
+/// The purge marker of a post: there while the post's step 2 is pending.
+pub(super) fn purge_marker(post_id: &str) -> Item {
+    key(PURGE_PK.into(), post_id.to_owned())
+}
+
+/// How step 1 ended.
+pub(super) enum Marked {
+    Deleted,
+    /// No such post on the board: nothing was written.
+    NoSuchPost,
+    /// The post is there but a condition of one of the extra items failed
+    /// (which ones, in their order): nothing was written.
+    ExtraFailed(Vec<bool>),
+}
+
 impl DynamoStore {
     /// Step 1: false when there is no such post on `board`.
     pub async fn mark_post_deleted(&self, board: &str, post_id: &str) -> StoreResult<bool> {
+        match self.mark_post_deleted_with(board, post_id, Vec::new()).await? {
+            Marked::Deleted => Ok(true),
+            Marked::NoSuchPost | Marked::ExtraFailed(_) => Ok(false),
+        }
+    }
+
+    /// Step 1 with `extra` items in the same transaction (v3: a removal's
+    /// log entry, the post's open reports, an idempotency completion); at
+    /// most [`Self::mark_room`] of them.
+    pub(super) async fn mark_post_deleted_with(
+        &self,
+        board: &str,
+        post_id: &str,
+        extra: Vec<TransactWriteItem>,
+    ) -> StoreResult<Marked> {
         let post = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
@@ -48,14 +82,24 @@ impl DynamoStore {
         for shard in self.shard_keys(board, post_id) {
             items.push(self.delete(shard, None)?);
         }
+        let extra_at = items.len();
+        items.extend(extra);
         let marked = self.transact(items).await;
         self.cache.forget_post(post_id);
         self.cache.pages.clear();
         match marked {
-            Ok(()) => Ok(true),
-            Err(TxFailure::Conditions(_)) => Ok(false),
+            Ok(()) => Ok(Marked::Deleted),
+            // The post's own condition is the first item's.
+            Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Ok(Marked::NoSuchPost),
+            Err(TxFailure::Conditions(failed)) => Ok(Marked::ExtraFailed(failed.into_iter().skip(extra_at).collect())),
             Err(TxFailure::Store(e)) => Err(e),
         }
+    }
+
+    /// How many extra items step 1's transaction has room for: DynamoDB's
+    /// 100 less the post, its marker and its shards.
+    pub(super) fn mark_room(&self) -> usize {
+        TRANSACTION_ITEMS.saturating_sub(2 + self.layout.counter_shards as usize)
     }
 
     /// Step 2: the post's comments, likes and counter shards (step 1 took
@@ -67,13 +111,13 @@ impl DynamoStore {
             children.extend(self.keys_under(pk).await?);
         }
         children.extend(self.shard_keys(board, post_id));
-        children.push(key(PURGE_PK.into(), post_id.to_owned()));
+        children.push(purge_marker(post_id));
         self.delete_all(children).await
     }
 
     /// Whether the post's purge is pending (its step 2 was interrupted).
     pub async fn purge_pending(&self, post_id: &str) -> StoreResult<bool> {
-        Ok(self.get(key(PURGE_PK.into(), post_id.to_owned())).await?.is_some())
+        Ok(self.get(purge_marker(post_id)).await?.is_some())
     }
 
     /// Finishes up to `limit` pending purges; how many it found.
@@ -134,7 +178,7 @@ impl DynamoStore {
     }
 
     /// Deletes keys 25 at a time, retrying what DynamoDB leaves unprocessed.
-    async fn delete_all(&self, keys: Vec<Item>) -> StoreResult<()> {
+    pub(super) async fn delete_all(&self, keys: Vec<Item>) -> StoreResult<()> {
         for chunk in keys.chunks(25) {
             let touched: Vec<String> = chunk.iter().map(pk_of).collect();
             let mut pending: Vec<WriteRequest> = chunk

@@ -1,14 +1,34 @@
 //! The single-item requests several ports share: a get, a post's board, a
 //! put of a new item (with its idempotency completion when there is one)
-//! and the guarded replace of a password hash.
+//! and the guarded replace of a password hash; and the reads by many keys
+//! (BatchGetItem) and (v3) by id (the `ById` index).
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
-use super::items::{POST_SK, post_pk};
+use super::items::{BY_ID_INDEX, POST_SK, post_pk};
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::store::{Completion, StoreError, StoreResult};
+
+/// What a read returns of each item: a projection expression and the
+/// attribute names it uses.
+pub(super) struct Projection {
+    pub expression: &'static str,
+    pub names: &'static [(&'static str, &'static str)],
+}
+
+impl Projection {
+    pub(super) fn names(&self) -> HashMap<String, String> {
+        self.names
+            .iter()
+            .map(|(placeholder, name)| ((*placeholder).to_owned(), (*name).to_owned()))
+            .collect()
+    }
+}
 
 impl DynamoStore {
     /// A consistent GetItem.
@@ -32,6 +52,93 @@ impl DynamoStore {
             .inspect(|out| self.record(out, &touched))
             .map_err(sdk_error)?;
         Ok(out.item)
+    }
+
+    /// One BatchGetItem of at most 100 distinct keys (whole items, or
+    /// `projection`), retried for the keys DynamoDB leaves unprocessed.
+    /// Eventually consistent unless `consistent`.
+    pub(super) async fn batch_get(
+        &self,
+        keys: Vec<Item>,
+        consistent: bool,
+        projection: Option<&Projection>,
+    ) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::with_capacity(keys.len());
+        let mut pending = Some(keys);
+        let mut backoff = Duration::from_millis(20);
+        for attempt in 0.. {
+            let Some(keys) = pending.take().filter(|k| !k.is_empty()) else {
+                return Ok(items);
+            };
+            if attempt > 8 {
+                return Err(StoreError::Unavailable(format!(
+                    "{} reads left unprocessed",
+                    keys.len()
+                )));
+            }
+            if attempt > 0 {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            let touched: Vec<String> = keys.iter().map(pk_of).collect();
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .set_projection_expression(projection.map(|p| p.expression.to_owned()))
+                .set_expression_attribute_names(projection.map(Projection::names))
+                .consistent_read(consistent)
+                .build()
+                .map_err(|e| StoreError::Internal(e.to_string()))?;
+            let mut out = self
+                .client()
+                .await
+                .batch_get_item()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .inspect(|out| self.record(out, &touched))
+                .map_err(sdk_error)?;
+            items.extend(
+                out.responses
+                    .as_mut()
+                    .and_then(|r| r.remove(&self.table))
+                    .unwrap_or_default(),
+            );
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .map(|k| k.keys);
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// (v3) The keys (`PK`, `SK`) of the items whose `id` is `id`: one
+    /// Query on the keys-only index `ById` (posts, comments and members
+    /// carry `id`). Index reads are eventually consistent: an item written
+    /// a moment ago may be missing.
+    pub(super) async fn keys_by_id(&self, id: &str) -> StoreResult<Vec<(String, String)>> {
+        let out = self
+            .client()
+            .await
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .index_name(BY_ID_INDEX)
+            .key_condition_expression("#id = :id")
+            .expression_attribute_names("#id", "id")
+            .expression_attribute_values(":id", s(id))
+            .send()
+            .await
+            // The index's units are metered on its own (Partition::IdIndex).
+            .inspect(|out| self.record(out, &[]))
+            .map_err(sdk_error)?;
+        let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        Ok(out
+            .items
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| Some((text(item, "PK")?, text(item, "SK")?)))
+            .collect())
     }
 
     /// The board of a post (one consistent GetItem), `None` when there is no such post.

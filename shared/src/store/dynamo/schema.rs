@@ -164,6 +164,24 @@ mod tests {
             def.global_secondary_indexes[0].index_name,
             super::super::items::BOARD_INDEX
         );
+        // (v3) `ById`: hash key `id` only, keys only.
+        let by_id = def
+            .global_secondary_indexes
+            .iter()
+            .find(|i| i.index_name == super::super::items::BY_ID_INDEX)
+            .expect("infra/table.json declares ById");
+        let keys: Vec<_> = by_id
+            .key_schema
+            .iter()
+            .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+            .collect();
+        assert_eq!(keys, [("id", "HASH")]);
+        assert_eq!(by_id.projection.projection_type, "KEYS_ONLY");
+        assert!(
+            def.attribute_definitions
+                .iter()
+                .any(|a| a.attribute_name == "id" && a.attribute_type == "S")
+        );
         assert_eq!(def.time_to_live_specification.attribute_name, "expires_at");
         assert_eq!(def.billing_mode, "PAY_PER_REQUEST");
     }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{Delete, Put, ReturnConsumedCapacity, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, TransactWriteItem, Update,
+};
 
 use super::attributes::{Item, n, pk_of};
 use super::{DynamoStore, counters};
@@ -53,8 +55,21 @@ pub(super) enum TxFailure {
     Store(StoreError),
 }
 
+/// The most items one `TransactWriteItems` takes.
+pub(super) const TRANSACTION_ITEMS: usize = 100;
+
 /// A shard's key names its board: existing is enough.
 const SHARD_EXISTS: &str = "attribute_exists(PK)";
+
+/// A condition's values; none (DynamoDB refuses an empty map) when it has none.
+fn values_of(values: &[(&str, AttributeValue)]) -> Option<std::collections::HashMap<String, AttributeValue>> {
+    (!values.is_empty()).then(|| {
+        values
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect()
+    })
+}
 
 /// The partition keys a transaction's items name, one entry per item.
 fn touched_by(items: &[TransactWriteItem]) -> Vec<String> {
@@ -167,6 +182,57 @@ impl DynamoStore {
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// A transaction item that puts `item` if `condition`, with its `values`, holds.
+    pub(super) fn put_if(
+        &self,
+        item: Item,
+        condition: &str,
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .set_expression_attribute_values(values_of(values))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// A transaction item that deletes `key` if `condition`, with its `values`, holds.
+    pub(super) fn delete_if(
+        &self,
+        key: Item,
+        condition: &str,
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<TransactWriteItem> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .condition_expression(condition)
+            .set_expression_attribute_values(values_of(values))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// A transaction item that writes nothing and requires `condition` of `key`.
+    pub(super) fn check(
+        &self,
+        key: Item,
+        condition: &str,
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<TransactWriteItem> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .condition_expression(condition)
+            .set_expression_attribute_values(values_of(values))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     /// `ADD <counter> <delta>` on counter shard `shard` of a post of `board`.
