@@ -149,7 +149,11 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         board: board.clone(),
         post: PostId::parse(&detail.unwrap().into_created().unwrap().post.summary.id).unwrap(),
     };
-    rows.push(("member post (2 quota ADDs, Put)", post_cost, 3));
+    rows.push((
+        "member post (v3 ban check BatchGetItem, 2 quota ADDs, Put)",
+        post_cost,
+        4,
+    ));
     let (first_view, _) = requests(&counter, app.read_post(&key)).await;
     rows.push((
         // v3: the shard is created in a transaction that checks the post
@@ -173,7 +177,11 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     )
     .await;
     let comment = comment.unwrap().into_created().unwrap();
-    rows.push(("guest comment (post GetItem, quota ADD, transaction)", comment_cost, 3));
+    rows.push((
+        "guest comment (v3 ban check GetItem, post GetItem, quota ADD, transaction)",
+        comment_cost,
+        4,
+    ));
     let comment_key = CommentKey {
         post: key.clone(),
         comment: CommentId::parse(&comment.id).unwrap(),
@@ -181,16 +189,16 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (wrong_guest, refused) = requests(&counter, app.delete_guest_comment(&comment_key, proof("0000"))).await;
     assert!(refused.is_err());
     rows.push((
-        "guest delete, wrong password (comment + purge marker GetItems, 3 limit ADDs: v3 adds the check)",
+        "guest delete, wrong password (v3 ban check, comment + purge marker GetItems, 3 limit ADDs: v3 adds the check)",
         wrong_guest,
-        5,
+        6,
     ));
     let (right_guest, deleted) = requests(&counter, app.delete_guest_comment(&comment_key, proof("1234"))).await;
     deleted.unwrap();
     rows.push((
-        "guest delete, right password (guard's 2 GetItems, 3 ADDs, 2 give-backs, transaction)",
+        "guest delete, right password (v3 ban check, guard's 2 GetItems, 3 ADDs, 2 give-backs, transaction)",
         right_guest,
-        8,
+        9,
     ));
     let (read, _) = requests(&counter, app.read_post(&key)).await;
     rows.push((
@@ -206,7 +214,11 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (list, _) = requests(&counter, app.list_posts(listing)).await;
     rows.push(("list a board page (GSI1 Query, one Query per shard partition)", list, 2));
     let (like, _) = requests(&counter, app.set_like(&signed_in, &client(), &key, true)).await;
-    rows.push(("like (transaction, shards BatchGetItem)", like, 2));
+    rows.push((
+        "like (v3 ban check BatchGetItem, transaction, shards BatchGetItem)",
+        like,
+        3,
+    ));
 
     println!("| use case | DynamoDB requests |\n|---|---:|");
     for (what, measured, _) in &rows {
@@ -723,14 +735,14 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
         keyed_units.table.read, keyed_units.table.write
     );
     println!(
-        "| a replay (post check, quota ADD and give-back, claim) | {replay} | {} / {} |",
+        "| a replay (ban check, post check, quota ADD and give-back, claim) | {replay} | {} / {} |",
         replay_units.table.read, replay_units.table.write
     );
     assert_eq!(keyed, plain + 2, "a GetItem and a conditional PutItem claim the key");
-    // v3: the key is claimed after the limits, so a replay passes them too
-    // (and gives its quota count back): 4 requests, where v2's claim-first
-    // replay was 1.
-    assert_eq!(replay, 4);
+    // v3: the key is claimed after the ban check and the limits, so a replay
+    // passes them too (and gives its quota count back): 5 requests, where
+    // v2's claim-first replay was 1.
+    assert_eq!(replay, 5);
     assert_eq!(
         replay_units.table.write, 2.0,
         "a replay writes only the quota count it gives back"
@@ -768,6 +780,9 @@ async fn a_create_over_its_quota_claims_no_key() {
         "a keyed create over its quota: {cost} DynamoDB requests, {} RCU / {} WCU on the table",
         units.table.read, units.table.write
     );
-    assert_eq!(cost, 4, "2 quota ADDs and their 2 give-backs, no claim");
-    assert_eq!(units.table.read, 0.0, "the key was not even looked up");
+    assert_eq!(cost, 5, "the ban check, 2 quota ADDs and their 2 give-backs, no claim");
+    // The request count shows the key was not even looked up (a claim is a
+    // GetItem and a PutItem more); the only read is the ban check, which
+    // DynamoDB Local reports as 0 units when it finds no ban.
+    assert_eq!(units.table.read, 0.0, "no ban found, no key looked up");
 }

@@ -477,6 +477,8 @@ async fn expire_bans_of(app: &TestApp, member_id: &str) {
         .await
         .unwrap()
         .expect("an active ban");
+    // A new ban (its own id, as every ban has) that ended a second ago.
+    record.ban.id = shared::domain::new_id();
     record.expires = Some(now - 1);
     let entry = LogEntry {
         id: shared::domain::new_id(),
