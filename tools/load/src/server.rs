@@ -58,6 +58,11 @@ impl Spawned {
             .env("LIMIT_CREATES_ADDRESS", "off")
             .env("LIMIT_CREATES_MEMBER", "off")
             .env("LIMIT_SIGNUPS_ADDRESS", "off")
+            // v3's limits on right passwords too: the load generator's
+            // users log in again and again from one address (the limits'
+            // own tests and `login-attack` measure them).
+            .env("LIMIT_LOGINS_USER", "off")
+            .env("LIMIT_PASSWORD_CHECKS_ADDRESS", "off")
             // (v3) mixed-moderated's admin, and no report quota (the load
             // generator is one address). A build from before v3 ignores both.
             .env("ADMIN_USERNAMES", crate::scenarios::ADMIN)
