@@ -1,0 +1,91 @@
+//! Each Lambda function links only what its routes need (docs/DESIGN.md,
+//! What each binary links): read from the manifests themselves. A function
+//! that hashes no password (`read`, `member-write`, `like`, `moderation`)
+//! must not turn on `shared`'s `hashing` feature, and that feature must be
+//! the only way `shared` pulls a password-hashing crate in.
+
+use shared::function::Function;
+
+fn manifest(path: &str) -> toml::Table {
+    let path = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.parse().unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+const HASHING_CRATES: [&str; 2] = ["bcrypt", "argon2"];
+
+/// The features a function's manifest asks of `shared`.
+fn shared_features(function: Function) -> Vec<String> {
+    let manifest = manifest(&format!("functions/{}/Cargo.toml", function.name()));
+    let dependencies = manifest["dependencies"].as_table().expect("[dependencies]");
+    for name in HASHING_CRATES {
+        assert!(
+            !dependencies.contains_key(name),
+            "{} depends on {name} itself",
+            function.name()
+        );
+    }
+    dependencies["shared"]["features"]
+        .as_array()
+        .expect("shared's features")
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_hashing_crates_come_only_with_the_hashing_feature() {
+    let library = manifest("shared/Cargo.toml");
+    let dependencies = library["dependencies"].as_table().unwrap();
+    let features = library["features"].as_table().unwrap();
+    for name in HASHING_CRATES {
+        assert_eq!(
+            dependencies[name]["optional"].as_bool(),
+            Some(true),
+            "{name} is optional"
+        );
+        let enabling: Vec<&String> = features
+            .iter()
+            .filter(|(_, enables)| {
+                enables
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e.as_str() == Some(&format!("dep:{name}")))
+            })
+            .map(|(feature, _)| feature)
+            .collect();
+        assert_eq!(enabling, vec!["hashing"], "{name}");
+    }
+    // `default` and `openapi` bring `hashing`; no function takes them.
+    for function in Function::ALL {
+        let function_manifest = manifest(&format!("functions/{}/Cargo.toml", function.name()));
+        let shared = &function_manifest["dependencies"]["shared"];
+        assert_eq!(
+            shared.get("default-features").and_then(|d| d.as_bool()),
+            None,
+            "{}: the workspace turns shared's default features off",
+            function.name()
+        );
+    }
+}
+
+#[test]
+fn a_function_links_password_hashing_only_when_it_hashes() {
+    for function in Function::ALL {
+        let features = shared_features(function);
+        let hashes = features
+            .iter()
+            .any(|f| f == "hashing" || f == "default" || f == "openapi");
+        assert_eq!(hashes, function.needs().hashing, "{}: {features:?}", function.name());
+        let tokens = features.iter().any(|f| f == "tokens");
+        assert_eq!(tokens, function.needs().tokens, "{}: {features:?}", function.name());
+        assert!(
+            !features.iter().any(|f| f == "sqlite"),
+            "{}: no function links SQLite",
+            function.name()
+        );
+    }
+    let moderation = shared_features(Function::Moderation);
+    assert!(!moderation.iter().any(|f| f == "hashing"), "{moderation:?}");
+}
