@@ -28,8 +28,19 @@ from community_boards_client.api.posts import (
     list_posts,
     update_guest_post,
 )
+from community_boards_client.api.moderation import (
+    create_ban,
+    delete_ban,
+    list_bans,
+    list_moderation_log,
+    list_reports,
+    report_post,
+    resolve_report,
+)
 from community_boards_client.api.sessions import create_session
 from community_boards_client.models import (
+    BanRequest,
+    ReasonRequest,
     CommentRequest,
     Error,
     GuestCommentRequest,
@@ -200,6 +211,43 @@ def main(base):
     )
     comments = expect(list_comments.sync_detailed("free", post.id, client=client), 200, "listComments")
     check([c.id for c in comments.comments] == [comment.id, guest_comment.id], f"listComments: {comments.comments}")
+    # (v3) Moderation: kim is the admin (ADMIN_USERNAMES). Anyone reports the
+    # guest post; the second report joins the first; kim bans its writer
+    # through it (shown by tag, never the address), then lifts the ban and
+    # resolves the report; the public log shows both.
+    tag = guest_post.author.tag
+    check(isinstance(tag, str) and len(tag) == 8, f"a guest author carries a tag: {guest_post.author}")
+    report = expect(
+        report_post.sync_detailed("free", guest_post.id, client=client, body=ReasonRequest(reason="spam")),
+        201,
+        "reportPost",
+    )
+    again = expect(
+        report_post.sync_detailed("free", guest_post.id, client=client, body=ReasonRequest(reason="spam too")),
+        200,
+        "reportPost again",
+    )
+    check(again.id == report.id, "a second report of a post joins its open report")
+    reports = expect(list_reports.sync_detailed("free", client=kim), 200, "listReports")
+    check([(r.id, r.reporters) for r in reports.reports] == [(report.id, 1)], f"listReports: {reports.reports}")
+    ban = expect(
+        create_ban.sync_detailed(
+            "free", client=kim, body=BanRequest(post_id=guest_post.id, reason="spam", duration_s=3600)
+        ),
+        201,
+        "createBan",
+    )
+    check(ban.target.tag == tag, f"createBan: the guest is named by its tag: {ban.target}")
+    expect_error(
+        create_guest_post.sync_detailed("free", client=client, body=guest), 403, "banned", "createGuestPost banned"
+    )
+    bans = expect(list_bans.sync_detailed("free", client=kim), 200, "listBans")
+    check([b.id for b in bans.bans] == [ban.id], f"listBans: {bans.bans}")
+    check(delete_ban.sync_detailed("free", ban.id, client=kim).status_code == 204, "deleteBan: 204")
+    check(resolve_report.sync_detailed("free", report.id, client=kim).status_code == 204, "resolveReport: 204")
+    log = expect(list_moderation_log.sync_detailed("free", client=client), 200, "listModerationLog")
+    check([e.action for e in log.entries] == ["unban", "ban"], f"listModerationLog: {log.entries}")
+
     deleted = delete_guest_post.sync_detailed("free", guest_post.id, client=client, body=GuestProofRequest(password="1234"))
     check(deleted.status_code == 204 and deleted.content == b"", f"deleteGuestPost: {deleted.status_code}")
     expect_error(get_post.sync_detailed("free", guest_post.id, client=client), 404, "not_found", "getPost deleted")

@@ -293,25 +293,21 @@ fn components(responses: Map<String, Value>) -> Value {
         .as_object()
         .cloned()
         .unwrap_or_default();
-    // Each kind of author gets a name (generated clients name its type from it).
-    if let Some(variants) = schemas
-        .get_mut("Author")
-        .and_then(|author| author.get_mut("oneOf"))
-        .and_then(Value::as_array_mut)
-    {
-        for variant in variants {
-            if let Some(kind) = variant["properties"]["kind"]["enum"][0].as_str() {
-                variant["title"] = format!("{}Author", pascal(kind)).into();
+    // Each kind of author (and, v3, of ban, report and log target) gets a
+    // name: generated clients name its type from it (`GuestAuthor`, not
+    // `AuthorType1`).
+    for union in ["Author", "BanTarget", "ReportTarget", "LogTarget"] {
+        if let Some(variants) = schemas
+            .get_mut(union)
+            .and_then(|schema| schema.get_mut("oneOf"))
+            .and_then(Value::as_array_mut)
+        {
+            for variant in variants {
+                if let Some(kind) = variant["properties"]["kind"]["enum"][0].as_str() {
+                    variant["title"] = format!("{}{union}", pascal(kind)).into();
+                }
             }
         }
-    }
-    // (v3) A ban names exactly one of its targets (docs/API.md, Bans).
-    if let Some(ban) = schemas.get_mut("BanRequest") {
-        ban["oneOf"] = json!([
-            {"required": ["member_id"], "not": {"anyOf": [{"required": ["post_id"]}, {"required": ["comment_id"]}]}},
-            {"required": ["post_id"], "not": {"anyOf": [{"required": ["member_id"]}, {"required": ["comment_id"]}]}},
-            {"required": ["comment_id"], "not": {"anyOf": [{"required": ["member_id"]}, {"required": ["post_id"]}]}},
-        ]);
     }
     let known: Vec<&str> = known_codes().into_iter().map(|(code, _)| code).collect();
     schemas.insert(
