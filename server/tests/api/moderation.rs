@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, TestApp, assert_error, body, spawn_app_with};
+use crate::helpers::{Backend, TestApp, assert_error, body, spawn_app_in, spawn_app_with};
 
 /// Admins `boss`; the proxy 127.0.0.1 is trusted, so tests choose addresses.
 async fn board_app(backend: Backend, extra: &[(&str, &str)]) -> TestApp {
@@ -98,6 +98,7 @@ on_both_stores!(
     the_moderation_log_pages_newest_first_without_gaps,
     guests_show_a_tag_members_none_and_nothing_shows_a_client_address,
     blocked_words_are_refused_in_every_field_naming_it,
+    address_bans_hold_across_a_tag_key_rotation_while_the_old_key_is_kept,
 );
 
 async fn admins_appoint_and_dismiss_moderators_and_staff_routes_are_for_staff_of_that_board(backend: Backend) {
@@ -886,4 +887,76 @@ async fn blocked_words_are_refused_in_every_field_naming_it(backend: Backend) {
         .post("/boards/free/posts/guest", guest("n", "s p a m", "casino"))
         .await;
     assert_eq!(fine.status(), 201);
+}
+
+/// docs/API.md, Guest tag: a rotated tag key changes tags from then on, and
+/// address bans made under the old key hold while it is `TAG_KEY_PREVIOUS`.
+async fn address_bans_hold_across_a_tag_key_rotation_while_the_old_key_is_kept(backend: Backend) {
+    let (old, new) = (
+        "old-tag-key-0123456789abcdefghijklmnop",
+        "new-tag-key-0123456789abcdefghijklmnop",
+    );
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let table = format!("e2e-{}", shared::domain::new_id().to_lowercase());
+    let settings = |key: &'static str, previous: &'static str| {
+        vec![
+            ("ADMIN_USERNAMES", "boss"),
+            ("TRUSTED_PROXIES", "127.0.0.1/32"),
+            ("TAG_KEY", key),
+            ("TAG_KEY_PREVIOUS", previous),
+        ]
+    };
+    let before = spawn_app_in(backend, &settings(old, ""), dir.clone(), Some(table.clone())).await;
+    let (_, boss) = member(&before, "boss").await;
+    let spammer = "198.51.100.70";
+    let post = guest_post_from(&before, spammer, "spam").await;
+    let old_tag = post["author"]["tag"].as_str().unwrap().to_owned();
+    let bystander = guest_post_from(&before, "198.51.100.71", "other").await;
+    let banned = ban(&before, &boss, "free", json!({"post_id": post["id"], "reason": "spam"})).await;
+    assert_eq!(banned.status(), 201);
+    drop(before);
+
+    // Rotated, the old key kept: the ban holds; new tags differ from old ones.
+    let rotated = spawn_app_in(backend, &settings(new, old), dir.clone(), Some(table.clone())).await;
+    let payload = json!({"nickname": "spam", "password": "guest-pass", "title": "t", "body": "b"});
+    let again = from(
+        &rotated,
+        spammer,
+        Method::POST,
+        "/boards/free/posts/guest",
+        None,
+        Some(payload.clone()),
+    )
+    .await;
+    assert_error(again, 403, "banned", "spam").await;
+    let rekeyed = guest_post_from(&rotated, "198.51.100.71", "other").await;
+    assert_ne!(
+        rekeyed["author"]["tag"], bystander["author"]["tag"],
+        "a new key, new tags"
+    );
+    let read = body(
+        rotated
+            .get(&format!("/boards/free/posts/{}", post["id"].as_str().unwrap()))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        read["author"]["tag"],
+        old_tag.as_str(),
+        "what was written keeps its tag"
+    );
+    drop(rotated);
+
+    // The old key dropped: its bans no longer match (why it is kept).
+    let after = spawn_app_in(backend, &settings(new, ""), dir, Some(table)).await;
+    let free = from(
+        &after,
+        spammer,
+        Method::POST,
+        "/boards/free/posts/guest",
+        None,
+        Some(payload),
+    )
+    .await;
+    assert_eq!(free.status(), 201);
 }
