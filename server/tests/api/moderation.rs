@@ -867,6 +867,13 @@ async fn blocked_words_are_refused_in_every_field_naming_it(backend: Backend) {
         )
         .await;
     assert_error(comment, 400, "validation_failed", "body contains a blocked word").await;
+    let signup = app
+        .post(
+            "/members",
+            json!({"username": "spammer", "password": "password-123", "nickname": "SpamKing"}),
+        )
+        .await;
+    assert_error(signup, 400, "validation_failed", "nickname contains a blocked word").await;
     let report = app
         .post(
             &format!("/boards/free/posts/{post_id}/reports"),

@@ -89,6 +89,7 @@ impl App {
     pub async fn sign_up(&self, command: SignUp) -> Result<Answer<Member>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Member, &command.password)?;
+        self.screen(&[("nickname", command.nickname.as_str())])?;
         let keys = throttle::signup_keys(&self.limits, &command.client.0);
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
         let created = self
