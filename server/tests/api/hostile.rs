@@ -113,6 +113,26 @@ async fn send(app: &TestApp, case: &Case) -> reqwest::Response {
     request.send().await.expect("request failed")
 }
 
+/// Each case gets its status and code, with a short message that names
+/// what it should (and never echoes the input back).
+async fn answer_as_expected(app: &TestApp, cases: &[Case]) {
+    for case in cases {
+        let response = send(app, case).await;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(status, case.status, "{}: {text}", case.what);
+        let value: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{}: not JSON: {text}", case.what));
+        assert_eq!(value["error"]["code"], case.code, "{}: {text}", case.what);
+        let message = value["error"]["message"].as_str().unwrap();
+        assert!(message.contains(case.mentions), "{}: {message:?}", case.what);
+        assert!(
+            message.len() <= 300,
+            "{}: the message echoes input: {message:?}",
+            case.what
+        );
+    }
+}
+
 async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backend) {
     let app = spawn_app(backend).await;
     let token = app.member_token("resident").await;
@@ -393,21 +413,7 @@ async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backen
         )
         .expect(404, "not_found", "post"),
     ];
-    for case in &cases {
-        let response = send(&app, case).await;
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        assert_eq!(status, case.status, "{}: {text}", case.what);
-        let value: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{}: not JSON: {text}", case.what));
-        assert_eq!(value["error"]["code"], case.code, "{}: {text}", case.what);
-        let message = value["error"]["message"].as_str().unwrap();
-        assert!(message.contains(case.mentions), "{}: {message:?}", case.what);
-        assert!(
-            message.len() <= 300,
-            "{}: the message echoes input: {message:?}",
-            case.what
-        );
-    }
+    answer_as_expected(&app, &cases).await;
     assert_eq!(
         snapshot(&app, &[&post, &guest, &on_qna]).await,
         before,
@@ -965,17 +971,7 @@ async fn hostile_moderation_requests_get_their_api_errors_and_change_nothing(bac
         )
         .expect(400, "validation_failed", "cursor"),
     ];
-    for case in &cases {
-        let response = send(&app, case).await;
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        assert_eq!(status, case.status, "{}: {text}", case.what);
-        let value: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{}: not JSON: {text}", case.what));
-        assert_eq!(value["error"]["code"], case.code, "{}: {text}", case.what);
-        let message = value["error"]["message"].as_str().unwrap();
-        assert!(message.contains(case.mentions), "{}: {message:?}", case.what);
-        assert!(message.len() <= 300, "{}: the message echoes input", case.what);
-    }
+    answer_as_expected(&app, &cases).await;
     assert_eq!(snapshot(&app, &[&post]).await, before, "nothing was written");
     for (path, items) in [("/boards/free/bans", "bans"), ("/boards/free/reports", "reports")] {
         let listed = body(app.request(Method::GET, path, Some(&boss), None).await).await;
