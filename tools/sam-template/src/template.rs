@@ -132,7 +132,11 @@ Parameters:
     Type: Number
     Description: How long the read function serves a post, a board page and counts from memory (0 - never)
     Default: {read_cache}
-    MinValue: 0",
+    MinValue: 0
+  AdminUsernames:
+    Type: String
+    Description: (v3) Comma list of admin usernames - staff of every board (ADMIN_USERNAMES; empty - none)
+    Default: ''",
         measured = tiers.measured_at,
         cpu = tiers.machine.cpu,
         member = tier_spec("member")?,
@@ -418,6 +422,11 @@ Resources:
         }
         if function == Function::Read {
             writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
+        }
+        // (v3) Whoever checks bans decides staff: moderation, and the
+        // writers (staff are never stopped by an address ban).
+        if needs.tags {
+            writeln!(t, "          ADMIN_USERNAMES: !Ref AdminUsernames")?;
         }
         let secrets: Vec<&str> = [
             (needs.tokens, "JwtSecret"),
