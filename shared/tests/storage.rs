@@ -114,6 +114,10 @@ conformance!(
     an_idempotency_completion_given_to_a_moderation_write_is_written_with_it_or_not_at_all,
     twenty_reporters_reporting_one_post_at_once_open_one_report_that_counts_each_once,
     concurrent_bans_of_one_writer_leave_exactly_one_active_ban,
+    deleting_a_post_resolves_its_open_reports_and_its_comments_but_no_others,
+    deleting_a_comment_resolves_its_open_report_and_no_other,
+    a_comment_deleted_while_it_is_being_reported_leaves_no_open_report_of_it,
+    a_post_deleted_while_it_and_its_comments_are_being_reported_leaves_no_open_report_of_them,
 );
 
 fn member(username: &str) -> Member {
@@ -3075,7 +3079,7 @@ async fn each_moderation_operation_costs_a_fixed_number_of_dynamodb_requests() {
         title: p.summary.title.clone(),
     };
     measure!(
-        "remove_post, 1 report, 1 comment (pointers Query, step 1 transaction, pointers Query; as a delete: 10 purge Queries, BatchWriteItem, sweep Query)",
+        "remove_post, 1 report, 1 comment (pointers Query, step 1 transaction; as a delete: 10 purge Queries, the reports' BatchWriteItem, BatchWriteItem, sweep Query)",
         15,
         assert!(
             store
@@ -3093,6 +3097,476 @@ async fn each_moderation_operation_costs_a_fixed_number_of_dynamodb_requests() {
     println!("| operation | requests | table RCU | table WCU | index RCU |\n|---|---:|---:|---:|---:|");
     for (what, requests, read, write, index) in &rows {
         println!("| {what} | {requests} | {read} | {write} | {index} |");
+    }
+}
+
+/// DynamoDB only (docs/storage.md, v3 moderation): what an author's deletes
+/// cost, reported or not, now that they resolve the target's open reports:
+/// a comment's delete reads its pointer first (one more GetItem), a post's
+/// purge deletes the reports its pointers and reporters name (one more
+/// BatchWriteItem, only when there are any). Prints the rows; pins the
+/// request counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authors_delete_costs_one_more_request_to_resolve_the_reports_of_what_it_deletes() {
+    let (dynamo, counter, meter) = metered_dynamo_store(Layout::default()).await;
+    let store: Dyn = dynamo.clone();
+    let free = board("free");
+    let mut rows: Vec<(&str, u64, u64, f64, f64)> = Vec::new();
+    macro_rules! measure {
+        ($what:expr, $requests:expr, $work:expr) => {{
+            meter.take();
+            let before = counter.count();
+            let out = $work;
+            let requests = counter.count() - before;
+            let units = meter.take();
+            rows.push(($what, $requests, requests, units.table.read, units.table.write));
+            out
+        }};
+    }
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let plain = created_comment(&store, "free", &pid, None).await;
+    let reported = created_comment(&store, "free", &pid, None).await;
+    for reporter in ["member:A", "member:B"] {
+        store
+            .report(
+                &free,
+                &report_of("free", comment_target(&pid, &reported.id), "rude"),
+                reporter,
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    measure!(
+        "delete_comment, unreported (pointer GetItem; transaction: comment, shard, no-pointer check)",
+        2,
+        {
+            assert!(
+                store
+                    .delete_comment(&comment_key("free", &pid, &plain.id))
+                    .await
+                    .unwrap()
+            )
+        }
+    );
+    measure!(
+        "delete_comment, reported (pointer GetItem; transaction: comment, shard, pointer, report)",
+        2,
+        {
+            assert!(
+                store
+                    .delete_comment(&comment_key("free", &pid, &reported.id))
+                    .await
+                    .unwrap()
+            )
+        }
+    );
+    let unreported = created_post(&store, "free").await;
+    created_comment(&store, "free", &unreported.summary.id, None).await;
+    measure!(
+        "delete_post, 1 comment, unreported (step 1 transaction, 10 purge Queries, BatchWriteItem, sweep Query)",
+        13,
+        {
+            assert!(
+                store
+                    .delete_post(&post_key("free", &unreported.summary.id))
+                    .await
+                    .unwrap()
+            )
+        }
+    );
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let c = created_comment(&store, "free", &pid, None).await;
+    for (target, reporter) in [
+        (post_target(&pid), "member:A"),
+        (post_target(&pid), "member:B"),
+        (comment_target(&pid, &c.id), "member:A"),
+    ] {
+        store
+            .report(&free, &report_of("free", target, "spam"), reporter, None)
+            .await
+            .unwrap();
+    }
+    measure!(
+        "delete_post, 1 comment, it and its comment reported: 2 reports, 3 reporters (the same and the reports' BatchWriteItem)",
+        14,
+        { assert!(store.delete_post(&post_key("free", &pid)).await.unwrap()) }
+    );
+    println!("| operation | requests | table RCU (Local) | table WCU (Local) |\n|---|---:|---:|---:|");
+    for (what, _, requests, read, write) in &rows {
+        println!("| {what} | {requests} | {read} | {write} |");
+    }
+    for (what, expected, requests, _, _) in &rows {
+        assert_eq!(requests, expected, "{what}");
+    }
+    assert!(open_reports(&store, "free").await.is_empty());
+}
+
+/// Opens a report of `target` by each of `reporters`; the report opened.
+async fn reported(store: &Dyn, target: ReportTarget, reporters: &[&str]) -> Report {
+    let free = board("free");
+    let mut opened = None;
+    for reporter in reporters {
+        match store
+            .report(&free, &report_of("free", target.clone(), "spam"), reporter, None)
+            .await
+            .unwrap()
+        {
+            Reported::Opened(r) => opened = Some(r),
+            Reported::Joined(r) => assert_eq!(Some(&r), opened.as_ref()),
+        }
+    }
+    opened.expect("the first reporter opens it")
+}
+
+async fn deleting_a_post_resolves_its_open_reports_and_its_comments_but_no_others(store: Dyn) {
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let key = post_key("free", &pid);
+    let top = created_comment(&store, "free", &pid, None).await;
+    let reply = created_comment(&store, "free", &pid, Some(&top.id)).await;
+    reported(&store, post_target(&pid), &["member:A", "address:K"]).await;
+    reported(&store, comment_target(&pid, &top.id), &["member:A"]).await;
+    reported(&store, comment_target(&pid, &reply.id), &["member:B", "member:C"]).await;
+    let other = created_post(&store, "free").await;
+    let other_comment = created_comment(&store, "free", &other.summary.id, None).await;
+    let kept_post = reported(&store, post_target(&other.summary.id), &["member:A"]).await;
+    let kept_comment = reported(
+        &store,
+        comment_target(&other.summary.id, &other_comment.id),
+        &["member:A"],
+    )
+    .await;
+    assert_eq!(open_reports(&store, "free").await.len(), 5);
+
+    assert!(
+        !store.delete_post(&post_key("qna", &pid)).await.unwrap(),
+        "not on that board"
+    );
+    assert_eq!(
+        open_reports(&store, "free").await.len(),
+        5,
+        "a refused delete resolves nothing"
+    );
+    assert!(store.delete_post(&key).await.unwrap());
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&kept_comment, 1), counted(&kept_post, 1)],
+        "its reports and its comments' are resolved, others' stay"
+    );
+    for target in [post_target(&pid), comment_target(&pid, &top.id)] {
+        assert_eq!(
+            store
+                .report(&free, &report_of("free", target, "late"), "member:D", None)
+                .await,
+            Err(StoreError::NotFound)
+        );
+    }
+    assert!(!store.delete_post(&key).await.unwrap(), "already gone");
+    assert!(
+        log_of(&store, "free").await.is_empty(),
+        "an author's delete is not logged"
+    );
+}
+
+async fn deleting_a_comment_resolves_its_open_report_and_no_other(store: Dyn) {
+    let free = board("free");
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let top = created_comment(&store, "free", &pid, None).await;
+    let reply = created_comment(&store, "free", &pid, Some(&top.id)).await;
+    let plain = created_comment(&store, "free", &pid, None).await;
+    reported(&store, comment_target(&pid, &top.id), &["member:A", "address:K"]).await;
+    let on_reply = reported(&store, comment_target(&pid, &reply.id), &["member:B"]).await;
+    let on_post = reported(&store, post_target(&pid), &["member:A"]).await;
+    let top_key = comment_key("free", &pid, &top.id);
+
+    assert!(
+        !store.delete_comment(&comment_key("qna", &pid, &top.id)).await.unwrap(),
+        "not on that board"
+    );
+    assert_eq!(
+        open_reports(&store, "free").await.len(),
+        3,
+        "a refused delete resolves nothing"
+    );
+    assert!(store.delete_comment(&top_key).await.unwrap());
+    assert_eq!(
+        open_reports(&store, "free").await,
+        vec![counted(&on_post, 1), counted(&on_reply, 1)],
+        "its report is resolved; its reply's and its post's stay"
+    );
+    assert!(!store.delete_comment(&top_key).await.unwrap(), "already gone");
+    assert_eq!(comment_count(&store, "free", &pid).await, 2, "uncounted once");
+    assert_eq!(
+        store
+            .report(
+                &free,
+                &report_of("free", comment_target(&pid, &top.id), "late"),
+                "member:C",
+                None
+            )
+            .await,
+        Err(StoreError::NotFound)
+    );
+    // A comment without a report resolves nothing when deleted; the reply's
+    // goes with the reply.
+    assert!(
+        store
+            .delete_comment(&comment_key("free", &pid, &plain.id))
+            .await
+            .unwrap()
+    );
+    assert_eq!(open_reports(&store, "free").await.len(), 2);
+    assert!(
+        store
+            .delete_comment(&comment_key("free", &pid, &reply.id))
+            .await
+            .unwrap()
+    );
+    assert_eq!(open_reports(&store, "free").await, vec![counted(&on_post, 1)]);
+    assert!(
+        log_of(&store, "free").await.is_empty(),
+        "an author's delete is not logged"
+    );
+}
+
+/// Reports of `targets` by 10 reporters each, all at once, with `delete`
+/// started among them; each report answers a report or 404. What `delete`
+/// answered.
+async fn reports_racing<F>(store: &Dyn, targets: &[ReportTarget], delete: F) -> bool
+where
+    F: std::future::Future<Output = Result<bool, StoreError>> + Send + 'static,
+{
+    let mut reports = Vec::new();
+    for (i, target) in targets.iter().enumerate() {
+        for reporter in 0..10 {
+            let (store, r) = (store.clone(), report_of("free", target.clone(), "spam"));
+            reports.push(tokio::spawn(async move {
+                store
+                    .report(&board("free"), &r, &format!("member:{i}-{reporter}"), None)
+                    .await
+            }));
+        }
+    }
+    let deleted = tokio::spawn(delete);
+    for outcome in join_all(reports).await {
+        match outcome.unwrap() {
+            Ok(_) | Err(StoreError::NotFound) => {}
+            Err(e) => panic!("a report racing the delete failed: {e:?}"),
+        }
+    }
+    deleted.await.unwrap().unwrap()
+}
+
+async fn a_comment_deleted_while_it_is_being_reported_leaves_no_open_report_of_it(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    for _ in 0..3 {
+        let c = created_comment(&store, "free", &pid, None).await;
+        let (racing, key) = (store.clone(), comment_key("free", &pid, &c.id));
+        let deleted = reports_racing(&store, &[comment_target(&pid, &c.id)], async move {
+            racing.delete_comment(&key).await
+        })
+        .await;
+        assert!(deleted);
+        let left = open_reports(&store, "free").await;
+        assert!(
+            left.iter().all(|r| r.target != comment_target(&pid, &c.id)),
+            "no report of the deleted comment: {left:?}"
+        );
+    }
+}
+
+async fn a_post_deleted_while_it_and_its_comments_are_being_reported_leaves_no_open_report_of_them(store: Dyn) {
+    for _ in 0..3 {
+        let p = created_post(&store, "free").await;
+        let pid = p.summary.id.clone();
+        let a = created_comment(&store, "free", &pid, None).await;
+        let b = created_comment(&store, "free", &pid, Some(&a.id)).await;
+        let targets = [
+            post_target(&pid),
+            comment_target(&pid, &a.id),
+            comment_target(&pid, &b.id),
+        ];
+        let (racing, key) = (store.clone(), post_key("free", &pid));
+        let deleted = reports_racing(&store, &targets, async move { racing.delete_post(&key).await }).await;
+        assert!(deleted);
+        assert_eq!(
+            open_reports(&store, "free").await,
+            vec![],
+            "no report of the post or its comments"
+        );
+    }
+}
+
+/// Items of `table` that name `text` in their key, their `report_id` or
+/// their `report` (JSON): every page of a Scan.
+async fn items_naming(
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+    text: &str,
+) -> Vec<std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>> {
+    let mut found = Vec::new();
+    let mut start = None;
+    loop {
+        let out = client
+            .scan()
+            .table_name(table)
+            .filter_expression("contains(PK, :t) OR contains(SK, :t) OR #rid = :t OR contains(#report, :t)")
+            .expression_attribute_names("#rid", "report_id")
+            .expression_attribute_names("#report", "report")
+            .expression_attribute_values(":t", aws_sdk_dynamodb::types::AttributeValue::S(text.to_owned()))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .unwrap();
+        found.extend(out.items.unwrap_or_default());
+        start = out.last_evaluated_key;
+        if start.is_none() {
+            return found;
+        }
+    }
+}
+
+/// A client of DynamoDB Local without the store (for a table scan).
+async fn plain_client() -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
+            .await
+            .unwrap()
+            .build(),
+    )
+}
+
+/// DynamoDB only: after an author's comment delete a table scan finds no
+/// item naming the comment, and of its report only the reporters (until the
+/// post's purge, as a resolved report's); after the post's delete, no item
+/// naming the post or any report of it or its comments: no pointer, no
+/// reporter, no open report in `REPORTS#<board>`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_authors_deletes_leave_no_item_of_the_comment_the_post_or_their_reports() {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let (dynamo, _) = counted_dynamo_store_on(Layout::default(), &table).await;
+    let store: Dyn = Arc::new(dynamo);
+    let client = plain_client().await;
+    let p = created_post(&store, "free").await;
+    let pid = p.summary.id.clone();
+    let gone = created_comment(&store, "free", &pid, None).await;
+    let kept = created_comment(&store, "free", &pid, None).await;
+    let on_gone = reported(&store, comment_target(&pid, &gone.id), &["member:A", "member:B"]).await;
+    let on_kept = reported(&store, comment_target(&pid, &kept.id), &["member:A"]).await;
+    // A resolved report's reporters stay in the post's partition until the purge.
+    let resolved = reported(&store, post_target(&pid), &["member:A", "address:K"]).await;
+    assert!(
+        store
+            .resolve_report(&board("free"), &report_id(&resolved), None)
+            .await
+            .unwrap()
+    );
+    let on_post = reported(&store, post_target(&pid), &["member:A"]).await;
+    assert!(!items_naming(&client, &table, &on_gone.id).await.is_empty());
+
+    assert!(
+        store
+            .delete_comment(&comment_key("free", &pid, &gone.id))
+            .await
+            .unwrap()
+    );
+    let left = items_naming(&client, &table, &gone.id).await;
+    assert!(left.is_empty(), "nothing names the comment: {left:?}");
+    // Its report's pointer and its item in REPORTS#free are gone; its
+    // reporters stay until their TTL or the post's purge, as a resolved
+    // report's (they name the report, so no later report counts them).
+    let left = items_naming(&client, &table, &on_gone.id).await;
+    let sk = |item: &std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>| {
+        item["SK"].as_s().unwrap().clone()
+    };
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.iter().all(|item| sk(item).starts_with("REPORTER#")), "{left:?}");
+    assert_eq!(open_reports(&store, "free").await.len(), 2);
+
+    assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    assert!(open_reports(&store, "free").await.is_empty());
+    for text in [&pid, &kept.id, &on_gone.id, &on_kept.id, &on_post.id, &resolved.id] {
+        let left = items_naming(&client, &table, text).await;
+        assert!(left.is_empty(), "nothing names {text}: {left:?}");
+    }
+}
+
+/// DynamoDB only: a reported post's delete interrupted after step 1 (as if
+/// the process died) leaves its reports open but unjoinable; when the purge
+/// resumes, at the post's retried delete (even one naming another board) or
+/// at another post's delete or removal, it resolves them, and nothing of the
+/// post or its reports is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_interrupted_delete_of_a_reported_post_resolves_its_reports_when_its_purge_resumes() {
+    let table = format!("test-{}", new_id().to_lowercase());
+    let (concrete, _) = counted_dynamo_store_on(Layout::default(), &table).await;
+    let store: Dyn = Arc::new(concrete.clone());
+    let client = plain_client().await;
+    let free = board("free");
+    for resumed_by in [
+        "its retried delete",
+        "its retried delete naming another board",
+        "another post's delete",
+        "another post's removal",
+    ] {
+        let p = created_post(&store, "free").await;
+        let pid = p.summary.id.clone();
+        let c = created_comment(&store, "free", &pid, None).await;
+        let on_post = reported(&store, post_target(&pid), &["member:A", "member:B"]).await;
+        let on_comment = reported(&store, comment_target(&pid, &c.id), &["member:A"]).await;
+
+        // Step 1 only.
+        assert!(concrete.mark_post_deleted("free", &pid).await.unwrap());
+        for target in [post_target(&pid), comment_target(&pid, &c.id)] {
+            assert_eq!(
+                store
+                    .report(&free, &report_of("free", target, "late"), "member:C", None)
+                    .await,
+                Err(StoreError::NotFound),
+                "nothing of a deleted post is reported, not even while its purge is pending"
+            );
+        }
+        assert!(concrete.purge_pending(&pid).await.unwrap());
+
+        match resumed_by {
+            "its retried delete" => assert!(!store.delete_post(&post_key("free", &pid)).await.unwrap()),
+            // The purge takes the board its marker names, not the request's.
+            "its retried delete naming another board" => {
+                assert!(!store.delete_post(&post_key("qna", &pid)).await.unwrap())
+            }
+            "another post's delete" => {
+                let other = created_post(&store, "free").await;
+                assert!(store.delete_post(&post_key("free", &other.summary.id)).await.unwrap());
+            }
+            _ => {
+                let other = created_post(&store, "free").await;
+                let entry = log_entry(
+                    LogAction::RemovePost,
+                    LogTarget::Post {
+                        post_id: other.summary.id.clone(),
+                        title: other.summary.title.clone(),
+                    },
+                );
+                assert!(
+                    store
+                        .remove_post(&post_key("free", &other.summary.id), &entry, None)
+                        .await
+                        .unwrap()
+                );
+            }
+        }
+        assert!(!concrete.purge_pending(&pid).await.unwrap(), "{resumed_by}");
+        assert!(open_reports(&store, "free").await.is_empty(), "{resumed_by}");
+        for text in [&pid, &c.id, &on_post.id, &on_comment.id] {
+            let left = items_naming(&client, &table, text).await;
+            assert!(left.is_empty(), "{resumed_by}: nothing names {text}: {left:?}");
+        }
     }
 }
 

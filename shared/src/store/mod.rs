@@ -81,6 +81,10 @@ pub trait Posts: Send + Sync {
     /// edit has one.
     async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
     /// Deletes the post with its comments and likes; false when there was none.
+    /// (v3) Resolves (deletes) the open reports of the post and of its
+    /// comments with it, including any opened while it runs, so staff do
+    /// not see a report of something gone (on DynamoDB in the second step
+    /// of the delete, which resumes after an interruption).
     async fn delete_post(&self, key: &PostKey) -> StoreResult<bool>;
     async fn replace_post_guest_hash(&self, key: &PostKey, old: &PasswordHash, new: &PasswordHash)
     -> StoreResult<bool>;
@@ -124,6 +128,9 @@ pub trait Comments: Send + Sync {
     async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>>;
     /// Removes the comment and uncounts it; false when there was none.
     /// Its replies stay (their `parent_id` names the removed comment).
+    /// (v3) Resolves (deletes) the comment's open report in the same write;
+    /// a report of the comment racing it is either resolved with it or
+    /// answers [`StoreError::NotFound`].
     async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool>;
     async fn replace_comment_guest_hash(
         &self,

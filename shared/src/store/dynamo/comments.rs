@@ -1,15 +1,92 @@
 //! [`Comments`] on DynamoDB: comment items under their post's partition,
 //! each written or deleted in one transaction with its count on a counter
-//! shard.
+//! shard; (v3) a delete resolves the comment's open report in it.
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 
 use super::DynamoStore;
-use super::attributes::{from_item, key, to_item};
-use super::items::{CommentItem, comment_sk, post_pk, shard_of};
+use super::attributes::{from_item, key, s, to_item};
+use super::items::{CommentItem, ReportPointerItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of};
+use super::moderation::{RACES, failed_at, pause_after_race};
 use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, WriterKey};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
+
+/// How a comment's delete ended.
+pub(super) enum CommentDeleted {
+    Deleted,
+    /// No such comment on the board, or its post is deleted: nothing was written.
+    NoSuchComment,
+    /// The comment is there but a condition of one of the extra items
+    /// failed (which ones, in their order): nothing was written.
+    ExtraFailed(Vec<bool>),
+}
+
+impl DynamoStore {
+    /// The comment's report pointer (GetItem), then one transaction: the
+    /// comment's delete, its count on its shard, the delete of its open
+    /// report and of the pointer (conditioned on naming that report), or
+    /// the check that it has no pointer, and `extra` (v3: a removal's log
+    /// entry and completion). A report of the comment opened or resolved
+    /// between the read and the transaction starts it over, so no report
+    /// of a deleted comment stays open.
+    pub(super) async fn delete_comment_with(
+        &self,
+        comment_key: &CommentKey,
+        extra: Vec<TransactWriteItem>,
+    ) -> StoreResult<CommentDeleted> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
+        let shard = shard_of(comment_id, self.layout.counter_shards);
+        let pointer_key = key(post_pk(post_id), comment_pointer_sk(comment_id));
+        for attempt in 0..RACES {
+            if attempt > 0 {
+                pause_after_race(attempt).await;
+            }
+            let pointer = self
+                .get(pointer_key.clone())
+                .await?
+                .map(from_item::<ReportPointerItem>)
+                .transpose()?;
+            let mut items = vec![
+                self.delete(
+                    key(post_pk(post_id), comment_sk(comment_id)),
+                    Some("attribute_exists(PK)"),
+                )?,
+                self.count_on_shard(board, post_id, shard, "comments", -1)?,
+            ];
+            let pointer_at = items.len();
+            match &pointer {
+                Some(pointer) => {
+                    let id = pointer.report_id.as_str();
+                    items.push(self.delete_if(pointer_key.clone(), "report_id = :id", &[(":id", s(id))])?);
+                    items.push(self.delete(key(reports_pk(board), id.to_owned()), None)?);
+                }
+                None => items.push(self.check(pointer_key.clone(), "attribute_not_exists(PK)", &[])?),
+            }
+            let extra_at = items.len();
+            items.extend(extra.iter().cloned());
+            let result = self.transact_counting(board, post_id, shard, 1, items).await;
+            self.cache.forget_post(post_id);
+            match result? {
+                Some(Ok(())) => return Ok(CommentDeleted::Deleted),
+                None => return Ok(CommentDeleted::NoSuchComment),
+                Some(Err(failed)) if failed_at(&failed, 0) => return Ok(CommentDeleted::NoSuchComment),
+                // Its report was opened or resolved since the read.
+                Some(Err(failed)) if failed_at(&failed, pointer_at) => continue,
+                Some(Err(failed)) => {
+                    return Ok(CommentDeleted::ExtraFailed(failed.into_iter().skip(extra_at).collect()));
+                }
+            }
+        }
+        Err(StoreError::Unavailable(
+            "the delete kept racing reports of the comment".into(),
+        ))
+    }
+}
 
 #[async_trait]
 impl Comments for DynamoStore {
@@ -110,23 +187,16 @@ impl Comments for DynamoStore {
         )
     }
 
+    /// (v3) With its open report ([`DynamoStore::delete_comment_with`]):
+    /// the pointer's GetItem, then the one transaction.
     async fn delete_comment(&self, comment_key: &CommentKey) -> StoreResult<bool> {
-        let (board, post_id, comment_id) = (
-            comment_key.post.board.as_str(),
-            comment_key.post.post.as_str(),
-            comment_key.comment.as_str(),
-        );
-        let shard = shard_of(comment_id, self.layout.counter_shards);
-        let items = vec![
-            self.delete(
-                key(post_pk(post_id), comment_sk(comment_id)),
-                Some("attribute_exists(PK)"),
-            )?,
-            self.count_on_shard(board, post_id, shard, "comments", -1)?,
-        ];
-        let result = self.transact_counting(board, post_id, shard, 1, items).await;
-        self.cache.forget_post(post_id);
-        Ok(matches!(result?, Some(Ok(()))))
+        match self.delete_comment_with(comment_key, Vec::new()).await? {
+            CommentDeleted::Deleted => Ok(true),
+            CommentDeleted::NoSuchComment => Ok(false),
+            CommentDeleted::ExtraFailed(_) => Err(StoreError::Internal(
+                "a condition of the comment's delete failed".into(),
+            )),
+        }
     }
 
     async fn replace_comment_guest_hash(

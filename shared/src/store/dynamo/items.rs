@@ -131,8 +131,10 @@ pub(super) const BY_ID_INDEX: &str = "ById";
 /// (v3) The SK of a ban subject item.
 pub(super) const BAN_SK: &str = "BAN";
 /// (v3) Every report pointer's SK starts with it (never a reporter's:
-/// those start `REPORTER#`).
+/// those start [`REPORTER_SK_PREFIX`]).
 pub(super) const REPORT_SK_PREFIX: &str = "REPORT#";
+/// (v3) Every reporter's SK starts with it.
+pub(super) const REPORTER_SK_PREFIX: &str = "REPORTER#";
 
 /// (v3) A board's moderators.
 pub(super) fn mods_pk(board: &str) -> String {
@@ -173,7 +175,7 @@ pub(super) fn comment_pointer_sk(comment_id: &str) -> String {
 
 /// (v3) A reporter counted on a report, in the reported post's partition.
 pub(super) fn reporter_sk(report_id: &str, reporter: &str) -> String {
-    format!("REPORTER#{report_id}#{reporter}")
+    format!("{REPORTER_SK_PREFIX}{report_id}#{reporter}")
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 //! the SQLite adapter does (`store::sqlite::moderation`); docs/storage.md,
 //! Single-table design, has each operation's requests and units.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use async_trait::async_trait;
@@ -14,10 +14,11 @@ use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem, Update}
 
 use super::DynamoStore;
 use super::attributes::{Item, from_item, key, n, s, to_item};
+use super::comments::CommentDeleted;
 use super::items::{
     BAN_SK, BanItem, LogItem, ModeratorItem, POST_ON_BOARD, POST_SK, REPORT_SK_PREFIX, ReportItem, ReportPointerItem,
-    ReporterItem, ban_subject_pk, bans_pk, comment_pointer_sk, comment_sk, modlog_pk, mods_pk, post_pk,
-    report_pointer_sk, reporter_sk, reports_pk, shard_of,
+    ReporterItem, ban_subject_pk, bans_pk, comment_sk, modlog_pk, mods_pk, post_pk, report_pointer_sk, reporter_sk,
+    reports_pk,
 };
 use super::purge::{self, Marked, purge_marker};
 use super::transact::{TxFailure, sdk_error};
@@ -35,13 +36,13 @@ const REPORTER_SECONDS: i64 = 90 * 24 * 60 * 60;
 
 /// How often a write that lost a race (another ban of the same subject,
 /// another first report of the same target, a report of a comment being
-/// removed) starts over before giving up: each lost race is another
+/// deleted or removed) starts over before giving up: each lost race is another
 /// write's win, so this many writers at once all get through.
-const RACES: u32 = 16;
+pub(super) const RACES: u32 = 16;
 
 /// A short jittered pause before starting over after a lost race, growing
 /// with `attempt`, so racing writers do not meet again at once.
-async fn pause_after_race(attempt: u32) {
+pub(super) async fn pause_after_race(attempt: u32) {
     let ceiling = 5u64 << attempt.min(5);
     tokio::time::sleep(std::time::Duration::from_millis(rand::random::<u64>() % (ceiling + 1))).await;
 }
@@ -73,7 +74,7 @@ fn ban_from(item: &BanItem) -> StoreResult<BanRecord> {
 }
 
 /// Whether the condition of item `at` failed.
-fn failed_at(failed: &[bool], at: usize) -> bool {
+pub(super) fn failed_at(failed: &[bool], at: usize) -> bool {
     failed.get(at) == Some(&true)
 }
 
@@ -522,8 +523,8 @@ impl Moderation for DynamoStore {
     /// entry, the deletes of the post's open reports and its comments' (a
     /// Query of the pointers in its partition first) and the completion.
     /// Reports beyond the transaction's room, and any opened between that
-    /// Query and step 1, are deleted right after it (a second Query; after
-    /// step 1 no report of the post can be opened).
+    /// Query and step 1, are resolved by the purge, as a delete's are
+    /// (after step 1 no report of the post can be opened).
     async fn remove_post(&self, post_key: &PostKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let pointers = self.report_pointers(post_id).await?;
@@ -533,10 +534,8 @@ impl Moderation for DynamoStore {
             extra.push(self.complete(done)?);
         }
         let room = self.mark_room().saturating_sub(extra.len());
-        let mut resolved = HashSet::new();
         for pointer in pointers.into_iter().take(room) {
-            extra.push(self.delete(key(reports_pk(board), pointer.report_id.clone()), None)?);
-            resolved.insert(pointer.report_id);
+            extra.push(self.delete(key(reports_pk(board), pointer.report_id), None)?);
         }
         let removed = match self.mark_post_deleted_with(board, post_id, extra).await? {
             Marked::Deleted => true,
@@ -546,19 +545,7 @@ impl Moderation for DynamoStore {
             }
             Marked::ExtraFailed(_) => return Err(StoreError::Internal("log entry id collision".into())),
         };
-        if removed {
-            let rest: Vec<Item> = self
-                .report_pointers(post_id)
-                .await?
-                .into_iter()
-                .filter(|pointer| !resolved.contains(&pointer.report_id))
-                .map(|pointer| key(reports_pk(board), pointer.report_id))
-                .collect();
-            self.delete_all(rest).await?;
-        }
-        if removed || self.purge_pending(post_id).await? {
-            self.purge_post(board, post_id).await?;
-        }
+        self.purge_after_mark(board, post_id, removed).await?;
         // Others' interrupted purges: best effort, this removal is done.
         if let Err(e) = self.resume_purges(purge::SWEEP).await {
             tracing::warn!(error = %e, "pending post purges not resumed");
@@ -566,72 +553,30 @@ impl Moderation for DynamoStore {
         Ok(removed)
     }
 
-    /// The comment's report pointer (GetItem), then as
-    /// [`crate::store::Comments::delete_comment`]: one transaction of the
-    /// comment's delete and its count on its shard, here with the log
-    /// entry, the delete of its open report and pointer (or the check that
-    /// it has none), and the completion. A report opened meanwhile starts it
-    /// over.
+    /// As [`crate::store::Comments::delete_comment`] (the pointer's
+    /// GetItem, then one transaction of the comment's delete, its count, and
+    /// the delete of its open report and pointer or the check that it has
+    /// none: [`DynamoStore::delete_comment_with`]), here with the log entry
+    /// and the completion in the transaction.
     async fn remove_comment(
         &self,
         comment_key: &CommentKey,
         entry: &LogEntry,
         done: Option<&Completion>,
     ) -> StoreResult<bool> {
-        let (board, post_id, comment_id) = (
-            comment_key.post.board.as_str(),
-            comment_key.post.post.as_str(),
-            comment_key.comment.as_str(),
-        );
-        let shard = shard_of(comment_id, self.layout.counter_shards);
-        let pointer_key = key(post_pk(post_id), comment_pointer_sk(comment_id));
-        for attempt in 0..RACES {
-            if attempt > 0 {
-                pause_after_race(attempt).await;
-            }
-            let pointer = self
-                .get(pointer_key.clone())
-                .await?
-                .map(from_item::<ReportPointerItem>)
-                .transpose()?;
-            let mut items = vec![
-                self.delete(
-                    key(post_pk(post_id), comment_sk(comment_id)),
-                    Some("attribute_exists(PK)"),
-                )?,
-                self.count_on_shard(board, post_id, shard, "comments", -1)?,
-                self.log_put(board, entry)?,
-            ];
-            let pointer_at = items.len();
-            match &pointer {
-                Some(pointer) => {
-                    let id = pointer.report_id.as_str();
-                    items.push(self.delete_if(pointer_key.clone(), "report_id = :id", &[(":id", s(id))])?);
-                    items.push(self.delete(key(reports_pk(board), id.to_owned()), None)?);
-                }
-                None => items.push(self.check(pointer_key.clone(), "attribute_not_exists(PK)", &[])?),
-            }
-            let claim_at = items.len();
-            if let Some(done) = done {
-                items.push(self.complete(done)?);
-            }
-            let result = self.transact_counting(board, post_id, shard, 1, items).await;
-            self.cache.forget_post(post_id);
-            match result? {
-                Some(Ok(())) => return Ok(true),
-                None => return Ok(false),
-                Some(Err(failed)) if failed_at(&failed, 0) => return Ok(false),
-                // Its report was opened or resolved since the read.
-                Some(Err(failed)) if failed_at(&failed, pointer_at) => continue,
-                Some(Err(failed)) if done.is_some() && failed_at(&failed, claim_at) => {
-                    return Err(StoreError::ClaimLost);
-                }
-                Some(Err(_)) => return Err(StoreError::Internal("log entry id collision".into())),
-            }
+        let mut extra = vec![self.log_put(comment_key.post.board.as_str(), entry)?];
+        let claim_at = extra.len();
+        if let Some(done) = done {
+            extra.push(self.complete(done)?);
         }
-        Err(StoreError::Unavailable(
-            "the removal kept racing reports of the comment".into(),
-        ))
+        match self.delete_comment_with(comment_key, extra).await? {
+            CommentDeleted::Deleted => Ok(true),
+            CommentDeleted::NoSuchComment => Ok(false),
+            CommentDeleted::ExtraFailed(failed) if done.is_some() && failed_at(&failed, claim_at) => {
+                Err(StoreError::ClaimLost)
+            }
+            CommentDeleted::ExtraFailed(_) => Err(StoreError::Internal("log entry id collision".into())),
+        }
     }
 
     /// The target's pointer (GetItem), then one transaction, the target

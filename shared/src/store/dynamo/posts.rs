@@ -306,9 +306,7 @@ impl Posts for DynamoStore {
     async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let deleted = self.mark_post_deleted(board, post_id).await?;
-        if deleted || self.purge_pending(post_id).await? {
-            self.purge_post(board, post_id).await?;
-        }
+        self.purge_after_mark(board, post_id, deleted).await?;
         // Others' interrupted purges: best effort, this delete is done.
         if let Err(e) = self.resume_purges(purge::SWEEP).await {
             tracing::warn!(error = %e, "pending post purges not resumed");

@@ -1,23 +1,28 @@
 //! Deleting a post durably. Step 1 is one transaction: the post item (on
 //! its board), its counter shards and a purge marker `PURGE` / `<post id>`:
-//! from then on nothing of the post can be read or counted (a comment's
-//! guard requires its post too). Step 2 deletes the comments and likes, then
-//! the marker. When step 2 is interrupted the marker stays, and the purge
-//! resumes at the post's next delete (which answers 404) or at any later
-//! post delete, which also finishes up to [`SWEEP`] pending purges.
-//! **(v3)** A moderator's removal is the same two steps, step 1 carrying
-//! its log entry, the post's open reports and its idempotency completion
-//! ([`DynamoStore::mark_post_deleted_with`]); step 2 also takes the post's
-//! report pointers and reporters, which live in its partition.
+//! from then on nothing of the post can be read, counted or reported (a
+//! comment's guard and a report of a comment require the marker's absence).
+//! Step 2 deletes the comments and likes, then the marker. When step 2 is
+//! interrupted the marker stays, and the purge resumes at the post's next
+//! delete (which answers 404) or at any later post delete, which also
+//! finishes up to [`SWEEP`] pending purges.
+//! **(v3)** Step 2 also resolves the open reports of the post and of its
+//! comments: it deletes the report items (`REPORTS#<board>`) named by the
+//! report pointers and reporters in the post's partition, before those
+//! pointers and reporters, so a purge interrupted anywhere still finds them
+//! when it resumes. An author's delete and a moderator's removal both end
+//! this way; a removal's step 1 also carries its log entry, the post's open
+//! reports (as many as fit) and its idempotency completion
+//! ([`DynamoStore::mark_post_deleted_with`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{Delete, DeleteRequest, Put, ReturnConsumedCapacity, TransactWriteItem, WriteRequest};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
-use super::items::{POST_ON_BOARD, POST_SK, all_likes_pks, legacy_likes_pk, post_pk};
+use super::items::{POST_ON_BOARD, POST_SK, all_likes_pks, legacy_likes_pk, post_pk, reports_pk};
 use super::transact::{TRANSACTION_ITEMS, TxFailure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
@@ -102,22 +107,55 @@ impl DynamoStore {
         TRANSACTION_ITEMS.saturating_sub(2 + self.layout.counter_shards as usize)
     }
 
-    /// Step 2: the post's comments, likes and counter shards (step 1 took
-    /// the shards; a table written before shard creation checked its post
-    /// may hold one more), then its marker. Idempotent.
+    /// Step 2: the open reports its report pointers and reporters name
+    /// (v3), then the post's comments, pointers, reporters, likes and counter
+    /// shards (step 1 took the shards; a table written before shard
+    /// creation checked its post may hold one more), then its marker.
+    /// Idempotent: a report deleted already (by a removal's step 1, by a
+    /// resolve, or by an interrupted run of this purge) costs a write unit
+    /// and nothing else.
     pub async fn purge_post(&self, board: &str, post_id: &str) -> StoreResult<()> {
-        let mut children = self.keys_under(post_pk(post_id)).await?;
+        let mut reports = BTreeSet::new();
+        let mut children = Vec::new();
+        for (key, report_id) in self.keys_under(post_pk(post_id)).await? {
+            reports.extend(report_id);
+            children.push(key);
+        }
         for pk in all_likes_pks(post_id).chain([legacy_likes_pk(post_id)]) {
-            children.extend(self.keys_under(pk).await?);
+            children.extend(self.keys_under(pk).await?.into_iter().map(|(key, _)| key));
         }
         children.extend(self.shard_keys(board, post_id));
         children.push(purge_marker(post_id));
+        // The reports first, in requests of their own: until their pointers
+        // and reporters go, a resumed purge finds them again.
+        let reports = reports.into_iter().map(|id| key(reports_pk(board), id)).collect();
+        self.delete_all(reports).await?;
         self.delete_all(children).await
     }
 
     /// Whether the post's purge is pending (its step 2 was interrupted).
     pub async fn purge_pending(&self, post_id: &str) -> StoreResult<bool> {
         Ok(self.get(purge_marker(post_id)).await?.is_some())
+    }
+
+    /// Step 2 after a delete's step 1: of the post just marked (`marked`,
+    /// on `board`), or else of its interrupted purge, if pending (one
+    /// GetItem of the marker), on the board the marker names: a retried
+    /// delete may name another board, and step 2 must find the post's open
+    /// reports under its own.
+    pub(super) async fn purge_after_mark(&self, board: &str, post_id: &str, marked: bool) -> StoreResult<()> {
+        if marked {
+            return self.purge_post(board, post_id).await;
+        }
+        let Some(marker) = self.get(purge_marker(post_id)).await? else {
+            return Ok(());
+        };
+        match marker.get("board").and_then(|v| v.as_s().ok()) {
+            Some(marked_on) => self.purge_post(marked_on, post_id).await,
+            None => Err(StoreError::Internal(format!(
+                "the purge marker of post {post_id} names no board"
+            ))),
+        }
     }
 
     /// Finishes up to `limit` pending purges; how many it found.
@@ -148,8 +186,10 @@ impl DynamoStore {
         Ok(pending.len())
     }
 
-    /// Every item key under one partition key (for deleting a post's children).
-    async fn keys_under(&self, pk: String) -> StoreResult<Vec<Item>> {
+    /// Every item key under one partition key (for deleting a post's
+    /// children), each with the report id it names, if any: a report
+    /// pointer's or a reporter's (v3; no other item has `report_id`).
+    async fn keys_under(&self, pk: String) -> StoreResult<Vec<(Item, Option<String>)>> {
         let mut keys = Vec::new();
         let mut start = None;
         loop {
@@ -162,14 +202,18 @@ impl DynamoStore {
                 .table_name(&self.table)
                 .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(pk.clone()))
-                .projection_expression("PK, SK")
+                .projection_expression("PK, SK, #report_id")
+                .expression_attribute_names("#report_id", "report_id")
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .send()
                 .await
                 .inspect(|out| self.record(out, &touched))
                 .map_err(sdk_error)?;
-            keys.extend(out.items.unwrap_or_default());
+            keys.extend(out.items.unwrap_or_default().into_iter().map(|mut item| {
+                let report_id = item.remove("report_id").and_then(|v| v.as_s().ok().cloned());
+                (item, report_id)
+            }));
             start = out.last_evaluated_key;
             if start.is_none() {
                 return Ok(keys);

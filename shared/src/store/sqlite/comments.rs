@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::idempotency::complete;
+use super::moderation::resolve_reports_of;
 use super::rows::{author_columns, guard_from, post_exists};
 use super::{SqliteStore, sql_error};
 use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, WriterKey};
@@ -163,8 +164,9 @@ impl Comments for SqliteStore {
     }
 }
 
-/// Deletes a comment of a post on `board` and uncounts it, inside `tx`;
-/// false when there was none.
+/// Deletes a comment of a post on `board`, uncounts it and resolves its
+/// open report (its reporters cascade), inside `tx`; false when there was
+/// none. An author's delete and a moderator's removal both go through it.
 pub(super) fn delete_comment_row(
     tx: &rusqlite::Transaction<'_>,
     board: &str,
@@ -186,6 +188,7 @@ pub(super) fn delete_comment_row(
             [post_id],
         )
         .map_err(sql_error)?;
+        resolve_reports_of(tx, post_id, Some(comment_id))?;
     }
     Ok(deleted == 1)
 }

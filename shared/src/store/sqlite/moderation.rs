@@ -9,6 +9,7 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use super::comments::delete_comment_row;
 use super::idempotency::complete;
 use super::members::member_from;
+use super::posts::delete_post_row;
 use super::{SqliteStore, sql_error};
 use crate::domain::{
     Ban, BanId, BanPage, BanRecord, BanSubject, BoardSlug, CommentKey, LogEntry, LogPage, Member, MemberId, PageLimit,
@@ -77,9 +78,11 @@ fn paged<T>(mut items: Vec<(String, T)>, limit: usize) -> (Vec<T>, Option<String
     (items.into_iter().map(|(_, item)| item).collect(), next)
 }
 
-/// Resolves (deletes) the open reports of `post_id` itself and, with
-/// `comments`, of its comments; or of one comment.
-fn resolve_reports_of(tx: &Transaction<'_>, post_id: &str, comment_id: Option<&str>) -> StoreResult<()> {
+/// Resolves (deletes) the open reports of `post_id` itself and of its
+/// comments; or, with `comment_id`, of that one comment. Their reporters go
+/// with them (ON DELETE CASCADE). A delete or removal calls it in its own
+/// transaction, so a report of what it deletes is never left open.
+pub(super) fn resolve_reports_of(tx: &Transaction<'_>, post_id: &str, comment_id: Option<&str>) -> StoreResult<()> {
     match comment_id {
         None => tx.execute("DELETE FROM reports WHERE post_id = ?1", [post_id]),
         Some(comment) => tx.execute("DELETE FROM reports WHERE target = ?1", [format!("comment:{comment}")]),
@@ -288,17 +291,10 @@ impl Moderation for SqliteStore {
         );
         self.with(move |conn| {
             let tx = immediate(conn)?;
-            // Comments and likes go with it (ON DELETE CASCADE).
-            let deleted = tx
-                .execute(
-                    "DELETE FROM posts WHERE id = ?1 AND board = ?2",
-                    params![post_id, board],
-                )
-                .map_err(sql_error)?;
-            if deleted == 0 {
+            // As a delete: its comments, likes and open reports go with it.
+            if !delete_post_row(&tx, &board, &post_id)? {
                 return Ok(false);
             }
-            resolve_reports_of(&tx, &post_id, None)?;
             log(&tx, &board, &entry)?;
             complete(&tx, done.as_ref())?;
             tx.commit().map_err(sql_error)?;
@@ -317,10 +313,10 @@ impl Moderation for SqliteStore {
         );
         self.with(move |conn| {
             let tx = immediate(conn)?;
+            // As a delete: its open report goes with it.
             if !delete_comment_row(&tx, &board, &post_id, &comment_id)? {
                 return Ok(false);
             }
-            resolve_reports_of(&tx, &post_id, Some(&comment_id))?;
             log(&tx, &board, &entry)?;
             complete(&tx, done.as_ref())?;
             tx.commit().map_err(sql_error)?;

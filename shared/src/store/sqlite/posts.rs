@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::idempotency::complete;
+use super::moderation::resolve_reports_of;
 use super::rows::{
     COMMENT_COLUMNS, GUARD_COLUMNS, POST_COLUMNS, author_columns, comment_from, guard_from, post_exists, post_from,
     summary_from,
@@ -231,17 +232,17 @@ impl Posts for SqliteStore {
         .await
     }
 
+    /// One transaction: the post with its comments and likes, and its open
+    /// reports and its comments' ([`delete_post_row`]).
     async fn delete_post(&self, key: &PostKey) -> StoreResult<bool> {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
-            // Comments and likes go with it (ON DELETE CASCADE), in the same statement.
-            let deleted = conn
-                .execute(
-                    "DELETE FROM posts WHERE id = ?1 AND board = ?2",
-                    params![post_id, board],
-                )
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_error)?;
-            Ok(deleted == 1)
+            let deleted = delete_post_row(&tx, &board, &post_id)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(deleted)
         })
         .await
     }
@@ -270,6 +271,23 @@ impl Posts for SqliteStore {
         })
         .await
     }
+}
+
+/// Deletes a post on `board` inside `tx`, its comments and likes with it
+/// (ON DELETE CASCADE, in the same statement), and resolves its open
+/// reports and its comments' (their reporters cascade); false when there was
+/// none. An author's delete and a moderator's removal both go through it.
+pub(super) fn delete_post_row(tx: &rusqlite::Transaction<'_>, board: &str, post_id: &str) -> StoreResult<bool> {
+    let deleted = tx
+        .execute(
+            "DELETE FROM posts WHERE id = ?1 AND board = ?2",
+            params![post_id, board],
+        )
+        .map_err(sql_error)?;
+    if deleted == 1 {
+        resolve_reports_of(tx, post_id, None)?;
+    }
+    Ok(deleted == 1)
 }
 
 #[cfg(test)]
