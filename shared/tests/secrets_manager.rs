@@ -127,3 +127,46 @@ async fn a_function_reads_only_its_own_secrets_and_a_missing_one_names_its_setti
     let err = Config::from(lambda(Function::Like), &Env::from_pairs(&[("TABLE_NAME", "boards")])).unwrap_err();
     assert!(err.to_string().contains("JWT_SECRET_ARN"), "{err}");
 }
+
+/// (v3) The tag key is read by ARN like the others, and its previous
+/// version (a rotation) becomes `TAG_KEY_PREVIOUS`, which keeps address
+/// bans made under it working (docs/API.md, Guest tag).
+#[tokio::test]
+async fn the_tag_key_is_read_by_arn_with_its_previous_version() {
+    let client = admin().await;
+    let jwt_arn = secret(&client, JWT).await;
+    let old_key = "old-tag-key-for-moto-0123456789abcdefghij";
+    let new_key = "new-tag-key-for-moto-0123456789abcdefghij";
+    let tag_arn = secret(&client, old_key).await;
+    client
+        .put_secret_value()
+        .secret_id(&tag_arn)
+        .secret_string(new_key)
+        .send()
+        .await
+        .unwrap();
+    let pairs = [
+        ("JWT_SECRET_ARN", jwt_arn.as_str()),
+        ("TAG_KEY_ARN", tag_arn.as_str()),
+        ("TABLE_NAME", "boards"),
+    ];
+    let env = Env::from_pairs(&pairs);
+    let resolved = resolve(Function::Moderation.needs(), &env, Some(&endpoint()))
+        .await
+        .unwrap();
+    let found: Vec<(&str, &str)> = resolved.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        found,
+        [("JWT_SECRET", JWT), ("TAG_KEY", new_key), ("TAG_KEY_PREVIOUS", old_key)]
+    );
+    let config = Config::from(lambda(Function::Moderation), &overlay(&env, &resolved)).unwrap();
+    assert!(config.hashing.is_none(), "moderation hashes nothing");
+    let printed = config.to_string();
+    assert!(printed.contains("tag_key=set tag_key_previous=set"), "{printed}");
+    for value in [old_key, new_key] {
+        assert!(!printed.contains(value), "{printed}");
+    }
+    // The read function is given no tag key.
+    let read = resolve(Function::Read.needs(), &env, Some(&endpoint())).await.unwrap();
+    assert!(read.is_empty());
+}

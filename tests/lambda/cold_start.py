@@ -34,6 +34,7 @@ def main():
     # built, not called, for GET /health); an environment's own values win.
     os.environ.setdefault("JWT_SECRET", "cold-start-jwt-secret-0123456789abcdefghij")
     os.environ.setdefault("PEPPER", "cold-start-pepper-0123456789abcdefghijklmnop")
+    os.environ.setdefault("TAG_KEY", "cold-start-tag-key-0123456789abcdefghijklm")
     os.environ.setdefault("TABLE_NAME", "community-boards")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")

@@ -34,6 +34,7 @@ async fn creates_retried_with_their_keys_through_the_lambda_path_happen_exactly_
             ("DYNAMODB_OPERATION_TIMEOUT_MS", "1500"),
             ("DYNAMODB_MAX_ATTEMPTS", "2"),
             ("PEPPER", "outage-pepper-0123456789abcdefghijklmnop"),
+            ("TAG_KEY", "function-test-tag-key-0123456789abcdefghij"),
             ("GUEST_TIER", "bcrypt:4"),
             ("MEMBER_TIER", "bcrypt:4"),
             ("HASH_FLOOR_OVERRIDE", "1"),
