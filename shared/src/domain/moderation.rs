@@ -61,6 +61,15 @@ impl BanSubject {
             BanSubject::Address(key) => format!("address:{}", key.as_str()),
         }
     }
+
+    /// The subject a stored [`BanSubject::key`] names.
+    pub fn from_key(key: &str) -> Option<Self> {
+        match key.split_once(':')? {
+            ("member", id) => Some(BanSubject::Member(id.to_owned())),
+            ("address", k) => Some(BanSubject::Address(WriterKey::new(k.to_owned()))),
+            _ => None,
+        }
+    }
 }
 
 /// Whom a ban names, as the API shows it (never an address).

@@ -230,3 +230,21 @@ pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + M
 impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation> Store for T {}
 
 pub use crate::domain::fields::MAX_PAGE;
+
+/// Records an adapter keeps as their JSON (bans, reports, log entries).
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> StoreResult<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(e.to_string()))
+}
+
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
+    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("a stored record does not parse: {e}")))
+}
+
+/// The subject of a stored ban, or an internal error.
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+pub(crate) fn ban_subject(key: &str) -> StoreResult<crate::domain::BanSubject> {
+    crate::domain::BanSubject::from_key(key)
+        .ok_or_else(|| StoreError::Internal(format!("a stored ban subject does not parse: {key}")))
+}

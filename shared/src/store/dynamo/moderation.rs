@@ -24,9 +24,9 @@ use super::purge::{self, Marked, purge_marker};
 use super::transact::{TxFailure, sdk_error};
 use crate::domain::{
     Ban, BanId, BanPage, BanRecord, BanSubject, BoardSlug, CommentKey, LogEntry, LogPage, Member, MemberId, PageLimit,
-    PostKey, Report, ReportId, ReportPage, ReportTarget, Reported, WriterKey,
+    PostKey, Report, ReportId, ReportPage, ReportTarget, Reported,
 };
-use crate::store::{Claim, Completion, Moderation, StoreError, StoreResult, cursor};
+use crate::store::{Claim, Completion, Moderation, StoreError, StoreResult, cursor, from_json, to_json};
 
 /// How long a reporter stays counted on a report that stays open: a
 /// reporter's item expires (TTL) after it, so the post partition does not
@@ -47,28 +47,10 @@ pub(super) async fn pause_after_race(attempt: u32) {
     tokio::time::sleep(std::time::Duration::from_millis(rand::random::<u64>() % (ceiling + 1))).await;
 }
 
-fn json<T: serde::Serialize>(value: &T) -> StoreResult<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Internal(e.to_string()))
-}
-
-fn parse<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
-    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("a stored record does not parse: {e}")))
-}
-
-fn subject_from(key: &str) -> StoreResult<BanSubject> {
-    match key.split_once(':') {
-        Some(("member", id)) => Ok(BanSubject::Member(id.to_owned())),
-        Some(("address", k)) => Ok(BanSubject::Address(WriterKey::new(k.to_owned()))),
-        _ => Err(StoreError::Internal(format!(
-            "a stored ban subject does not parse: {key}"
-        ))),
-    }
-}
-
 fn ban_from(item: &BanItem) -> StoreResult<BanRecord> {
     Ok(BanRecord {
-        ban: parse::<Ban>(&item.ban)?,
-        subject: subject_from(&item.subject)?,
+        ban: from_json::<Ban>(&item.ban)?,
+        subject: crate::store::ban_subject(&item.subject)?,
         expires: item.expires,
     })
 }
@@ -105,7 +87,7 @@ impl DynamoStore {
         let item = to_item(&LogItem {
             pk: modlog_pk(board),
             sk: entry.id.clone(),
-            entry: json(entry)?,
+            entry: to_json(entry)?,
         })?;
         self.put(item, "attribute_not_exists(PK)")
     }
@@ -395,7 +377,7 @@ impl Moderation for DynamoStore {
         let ban_id = record.ban.id.as_str();
         let subject = record.subject.key();
         let subject_key = key(ban_subject_pk(board, &subject), BAN_SK.into());
-        let ban_json = json(&record.ban)?;
+        let ban_json = to_json(&record.ban)?;
         let item = |pk: String, sk: String| {
             to_item(&BanItem {
                 pk,
@@ -512,7 +494,7 @@ impl Moderation for DynamoStore {
             .into_iter()
             .map(|item| {
                 let item: BanItem = from_item(item)?;
-                Ok((item.sk, parse::<Ban>(&item.ban)?))
+                Ok((item.sk, from_json::<Ban>(&item.ban)?))
             })
             .collect::<StoreResult<Vec<_>>>()?;
         let (bans, next_cursor) = paged(rows, limit);
@@ -618,9 +600,9 @@ impl Moderation for DynamoStore {
                 .transpose()?;
             match pointer {
                 Some(pointer) => {
-                    let open: Report = parse(&pointer.report)?;
+                    let open: Report = from_json(&pointer.report)?;
                     let done = claim
-                        .map(|c| json(&open).map(|body| c.complete(200, body)))
+                        .map(|c| to_json(&open).map(|body| c.complete(200, body)))
                         .transpose()?;
                     let reporter_at = items.len();
                     items.push(self.put(reporter_item(&pointer.report_id)?, "attribute_not_exists(PK)")?);
@@ -647,9 +629,9 @@ impl Moderation for DynamoStore {
                 }
                 None => {
                     let done = claim
-                        .map(|c| json(&shown).map(|body| c.complete(201, body)))
+                        .map(|c| to_json(&shown).map(|body| c.complete(201, body)))
                         .transpose()?;
-                    let report_json = json(&shown)?;
+                    let report_json = to_json(&shown)?;
                     let pointer_at = items.len();
                     items.push(self.put(
                         to_item(&ReportPointerItem {
@@ -709,7 +691,7 @@ impl Moderation for DynamoStore {
             .into_iter()
             .map(|item| {
                 let item: ReportItem = from_item(item)?;
-                let mut report = parse::<Report>(&item.report)?;
+                let mut report = from_json::<Report>(&item.report)?;
                 report.reporters = Some(item.reporters);
                 Ok((item.sk, report))
             })
@@ -729,7 +711,7 @@ impl Moderation for DynamoStore {
             return Ok(false);
         };
         let found: ReportItem = from_item(item)?;
-        let target = parse::<Report>(&found.report)?.target;
+        let target = from_json::<Report>(&found.report)?.target;
         let pointer_key = key(post_pk(target.post_id()), report_pointer_sk(&target));
         let mut with_pointer = true;
         loop {
@@ -773,7 +755,7 @@ impl Moderation for DynamoStore {
             .into_iter()
             .map(|item| {
                 let item: LogItem = from_item(item)?;
-                Ok((item.sk, parse::<LogEntry>(&item.entry)?))
+                Ok((item.sk, from_json::<LogEntry>(&item.entry)?))
             })
             .collect::<StoreResult<Vec<_>>>()?;
         let (entries, next_cursor) = paged(rows, limit);
@@ -789,11 +771,11 @@ mod tests {
     #[test]
     fn ban_subjects_read_back_as_written() {
         let member = BanSubject::Member("01J0000000000000000000000A".into());
-        let address = BanSubject::Address(WriterKey::new("abcdefgh234567".into()));
+        let address = BanSubject::Address(crate::domain::WriterKey::new("abcdefgh234567".into()));
         for subject in [member, address] {
-            assert_eq!(subject_from(&subject.key()).unwrap(), subject);
+            assert_eq!(crate::store::ban_subject(&subject.key()).unwrap(), subject);
         }
-        assert!(subject_from("nobody").is_err());
+        assert!(crate::store::ban_subject("nobody").is_err());
     }
 
     #[test]

@@ -13,32 +13,14 @@ use super::posts::delete_post_row;
 use super::{SqliteStore, sql_error};
 use crate::domain::{
     Ban, BanId, BanPage, BanRecord, BanSubject, BoardSlug, CommentKey, LogEntry, LogPage, Member, MemberId, PageLimit,
-    PostKey, Report, ReportId, ReportPage, Reported, WriterKey,
+    PostKey, Report, ReportId, ReportPage, Reported,
 };
-use crate::store::{Claim, Completion, Moderation, StoreError, StoreResult, cursor};
-
-fn json<T: serde::Serialize>(value: &T) -> StoreResult<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Internal(e.to_string()))
-}
-
-fn parse<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
-    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("a stored record does not parse: {e}")))
-}
-
-fn subject_from(key: &str) -> StoreResult<BanSubject> {
-    match key.split_once(':') {
-        Some(("member", id)) => Ok(BanSubject::Member(id.to_owned())),
-        Some(("address", k)) => Ok(BanSubject::Address(WriterKey::new(k.to_owned()))),
-        _ => Err(StoreError::Internal(format!(
-            "a stored ban subject does not parse: {key}"
-        ))),
-    }
-}
+use crate::store::{Claim, Completion, Moderation, StoreError, StoreResult, cursor, from_json, to_json};
 
 fn ban_from(ban: &str, subject: &str, expires: Option<i64>) -> StoreResult<BanRecord> {
     Ok(BanRecord {
-        ban: parse::<Ban>(ban)?,
-        subject: subject_from(subject)?,
+        ban: from_json::<Ban>(ban)?,
+        subject: crate::store::ban_subject(subject)?,
         expires,
     })
 }
@@ -46,7 +28,7 @@ fn ban_from(ban: &str, subject: &str, expires: Option<i64>) -> StoreResult<BanRe
 fn log(tx: &Transaction<'_>, board: &str, entry: &LogEntry) -> StoreResult<()> {
     tx.execute(
         "INSERT INTO modlog (id, board, entry) VALUES (?1, ?2, ?3)",
-        params![entry.id, board, json(entry)?],
+        params![entry.id, board, to_json(entry)?],
     )
     .map_err(sql_error)?;
     Ok(())
@@ -205,7 +187,7 @@ impl Moderation for SqliteStore {
             .map_err(sql_error)?;
             tx.execute(
                 "INSERT INTO bans (id, board, subject, ban, expires) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![record.ban.id, board, subject, json(&record.ban)?, record.expires],
+                params![record.ban.id, board, subject, to_json(&record.ban)?, record.expires],
             )
             .map_err(sql_error)?;
             log(&tx, board, &entry)?;
@@ -274,7 +256,7 @@ impl Moderation for SqliteStore {
             )?;
             let rows = rows
                 .into_iter()
-                .map(|(id, ban)| parse::<Ban>(&ban).map(|ban| (id, ban)))
+                .map(|(id, ban)| from_json::<Ban>(&ban).map(|ban| (id, ban)))
                 .collect::<StoreResult<Vec<_>>>()?;
             let (bans, next_cursor) = paged(rows, limit);
             Ok(BanPage { bans, next_cursor })
@@ -379,13 +361,13 @@ impl Moderation for SqliteStore {
                         tx.execute("UPDATE reports SET reporters = reporters + 1 WHERE id = ?1", [&id])
                             .map_err(sql_error)?;
                     }
-                    Reported::Joined(parse::<Report>(&stored)?)
+                    Reported::Joined(from_json::<Report>(&stored)?)
                 }
                 None => {
                     let shown = report.clone().for_reporter();
                     tx.execute(
                         "INSERT INTO reports (id, board, post_id, target, report, reporters) VALUES (?1, ?2, ?3, ?4, ?5, 1)",
-                        params![shown.id, board, shown.target.post_id(), target, json(&shown)?],
+                        params![shown.id, board, shown.target.post_id(), target, to_json(&shown)?],
                     )
                     .map_err(sql_error)?;
                     tx.execute(
@@ -401,7 +383,7 @@ impl Moderation for SqliteStore {
                     Reported::Opened(r) => (201, r),
                     Reported::Joined(r) => (200, r),
                 };
-                complete(&tx, Some(&claim.complete(status, json(shown)?)))?;
+                complete(&tx, Some(&claim.complete(status, to_json(shown)?)))?;
             }
             tx.commit().map_err(sql_error)?;
             Ok(outcome)
@@ -429,7 +411,7 @@ impl Moderation for SqliteStore {
             let rows = rows
                 .into_iter()
                 .map(|(id, report, reporters)| {
-                    let mut report = parse::<Report>(&report)?;
+                    let mut report = from_json::<Report>(&report)?;
                     report.reporters = Some(u64::try_from(reporters).unwrap_or(0));
                     Ok((id, report))
                 })
@@ -473,7 +455,7 @@ impl Moderation for SqliteStore {
             )?;
             let rows = rows
                 .into_iter()
-                .map(|(id, entry)| parse::<LogEntry>(&entry).map(|entry| (id, entry)))
+                .map(|(id, entry)| from_json::<LogEntry>(&entry).map(|entry| (id, entry)))
                 .collect::<StoreResult<Vec<_>>>()?;
             let (entries, next_cursor) = paged(rows, limit);
             Ok(LogPage { entries, next_cursor })
