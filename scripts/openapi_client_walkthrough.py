@@ -9,6 +9,14 @@ import sys
 import uuid
 
 from community_boards_client import AuthenticatedClient, Client
+from community_boards_client.api.account import (
+    change_password,
+    delete_me,
+    delete_sessions,
+    get_me,
+    list_my_comments,
+    list_my_posts,
+)
 from community_boards_client.api.comments import (
     create_guest_comment,
     create_member_comment,
@@ -40,6 +48,8 @@ from community_boards_client.api.moderation import (
 from community_boards_client.api.sessions import create_session
 from community_boards_client.models import (
     BanRequest,
+    ChangePasswordRequest,
+    DeleteAccountRequest,
     ReasonRequest,
     CommentRequest,
     Error,
@@ -268,6 +278,54 @@ def main(base):
           "deleteMemberComment: 204")
     check(delete_member_post.sync_detailed("free", post.id, client=kim).status_code == 204, "deleteMemberPost: 204")
     expect_error(get_post.sync_detailed("free", post.id, client=client), 404, "not_found", "getPost deleted")
+
+    # (v3) The member's own account: who and what roles, their posts and
+    # comments, a new password (every earlier token stops), sign-out
+    # everywhere, and leaving with the content kept as a deleted member's.
+    me = expect(get_me.sync_detailed(client=kim), 200, "getMe")
+    check(me.username == "kim" and me.roles.admin and me.roles.moderates == [], f"getMe: {me}")
+    mine = expect(
+        create_member_post.sync_detailed("free", client=kim, body=PostRequest(title="mine", body="kept")),
+        201,
+        "createMemberPost",
+    )
+    expect(
+        create_member_comment.sync_detailed("free", mine.id, client=kim, body=CommentRequest(body="and mine")),
+        201,
+        "createMemberComment",
+    )
+    posts = expect(list_my_posts.sync_detailed(client=kim), 200, "listMyPosts")
+    check([p.id for p in posts.posts] == [mine.id], f"listMyPosts: {posts.posts}")
+    comments = expect(list_my_comments.sync_detailed(client=kim), 200, "listMyComments")
+    check(len(comments.comments) == 1 and comments.comments[0].post_id == mine.id, f"listMyComments: {comments}")
+    changed = change_password.sync_detailed(
+        client=kim, body=ChangePasswordRequest(current_password="correct horse", new_password="battery staple")
+    )
+    check(changed.status_code == 204, f"changePassword: {changed.status_code}")
+    expect_error(get_me.sync_detailed(client=kim), 401, "unauthorized", "getMe with a token from before the change")
+
+    def log_in(password):
+        session = expect(
+            create_session.sync_detailed(client=client, body=LogInRequest(username="kim", password=password)),
+            200,
+            "createSession",
+        )
+        return AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
+
+    kim = log_in("battery staple")
+    check(delete_sessions.sync_detailed(client=kim).status_code == 204, "deleteSessions: 204")
+    expect_error(get_me.sync_detailed(client=kim), 401, "unauthorized", "getMe after signing out everywhere")
+    kim = log_in("battery staple")
+    left = delete_me.sync_detailed(client=kim, body=DeleteAccountRequest(password="battery staple", delete_content=False))
+    check(left.status_code == 204, f"deleteMe: {left.status_code}")
+    kept = expect(get_post.sync_detailed("free", mine.id, client=client), 200, "getPost of a deleted member")
+    check(kept.author.kind == "deleted_member" and kept.author.nickname == "deleted member", f"{kept.author}")
+    expect_error(
+        create_member.sync_detailed(client=client, body=SignUpRequest(username="kim", password="x" * 12, nickname="K")),
+        409,
+        "username_taken",
+        "createMember with a deleted member's username",
+    )
 
     pending = ", ".join(sorted(PENDING_HEADERS)) or "none"
     print(f"openapi-client: the walkthrough passed ({checks} checks; headers not yet served: {pending})")

@@ -13,10 +13,12 @@ pub enum Function {
     Like,
     /// (v3) Staff routes and reports: tokens and tag keys, no hashing.
     Moderation,
+    /// (v3) The `/members/me` routes: member hashing and tokens.
+    Account,
 }
 
 impl Function {
-    pub const ALL: [Function; 8] = [
+    pub const ALL: [Function; 9] = [
         Function::Signup,
         Function::Login,
         Function::Read,
@@ -25,6 +27,7 @@ impl Function {
         Function::GuestComment,
         Function::Like,
         Function::Moderation,
+        Function::Account,
     ];
 
     pub fn name(self) -> &'static str {
@@ -37,6 +40,7 @@ impl Function {
             Function::GuestComment => "guest-comment",
             Function::Like => "like",
             Function::Moderation => "moderation",
+            Function::Account => "account",
         }
     }
 
@@ -47,7 +51,7 @@ impl Function {
         let (hashing, tokens, tags) = match self {
             Function::Signup => (true, false, false),
             Function::GuestPost | Function::GuestComment => (true, false, true),
-            Function::Login => (true, true, false),
+            Function::Login | Function::Account => (true, true, false),
             Function::MemberWrite | Function::Like | Function::Moderation => (false, true, true),
             Function::Read => (false, false, false),
         };

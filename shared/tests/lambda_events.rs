@@ -115,6 +115,17 @@ async fn like_likes_the_seeded_post() {
     assert_eq!(body, serde_json::json!({"liked": true, "like_count": 1}));
 }
 
+/// (v3) The account function: the token's member, with the session epoch
+/// checked against the store, and their roles.
+#[tokio::test]
+async fn account_answers_the_signed_in_member_and_their_roles() {
+    let h = harness().await;
+    let (status, body) = invoke(&h, Function::Account, &fixture("account")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["username"], "fixture_author");
+    assert_eq!(body["roles"], serde_json::json!({"admin": false, "moderates": []}));
+}
+
 #[tokio::test]
 async fn a_request_routed_to_the_wrong_function_is_404_or_405_not_a_panic() {
     let h = harness().await;

@@ -59,7 +59,7 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
         assert!(
             [
                 "create", "list", "get", "update", "delete", "like", "unlike", "appoint", "dismiss", "remove",
-                "report", "resolve",
+                "report", "resolve", "change",
             ]
             .contains(&&id[..verb_end]),
             "{id}: an unexpected verb"

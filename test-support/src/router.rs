@@ -42,7 +42,14 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
     let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();
     let state = shared::runtime::build(config).await.unwrap();
     let now_secs = shared::app::throttle::unix_now() as u64;
-    let token = state.app.tokens().unwrap().issue(&member(), now_secs).unwrap();
+    let token = state.app.tokens().unwrap().issue(&member(), 0, now_secs).unwrap();
+    // (v3) A token works while its member's session does: the member exists.
+    state
+        .app
+        .store()
+        .create_member(&member(), &PasswordHash::new("not a hash".into()), None)
+        .await
+        .unwrap();
     let post = Post {
         summary: PostSummary {
             id: POST_ID.into(),

@@ -23,6 +23,7 @@ macro_rules! on_both_stores {
     };
 }
 
+mod account;
 mod concurrency;
 mod conventions;
 mod faults;

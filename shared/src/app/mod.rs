@@ -4,6 +4,8 @@
 //! HTTP; the HTTP adapter only parses requests into commands and results into
 //! responses.
 
+#[cfg(all(feature = "hashing", feature = "tokens"))]
+pub mod account;
 #[cfg(feature = "hashing")]
 pub mod accounts;
 #[cfg(feature = "hashing")]
@@ -211,14 +213,36 @@ impl App {
     }
 
     #[cfg(feature = "tokens")]
-    /// The member a bearer token names, or `401 unauthorized`.
+    /// The member a bearer token names by its signature alone (what an
+    /// `Idempotency-Key` is owned by), or `401 unauthorized`.
     pub fn verify_token(&self, token: &str) -> Result<SignedIn, ApiError> {
+        self.verify_claims(token).map(|(member, _)| member)
+    }
+
+    #[cfg(feature = "tokens")]
+    fn verify_claims(&self, token: &str) -> Result<(SignedIn, u64), ApiError> {
         let claims = self.tokens()?.verify(token)?;
-        Ok(SignedIn {
+        let member = SignedIn {
             id: claims.member_id()?,
             username: claims.username,
             nickname: claims.nickname,
-        })
+        };
+        Ok((member, claims.sep))
+    }
+
+    #[cfg(feature = "tokens")]
+    /// (v3) The member a bearer token names while its session lasts: the
+    /// signature, then the member's stored session epoch (one small read;
+    /// docs/API.md, Accounts). A token of an earlier epoch, or of an
+    /// account that is gone, is `401` with `invalid_token`.
+    pub async fn authenticate(&self, token: &str) -> Result<SignedIn, ApiError> {
+        let (member, epoch) = self.verify_claims(token)?;
+        let revoked = || ApiError::InvalidToken("bearer token has been revoked: log in again".into());
+        let username = crate::domain::Username::parse(member.username.clone()).map_err(|_| revoked())?;
+        match self.store.session_epoch(&member.id, &username).await? {
+            Some(current) if current == epoch => Ok(member),
+            _ => Err(revoked()),
+        }
     }
 
     fn not_found_post(&self) -> ApiError {

@@ -91,7 +91,11 @@ impl App {
             )
             .await;
         }
-        let token = tokens.issue(&credentials.member, throttle::unix_now().max(0) as u64)?;
+        let token = tokens.issue(
+            &credentials.member,
+            credentials.session_epoch,
+            throttle::unix_now().max(0) as u64,
+        )?;
         Ok(Session {
             token,
             token_type: "Bearer",

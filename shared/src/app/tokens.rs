@@ -20,6 +20,11 @@ pub struct Claims {
     pub nickname: String,
     pub iat: u64,
     pub exp: u64,
+    /// (v3) The member's session epoch when it was issued: the token works
+    /// while the stored epoch is the same (docs/API.md, Accounts). Tokens
+    /// from before v3 carry none: 0, every member's first epoch.
+    #[serde(default)]
+    pub sep: u64,
 }
 
 impl Claims {
@@ -60,14 +65,15 @@ impl JwtKeys {
         })
     }
 
-    /// A token for `member`, issued `now` (Unix seconds).
-    pub fn issue(&self, member: &Member, now: u64) -> Result<String, ApiError> {
+    /// A token for `member` in session epoch `epoch`, issued `now` (Unix seconds).
+    pub fn issue(&self, member: &Member, epoch: u64, now: u64) -> Result<String, ApiError> {
         let claims = Claims {
             sub: member.id.clone(),
             username: member.username.clone(),
             nickname: member.nickname.clone(),
             iat: now,
             exp: now + TOKEN_TTL_SECS,
+            sep: epoch,
         };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| ApiError::Internal(format!("signing a token: {e}")))
@@ -115,14 +121,14 @@ mod tests {
     #[test]
     fn tokens_verify_with_their_secret_only_and_expire() {
         let k = keys(&"s".repeat(32));
-        let token = k.issue(&member(), now()).unwrap();
+        let token = k.issue(&member(), 0, now()).unwrap();
         let claims = k.verify(&token).unwrap();
         assert_eq!(
             (claims.sub.as_str(), claims.exp - claims.iat),
             ("01ARZ3NDEKTSV4RRFFQ69G5FAV", 3600)
         );
         assert!(keys(&"t".repeat(32)).verify(&token).is_err(), "another secret");
-        let expired = k.issue(&member(), now() - 7200).unwrap();
+        let expired = k.issue(&member(), 0, now() - 7200).unwrap();
         assert_eq!(
             k.verify(&expired),
             Err(ApiError::InvalidToken("bearer token has expired".into()))
@@ -132,7 +138,7 @@ mod tests {
     #[test]
     fn unsigned_and_tampered_tokens_are_refused() {
         let k = keys(&"s".repeat(32));
-        let token = k.issue(&member(), now()).unwrap();
+        let token = k.issue(&member(), 0, now()).unwrap();
         let parts: Vec<&str> = token.split('.').collect();
         let none_header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
         assert!(k.verify(&format!("{none_header}.{}.", parts[1])).is_err());

@@ -1,6 +1,8 @@
 //! `TABLE_NAME=<table> cargo run -p shared --bin backfill`: moves a v1
 //! table's counts and likes to the v2 layout (docs/storage.md, "Upgrading
-//! a v1 table"). `DYNAMODB_ENDPOINT` points it at DynamoDB Local. Idempotent.
+//! a v1 table") and (v3) gives a v2 table's member posts, comments and
+//! likes their `ByOwner` keys ("Upgrading a v2 table"). `DYNAMODB_ENDPOINT`
+//! points it at DynamoDB Local. Idempotent.
 
 use std::process::ExitCode;
 
@@ -26,8 +28,14 @@ async fn main() -> ExitCode {
     match result {
         Ok(done) => {
             println!(
-                "{table}: {} likes moved, {} duplicate likes removed, {} posts' counts moved to their shards",
-                done.likes_moved, done.duplicate_likes, done.posts_folded
+                "{table}: {} likes moved, {} duplicate likes removed, {} posts' counts moved to their shards; \
+                 indexed by member: {} posts, {} comments, {} likes",
+                done.likes_moved,
+                done.duplicate_likes,
+                done.posts_folded,
+                done.posts_owned,
+                done.comments_owned,
+                done.likes_owned
             );
             ExitCode::SUCCESS
         }

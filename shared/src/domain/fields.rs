@@ -275,6 +275,13 @@ fn well_formed_slug(slug: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
+impl BoardSlug {
+    /// A slug as a store kept it: it was written from a resolved one.
+    pub fn from_stored(s: String) -> Self {
+        BoardSlug(s)
+    }
+}
+
 /// The configured boards (`BOARDS`, default `free,qna,notice`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Boards(Vec<BoardSlug>);
@@ -301,6 +308,10 @@ impl Boards {
             })
             .collect::<Result<_, _>>()
             .map(Boards)
+    }
+
+    pub fn slugs(&self) -> &[BoardSlug] {
+        &self.0
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -414,31 +425,41 @@ pub const PASSWORD_MAX: usize = 256;
 impl Password {
     /// A new member password: 8-256 characters.
     pub fn member(s: String) -> Result<Self, ApiError> {
-        Self::within(s, MEMBER_PASSWORD_MIN)
+        Self::within("password", s, MEMBER_PASSWORD_MIN)
+    }
+
+    /// (v3) A new member password in a field of another name (`new_password`).
+    pub fn member_in(field: &str, s: String) -> Result<Self, ApiError> {
+        Self::within(field, s, MEMBER_PASSWORD_MIN)
     }
 
     /// A guest password: 4-256 characters.
     pub fn guest(s: String) -> Result<Self, ApiError> {
-        Self::within(s, GUEST_PASSWORD_MIN)
+        Self::within("password", s, GUEST_PASSWORD_MIN)
     }
 
     /// A login attempt: any length up to the maximum may be tried; a wrong one simply does not match.
     pub fn attempt(s: String) -> Result<Self, ApiError> {
-        Self::within(s, 1)
+        Self::within("password", s, 1)
+    }
+
+    /// (v3) An attempt in a field of another name (`current_password`).
+    pub fn attempt_in(field: &str, s: String) -> Result<Self, ApiError> {
+        Self::within(field, s, 1)
     }
 
     /// The length rule counts characters as typed.
-    fn within(s: String, min: usize) -> Result<Self, ApiError> {
+    fn within(field: &str, s: String, min: usize) -> Result<Self, ApiError> {
         if !(min..=PASSWORD_MAX).contains(&chars(&s)) {
             return Err(ApiError::validation(format!(
-                "password must be {min}-{PASSWORD_MAX} characters"
+                "{field} must be {min}-{PASSWORD_MAX} characters"
             )));
         }
         // bcrypt ends its input at a NUL byte (without a pepper "\0\0\0\0"
         // would verify as "\0\0\0\0\0\0\0"): refused everywhere, so no
         // configuration has to think about it.
         if s.contains('\0') {
-            return Err(ApiError::validation("password must not contain NUL characters"));
+            return Err(ApiError::validation(format!("{field} must not contain NUL characters")));
         }
         let normalized: String = s.nfkc().collect();
         let as_typed = (normalized != s).then(|| SecretString::from(s));

@@ -3,10 +3,12 @@
 //! ([`fields`]). Password hashes live only in [`Guard`] and
 //! [`MemberCredentials`].
 
+pub mod account;
 pub mod fields;
 pub mod moderation;
 mod version;
 
+pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles};
 pub use fields::{
     BanDuration, BanId, BoardSlug, Boards, CommentBody, CommentId, CommentKey, MemberId, Nickname, PageLimit, Password,
     PasswordHash, PostBody, PostId, PostKey, Reason, ReportId, Title, Username, new_id,
@@ -47,9 +49,19 @@ pub enum Author {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
         tag: Option<String>,
     },
+    /// (v3) What a deleted account left (docs/API.md, Accounts): nickname
+    /// [`DELETED_MEMBER_NICKNAME`], no member id, no tag.
+    #[serde(rename = "deleted_member")]
+    DeletedMember { nickname: String },
 }
 
 impl Author {
+    pub fn deleted_member() -> Self {
+        Author::DeletedMember {
+            nickname: DELETED_MEMBER_NICKNAME.to_owned(),
+        }
+    }
+
     /// A guest author with the tag of the key they wrote from.
     pub fn guest(nickname: String, writer: &WriterKey) -> Self {
         Author::Guest {
@@ -76,6 +88,8 @@ pub struct Member {
 pub struct MemberCredentials {
     pub member: Member,
     pub password_hash: PasswordHash,
+    /// (v3) What every token issued now carries (docs/API.md, Accounts).
+    pub session_epoch: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

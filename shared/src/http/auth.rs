@@ -1,5 +1,6 @@
 //! The bearer token extractor (docs/API.md, Conventions): member routes get
-//! the [`AuthMember`] their token names, or `401 unauthorized`.
+//! the [`AuthMember`] their token names while its session lasts (v3: the
+//! session epoch, docs/API.md, Accounts), or `401 unauthorized`.
 
 use axum::extract::FromRequestParts;
 use http::request::Parts;
@@ -22,7 +23,7 @@ impl FromRequestParts<AppState> for AuthMember {
             .ok_or_else(|| ApiError::Unauthorized("Authorization: Bearer <token> is required".into()))?;
         let token = bearer_token(header)
             .ok_or_else(|| ApiError::Unauthorized("Authorization header must be `Bearer <token>`".into()))?;
-        state.app.verify_token(token).map(AuthMember)
+        state.app.authenticate(token).await.map(AuthMember)
     }
 }
 

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
+use super::handlers::account::{ChangePasswordRequest, DeleteAccountRequest};
 use super::handlers::accounts::SignUpRequest;
 use super::handlers::guest::{GuestCommentRequest, GuestEditRequest, GuestPostRequest, GuestProofRequest};
 use super::handlers::member::{CommentRequest, PostRequest};
@@ -19,8 +20,8 @@ use super::handlers::sessions::LogInRequest;
 use super::routes::routes;
 use crate::app::sessions::Session;
 use crate::domain::{
-    Author, Ban, BanPage, BanTarget, Comment, CommentPage, LikeState, LogAction, LogEntry, LogPage, LogTarget, Member,
-    Moderators, Page, Post, PostDetail, PostSummary, Report, ReportPage, ReportTarget,
+    Author, Ban, BanPage, BanTarget, Comment, CommentPage, LikeState, LogAction, LogEntry, LogPage, LogTarget, Me,
+    Member, Moderators, Page, Post, PostDetail, PostSummary, Report, ReportPage, ReportTarget, Roles,
 };
 use crate::error::ApiError;
 use crate::function::Function;
@@ -57,7 +58,11 @@ use crate::function::Function;
     LogAction,
     LogTarget,
     LogEntry,
-    LogPage
+    LogPage,
+    ChangePasswordRequest,
+    DeleteAccountRequest,
+    Me,
+    Roles
 )))]
 struct Schemas;
 
@@ -145,7 +150,7 @@ const RETRY_AFTER: &[&str] = &[
 fn takes_bearer(route: &super::Route) -> bool {
     matches!(
         route.function,
-        Function::MemberWrite | Function::Like | Function::Moderation
+        Function::MemberWrite | Function::Like | Function::Moderation | Function::Account
     ) && !bearer_optional(route)
 }
 
@@ -259,6 +264,9 @@ fn parameter_ref(name: &str) -> Value {
 
 /// The tag of an operation: the resource its path names last.
 fn tag(path: &str) -> &'static str {
+    if path.starts_with("/members/me") {
+        return "account";
+    }
     let resource = path
         .split('/')
         .rfind(|segment| !segment.is_empty() && !segment.starts_with('{') && *segment != "guest");
@@ -283,6 +291,10 @@ const TAGS: &[(&str, &str)] = &[
     (
         "moderation",
         "(v3) Moderators, removals, bans, reports and the public moderation log",
+    ),
+    (
+        "account",
+        "(v3) A member's own account: password, sessions, their posts and comments, deletion",
     ),
     ("health", "Liveness of a deployment"),
 ];

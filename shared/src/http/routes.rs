@@ -280,6 +280,35 @@ routes_table! {
         doc("resolveReport", "Resolve a report (staff)", 204, "Resolved")
             .details("Closes an open report: it leaves the open list. A later report of the same target opens a new one.")
             .errors(&["forbidden", "not_found"]);
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Account GET "/members/me" => h::account::me,
+        doc("getMe", "Your account and roles", 200, "The signed-in member with their roles")
+            .details("The signed-in member as stored, with `roles`: whether they are an admin, and the boards they moderate. With `listMyPosts` and `listMyComments` it is the member's data export.")
+            .returns("Me");
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Account PUT "/members/me/password" => h::account::change_password,
+        doc("changePassword", "Change your password", 204, "Changed; every earlier token stops working")
+            .details("Checks `current_password` as a login does (a wrong one is `401 invalid_credentials` and counts as a failed login under the login limits), stores `new_password` under the member tier, and ends every session: every token issued before, this one included, answers `401` from now on. Log in again with the new password.")
+            .takes("ChangePasswordRequest").errors(&["invalid_credentials", "too_many_attempts"]);
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Account DELETE "/members/me/sessions" => h::account::end_sessions,
+        doc("deleteSessions", "Sign out everywhere", 204, "Every earlier token stops working")
+            .details("Ends every session of the member: every token issued before this call, the one that made it included, answers `401`. On Lambda another execution environment may still accept one for up to 10 seconds; on the server it takes effect at once.");
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Account DELETE "/members/me" => h::account::delete_account,
+        doc("deleteMe", "Delete your account", 204, "Deleted")
+            .details("With the member's password (a wrong one is `401 invalid_credentials`, counted as a failed login). With `delete_content` true every post and comment the member wrote is deleted and their likes are withdrawn, every count staying exact; with false the posts and comments stay, written by `{\"kind\": \"deleted_member\", \"nickname\": \"deleted member\"}`. Either way the tokens stop working, the username stays taken and nothing of the account can be read under its id again.")
+            .takes("DeleteAccountRequest").errors(&["invalid_credentials", "too_many_attempts"]);
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Account GET "/members/me/posts" => h::account::my_posts,
+        doc("listMyPosts", "Your posts on every board, newest first", 200, "A page of your post summaries")
+            .details("The signed-in member's posts on every board, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
+            .returns("Page").errors(&["validation_failed"]);
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    Account GET "/members/me/comments" => h::account::my_comments,
+        doc("listMyComments", "Your comments on every post, newest first", 200, "A page of your comments")
+            .details("The signed-in member's comments on every post of every board, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
+            .returns("CommentPage").errors(&["validation_failed"]);
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths

@@ -19,8 +19,9 @@ pub use idempotency::Claim;
 
 use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSlug, Comment, CommentId, CommentKey, CommentPage, Guard, LikeState,
-    LogEntry, LogPage, Member, MemberCredentials, MemberId, Page, PageLimit, PasswordHash, Post, PostBody, PostDetail,
-    PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported, Title, Username, Window, WriterKey,
+    LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash, PendingDeletion,
+    Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported, Title, Username,
+    Window, WriterKey,
 };
 
 #[async_trait]
@@ -204,6 +205,63 @@ pub trait Moderation: Send + Sync {
     async fn modlog(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<LogPage>;
 }
 
+/// (v3) A member's control of their own account (docs/API.md, Accounts).
+/// A member is named by both id and username: the id is what their content
+/// is indexed by, the username what their record is keyed by on DynamoDB.
+/// A deleted account is gone for every method here: its username stays
+/// taken, and nothing else of it is found.
+#[async_trait]
+pub trait Accounts: Send + Sync {
+    /// The session epoch every valid token of the member carries; `None`
+    /// when there is no such (live) account. DynamoDB may answer from this
+    /// process's memory of the last [`SESSION_TTL`].
+    async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>>;
+    /// Advances the epoch, so every token issued before stops; false when
+    /// there is no such account.
+    async fn end_sessions(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
+    /// Stores `new` and advances the epoch, together.
+    async fn change_password(&self, id: &MemberId, username: &Username, new: &PasswordHash) -> StoreResult<bool>;
+    /// Step 1 of a deletion, in one write: the account's credentials,
+    /// nickname and its appointments on `moderates` (what
+    /// [`Accounts::moderated_boards`] found) go (its username stays, taken),
+    /// its epoch advances, and a [`PendingDeletion`] is recorded. False when
+    /// the account was gone already.
+    async fn close_account(
+        &self,
+        id: &MemberId,
+        username: &Username,
+        delete_content: bool,
+        moderates: &[BoardSlug],
+    ) -> StoreResult<bool>;
+    /// Deletions whose step 2 has not finished, oldest first.
+    async fn pending_deletions(&self, limit: usize) -> StoreResult<Vec<PendingDeletion>>;
+    /// Up to `limit` of the posts and comments the member is still the
+    /// author of, and with `likes` their likes: the work step 2 has left.
+    /// What was deleted or disowned is no longer found (on DynamoDB once
+    /// the index has caught up: an item may be found again a moment after).
+    async fn owned(&self, member: &MemberId, likes: bool, limit: usize) -> StoreResult<Vec<Owned>>;
+    /// Makes `deleted_member` the author of these posts and comments
+    /// (likes are left as they are). Idempotent.
+    async fn disown(&self, member: &MemberId, items: &[Owned]) -> StoreResult<()>;
+    /// Ends a pending deletion (step 2 done).
+    async fn finish_deletion(&self, member: &MemberId) -> StoreResult<()>;
+    /// The boards among `boards` the member moderates.
+    async fn moderated_boards(&self, member: &MemberId, boards: &[BoardSlug]) -> StoreResult<Vec<BoardSlug>>;
+    /// The member's posts on every board, newest first.
+    async fn member_posts(&self, member: &MemberId, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
+    /// The member's comments on every post, newest first.
+    async fn member_comments(
+        &self,
+        member: &MemberId,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<CommentPage>;
+}
+
+/// (v3) How long a process may trust what it read of a member's session
+/// epoch (docs/API.md, Accounts: at most 10 seconds on Lambda).
+pub const SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What a failure counter counts, e.g. `login:user:kim` (built by the throttle).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AttemptKey(pub String);
@@ -225,9 +283,9 @@ pub trait Attempts: Send + Sync {
 }
 
 /// Everything a deployment needs from its store.
-pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation {}
+pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts {}
 
-impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation> Store for T {}
+impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts> Store for T {}
 
 pub use crate::domain::fields::MAX_PAGE;
 

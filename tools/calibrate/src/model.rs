@@ -25,7 +25,7 @@ pub fn lambda_model() -> LambdaModel {
 pub const NON_HASHING_MEMORY_MB: u32 = 256;
 
 /// Which tier each function hashes with (docs/API.md's route table).
-pub const FUNCTIONS: [(&str, Option<&str>); 8] = [
+pub const FUNCTIONS: [(&str, Option<&str>); 9] = [
     ("signup", Some("member")),
     ("login", Some("member")),
     ("read", None),
@@ -34,6 +34,7 @@ pub const FUNCTIONS: [(&str, Option<&str>); 8] = [
     ("guest-comment", Some("guest")),
     ("like", None),
     ("moderation", None),
+    ("account", Some("member")),
 ];
 
 /// The modelled duration and price of one invocation whose hashing takes
@@ -341,6 +342,7 @@ mod tests {
         assert_eq!(sizing["read"].memory_mb, NON_HASHING_MEMORY_MB);
         assert_eq!(sizing["read"].tier, None);
         assert_eq!(sizing["moderation"].tier, None, "moderation hashes nothing");
-        assert_eq!(sizing.len(), 8);
+        assert_eq!(sizing["account"].memory_mb, 128, "account hashes as login does");
+        assert_eq!(sizing.len(), 9);
     }
 }

@@ -67,6 +67,20 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
+        // (v3) The member's own account: the member item (get, update), the
+        // deletion's step 1 (a transaction of update, put and deletes), its
+        // step 2 (the index by owner, the post purge's batch writes, the
+        // comment delete and unlike transactions), `ById` for the member.
+        Function::Account => &[
+            "dynamodb:BatchGetItem",
+            "dynamodb:BatchWriteItem",
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+        ],
         // like/unlike transaction (put or delete + shard update), the post's
         // board before a shard's first write (get), the likes of every shard (batch get).
         Function::Like => &[
@@ -80,9 +94,10 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
 }
 
 /// Whether a function reads an index: the board index (GSI1), or (v3)
-/// `ById` (a member or a comment by its id, for appointments and bans).
+/// `ById` (a member or a comment by its id, for appointments and bans),
+/// or (v3) `ByOwner` (a member's own posts, comments and likes).
 pub(crate) fn uses_index(function: Function) -> bool {
-    matches!(function, Function::Read | Function::Moderation)
+    matches!(function, Function::Read | Function::Moderation | Function::Account)
 }
 
 /// The hashing functions get reserved concurrency: a flood of password
@@ -92,6 +107,8 @@ pub fn reserved_concurrency_default(function: Function) -> Option<u32> {
     match function {
         Function::Signup => Some(20),
         Function::Login => Some(50),
+        // (v3) Password changes and deletions hash at the member tier too.
+        Function::Account => Some(20),
         Function::GuestPost | Function::GuestComment => Some(30),
         _ => None,
     }

@@ -424,8 +424,9 @@ Resources:
             writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
         }
         // (v3) Whoever checks bans decides staff: moderation, and the
-        // writers (staff are never stopped by an address ban).
-        if needs.tags {
+        // writers (staff are never stopped by an address ban); and the
+        // account function tells a member their roles.
+        if needs.tags || function == Function::Account {
             writeln!(t, "          ADMIN_USERNAMES: !Ref AdminUsernames")?;
         }
         let secrets: Vec<&str> = [

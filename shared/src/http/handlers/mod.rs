@@ -4,6 +4,8 @@
 //! so that a missing one is `validation_failed` naming it. Each group is
 //! compiled only where its function's features are (docs/DESIGN.md, Layout).
 
+#[cfg(all(feature = "hashing", feature = "tokens"))]
+pub(super) mod account;
 #[cfg(feature = "hashing")]
 pub(super) mod accounts;
 #[cfg(feature = "hashing")]

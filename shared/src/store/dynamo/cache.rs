@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use quick_cache::sync::{Cache, EntryAction};
+use quick_cache::sync::{Cache, EntryAction, EntryResult};
 
 use super::counters;
 use super::items::{PostItem, SummaryFields};
@@ -44,6 +44,10 @@ pub(super) struct ReadCache {
     /// (v3) Whether a member moderates a board, by (board, member id), for
     /// [`MODERATOR_TTL`] whatever `READ_CACHE_TTL_MS` says.
     pub(super) moderators: TtlMap<(String, String), bool>,
+    /// (v3) A member's session epoch by (member id, username), `None` for
+    /// an account that is gone, for [`crate::store::SESSION_TTL`] whatever
+    /// `READ_CACHE_TTL_MS` says.
+    pub(super) sessions: TtlMap<(String, String), Option<u64>>,
 }
 
 /// (v3) How long a process trusts what it read of a moderator appointment:
@@ -62,6 +66,7 @@ impl ReadCache {
             shards: TtlMap::new(ttl, 4_096),
             pages: TtlMap::new(ttl, 64),
             moderators: TtlMap::new(MODERATOR_TTL, 4_096),
+            sessions: TtlMap::new(crate::store::SESSION_TTL, 4_096),
         }
     }
 
@@ -164,6 +169,31 @@ impl<K: Eq + Hash + Clone, V: Clone> TtlMap<K, V> {
         }
     }
 
+    /// Stores a value read (or written) at `at` unless there is a fresh
+    /// entry that `keep` says is newer: a read that started before this
+    /// process's own write and ended after it does not put back what the
+    /// write replaced.
+    pub(super) fn put_unless(&self, key: K, value: V, at: Instant, keep: impl FnOnce(&V) -> bool) {
+        let Some(entries) = &self.entries else { return };
+        let ttl = self.ttl;
+        let mut value = Some(value);
+        // A zero timeout: never wait for another thread's insertion (this
+        // value is then dropped: the other one is as new).
+        let found = entries.entry(&key, Some(Duration::ZERO), |_, slot| {
+            if !(slot.0.elapsed() < ttl && keep(&slot.1))
+                && let Some(value) = value.take()
+            {
+                *slot = (at, value);
+            }
+            EntryAction::Retain(())
+        });
+        if let EntryResult::Vacant(guard) = found
+            && let Some(value) = value.take()
+        {
+            let _ = guard.insert((at, value));
+        }
+    }
+
     /// Changes a fresh entry in place (a count this process just wrote),
     /// atomically with other changes of it.
     pub(super) fn update(&self, key: &K, change: impl FnOnce(&mut V)) {
@@ -216,6 +246,20 @@ mod tests {
         assert_eq!(map.get(&"fresh"), Some(3));
         map.remove(&"fresh");
         assert_eq!(map.get(&"fresh"), None);
+    }
+
+    #[test]
+    fn put_unless_keeps_a_newer_fresh_entry_and_replaces_the_rest() {
+        let map = TtlMap::new(Duration::from_secs(60), 8);
+        let newer = |old: &u64, new: u64| *old > new;
+        map.put_unless("k", 1, Instant::now(), |old| newer(old, 1));
+        assert_eq!(map.get(&"k"), Some(1));
+        map.put_unless("k", 3, Instant::now(), |old| newer(old, 3));
+        map.put_unless("k", 2, Instant::now(), |old| newer(old, 2));
+        assert_eq!(map.get(&"k"), Some(3), "an older read does not replace a newer write");
+        map.put_at("old", 9, Instant::now() - Duration::from_secs(61));
+        map.put_unless("old", 1, Instant::now(), |old| newer(old, 1));
+        assert_eq!(map.get(&"old"), Some(1), "an expired entry is replaced");
     }
 
     #[test]

@@ -63,6 +63,7 @@ pub enum Partition {
     Likes,
     /// `GSI1`: the board index (all its partitions together).
     BoardIndex,
+    /// `MEMBER#<username>`; (v3) and `ACCOUNT_PURGE`, the pending deletions.
     Member,
     Attempt,
     /// (v3) `MODS#`, `BANS#`, `BAN#`, `MODLOG#`, `REPORTS#`: a board's
@@ -70,6 +71,9 @@ pub enum Partition {
     Moderation,
     /// (v3) `ById`: the keys-only index by id (all its partitions together).
     IdIndex,
+    /// (v3) `ByOwner`: a member's posts, comments and likes (all its
+    /// partitions together).
+    OwnerIndex,
 }
 
 impl Partition {
@@ -82,6 +86,9 @@ impl Partition {
             Some("GSI1") => Partition::BoardIndex,
             Some("MODS" | "BANS" | "BAN" | "MODLOG" | "REPORTS") => Partition::Moderation,
             Some("ById") => Partition::IdIndex,
+            Some("ByOwner") => Partition::OwnerIndex,
+            // (v3) Pending account deletions.
+            Some("ACCOUNT_PURGE") => Partition::Member,
             _ => Partition::Post,
         }
     }
@@ -96,6 +103,7 @@ impl Partition {
             Partition::Attempt => "attempt",
             Partition::Moderation => "moderation",
             Partition::IdIndex => "id index",
+            Partition::OwnerIndex => "owner index",
         }
     }
 }

@@ -158,6 +158,28 @@ impl DynamoStore {
     /// rest read (eventually consistent: by key for one post, by page range
     /// for more) and cached.
     pub(super) async fn cached_shards(&self, board: &str, posts: &[&str]) -> StoreResult<HashMap<String, Shards>> {
+        self.cached_shards_read(board, posts, true).await
+    }
+
+    /// (v3) Shards of posts of `board` from this process's cache where
+    /// fresh, the rest read by key (eventually consistent, one BatchGetItem
+    /// per 100 shards) and cached: for posts that need not be neighbours on
+    /// their board (a member's posts), where a Query of the range between
+    /// them would read every other post's shards in it.
+    pub(super) async fn cached_shards_by_key(
+        &self,
+        board: &str,
+        posts: &[&str],
+    ) -> StoreResult<HashMap<String, Shards>> {
+        self.cached_shards_read(board, posts, false).await
+    }
+
+    async fn cached_shards_read(
+        &self,
+        board: &str,
+        posts: &[&str],
+        by_range: bool,
+    ) -> StoreResult<HashMap<String, Shards>> {
         let mut found = HashMap::new();
         let mut missing = Vec::new();
         for post in posts {
@@ -170,7 +192,7 @@ impl DynamoStore {
         }
         if !missing.is_empty() {
             let read_at = Instant::now();
-            let read = if missing.len() == 1 {
+            let read = if missing.len() == 1 || !by_range {
                 self.read_shards(board, &missing, false).await?
             } else {
                 self.page_shards(board, &missing).await?

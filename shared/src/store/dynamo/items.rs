@@ -43,6 +43,30 @@
 //! hold no count, so a view or a like never writes them. v1 tables
 //! kept the counts on the post item: [`LegacyCounts`] still reads them until
 //! the backfill (`cargo run -p shared --bin backfill`) folds them into shard 0.
+//!
+//! **(v3)** Accounts ([`super::accounts`]). The member item carries
+//! `session_epoch` (N, absent = 0: what every valid token of the member
+//! names; `ADD 1` ends every session). A deleted account's member item
+//! stays as a tombstone, so its username stays taken: it keeps `PK`, `SK`,
+//! `username` and `session_epoch` (advanced), gains `deleted_at`, and loses
+//! `id`, `nickname`, `password_hash` and `created_at` (so `ById` no longer
+//! finds it). A member's posts, comments and likes carry `owner` (the
+//! member id) and `owner_sk`, the keys of the index [`BY_OWNER_INDEX`]
+//! (`ByOwner`, INCLUDE of the summary fields, `board`, `post_id` and
+//! `parent_id`, never `body`); guests' items and disowned ones carry
+//! neither.
+//!
+//! | item              | PK                 | SK             | owner / owner_sk                  | holds |
+//! |-------------------|--------------------|----------------|-----------------------------------|-------|
+//! | member            | `MEMBER#<username>`| `MEMBER`       | -                                 | + `session_epoch`; a tombstone: `username`, `session_epoch`, `deleted_at` |
+//! | member's post     | `POST#<post id>`   | `POST`         | `<member id>` / `POST#<post id>`  | as any post |
+//! | member's comment  | `POST#<post id>`   | `COMMENT#<id>` | `<member id>` / `COMMENT#<id>`    | as any comment |
+//! | like              | `LIKES#<post id>#<n>` | `MEMBER#<member id>` | `<member id>` / `LIKE#<post id>` | `board` (so a like is withdrawn by its post's key) |
+//! | pending deletion  | `ACCOUNT_PURGE`    | `<member id>`  | -                                 | `member_id`, `delete_content`, `started` |
+//!
+//! `COMMENT#` < `LIKE#` < `POST#`: a member's comments, likes and posts are
+//! three runs of one index partition, each in id order (ULIDs: a Query
+//! descending reads it newest first).
 
 use serde::{Deserialize, Serialize};
 
@@ -128,6 +152,39 @@ pub(super) fn window_sk(start: i64) -> String {
 
 /// (v3) The keys-only index on `id` (posts, comments and members).
 pub(super) const BY_ID_INDEX: &str = "ById";
+/// (v3) The index of a member's posts, comments and likes, by `owner` (the
+/// member id) and `owner_sk` ([`OWNED_POST_PREFIX`] and the others).
+pub(super) const BY_OWNER_INDEX: &str = "ByOwner";
+/// (v3) `owner_sk` of a member's post: `POST#<post id>`.
+pub(super) const OWNED_POST_PREFIX: &str = "POST#";
+/// (v3) `owner_sk` of a member's comment: `COMMENT#<comment id>`.
+pub(super) const OWNED_COMMENT_PREFIX: &str = "COMMENT#";
+/// (v3) `owner_sk` of a member's like: `LIKE#<post id>`.
+pub(super) const OWNED_LIKE_PREFIX: &str = "LIKE#";
+/// (v3) The partition of pending account deletions (SK: the member id).
+pub(super) const ACCOUNT_PURGE_PK: &str = "ACCOUNT_PURGE";
+/// (v3) The author kind of what a deleted account left.
+pub(super) const DELETED_MEMBER_KIND: &str = "deleted_member";
+
+/// (v3) The member id an author's item is indexed under, if a member's.
+pub(super) fn owner_of(author: &Author) -> Option<String> {
+    match author {
+        Author::Member { member_id, .. } => Some(member_id.clone()),
+        Author::Guest { .. } | Author::DeletedMember { .. } => None,
+    }
+}
+
+pub(super) fn owned_post_sk(post_id: &str) -> String {
+    format!("{OWNED_POST_PREFIX}{post_id}")
+}
+
+pub(super) fn owned_comment_sk(comment_id: &str) -> String {
+    format!("{OWNED_COMMENT_PREFIX}{comment_id}")
+}
+
+pub(super) fn owned_like_sk(post_id: &str) -> String {
+    format!("{OWNED_LIKE_PREFIX}{post_id}")
+}
 /// (v3) The SK of a ban subject item.
 pub(super) const BAN_SK: &str = "BAN";
 /// (v3) Every report pointer's SK starts with it (never a reporter's:
@@ -178,6 +235,8 @@ pub(super) fn reporter_sk(report_id: &str, reporter: &str) -> String {
     format!("{REPORTER_SK_PREFIX}{report_id}#{reporter}")
 }
 
+/// A live member. A deleted account's item (a tombstone: `deleted_at`, no
+/// `id`) is not one: read it through [`super::accounts::live_member`].
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct MemberItem {
     #[serde(rename = "PK")]
@@ -189,6 +248,9 @@ pub(super) struct MemberItem {
     pub nickname: String,
     pub password_hash: String,
     pub created_at: String,
+    /// (v3) Absent on items from before v3: 0.
+    #[serde(default)]
+    pub session_epoch: u64,
 }
 
 /// Author fields as stored on posts and comments. A guest's tag is kept
@@ -220,6 +282,12 @@ impl From<&Author> for AuthorFields {
                 author_member_id: None,
                 author_tag: tag.clone(),
             },
+            Author::DeletedMember { nickname } => AuthorFields {
+                author_kind: DELETED_MEMBER_KIND.into(),
+                author_nickname: nickname.clone(),
+                author_member_id: None,
+                author_tag: None,
+            },
         }
     }
 }
@@ -229,6 +297,9 @@ impl From<AuthorFields> for Author {
         match (f.author_kind.as_str(), f.author_member_id) {
             ("member", Some(member_id)) => Author::Member {
                 member_id,
+                nickname: f.author_nickname,
+            },
+            (DELETED_MEMBER_KIND, _) => Author::DeletedMember {
                 nickname: f.author_nickname,
             },
             _ => Author::Guest {
@@ -352,6 +423,32 @@ pub(super) struct PostItem {
     /// (v3) The writer's address key (never shown); none before v3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_key: Option<String>,
+    /// (v3) A member's post: [`BY_OWNER_INDEX`]'s keys.
+    #[serde(flatten)]
+    pub owner: OwnerFields,
+}
+
+/// (v3) The keys of [`BY_OWNER_INDEX`] on a member's post, comment or like;
+/// none on a guest's or a disowned one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(super) struct OwnerFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_sk: Option<String>,
+}
+
+impl OwnerFields {
+    /// Indexed under `owner` (when a member's) as `sk`.
+    fn of(owner: Option<String>, sk: String) -> Self {
+        match owner {
+            Some(owner) => OwnerFields {
+                owner: Some(owner),
+                owner_sk: Some(sk),
+            },
+            None => OwnerFields::default(),
+        }
+    }
 }
 
 impl PostItem {
@@ -375,6 +472,7 @@ impl PostItem {
             guest_password_hash: guest_password_hash.map(str::to_owned),
             version: Some(crate::domain::PostVersion::of(&s.title, &post.body).as_str().to_owned()),
             writer_key: Some(writer.as_str().to_owned()),
+            owner: OwnerFields::of(owner_of(&s.author), owned_post_sk(&s.id)),
         }
     }
 
@@ -408,6 +506,9 @@ pub(super) struct CommentItem {
     /// (v3) The writer's address key (never shown); none before v3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_key: Option<String>,
+    /// (v3) A member's comment: [`BY_OWNER_INDEX`]'s keys.
+    #[serde(flatten)]
+    pub owner: OwnerFields,
 }
 
 impl CommentItem {
@@ -424,6 +525,7 @@ impl CommentItem {
             created_at: c.created_at.clone(),
             guest_password_hash: guest_password_hash.map(str::to_owned),
             writer_key: Some(writer.as_str().to_owned()),
+            owner: OwnerFields::of(owner_of(&c.author), owned_comment_sk(&c.id)),
         }
     }
 
@@ -569,6 +671,48 @@ mod tests {
             (0..200).map(|i| likes_pk("P", &format!("member-{i}"))).collect();
         assert_eq!(used.len() as u64, LIKE_PARTITIONS);
         assert!(all_likes_pks("P").all(|pk| used.contains(&pk)));
+    }
+
+    #[test]
+    fn every_author_kind_round_trips_through_its_stored_fields() {
+        let authors = [
+            Author::Member {
+                member_id: "01J0000000000000000000000A".into(),
+                nickname: "kim".into(),
+            },
+            Author::Guest {
+                nickname: "g".into(),
+                tag: Some("abcdefgh".into()),
+            },
+            Author::deleted_member(),
+        ];
+        for author in authors {
+            let fields = AuthorFields::from(&author);
+            let stored = crate::store::dynamo::attributes::to_item(&fields).unwrap();
+            let back: AuthorFields = crate::store::dynamo::attributes::from_item(stored).unwrap();
+            assert_eq!(Author::from(back), author);
+        }
+        let gone = AuthorFields::from(&Author::deleted_member());
+        assert_eq!(
+            (gone.author_kind.as_str(), gone.author_member_id, gone.author_tag),
+            ("deleted_member", None, None)
+        );
+    }
+
+    #[test]
+    fn only_members_items_are_indexed_by_owner_and_the_runs_sort_apart() {
+        let member = Author::Member {
+            member_id: "M".into(),
+            nickname: "kim".into(),
+        };
+        let guest = Author::Guest {
+            nickname: "g".into(),
+            tag: None,
+        };
+        assert_eq!(owner_of(&member).as_deref(), Some("M"));
+        assert_eq!(owner_of(&guest), None);
+        assert_eq!(owner_of(&Author::deleted_member()), None);
+        assert!(owned_comment_sk("ZZZ") < owned_like_sk("000") && owned_like_sk("ZZZ") < owned_post_sk("000"));
     }
 
     #[test]

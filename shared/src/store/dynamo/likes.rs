@@ -1,12 +1,14 @@
 //! [`Likes`] on DynamoDB: a like item per member, spread over the post's
 //! like partitions, and its count on the member's counter shard, changed
-//! together in one transaction.
+//! together in one transaction. (v3) A like item names its post's board
+//! and is indexed under its member in `ByOwner` (`LIKE#<post id>`), so an
+//! account deletion finds a member's likes and withdraws each by its post's key.
 
 use async_trait::async_trait;
 
 use super::DynamoStore;
-use super::attributes::key;
-use super::items::{like_sk, likes_pk, shard_of};
+use super::attributes::{key, s};
+use super::items::{like_sk, likes_pk, owned_like_sk, shard_of};
 use crate::domain::{LikeState, MemberId, PostId, PostKey};
 use crate::store::{Likes, StoreResult};
 
@@ -23,7 +25,11 @@ impl DynamoStore {
     ) -> StoreResult<Option<LikeState>> {
         let like_key = key(likes_pk(post_id, member_id), like_sk(member_id));
         let (change, delta) = if liked {
-            (self.put(like_key, "attribute_not_exists(PK)")?, 1)
+            let mut item = like_key;
+            item.insert("board".into(), s(board));
+            item.insert("owner".into(), s(member_id));
+            item.insert("owner_sk".into(), s(owned_like_sk(post_id)));
+            (self.put(item, "attribute_not_exists(PK)")?, 1)
         } else {
             (self.delete(like_key, Some("attribute_exists(PK)"))?, -1)
         };

@@ -1,10 +1,13 @@
 //! [`Members`] on DynamoDB: one item per member, keyed by username, so a
-//! taken username is a failed condition on the put.
+//! taken username is a failed condition on the put. (v3) A deleted
+//! account's item stays as a tombstone ([`super::accounts`]): its username
+//! stays taken, and nothing here finds it.
 
 use async_trait::async_trait;
 
 use super::DynamoStore;
-use super::attributes::{from_item, key, to_item};
+use super::accounts::live_member;
+use super::attributes::{key, to_item};
 use super::items::{MEMBER_SK, MemberItem, member_pk};
 use crate::domain::{Member, MemberCredentials, MemberId, PasswordHash, Username};
 use crate::store::{Completion, Members, StoreError, StoreResult};
@@ -25,6 +28,7 @@ impl Members for DynamoStore {
             nickname: member.nickname.clone(),
             password_hash: password_hash.as_str().to_owned(),
             created_at: member.created_at.clone(),
+            session_epoch: 0,
         })?;
         if self.put_new(item, done).await? {
             Ok(())
@@ -37,7 +41,9 @@ impl Members for DynamoStore {
         let Some(item) = self.get(key(member_pk(username.as_str()), MEMBER_SK.into())).await? else {
             return Ok(None);
         };
-        let m: MemberItem = from_item(item)?;
+        let Some(m) = live_member(item)? else {
+            return Ok(None);
+        };
         Ok(Some(MemberCredentials {
             member: Member {
                 id: m.id,
@@ -46,13 +52,16 @@ impl Members for DynamoStore {
                 created_at: m.created_at,
             },
             password_hash: PasswordHash::new(m.password_hash),
+            session_epoch: m.session_epoch,
         }))
     }
 
     /// (v3) Two requests: a Query of `ById` for the member item's key (the
     /// item keyed by username whose SK is `MEMBER`), then that item
     /// (consistent GetItem). The index is eventually consistent: a member
-    /// who signed up a moment ago may not be found yet.
+    /// who signed up a moment ago may not be found yet, and a deleted one
+    /// may still be named by it a moment after (its tombstone, read
+    /// consistently, then answers `None`).
     async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>> {
         let keys = self.keys_by_id(id.as_str()).await?;
         let Some((pk, _)) = keys.into_iter().find(|(_, sk)| sk == MEMBER_SK) else {
@@ -61,7 +70,9 @@ impl Members for DynamoStore {
         let Some(item) = self.get(key(pk, MEMBER_SK.into())).await? else {
             return Ok(None);
         };
-        let m: MemberItem = from_item(item)?;
+        let Some(m) = live_member(item)? else {
+            return Ok(None);
+        };
         Ok((m.id == id.as_str()).then_some(Member {
             id: m.id,
             username: m.username,

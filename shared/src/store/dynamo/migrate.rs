@@ -10,14 +10,26 @@
 //!    goes and the post's v1 like count loses the duplicate.
 //! 2. Each post's v1 counts move to its counter shard 0 and leave the post
 //!    item (and the board index).
+//! 3. **(v3)** Each member's post, comment and like gains its `ByOwner`
+//!    keys (`owner`, the member id, and `owner_sk`), a like also its post's
+//!    `board` (read from the post: a like of a post being deleted is left to
+//!    its purge). One scan, then one UpdateItem per item, conditioned on the
+//!    item still lacking `owner` (and a post or comment on still being the
+//!    member's), so nothing is written twice and a disowned item is never
+//!    given back to its member.
+
+use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
 
 use super::DynamoStore;
-use super::attributes::{Item, key, n, s};
+use super::attributes::{Item, key, n, pk_of, s};
 use super::counters::shard_key;
-use super::items::{POST_SK, legacy_likes_pk, like_sk, likes_pk, post_pk};
-use super::transact::{TxFailure, sdk_error};
+use super::items::{
+    COMMENT_SK_PREFIX, POST_SK, legacy_likes_pk, like_sk, likes_pk, owned_comment_sk, owned_like_sk, owned_post_sk,
+    post_pk,
+};
+use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
 /// What a backfill run changed.
@@ -27,6 +39,12 @@ pub struct Backfill {
     /// Likes a member gave twice across the upgrade, counted once now.
     pub duplicate_likes: u64,
     pub posts_folded: u64,
+    /// (v3) Members' posts given their `ByOwner` keys.
+    pub posts_owned: u64,
+    /// (v3) Members' comments given their `ByOwner` keys.
+    pub comments_owned: u64,
+    /// (v3) Likes given their `ByOwner` keys and their post's board.
+    pub likes_owned: u64,
 }
 
 fn text<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
@@ -41,10 +59,13 @@ fn count(item: &Item, name: &str) -> i64 {
 }
 
 impl DynamoStore {
-    /// Runs both steps over the whole table.
+    /// Runs the three steps over the whole table.
     pub async fn backfill(&self) -> StoreResult<Backfill> {
         let mut done = Backfill::default();
-        for like in self.scan("begins_with(PK, :likes)", &[(":likes", s("LIKES#"))]).await? {
+        for like in self
+            .scan("begins_with(PK, :likes)", &[], &[(":likes", s("LIKES#"))])
+            .await?
+        {
             let (Some(pk), Some(sk)) = (text(&like, "PK"), text(&like, "SK")) else {
                 continue;
             };
@@ -63,6 +84,7 @@ impl DynamoStore {
         let posts = self
             .scan(
                 "SK = :post AND (attribute_exists(view_count) OR attribute_exists(like_count) OR attribute_exists(comment_count))",
+                &[],
                 &[(":post", s(POST_SK))],
             )
             .await?;
@@ -71,11 +93,118 @@ impl DynamoStore {
                 done.posts_folded += 1;
             }
         }
+        self.index_by_owner(&mut done).await?;
         Ok(done)
     }
 
-    /// Every item matching `filter`, page by page.
-    async fn scan(&self, filter: &str, values: &[(&str, AttributeValue)]) -> StoreResult<Vec<Item>> {
+    /// Step 3 (v3): one scan for every member's post and comment and every
+    /// v2 like without `owner`, then each item's conditional update.
+    async fn index_by_owner(&self, done: &mut Backfill) -> StoreResult<()> {
+        let unindexed = self
+            .scan(
+                "attribute_not_exists(#owner) AND ((author_kind = :member AND attribute_exists(author_member_id) \
+                 AND (SK = :post OR begins_with(SK, :comment))) OR begins_with(PK, :likes))",
+                &[("#owner", "owner")],
+                &[
+                    (":member", s("member")),
+                    (":post", s(POST_SK)),
+                    (":comment", s(COMMENT_SK_PREFIX)),
+                    (":likes", s("LIKES#")),
+                ],
+            )
+            .await?;
+        // A like's board, read once per post (`None`: the post is gone).
+        let mut boards: HashMap<String, Option<String>> = HashMap::new();
+        for item in unindexed {
+            let (Some(pk), Some(sk)) = (text(&item, "PK"), text(&item, "SK")) else {
+                continue;
+            };
+            if let Some(rest) = pk.strip_prefix("LIKES#") {
+                // v2 likes only (`LIKES#<post id>#<n>`); step 1 moved the v1 ones.
+                let (Some((post, _)), Some(member)) = (rest.split_once('#'), sk.strip_prefix("MEMBER#")) else {
+                    continue;
+                };
+                let board = match boards.get(post) {
+                    Some(board) => board.clone(),
+                    None => {
+                        let board = self.post_board(post).await?;
+                        boards.insert(post.to_owned(), board.clone());
+                        board
+                    }
+                };
+                let Some(board) = board else {
+                    continue; // the post's purge deletes the like
+                };
+                if self.own(&item, member, owned_like_sk(post), Some(&board)).await? {
+                    done.likes_owned += 1;
+                }
+                continue;
+            }
+            let (Some(member), Some(id)) = (text(&item, "author_member_id"), text(&item, "id")) else {
+                continue;
+            };
+            if sk == POST_SK {
+                if self.own(&item, member, owned_post_sk(id), None).await? {
+                    done.posts_owned += 1;
+                }
+            } else if self.own(&item, member, owned_comment_sk(id), None).await? {
+                done.comments_owned += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives one item its `ByOwner` keys (and a like its `board`), if it
+    /// still has none and (a post or comment) is still `member`'s.
+    async fn own(&self, item: &Item, member: &str, owner_sk: String, board: Option<&str>) -> StoreResult<bool> {
+        let (Some(pk), Some(sk)) = (text(item, "PK"), text(item, "SK")) else {
+            return Ok(false);
+        };
+        let touched = [pk_of(item)];
+        let mut update = self
+            .client()
+            .await
+            .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_key(Some(key(pk.to_owned(), sk.to_owned())))
+            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_values(":owner", s(member))
+            .expression_attribute_values(":owner_sk", s(owner_sk));
+        update = match board {
+            Some(board) => update
+                .update_expression("SET #owner = :owner, owner_sk = :owner_sk, board = :board")
+                .condition_expression("attribute_exists(PK) AND attribute_not_exists(#owner)")
+                .expression_attribute_values(":board", s(board)),
+            None => update
+                .update_expression("SET #owner = :owner, owner_sk = :owner_sk")
+                .condition_expression(
+                    "attribute_exists(PK) AND attribute_not_exists(#owner) AND author_kind = :member \
+                     AND author_member_id = :owner",
+                )
+                .expression_attribute_values(":member", s("member")),
+        };
+        match update.send().await.inspect(|out| self.record(out, &touched)) {
+            Ok(_) => {
+                if let Some(post_id) = pk.strip_prefix("POST#") {
+                    self.cache.forget_post(post_id);
+                }
+                Ok(true)
+            }
+            // Given its keys by another run, disowned or deleted meanwhile.
+            Err(e) if is_conditional_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    /// Every item matching `filter` (with its attribute `names` and
+    /// `values`), page by page.
+    async fn scan(
+        &self,
+        filter: &str,
+        names: &[(&str, &str)],
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<Vec<Item>> {
         let mut items = Vec::new();
         let mut start = None;
         loop {
@@ -88,6 +217,9 @@ impl DynamoStore {
                 .consistent_read(true)
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .set_exclusive_start_key(start);
+            for (placeholder, name) in names {
+                scan = scan.expression_attribute_names(*placeholder, *name);
+            }
             for (name, value) in values {
                 scan = scan.expression_attribute_values(*name, value.clone());
             }

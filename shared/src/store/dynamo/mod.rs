@@ -4,9 +4,10 @@
 //! comment is never counted without existing.
 //!
 //! One file per port (`members`, `posts`, `comments`, `likes`, `attempts`,
-//! `idempotency`); what several share is in files of its own: the settings,
+//! `idempotency`, v3 `moderation` and `accounts`); what several share is in files of its own: the settings,
 //! attribute helpers, transactions, single-item requests and the read cache.
 
+mod accounts;
 mod attempts;
 mod attributes;
 mod cache;

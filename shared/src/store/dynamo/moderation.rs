@@ -234,7 +234,7 @@ impl DynamoStore {
     }
 
     /// Remembers a moderator appointment this process just wrote or found.
-    fn remember_moderator(&self, board: &str, member: &str, moderates: Option<bool>) {
+    pub(super) fn remember_moderator(&self, board: &str, member: &str, moderates: Option<bool>) {
         let cache_key = (board.to_owned(), member.to_owned());
         match moderates {
             Some(moderates) => self.cache.moderators.put_at(cache_key, moderates, Instant::now()),

@@ -54,6 +54,32 @@ impl DynamoStore {
         Ok(out.item)
     }
 
+    /// (v3) A GetItem of `projection` only: less to send back (the units
+    /// are the whole item's).
+    pub(super) async fn get_projected(
+        &self,
+        key: Item,
+        consistent: bool,
+        projection: &Projection,
+    ) -> StoreResult<Option<Item>> {
+        let touched = [pk_of(&key)];
+        let out = self
+            .client()
+            .await
+            .get_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .projection_expression(projection.expression)
+            .set_expression_attribute_names((!projection.names.is_empty()).then(|| projection.names()))
+            .consistent_read(consistent)
+            .send()
+            .await
+            .inspect(|out| self.record(out, &touched))
+            .map_err(sdk_error)?;
+        Ok(out.item)
+    }
+
     /// One BatchGetItem of at most 100 distinct keys (whole items, or
     /// `projection`), retried for the keys DynamoDB leaves unprocessed.
     /// Eventually consistent unless `consistent`.
@@ -84,7 +110,8 @@ impl DynamoStore {
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(keys))
                 .set_projection_expression(projection.map(|p| p.expression.to_owned()))
-                .set_expression_attribute_names(projection.map(Projection::names))
+                // DynamoDB refuses an empty map of names.
+                .set_expression_attribute_names(projection.filter(|p| !p.names.is_empty()).map(Projection::names))
                 .consistent_read(consistent)
                 .build()
                 .map_err(|e| StoreError::Internal(e.to_string()))?;

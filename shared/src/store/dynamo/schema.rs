@@ -182,6 +182,48 @@ mod tests {
                 .iter()
                 .any(|a| a.attribute_name == "id" && a.attribute_type == "S")
         );
+        // (v3) `ByOwner`: `owner` / `owner_sk`, projecting what a member's
+        // listings and an account deletion read, never a body.
+        let by_owner = def
+            .global_secondary_indexes
+            .iter()
+            .find(|i| i.index_name == super::super::items::BY_OWNER_INDEX)
+            .expect("infra/table.json declares ByOwner");
+        let keys: Vec<_> = by_owner
+            .key_schema
+            .iter()
+            .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+            .collect();
+        assert_eq!(keys, [("owner", "HASH"), ("owner_sk", "RANGE")]);
+        assert_eq!(by_owner.projection.projection_type, "INCLUDE");
+        let projected = &by_owner.projection.non_key_attributes;
+        for needed in [
+            "id",
+            "board",
+            "title",
+            "author_kind",
+            "author_nickname",
+            "author_member_id",
+            "author_tag",
+            "created_at",
+            "post_id",
+        ] {
+            assert!(projected.iter().any(|a| a == needed), "ByOwner projects {needed}");
+        }
+        assert!(
+            !projected
+                .iter()
+                .any(|a| a == "body" || a.contains("hash") || a == "writer_key"),
+            "{projected:?}"
+        );
+        for name in ["owner", "owner_sk"] {
+            assert!(
+                def.attribute_definitions
+                    .iter()
+                    .any(|a| a.attribute_name == name && a.attribute_type == "S"),
+                "{name}"
+            );
+        }
         assert_eq!(def.time_to_live_specification.attribute_name, "expires_at");
         assert_eq!(def.billing_mode, "PAY_PER_REQUEST");
     }

@@ -39,7 +39,7 @@ impl Members for SqliteStore {
         let id = id.as_str().to_owned();
         self.with(move |conn| {
             conn.query_row(
-                "SELECT id, username, nickname, created_at FROM members WHERE id = ?1",
+                "SELECT id, username, nickname, created_at FROM members WHERE id = ?1 AND deleted_at IS NULL",
                 [id],
                 member_from,
             )
@@ -53,7 +53,8 @@ impl Members for SqliteStore {
         let username = username.as_str().to_owned();
         self.with(move |conn| {
             conn.query_row(
-                "SELECT id, username, nickname, created_at, password_hash FROM members WHERE username = ?1",
+                "SELECT id, username, nickname, created_at, password_hash, session_epoch FROM members
+                 WHERE username = ?1 AND deleted_at IS NULL",
                 [username],
                 |row| {
                     Ok(MemberCredentials {
@@ -64,6 +65,7 @@ impl Members for SqliteStore {
                             created_at: row.get(3)?,
                         },
                         password_hash: PasswordHash::new(row.get(4)?),
+                        session_epoch: u64::try_from(row.get::<_, i64>(5)?).unwrap_or(0),
                     })
                 },
             )
@@ -87,7 +89,8 @@ impl Members for SqliteStore {
         self.with(move |conn| {
             let changed = conn
                 .execute(
-                    "UPDATE members SET password_hash = ?1 WHERE username = ?2 AND password_hash = ?3",
+                    "UPDATE members SET password_hash = ?1
+                     WHERE username = ?2 AND password_hash = ?3 AND deleted_at IS NULL",
                     params![new, username, old],
                 )
                 .map_err(sql_error)?;

@@ -112,4 +112,24 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     );
     CREATE INDEX modlog_by_board ON modlog (board, id);",
     ),
+    // (v3) Accounts (docs/API.md, Accounts): the session epoch every token
+    // carries; a deleted account keeps its row (the username stays taken)
+    // with `deleted_at` set and its credentials blanked; what a deletion
+    // still has to do; and the indexes by author and by liker that serve
+    // the member's own listings and the deletion. A post or comment whose
+    // author deleted their account keeps `author_kind` 'member' with no
+    // `author_member_id` (the kind's CHECK cannot change without rebuilding
+    // the tables): rows.rs reads that as `deleted_member`.
+    M::up(
+        "ALTER TABLE members ADD COLUMN session_epoch INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE members ADD COLUMN deleted_at TEXT;
+    CREATE TABLE account_deletions (
+        member_id TEXT PRIMARY KEY,
+        delete_content INTEGER NOT NULL,
+        started TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX posts_by_author ON posts (author_member_id, id) WHERE author_member_id IS NOT NULL;
+    CREATE INDEX comments_by_author ON comments (author_member_id, id) WHERE author_member_id IS NOT NULL;
+    CREATE INDEX likes_by_member ON likes (member_id);",
+    ),
 ];

@@ -11,6 +11,7 @@
 //! One file per port; the schema's migrations and the row mappers the
 //! ports share are in files of their own.
 
+mod accounts;
 mod attempts;
 mod comments;
 mod idempotency;

@@ -20,13 +20,16 @@ pub(super) fn author_columns(author: &Author) -> (&'static str, &str, Option<&st
     match author {
         Author::Member { member_id, nickname } => ("member", nickname, Some(member_id)),
         Author::Guest { nickname, .. } => ("guest", nickname, None),
+        Author::DeletedMember { nickname } => ("member", nickname, None),
     }
 }
 
-/// A guest's tag is the prefix of the stored writer key.
+/// A guest's tag is the prefix of the stored writer key; a member's row
+/// without a member id is what a deleted account left (migrations.rs).
 fn author_from(kind: String, nickname: String, member_id: Option<String>, writer_key: Option<String>) -> Author {
     match (kind.as_str(), member_id) {
         ("member", Some(member_id)) => Author::Member { member_id, nickname },
+        ("member", None) => Author::DeletedMember { nickname },
         _ => Author::Guest {
             nickname,
             tag: writer_key.as_deref().map(tag_of),
