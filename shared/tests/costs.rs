@@ -892,66 +892,86 @@ async fn deleting_an_account_with_1000_posts_and_5000_comments() {
         .unwrap_or(5_000);
     for delete_content in [true, false] {
         let (store, counter, meter) = metered_store(Layout::default()).await;
-        let app = account_app(store.clone());
-        let seeded = std::time::Instant::now();
-        let (kim, other_posts) = seed_account(&store, posts, comments).await;
-        let seeding = seeded.elapsed();
-        let username = Username::parse(kim.username.clone()).unwrap();
-        let id = shared::domain::MemberId::from_stored(kim.id.clone());
-        shared::store::Accounts::close_account(&*store, &id, &username, delete_content, &[])
-            .await
-            .unwrap();
-        meter.take();
-        let started = std::time::Instant::now();
-        let (requests_made, done) = requests(
-            &counter,
-            app.finish_deletion(&shared::domain::PendingDeletion {
-                member: id.clone(),
-                delete_content,
-            }),
-        )
-        .await;
-        let seconds = started.elapsed().as_secs_f64();
-        let done = done.unwrap();
-        let units = total(&meter.take());
-        println!(
-            "account deletion, delete_content {delete_content}: {posts} posts, {comments} comments \
-             (seeded in {:.0} s): step 2 took {seconds:.1} s, {requests_made} requests, \
-             {:.0} RCU and {:.0} WCU (table and indexes, DynamoDB Local's count), {} batches; \
-             posts {}, comments {}, likes {}",
-            seeding.as_secs_f64(),
-            units.read,
-            units.write,
-            done.batches,
-            done.posts,
-            done.comments,
-            done.likes
-        );
-        // Exact counts on the others' posts: each keeps only the others' comments.
-        let theirs = (comments / 2 / other_posts.len()) as u64;
-        for key in &other_posts {
-            let detail = shared::store::Posts::post_detail(&*store, key).await.unwrap().unwrap();
-            let expected = if delete_content { 1 } else { 1 + theirs };
-            assert_eq!(detail.post.summary.comment_count, expected, "{key:?}");
-            assert_eq!(detail.post.summary.like_count, u64::from(!delete_content), "{key:?}");
-        }
-        let left = shared::store::Accounts::owned(&*store, &id, delete_content, 10)
-            .await
-            .unwrap();
-        assert!(left.is_empty(), "{left:?}");
+        let metered = Some((&counter, &meter));
+        measure_deletion(store, "DynamoDB Local", metered, delete_content, posts, comments).await;
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = shared::store::sqlite::SqliteStore::open(&dir.path().join("boards.sqlite3")).unwrap();
+        measure_deletion(Arc::new(sqlite), "SQLite", None, delete_content, posts, comments).await;
     }
+}
+
+/// Seeds an account, closes it and times its step 2 on `store`; prints
+/// what it took and checks the counts it left.
+async fn measure_deletion(
+    store: Arc<dyn shared::store::Store>,
+    name: &str,
+    metered: Option<(&RequestCounter, &CapacityMeter)>,
+    delete_content: bool,
+    posts: usize,
+    comments: usize,
+) {
+    let app = account_app(store.clone());
+    let seeded = std::time::Instant::now();
+    let (kim, other_posts) = seed_account(&*store, posts, comments).await;
+    let seeding = seeded.elapsed();
+    let username = Username::parse(kim.username.clone()).unwrap();
+    let id = shared::domain::MemberId::from_stored(kim.id.clone());
+    store.close_account(&id, &username, delete_content, &[]).await.unwrap();
+    if let Some((_, meter)) = metered {
+        meter.take();
+    }
+    let before = metered.map_or(0, |(counter, _)| counter.count());
+    let started = std::time::Instant::now();
+    let done = app
+        .finish_deletion(&shared::domain::PendingDeletion {
+            member: id.clone(),
+            delete_content,
+        })
+        .await
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let cost = match metered {
+        Some((counter, meter)) => {
+            let units = total(&meter.take());
+            format!(
+                "{} requests, {:.0} RCU and {:.0} WCU (table and indexes, DynamoDB Local's count)",
+                counter.count() - before,
+                units.read,
+                units.write
+            )
+        }
+        None => "one transaction per delete".to_owned(),
+    };
+    println!(
+        "account deletion on {name}, delete_content {delete_content}: {posts} posts, {comments} comments \
+         (seeded in {:.0} s): step 2 took {seconds:.1} s, {cost}, {} batches; posts {}, comments {}, likes {}",
+        seeding.as_secs_f64(),
+        done.batches,
+        done.posts,
+        done.comments,
+        done.likes
+    );
+    // Exact counts on the others' posts: each keeps only the others' comments.
+    let theirs = (comments / 2 / other_posts.len()) as u64;
+    for key in &other_posts {
+        let detail = store.post_detail(key).await.unwrap().unwrap();
+        let expected = if delete_content { 1 } else { 1 + theirs };
+        assert_eq!(detail.post.summary.comment_count, expected, "{key:?}");
+        assert_eq!(detail.post.summary.like_count, u64::from(!delete_content), "{key:?}");
+    }
+    let left = store.owned(&id, delete_content, 10).await.unwrap();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// A member with `posts` posts and `comments` comments, half on their own
 /// posts and half on 10 posts of another member (each with one comment of
 /// that member's and one like of each); the others' posts.
 async fn seed_account(
-    store: &Arc<DynamoStore>,
+    store: &dyn shared::store::Store,
     posts: usize,
     comments: usize,
 ) -> (shared::domain::Member, Vec<PostKey>) {
     use shared::domain::{Author, Comment, Post, PostSummary, WriterKey};
-    use shared::store::{Comments, Likes, Members, Posts};
     let kim = seeded_member("kim");
     let lee = seeded_member("lee");
     let hash = shared::domain::PasswordHash::new("not a hash".into());
