@@ -30,7 +30,7 @@ pub(crate) struct DeleteAccountRequest {
     password: Option<String>,
     /// True: every post and comment goes, and every like is withdrawn.
     /// False: they stay, shown as written by a deleted member.
-    #[cfg_attr(feature = "openapi", schema(required = true))]
+    #[cfg_attr(feature = "openapi", schema(value_type = bool, required = true))]
     delete_content: Option<bool>,
 }
 
