@@ -21,7 +21,7 @@ use test_support::router::POST_ID;
 use tower::ServiceExt;
 
 const OTHER_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0AAB";
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 11] = [
     "username",
     "password",
     "nickname",
@@ -30,6 +30,9 @@ const FIELDS: [&str; 8] = [
     "parent_id",
     "limit",
     "cursor",
+    "current_password",
+    "new_password",
+    "delete_content",
 ];
 
 #[derive(Debug, Clone)]
@@ -81,6 +84,14 @@ fn path() -> impl Strategy<Value = String> {
         Just("/boards/{a}/posts/{b}/comments/guest".to_owned()),
         Just("/boards/{a}/posts/{b}/comments/{c}".to_owned()),
         Just("/boards/{a}/posts/{b}/comments/{c}/guest".to_owned()),
+        // (v3) The account routes, but for signing out everywhere, which
+        // would end the harness's token for the rest of the run (the e2e
+        // tests have it); the password routes need a password the fuzzer
+        // never has.
+        Just("/members/me".to_owned()),
+        Just("/members/me/password".to_owned()),
+        Just("/members/me/posts".to_owned()),
+        Just("/members/me/comments".to_owned()),
         Just("/{a}/{b}/{c}".to_owned()),
     ];
     let query = prop_oneof![
