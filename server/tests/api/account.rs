@@ -341,7 +341,13 @@ async fn deleting_an_account_with_its_content_keeps_every_count_exact(backend: B
     // The account is gone, its name kept.
     assert_revoked(&app, &kim).await;
     assert_error(app.login("kim", PASSWORD).await, 401, "invalid_credentials", "").await;
+    let hashes = app.hashes();
     assert_error(app.signup("kim", PASSWORD).await, 409, "username_taken", "").await;
+    assert_eq!(
+        app.hashes(),
+        hashes,
+        "a deleted member's name is refused before any hash"
+    );
     let moderators = body(app.get("/boards/free/moderators").await).await;
     assert_eq!(moderators["moderators"], json!([]));
     let reappoint = app

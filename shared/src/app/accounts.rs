@@ -94,7 +94,7 @@ impl App {
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
-                if self.store.member_credentials(&command.username).await?.is_some() {
+                if self.store.username_taken(&command.username).await? {
                     return Err(ApiError::UsernameTaken);
                 }
                 let hash = hashing.hash(Tier::Member, command.password.secret().clone()).await?;

@@ -35,6 +35,9 @@ pub trait Members: Send + Sync {
         done: Option<&Completion>,
     ) -> StoreResult<()>;
     async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>>;
+    /// (v3) Whether a signup with `username` would be refused: a member
+    /// has it, or had it (a deleted account keeps its username taken).
+    async fn username_taken(&self, username: &Username) -> StoreResult<bool>;
     /// (v3) The member with this id (moderator appointments, bans).
     async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>>;
     /// Stores `new` only if the stored hash is still `old` (a rehash after

@@ -81,6 +81,14 @@ impl Members for DynamoStore {
         }))
     }
 
+    /// The member item, a tombstone included: one consistent GetItem.
+    async fn username_taken(&self, username: &Username) -> StoreResult<bool> {
+        Ok(self
+            .get(key(member_pk(username.as_str()), MEMBER_SK.into()))
+            .await?
+            .is_some())
+    }
+
     async fn replace_password_hash(
         &self,
         username: &Username,

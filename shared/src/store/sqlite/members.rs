@@ -75,6 +75,19 @@ impl Members for SqliteStore {
         .await
     }
 
+    async fn username_taken(&self, username: &Username) -> StoreResult<bool> {
+        let username = username.as_str().to_owned();
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM members WHERE username = ?1)",
+                [username],
+                |row| row.get(0),
+            )
+            .map_err(sql_error)
+        })
+        .await
+    }
+
     async fn replace_password_hash(
         &self,
         username: &Username,
