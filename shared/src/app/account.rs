@@ -7,7 +7,7 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 
 use super::accounts::{check_length, check_password};
 use super::throttle::{self, Refusal};
-use super::{App, ClientAddress, SignedIn};
+use super::{App, ClientAddress, SignedIn, revoked, username_of};
 use crate::domain::{
     CommentPage, Me, MemberId, Owned, Page, PageLimit, Password, PasswordHash, PendingDeletion, Roles, Username,
 };
@@ -54,15 +54,6 @@ pub struct Purged {
     pub likes: u64,
     /// Store rounds (batches read from the index).
     pub batches: u64,
-}
-
-fn revoked() -> ApiError {
-    ApiError::InvalidToken("bearer token has been revoked: log in again".into())
-}
-
-/// The username a verified token carries (it was valid when signed).
-fn username_of(member: &SignedIn) -> Result<Username, ApiError> {
-    Username::parse(member.username.clone()).map_err(|_| revoked())
 }
 
 impl App {

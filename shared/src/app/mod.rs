@@ -237,9 +237,7 @@ impl App {
     /// account that is gone, is `401` with `invalid_token`.
     pub async fn authenticate(&self, token: &str) -> Result<SignedIn, ApiError> {
         let (member, epoch) = self.verify_claims(token)?;
-        let revoked = || ApiError::InvalidToken("bearer token has been revoked: log in again".into());
-        let username = crate::domain::Username::parse(member.username.clone()).map_err(|_| revoked())?;
-        match self.store.session_epoch(&member.id, &username).await? {
+        match self.store.session_epoch(&member.id, &username_of(&member)?).await? {
             Some(current) if current == epoch => Ok(member),
             _ => Err(revoked()),
         }
@@ -272,6 +270,18 @@ impl App {
     async fn require_post(&self, key: &PostKey) -> Result<crate::domain::Guard, ApiError> {
         self.store.post_guard(key).await?.ok_or_else(|| self.not_found_post())
     }
+}
+
+/// (v3) A token whose session ended (docs/API.md, Accounts).
+#[cfg(feature = "tokens")]
+pub(crate) fn revoked() -> ApiError {
+    ApiError::InvalidToken("bearer token has been revoked: log in again".into())
+}
+
+/// (v3) The username a verified token carries (it was valid when signed).
+#[cfg(feature = "tokens")]
+pub(crate) fn username_of(member: &SignedIn) -> Result<crate::domain::Username, ApiError> {
+    crate::domain::Username::parse(member.username.clone()).map_err(|_| revoked())
 }
 
 /// What a banned writer is told: until when, and why.

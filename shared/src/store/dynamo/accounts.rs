@@ -34,7 +34,7 @@ use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::DynamoStore;
-use super::attributes::{Item, from_item, key, n, s, to_item};
+use super::attributes::{Item, from_item, key, n, s, text, to_item};
 use super::counters::Shards;
 use super::items::{
     ACCOUNT_PURGE_PK, BY_OWNER_INDEX, COMMENT_SK_PREFIX, CommentItem, DELETED_MEMBER_KIND, MEMBER_SK, MemberItem,
@@ -96,10 +96,6 @@ struct PendingDeletionItem {
     delete_content: bool,
     /// When step 1 ran (`crate::domain::now`: sorts as it reads).
     started: String,
-}
-
-fn text<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
-    item.get(name).and_then(|v| v.as_s().ok()).map(String::as_str)
 }
 
 /// `session_epoch`, 0 when absent (an item from before v3).

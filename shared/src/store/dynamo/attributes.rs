@@ -45,6 +45,11 @@ pub(super) fn number(item: &Item, name: &str) -> StoreResult<u64> {
 }
 
 /// The partition key of an item or key (for the capacity meter).
+/// A string attribute of an item, if it has one.
+pub(super) fn text<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    item.get(name).and_then(|v| v.as_s().ok()).map(String::as_str)
+}
+
 pub(super) fn pk_of(item: &Item) -> String {
     item.get("PK").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default()
 }

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
 
 use super::DynamoStore;
-use super::attributes::{Item, key, n, pk_of, s};
+use super::attributes::{Item, key, n, pk_of, s, text};
 use super::counters::shard_key;
 use super::items::{
     COMMENT_SK_PREFIX, POST_SK, legacy_likes_pk, like_sk, likes_pk, owned_comment_sk, owned_like_sk, owned_post_sk,
@@ -45,10 +45,6 @@ pub struct Backfill {
     pub comments_owned: u64,
     /// (v3) Likes given their `ByOwner` keys and their post's board.
     pub likes_owned: u64,
-}
-
-fn text<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
-    item.get(name).and_then(|v| v.as_s().ok()).map(String::as_str)
 }
 
 fn count(item: &Item, name: &str) -> i64 {
