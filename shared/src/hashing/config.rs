@@ -50,6 +50,8 @@ pub struct HashingConfig {
     pub queue: usize,
     /// The gate's time shares when both tiers wait: `[member, guest]`.
     pub weights: [u32; 2],
+    /// Whether waiting bcrypt hashes run together (`HASH_BATCH`).
+    pub batching: super::gate::Batching,
     pub overrides: Overrides,
     /// Where each hash's timing goes: EMF on Lambda, a log event elsewhere.
     pub timing: super::timing::TimingSink,
@@ -65,8 +67,15 @@ impl std::fmt::Display for HashingConfig {
         };
         write!(
             f,
-            "member_tier={} guest_tier={} pepper={pepper} hash_workers={} hash_queue={}",
-            self.member.algorithm, self.guest.algorithm, self.workers, self.queue
+            "member_tier={} guest_tier={} pepper={pepper} hash_workers={} hash_queue={} hash_batch={}",
+            self.member.algorithm,
+            self.guest.algorithm,
+            self.workers,
+            self.queue,
+            match self.batching {
+                super::gate::Batching::Off => "off",
+                _ => "auto",
+            }
         )
     }
 }

@@ -9,6 +9,7 @@ use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use secrecy::{ExposeSecret, SecretString};
 
+use super::batch::{self, BcryptInput};
 use super::config::{ConfigError, validate_policy};
 use super::pepper::PepperRing;
 use super::policy::{Algorithm, Policy, Tier};
@@ -26,6 +27,41 @@ pub struct Verification {
     /// The stored hash was made under other parameters or another pepper than
     /// the tier's current policy: after a successful match, store a new hash.
     pub needs_rehash: bool,
+}
+
+/// A hash or verify whose cheap part (pepper, salt, parsing) is done and
+/// whose slow part is left to run behind the gate.
+pub enum Job<T> {
+    /// Anything but bcrypt: runs alone.
+    Alone(Box<dyn FnOnce() -> Result<T, HashError> + Send>),
+    /// A bcrypt computation, which may share a batch with others of its
+    /// cost; `finish` turns its output into the answer.
+    Bcrypt {
+        input: BcryptInput,
+        finish: Box<dyn FnOnce(&batch::Output) -> T + Send>,
+    },
+}
+
+impl<T> std::fmt::Debug for Job<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Job::Alone(_) => f.write_str("Job::Alone"),
+            Job::Bcrypt { input, .. } => f.debug_struct("Job::Bcrypt").field("cost", &input.cost()).finish(),
+        }
+    }
+}
+
+impl<T> Job<T> {
+    /// Runs it now, on this thread, alone.
+    pub fn run_alone(self) -> Result<T, HashError> {
+        match self {
+            Job::Alone(work) => work(),
+            Job::Bcrypt { input, finish } => {
+                let output = batch::digest_one(&input).map_err(|e| HashError::Algorithm(e.to_string()))?;
+                Ok(finish(&output))
+            }
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -129,8 +165,19 @@ impl PasswordEngine {
         }
     }
 
-    /// A new stored hash of `password` under `tier`'s current policy.
+    /// A new stored hash of `password` under `tier`'s current policy, now.
     pub fn hash(&self, tier: Tier, password: &SecretString) -> Result<String, HashError> {
+        self.hash_job(tier, password)?.run_alone()
+    }
+
+    /// Checks `password` against `stored` now (see [`Self::verify_job`]).
+    pub fn verify(&self, tier: Tier, password: &SecretString, stored: &str) -> Result<Verification, HashError> {
+        self.verify_job(tier, password, stored)?.run_alone()
+    }
+
+    /// A new stored hash of `password` under `tier`'s current policy, made
+    /// ready to run: peppered and salted, the slow part left.
+    pub fn hash_job(&self, tier: Tier, password: &SecretString) -> Result<Job<String>, HashError> {
         let policy = self.policy(tier);
         let (prefix, input) = if policy.peppered {
             let pepper = self.peppers.current().ok_or(HashError::NoPepper(tier))?;
@@ -140,21 +187,30 @@ impl PasswordEngine {
             check_unpeppered_length(password)?;
             (String::new(), password.clone())
         };
-        let inner = match policy.algorithm {
-            Algorithm::Bcrypt { cost } => {
-                bcrypt::hash(input.expose_secret(), cost).map_err(|e| HashError::Algorithm(e.to_string()))?
-            }
-            Algorithm::Argon2id { m_kib, t, p } => argon2_with(m_kib, t, p)?
-                .hash_password(input.expose_secret().as_bytes())
-                .map_err(|e| HashError::Algorithm(e.to_string()))?
-                .to_string(),
-        };
-        Ok(prefix + &inner)
+        Ok(match policy.algorithm {
+            Algorithm::Bcrypt { cost } => Job::Bcrypt {
+                input: BcryptInput::fresh(cost, &input),
+                finish: Box::new(move |output| prefix + &batch::hash_string(output)),
+            },
+            Algorithm::Argon2id { m_kib, t, p } => Job::Alone(Box::new(move || {
+                let inner = argon2_with(m_kib, t, p)?
+                    .hash_password(input.expose_secret().as_bytes())
+                    .map_err(|e| HashError::Algorithm(e.to_string()))?
+                    .to_string();
+                Ok(prefix + &inner)
+            })),
+        })
     }
 
-    /// Checks `password` against `stored`, with the algorithm, parameters and
-    /// pepper the stored hash names, whatever the tier's policy is now.
-    pub fn verify(&self, tier: Tier, password: &SecretString, stored: &str) -> Result<Verification, HashError> {
+    /// A check of `password` against `stored`, with the algorithm, parameters
+    /// and pepper the stored hash names, whatever the tier's policy is now,
+    /// made ready to run.
+    pub fn verify_job(
+        &self,
+        tier: Tier,
+        password: &SecretString,
+        stored: &str,
+    ) -> Result<Job<Verification>, HashError> {
         let parsed = StoredHash::parse(stored)?;
         let input = match parsed.pepper_id {
             Some(id) => {
@@ -169,22 +225,27 @@ impl PasswordEngine {
                 password.clone()
             }
         };
-        let matched = match parsed.algorithm {
-            Algorithm::Bcrypt { .. } => bcrypt::verify(input.expose_secret(), parsed.inner)
-                .map_err(|_| HashError::MalformedHash("bcrypt rejected the stored hash"))?,
-            Algorithm::Argon2id { m_kib, t, p } => {
-                match argon2_with(m_kib, t, p)?.verify_password(input.expose_secret().as_bytes(), parsed.inner) {
-                    Ok(()) => true,
-                    Err(argon2::password_hash::Error::PasswordInvalid) => false,
-                    Err(_) => {
-                        return Err(HashError::MalformedHash("argon2 rejected the stored hash"));
-                    }
+        let needs_rehash = self.needs_rehash(tier, &parsed);
+        let verdict = move |matched| Verification { matched, needs_rehash };
+        Ok(match parsed.algorithm {
+            Algorithm::Bcrypt { .. } => {
+                let (input, expected) = BcryptInput::to_check(parsed.inner, &input)
+                    .ok_or(HashError::MalformedHash("bcrypt rejected the stored hash"))?;
+                Job::Bcrypt {
+                    input,
+                    finish: Box::new(move |output| verdict(batch::matches(output, &expected))),
                 }
             }
-        };
-        Ok(Verification {
-            matched,
-            needs_rehash: self.needs_rehash(tier, &parsed),
+            Algorithm::Argon2id { m_kib, t, p } => {
+                let phc = parsed.inner.to_owned();
+                Job::Alone(Box::new(move || {
+                    match argon2_with(m_kib, t, p)?.verify_password(input.expose_secret().as_bytes(), phc.as_str()) {
+                        Ok(()) => Ok(verdict(true)),
+                        Err(argon2::password_hash::Error::PasswordInvalid) => Ok(verdict(false)),
+                        Err(_) => Err(HashError::MalformedHash("argon2 rejected the stored hash")),
+                    }
+                }))
+            }
         })
     }
 
@@ -204,6 +265,11 @@ impl PasswordEngine {
     /// login for an unknown username takes as long as one with a wrong password.
     pub fn verify_dummy(&self, password: &SecretString) -> Result<(), HashError> {
         self.verify(Tier::Member, password, &self.dummy_member_hash).map(|_| ())
+    }
+
+    /// [`Self::verify_dummy`] made ready to run (it may share a batch).
+    pub fn verify_dummy_job(&self, password: &SecretString) -> Result<Job<Verification>, HashError> {
+        self.verify_job(Tier::Member, password, &self.dummy_member_hash)
     }
 
     fn needs_rehash(&self, tier: Tier, stored: &StoredHash<'_>) -> bool {

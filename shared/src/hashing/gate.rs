@@ -19,10 +19,13 @@
 //! their share while everyone else's hashes still find room.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
+use std::time::Instant;
 
 use tokio::sync::oneshot;
 
+use super::batch::{self, BatchMeasurement, BatchPlan, BcryptFailed, BcryptInput, Output};
+use super::engine::{HashError as EngineError, Job};
 use super::policy::{Algorithm, Tier};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -61,11 +64,73 @@ pub fn fair_share(queue: usize) -> usize {
     (queue / 4).max(1).min(queue.saturating_sub(1).max(1))
 }
 
-/// A request in a tier's line.
+/// Whether waiting bcrypt hashes of one tier and cost run together
+/// (docs/DESIGN.md, Batch hashing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batching {
+    /// Every hash alone.
+    Off,
+    /// By the plan measured once per process on this CPU
+    /// ([`BatchPlan::measure`], started in the background; hashes run
+    /// alone until it is known).
+    Measured,
+    /// By this plan.
+    Plan(BatchPlan),
+}
+
+/// The process's measured plan, once known.
+static MEASURED: OnceLock<BatchMeasurement> = OnceLock::new();
+
+/// What [`Batching::Measured`] measured, once it has.
+pub fn measured_plan() -> Option<BatchMeasurement> {
+    MEASURED.get().copied()
+}
+
+/// A request in a tier's line, with its bcrypt input when it has one (the
+/// input another waiter's batch may take).
 #[derive(Debug)]
 struct Waiter {
     owner: Option<QueueOwner>,
-    sender: oneshot::Sender<Slot>,
+    sender: oneshot::Sender<Turn>,
+    bcrypt: Option<BcryptInput>,
+}
+
+/// What a waiter hears when its turn comes.
+#[derive(Debug)]
+enum Turn {
+    /// Run now, holding the slot: its own input (if it queued one) together
+    /// with the riders' inputs, whose results it sends them.
+    Lead {
+        slot: Slot,
+        own: Option<BcryptInput>,
+        riders: Vec<Waiter>,
+    },
+    /// Its input ran in another waiter's batch.
+    Rode(Ran<Result<Output, BcryptFailed>>),
+}
+
+/// Work that ran behind the gate, and how.
+#[derive(Debug)]
+pub struct Ran<T> {
+    pub value: T,
+    pub started: Instant,
+    pub finished: Instant,
+    /// Hashes that ran together, this one included (1: alone).
+    pub batch: usize,
+    /// Workers busy when it started, its own included.
+    pub busy: usize,
+}
+
+impl<T> Ran<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Ran<U> {
+        Ran {
+            value: f(self.value),
+            started: self.started,
+            finished: self.finished,
+            batch: self.batch,
+            busy: self.busy,
+        }
+    }
 }
 
 fn index(tier: Tier) -> usize {
@@ -77,6 +142,7 @@ fn index(tier: Tier) -> usize {
 
 #[derive(Debug)]
 struct Scheduler {
+    workers: usize,
     /// Idle workers.
     free: usize,
     /// Per tier, the waiters in arrival order.
@@ -87,6 +153,7 @@ struct Scheduler {
     cost: [u64; 2],
     /// Per tier, its share of the time when both wait.
     weight: [u64; 2],
+    batching: Batching,
 }
 
 impl Scheduler {
@@ -110,6 +177,43 @@ impl Scheduler {
         // third as much, so it gets three times the turns' time.
         self.served[tier] += self.cost[tier] * 1_000 / self.weight[tier];
     }
+
+    fn plan(&self) -> BatchPlan {
+        match self.batching {
+            Batching::Off => BatchPlan::OFF,
+            Batching::Plan(plan) => plan,
+            Batching::Measured => measured_plan().map_or(BatchPlan::OFF, |m| m.plan),
+        }
+    }
+
+    /// The waiters of `tier` whose bcrypt inputs of `cost` join a leader's
+    /// batch, in arrival order, taken out of the line: as many as the plan
+    /// says for how many such inputs wait, none when a batch would not pay.
+    /// The others keep their places.
+    fn riders(&mut self, tier: usize, cost: u32) -> Vec<Waiter> {
+        let plan = self.plan();
+        if !plan.batches() {
+            return Vec::new();
+        }
+        let joins =
+            |w: &Waiter| !w.sender.is_closed() && w.bcrypt.as_ref().is_some_and(|input| input.cost() == cost);
+        let alike = 1 + self.waiting[tier].iter().filter(|w| joins(w)).count();
+        let take = plan.size(alike) - 1;
+        if take == 0 {
+            return Vec::new();
+        }
+        let mut riders = Vec::with_capacity(take);
+        let mut kept = VecDeque::with_capacity(self.waiting[tier].len());
+        for waiter in self.waiting[tier].drain(..) {
+            if riders.len() < take && joins(&waiter) {
+                riders.push(waiter);
+            } else {
+                kept.push_back(waiter);
+            }
+        }
+        self.waiting[tier] = kept;
+        riders
+    }
 }
 
 fn lock(scheduler: &Mutex<Scheduler>) -> MutexGuard<'_, Scheduler> {
@@ -132,18 +236,39 @@ impl Drop for Slot {
         }
         let mut state = lock(&self.scheduler);
         while let Some(tier) = state.next_tier() {
-            let waiter = state.waiting[tier].pop_front().expect("next_tier saw a waiter");
+            let mut leader = state.waiting[tier].pop_front().expect("next_tier saw a waiter");
+            if leader.sender.is_closed() {
+                continue;
+            }
+            let riders = match &leader.bcrypt {
+                Some(input) => state.riders(tier, input.cost()),
+                None => Vec::new(),
+            };
+            let hashes = 1 + riders.len();
             let slot = Slot {
                 scheduler: Arc::clone(&self.scheduler),
                 armed: true,
             };
-            match waiter.sender.send(slot) {
+            let own = leader.bcrypt.take();
+            match leader.sender.send(Turn::Lead { slot, own, riders }) {
                 Ok(()) => {
-                    state.start(tier);
+                    // Each hash of a batch is charged as if alone: the
+                    // weights share hashes' time as before.
+                    for _ in 0..hashes {
+                        state.start(tier);
+                    }
                     return;
                 }
-                // That waiter gave up: disarm its slot (we hold the lock) and try the next.
-                Err(mut unclaimed) => unclaimed.armed = false,
+                // That waiter gave up just now: disarm its slot (we hold the
+                // lock), give its riders their places back, try the next.
+                Err(turn) => {
+                    if let Turn::Lead { mut slot, riders, .. } = turn {
+                        slot.armed = false;
+                        for rider in riders.into_iter().rev() {
+                            state.waiting[tier].push_front(rider);
+                        }
+                    }
+                }
             }
         }
         state.free += 1;
@@ -167,11 +292,13 @@ impl HashingGate {
         let workers = workers.max(1);
         HashingGate {
             scheduler: Arc::new(Mutex::new(Scheduler {
+                workers,
                 free: workers,
                 waiting: [VecDeque::new(), VecDeque::new()],
                 served: [0, 0],
                 cost: cost.map(|c| c.max(1)),
                 weight: [1, 1],
+                batching: Batching::Off,
             })),
             workers,
             queue,
@@ -182,6 +309,31 @@ impl HashingGate {
     /// each at least 1). Set before the gate is shared.
     pub fn weighted(self, weights: [u32; 2]) -> Self {
         lock(&self.scheduler).weight = weights.map(|w| u64::from(w.max(1)));
+        self
+    }
+
+    /// Whether waiting bcrypt hashes run together. [`Batching::Measured`]
+    /// starts the process's one measurement (in the background, once).
+    pub fn batching(self, batching: Batching) -> Self {
+        if batching == Batching::Measured {
+            static STARTED: Once = Once::new();
+            STARTED.call_once(|| {
+                hashing_threads().spawn_blocking(|| {
+                    let measured = BatchPlan::measure();
+                    tracing::info!(
+                        target: super::timing::TARGET,
+                        backend = measured.plan.backend,
+                        lanes = measured.plan.lanes,
+                        min_batch = measured.plan.min_batch,
+                        single_ms = measured.single_ms,
+                        batch_ms = measured.batch_ms,
+                        "bcrypt batch plan measured"
+                    );
+                    let _ = MEASURED.set(measured);
+                });
+            });
+        }
+        lock(&self.scheduler).batching = batching;
         self
     }
 
@@ -202,17 +354,23 @@ impl HashingGate {
 
     /// A worker slot now, or a place in the tier's line, or a refusal when
     /// `queue` of the tier's jobs are already waiting, or when `owner`
-    /// already holds its [`fair_share`] of them.
-    async fn slot(&self, tier: Tier, owner: Option<QueueOwner>) -> Result<Slot, Overloaded> {
+    /// already holds its [`fair_share`] of them. A waiter with a bcrypt
+    /// input may instead have it run in another's batch.
+    async fn turn(&self, tier: Tier, owner: Option<QueueOwner>, bcrypt: Option<BcryptInput>) -> Result<Turn, Overloaded> {
         let tier = index(tier);
         let waiting = {
             let mut state = lock(&self.scheduler);
             if state.free > 0 {
                 state.free -= 1;
                 state.start(tier);
-                return Ok(Slot {
+                let slot = Slot {
                     scheduler: Arc::clone(&self.scheduler),
                     armed: true,
+                };
+                return Ok(Turn::Lead {
+                    slot,
+                    own: bcrypt,
+                    riders: Vec::new(),
                 });
             }
             // Waiters that gave up no longer hold a place.
@@ -232,11 +390,12 @@ impl HashingGate {
                 state.served[tier] = state.served[tier].max(state.served[1 - tier]);
             }
             let (sender, receiver) = oneshot::channel();
-            state.waiting[tier].push_back(Waiter { owner, sender });
+            state.waiting[tier].push_back(Waiter { owner, sender, bcrypt });
             receiver
         };
-        // Senders are only dropped after a send (the scheduler outlives its waiters).
-        Ok(waiting.await.expect("a waiting slot is always answered"))
+        // A sender is dropped unanswered only when the batch that took it
+        // failed to run (the runtime shutting down): answer as a refusal.
+        waiting.await.map_err(|_| self.overloaded())
     }
 
     /// Runs `work` on the blocking pool once a worker slot is free for `tier`,
@@ -260,11 +419,66 @@ impl HashingGate {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let running = self.slot(tier, owner).await?;
-        let task = hashing_threads().spawn_blocking(move || {
-            let _slot = running;
+        let Turn::Lead { slot, .. } = self.turn(tier, owner, None).await? else {
+            unreachable!("only a waiter with a bcrypt input rides in a batch")
+        };
+        self.on_threads(move || {
+            let _slot = slot;
             work()
-        });
+        })
+        .await
+    }
+
+    /// Runs `job` behind the gate: a bcrypt job alone or in a batch of
+    /// waiting ones of its tier and cost, anything else alone.
+    pub async fn run_job<T: Send + 'static>(
+        &self,
+        tier: Tier,
+        owner: Option<QueueOwner>,
+        job: Job<T>,
+    ) -> Result<Ran<Result<T, EngineError>>, Overloaded> {
+        match job {
+            Job::Alone(work) => {
+                let Turn::Lead { slot, .. } = self.turn(tier, owner, None).await? else {
+                    unreachable!("only a waiter with a bcrypt input rides in a batch")
+                };
+                self.on_threads(move || {
+                    let (busy, started) = (slot.busy(), Instant::now());
+                    let value = work();
+                    Ran {
+                        value,
+                        started,
+                        finished: Instant::now(),
+                        batch: 1,
+                        busy,
+                    }
+                })
+                .await
+            }
+            Job::Bcrypt { input, finish } => {
+                let ran = match self.turn(tier, owner, Some(input)).await? {
+                    Turn::Rode(ran) => ran,
+                    Turn::Lead { slot, own, riders } => {
+                        let own = own.expect("a bcrypt waiter leads with its own input");
+                        self.on_threads(move || run_batch(slot, own, riders)).await?
+                    }
+                };
+                Ok(ran.map(|output| {
+                    output
+                        .map(|output| finish(&output))
+                        .map_err(|e| EngineError::Algorithm(e.to_string()))
+                }))
+            }
+        }
+    }
+
+    /// Runs `work` on the hashing threads.
+    async fn on_threads<T, F>(&self, work: F) -> Result<T, Overloaded>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let task = hashing_threads().spawn_blocking(work);
         match task.await {
             Ok(value) => Ok(value),
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
@@ -272,6 +486,46 @@ impl HashingGate {
             Err(_cancelled) => Err(self.overloaded()),
         }
     }
+}
+
+impl Slot {
+    /// Workers busy now, this one included.
+    fn busy(&self) -> usize {
+        let state = lock(&self.scheduler);
+        state.workers - state.free
+    }
+}
+
+/// The leader's own input alone, or with its riders' as one batch; each
+/// rider is sent its result, and the slot frees when all are done.
+fn run_batch(slot: Slot, own: BcryptInput, riders: Vec<Waiter>) -> Ran<Result<Output, BcryptFailed>> {
+    let (busy, started) = (slot.busy(), Instant::now());
+    let ran = |value, batch| Ran {
+        value,
+        started,
+        finished: Instant::now(),
+        batch,
+        busy,
+    };
+    if riders.is_empty() {
+        return ran(batch::digest_one(&own), 1);
+    }
+    let inputs: Vec<&BcryptInput> = std::iter::once(&own)
+        .chain(riders.iter().filter_map(|rider| rider.bcrypt.as_ref()))
+        .collect();
+    let size = inputs.len();
+    let mut outputs: Vec<Result<Output, BcryptFailed>> = match batch::digest_many(&inputs) {
+        Ok(outputs) => outputs.into_iter().map(Ok).collect(),
+        Err(failed) => vec![Err(failed); size],
+    };
+    drop(inputs);
+    let mine = outputs.remove(0);
+    for (rider, output) in riders.into_iter().zip(outputs) {
+        // A rider that gave up meanwhile no longer listens.
+        let _ = rider.sender.send(Turn::Rode(ran(output, size)));
+    }
+    drop(slot);
+    ran(mine, size)
 }
 
 /// The scheduling policy of the threads hashes run on: SCHED_IDLE, which

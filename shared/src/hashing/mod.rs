@@ -13,6 +13,8 @@ pub use compute::Compute;
 pub use policy::{Algorithm, AlgorithmParseError, Policy, Tier};
 
 #[cfg(feature = "hashing")]
+pub mod batch;
+#[cfg(feature = "hashing")]
 mod config;
 #[cfg(feature = "hashing")]
 mod engine;
@@ -27,9 +29,9 @@ pub mod timing;
 #[cfg(feature = "hashing")]
 pub use config::{ConfigError, HashingConfig, Overrides, check_floors, floor_of, validate_policy};
 #[cfg(feature = "hashing")]
-pub use engine::{HashError as EngineError, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
+pub use engine::{HashError as EngineError, Job, PasswordEngine, StoredHash, UNPEPPERED_MAX_BYTES, Verification};
 #[cfg(feature = "hashing")]
-pub use gate::{DEFAULT_QUEUE, HashingGate, Overloaded, QueueOwner, fair_share};
+pub use gate::{Batching, DEFAULT_QUEUE, HashingGate, Overloaded, QueueOwner, Ran, fair_share, measured_plan};
 #[cfg(feature = "hashing")]
 pub use pepper::{MIN_PEPPER_BYTES, Pepper, PepperRing, PepperTooShort};
 #[cfg(feature = "hashing")]

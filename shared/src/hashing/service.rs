@@ -1,12 +1,13 @@
 //! [`Hashing`]: the engine behind the gate, built once per process.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use secrecy::SecretString;
 
 use super::timing::{HashTiming, TimingSink};
+use super::engine::Job;
 use super::{
     Algorithm, ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, QueueOwner,
     StoredHash, Tier, Verification,
@@ -29,9 +30,6 @@ pub struct Hashing {
     gate: HashingGate,
     /// Hashes and verifies run so far (tests and load runs read it).
     runs: Arc<AtomicU64>,
-    /// Hashes running now: counted where they run, not by the gate, so the
-    /// records show what the CPU actually did.
-    running: Arc<AtomicUsize>,
     timing: Arc<TimingSink>,
     /// Whose hashes these are, for the gate's per-client share.
     owner: Option<QueueOwner>,
@@ -45,9 +43,10 @@ impl Hashing {
             .allowing_downgrade(config.overrides.downgrade);
         Ok(Hashing {
             engine: Arc::new(engine),
-            gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest).weighted(config.weights),
+            gate: HashingGate::for_algorithms(config.workers, config.queue, member, guest)
+                .weighted(config.weights)
+                .batching(config.batching),
             runs: Arc::default(),
-            running: Arc::default(),
             timing: Arc::new(config.timing),
             owner: None,
         })
@@ -76,67 +75,49 @@ impl Hashing {
         self.runs.load(Ordering::Relaxed)
     }
 
-    /// Runs `work` behind the gate and records its timing (`op` on
-    /// `algorithm`) when it succeeds.
+    /// Runs `job` behind the gate (alone or in a batch) and records its
+    /// timing (`op` on `algorithm`) when it succeeds.
     async fn run<T: Send + 'static>(
         &self,
         tier: Tier,
         op: &'static str,
         algorithm: Algorithm,
-        work: impl FnOnce(&PasswordEngine) -> Result<T, EngineError> + Send + 'static,
+        job: Result<Job<T>, EngineError>,
     ) -> Result<T, HashError> {
-        let (engine, runs, running, timing) = (
-            Arc::clone(&self.engine),
-            Arc::clone(&self.runs),
-            Arc::clone(&self.running),
-            Arc::clone(&self.timing),
-        );
         let asked = Instant::now();
-        let result = self
-            .gate
-            .run_for(tier, self.owner, move || {
-                let started = Instant::now();
-                let now_running = running.fetch_add(1, Ordering::SeqCst) + 1;
-                runs.fetch_add(1, Ordering::Relaxed);
-                let result = work(&engine);
-                running.fetch_sub(1, Ordering::SeqCst);
-                if result.is_ok() {
-                    timing.record(&HashTiming {
-                        op,
-                        tier,
-                        algorithm,
-                        hash: started.elapsed(),
-                        queue_wait: started - asked,
-                        running: now_running,
-                    });
-                }
-                result
-            })
-            .await?;
-        Ok(result?)
+        let ran = self.gate.run_job(tier, self.owner, job?).await?;
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        if ran.value.is_ok() {
+            self.timing.record(&HashTiming {
+                op,
+                tier,
+                algorithm,
+                hash: ran.finished.saturating_duration_since(ran.started),
+                queue_wait: ran.started.saturating_duration_since(asked),
+                running: ran.busy,
+                batch: ran.batch,
+            });
+        }
+        Ok(ran.value?)
     }
 
     pub async fn hash(&self, tier: Tier, password: SecretString) -> Result<String, HashError> {
         let algorithm = self.engine.policy(tier).algorithm;
-        self.run(tier, "hash", algorithm, move |engine| engine.hash(tier, &password))
-            .await
+        let job = self.engine.hash_job(tier, &password);
+        self.run(tier, "hash", algorithm, job).await
     }
 
     pub async fn verify(&self, tier: Tier, password: SecretString, stored: String) -> Result<Verification, HashError> {
         // A hash that does not parse fails in the engine, unrecorded.
         let algorithm = StoredHash::parse(&stored).map_or(self.engine.policy(tier).algorithm, |s| s.algorithm);
-        self.run(tier, "verify", algorithm, move |engine| {
-            engine.verify(tier, &password, &stored)
-        })
-        .await
+        let job = self.engine.verify_job(tier, &password, &stored);
+        self.run(tier, "verify", algorithm, job).await
     }
 
     /// For logins of unknown usernames: as slow as a real member verify, never a match.
     pub async fn verify_dummy(&self, password: SecretString) -> Result<(), HashError> {
         let algorithm = self.engine.policy(Tier::Member).algorithm;
-        self.run(Tier::Member, "verify", algorithm, move |engine| {
-            engine.verify_dummy(&password)
-        })
-        .await
+        let job = self.engine.verify_dummy_job(&password);
+        self.run(Tier::Member, "verify", algorithm, job).await.map(|_| ())
     }
 }

@@ -29,8 +29,11 @@ pub struct HashTiming {
     pub hash: Duration,
     /// From the request asking to hash to the hash starting (the gate's queue).
     pub queue_wait: Duration,
-    /// Hashes of this process running when it started, itself included.
+    /// Hash workers of this process busy when it started, its own included.
     pub running: usize,
+    /// Hashes that ran together with it, itself included (1: alone; more:
+    /// a batch, docs/DESIGN.md, Batch hashing). `hash` is then the batch's time.
+    pub batch: usize,
 }
 
 /// Where records go.
@@ -54,6 +57,7 @@ impl TimingSink {
                 duration_ms = millis(timing.hash),
                 queue_wait_ms = millis(timing.queue_wait),
                 running = timing.running,
+                batch = timing.batch,
                 "{MESSAGE}"
             ),
             TimingSink::Emf { function } => {
@@ -81,7 +85,8 @@ pub fn emf(function: &str, timing: &HashTiming, at: SystemTime) -> serde_json::V
                 "Metrics": [
                     {"Name": "hash_ms", "Unit": "Milliseconds"},
                     {"Name": "queue_wait_ms", "Unit": "Milliseconds"},
-                    {"Name": "running", "Unit": "Count"}
+                    {"Name": "running", "Unit": "Count"},
+                    {"Name": "batch", "Unit": "Count"}
                 ]
             }]
         },
@@ -92,6 +97,7 @@ pub fn emf(function: &str, timing: &HashTiming, at: SystemTime) -> serde_json::V
         "hash_ms": millis(timing.hash),
         "queue_wait_ms": millis(timing.queue_wait),
         "running": timing.running,
+        "batch": timing.batch,
     })
 }
 
@@ -112,6 +118,7 @@ mod tests {
             hash: Duration::from_micros(14_625),
             queue_wait: Duration::from_micros(1_500),
             running: 3,
+            batch: 8,
         };
         let at = UNIX_EPOCH + Duration::from_millis(1_796_014_680_123);
         let record = emf("guest-comment", &timing, at);
@@ -129,5 +136,6 @@ mod tests {
         assert_eq!(record["hash_ms"], 14.625);
         assert_eq!(record["queue_wait_ms"], 1.5);
         assert_eq!(record["running"], 3);
+        assert_eq!(record["batch"], 8);
     }
 }

@@ -6,7 +6,7 @@ use secrecy::SecretString;
 
 use super::{ConfigError, Deployment, Env, UNPEPPERED};
 use crate::hashing::timing::TimingSink;
-use crate::hashing::{self, Compute, HashingConfig, Pepper, PepperRing, Policy, Tier};
+use crate::hashing::{self, Batching, Compute, HashingConfig, Pepper, PepperRing, Policy, Tier};
 
 /// Hashing for `deployment`, with `pepper` as resolved (set, generated or
 /// from Secrets Manager; `None` for [`UNPEPPERED`]).
@@ -123,6 +123,19 @@ pub fn hashing_config(
             })
             .transpose()
     };
+    // Batches form only where hashes queue: never on classic Lambda, whose
+    // environment serves one request at a time.
+    let batching = match env.get("HASH_BATCH").as_deref().map(str::trim) {
+        None if compute.is_fixed() => Batching::Measured,
+        None => Batching::Off,
+        Some("auto") => Batching::Measured,
+        Some("off") => Batching::Off,
+        Some(other) => {
+            return Err(ConfigError::invalid(format!(
+                "HASH_BATCH must be `auto` or `off`, got `{other}`"
+            )));
+        }
+    };
     Ok(HashingConfig {
         member: tier_policy(Tier::Member, "MEMBER_TIER")?,
         guest: tier_policy(Tier::Guest, "GUEST_TIER")?,
@@ -130,6 +143,7 @@ pub fn hashing_config(
         workers: whole("HASH_WORKERS", 1)?.unwrap_or_else(|| compute.default_workers()),
         queue: whole("HASH_QUEUE", 0)?.unwrap_or(hashing::DEFAULT_QUEUE),
         weights: file.weights(),
+        batching,
         overrides: hashing::Overrides {
             below_floor: env.flag("HASH_FLOOR_OVERRIDE")?,
             downgrade: env.flag("HASH_ALLOW_DOWNGRADE")?,
