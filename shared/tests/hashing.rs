@@ -1,10 +1,5 @@
 //! The tiered-hashing module's contract, through its public API.
 
-#[path = "bcrypt/differential.rs"]
-mod differential;
-#[path = "bcrypt/vectors.rs"]
-mod vectors;
-
 use std::collections::HashMap;
 
 use proptest::prelude::*;

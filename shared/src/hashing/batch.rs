@@ -81,7 +81,8 @@ pub fn hash_string(output: &Output) -> String {
 
 /// One input on the scalar kernel.
 pub fn digest_one(input: &BcryptInput) -> Result<Output, BcryptFailed> {
-    bcrypt_rust::hash_with_salt(input.key.expose_secret(), input.cost, input.salt).map_err(|e| BcryptFailed(e.to_string()))
+    bcrypt_rust::hash_with_salt(input.key.expose_secret(), input.cost, input.salt)
+        .map_err(|e| BcryptFailed(e.to_string()))
 }
 
 /// Inputs of one cost together, in lane-width groups on the crate's SIMD
@@ -208,7 +209,10 @@ mod tests {
         // 16 lanes whose batch takes 9 single hashes' time: 10 waiting win by 5%.
         let plan = plan_from(16, 1.0, 9.0, "avx512");
         assert_eq!(plan.min_batch, 10);
-        assert_eq!((plan.size(1), plan.size(9), plan.size(10), plan.size(40)), (1, 1, 10, 16));
+        assert_eq!(
+            (plan.size(1), plan.size(9), plan.size(10), plan.size(40)),
+            (1, 1, 10, 16)
+        );
         // A batch slower than its lanes one by one never runs.
         assert_eq!(plan_from(8, 1.0, 8.0, "sse41"), BatchPlan::OFF);
         assert_eq!(plan_from(1, 1.0, 1.0, "scalar"), BatchPlan::OFF);
@@ -223,7 +227,8 @@ mod tests {
         let stored = hash_string(&output);
         assert!(stored.starts_with("$2b$04$") && stored.len() == 60, "{stored}");
         assert!(bcrypt::verify("비밀번호 with NUL\0inside", &stored).unwrap());
-        let (again, expected) = BcryptInput::to_check(&stored, &SecretString::from("비밀번호 with NUL\0inside")).unwrap();
+        let (again, expected) =
+            BcryptInput::to_check(&stored, &SecretString::from("비밀번호 with NUL\0inside")).unwrap();
         assert_eq!(expected, output.get_hash());
         assert!(matches(&digest_one(&again).unwrap(), &expected));
         assert!(BcryptInput::to_check("$2b$04$short", &SecretString::from("x")).is_none());

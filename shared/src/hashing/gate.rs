@@ -195,8 +195,7 @@ impl Scheduler {
         if !plan.batches() {
             return Vec::new();
         }
-        let joins =
-            |w: &Waiter| !w.sender.is_closed() && w.bcrypt.as_ref().is_some_and(|input| input.cost() == cost);
+        let joins = |w: &Waiter| !w.sender.is_closed() && w.bcrypt.as_ref().is_some_and(|input| input.cost() == cost);
         let alike = 1 + self.waiting[tier].iter().filter(|w| joins(w)).count();
         let take = plan.size(alike) - 1;
         if take == 0 {
@@ -356,7 +355,12 @@ impl HashingGate {
     /// `queue` of the tier's jobs are already waiting, or when `owner`
     /// already holds its [`fair_share`] of them. A waiter with a bcrypt
     /// input may instead have it run in another's batch.
-    async fn turn(&self, tier: Tier, owner: Option<QueueOwner>, bcrypt: Option<BcryptInput>) -> Result<Turn, Overloaded> {
+    async fn turn(
+        &self,
+        tier: Tier,
+        owner: Option<QueueOwner>,
+        bcrypt: Option<BcryptInput>,
+    ) -> Result<Turn, Overloaded> {
         let tier = index(tier);
         let waiting = {
             let mut state = lock(&self.scheduler);
@@ -820,6 +824,156 @@ mod tests {
         // The policy stays on the hashing threads.
         assert_eq!(policy(), request_thread);
         assert_eq!(tokio::task::spawn_blocking(policy).await.unwrap(), request_thread);
+    }
+
+    fn input(cost: u32, password: &str) -> BcryptInput {
+        BcryptInput::with_salt(cost, [7; 16], password.as_bytes().to_vec())
+    }
+
+    /// A bcrypt job whose answer is its output and the batch it ran in.
+    fn queue_bcrypt(gate: &HashingGate, cost: u32, password: &str) -> tokio::task::JoinHandle<(Output, usize, Output)> {
+        let (gate, alone) = (gate.clone(), batch::digest_one(&input(cost, password)).unwrap());
+        let job = Job::Bcrypt {
+            input: input(cost, password),
+            finish: Box::new(|output: &Output| output.clone()),
+        };
+        tokio::spawn(async move {
+            let ran = gate.run_job(Tier::Guest, None, job).await.unwrap();
+            (ran.value.unwrap(), ran.batch, alone)
+        })
+    }
+
+    /// One worker, held busy until the returned sender sends.
+    async fn busy_gate(plan: BatchPlan) -> (HashingGate, std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<()>) {
+        let gate = HashingGate::new(1, 64).batching(Batching::Plan(plan));
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let blocker = {
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.run(Tier::Guest, move || blocked.recv().unwrap()).await.unwrap() })
+        };
+        while lock(&gate.scheduler).free > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        (gate, release, blocker)
+    }
+
+    async fn until_waiting(gate: &HashingGate, n: usize) {
+        while lock(&gate.scheduler).waiting[1].len() < n {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    const EIGHT_LANES: BatchPlan = BatchPlan {
+        lanes: 8,
+        min_batch: 2,
+        backend: "test",
+    };
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn waiting_bcrypt_hashes_of_one_cost_run_as_one_batch_and_each_gets_its_own_output() {
+        let (gate, release, blocker) = busy_gate(EIGHT_LANES).await;
+        let mut same = Vec::new();
+        for i in 0..5 {
+            same.push(queue_bcrypt(&gate, 4, &format!("password {i}")));
+            until_waiting(&gate, i + 1).await;
+        }
+        let other_cost = queue_bcrypt(&gate, 5, "another cost");
+        until_waiting(&gate, 6).await;
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        for job in same {
+            let (output, batch, alone) = job.await.unwrap();
+            assert_eq!(batch, 5, "the five cost-4 hashes ran together");
+            assert_eq!(output, alone, "each got its own output, as if alone");
+        }
+        let (output, batch, alone) = other_cost.await.unwrap();
+        assert_eq!((batch, output), (1, alone), "another cost never joins the batch");
+        assert_eq!(lock(&gate.scheduler).free, 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_takes_at_most_the_lanes_and_the_rest_wait_their_turn_in_order() {
+        let plan = BatchPlan {
+            lanes: 4,
+            min_batch: 2,
+            backend: "test",
+        };
+        let (gate, release, blocker) = busy_gate(plan).await;
+        let mut jobs = Vec::new();
+        for i in 0..6 {
+            jobs.push(queue_bcrypt(&gate, 4, &format!("password {i}")));
+            until_waiting(&gate, i + 1).await;
+        }
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        let mut batches = Vec::new();
+        for job in jobs {
+            let (output, batch, alone) = job.await.unwrap();
+            assert_eq!(output, alone);
+            batches.push(batch);
+        }
+        assert_eq!(batches, [4, 4, 4, 4, 2, 2], "four lanes, then the two left");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn fewer_waiting_hashes_than_pay_for_a_batch_run_one_by_one() {
+        let plan = BatchPlan {
+            lanes: 16,
+            min_batch: 4,
+            backend: "test",
+        };
+        let (gate, release, blocker) = busy_gate(plan).await;
+        let mut jobs = Vec::new();
+        for i in 0..3 {
+            jobs.push(queue_bcrypt(&gate, 4, &format!("password {i}")));
+            until_waiting(&gate, i + 1).await;
+        }
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        for job in jobs {
+            assert_eq!(
+                job.await.unwrap().1,
+                1,
+                "three waiting: a batch would cost more than three alone"
+            );
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiter_that_gave_up_is_left_out_of_the_batch() {
+        let (gate, release, blocker) = busy_gate(EIGHT_LANES).await;
+        let kept = queue_bcrypt(&gate, 4, "kept");
+        until_waiting(&gate, 1).await;
+        let given_up = {
+            let gate = gate.clone();
+            let job = Job::Bcrypt {
+                input: input(4, "gives up"),
+                finish: Box::new(|output: &Output| output.clone()),
+            };
+            tokio::time::timeout(Duration::from_millis(20), async move {
+                gate.run_job(Tier::Guest, None, job).await
+            })
+            .await
+        };
+        assert!(given_up.is_err());
+        let also_kept = queue_bcrypt(&gate, 4, "also kept");
+        // Joining the line clears the place given up: two wait.
+        until_waiting(&gate, 2).await;
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        assert_eq!(kept.await.unwrap().1, 2);
+        assert_eq!(
+            also_kept.await.unwrap().1,
+            2,
+            "the two that still wait, not the one that left"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lone_hash_runs_alone_on_a_free_worker_whatever_the_plan() {
+        let gate = HashingGate::new(1, 4).batching(Batching::Plan(EIGHT_LANES));
+        let (output, batch, alone) = queue_bcrypt(&gate, 4, "alone").await.unwrap();
+        assert_eq!((batch, output), (1, alone));
     }
 
     async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use secrecy::SecretString;
 
-use super::timing::{HashTiming, TimingSink};
 use super::engine::Job;
+use super::timing::{HashTiming, TimingSink};
 use super::{
     Algorithm, ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, QueueOwner,
     StoredHash, Tier, Verification,

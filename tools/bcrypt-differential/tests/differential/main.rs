@@ -6,9 +6,11 @@
 
 use std::str::FromStr as _;
 
+mod vectors;
+
 use shared::hashing::batch::{self, BcryptInput};
 
-use super::vectors::VECTORS;
+use vectors::VECTORS;
 
 /// SplitMix64: deterministic inputs, so a failure reruns the same.
 struct Inputs(u64);
@@ -83,7 +85,12 @@ fn the_batch_engine_reproduces_every_published_vector_alone_and_in_batches() {
         let inputs: Vec<&BcryptInput> = group.iter().map(|(input, _)| input).collect();
         let outputs = batch::digest_many(&inputs).unwrap();
         for ((_, expected), output) in group.iter().zip(&outputs) {
-            assert_eq!(&batch::hash_string(output), expected, "in a batch of {} at cost {cost}", group.len());
+            assert_eq!(
+                &batch::hash_string(output),
+                expected,
+                "in a batch of {} at cost {cost}",
+                group.len()
+            );
         }
     }
 }
@@ -111,7 +118,10 @@ fn thousands_of_random_inputs_hash_as_the_bcrypt_crate_does_alone_and_in_batches
         .collect();
     let seen: std::collections::BTreeSet<u8> = cases.iter().flat_map(|(pw, _, _)| pw.iter().copied()).collect();
     assert_eq!(seen.len(), 256, "every byte value is in some password");
-    let expected: Vec<String> = cases.iter().map(|(pw, cost, salt)| reference(pw, *cost, *salt)).collect();
+    let expected: Vec<String> = cases
+        .iter()
+        .map(|(pw, cost, salt)| reference(pw, *cost, *salt))
+        .collect();
     let (mut alone_checks, mut batch_checks) = (0, 0);
     let mut sizes = std::collections::BTreeSet::new();
     for cost in 4..=6 {
