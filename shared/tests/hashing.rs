@@ -4,8 +4,10 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use secrecy::SecretString;
+use shared::hashing::batch::BatchPlan;
 use shared::hashing::{
-    Algorithm, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper, PepperRing, Policy, StoredHash, Tier,
+    Algorithm, Batching, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper, PepperRing, Policy, StoredHash,
+    Tier,
 };
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
@@ -446,4 +448,71 @@ fn tiers_under_the_floors_fail_at_start_unless_overridden() {
     ])
     .unwrap();
     assert!(Hashing::new(at_floor).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_hashes_and_verifies_of_one_tier_share_batches_and_every_answer_is_right() {
+    let mut cfg = config(&[
+        ("PEPPER", PEPPER),
+        ("MEMBER_TIER", "bcrypt:6"),
+        ("GUEST_TIER", "bcrypt:4"),
+        ("HASH_FLOOR_OVERRIDE", "1"),
+        ("HASH_WORKERS", "1"),
+    ])
+    .unwrap();
+    cfg.batching = Batching::Plan(BatchPlan {
+        lanes: 8,
+        min_batch: 2,
+        backend: "test",
+    });
+    let hashing = Hashing::new(cfg).unwrap();
+    // Stored hashes made one at a time, to check against in batches.
+    let mut stored = Vec::new();
+    for i in 0..12 {
+        stored.push(
+            hashing
+                .hash(Tier::Member, secret(&format!("member {i}")))
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(hashing.batched(), 0, "one at a time, nothing waits");
+    // 36 at once on one worker: right and wrong passwords, new hashes and
+    // an unknown user's dummy verify, queued together.
+    let mut jobs = Vec::new();
+    for (i, hash) in stored.iter().enumerate() {
+        for (password, expect) in [(format!("member {i}"), true), (format!("member {i}!"), false)] {
+            let (hashing, hash) = (hashing.clone(), hash.clone());
+            jobs.push(tokio::spawn(async move {
+                let verdict = hashing.verify(Tier::Member, secret(&password), hash).await.unwrap();
+                assert_eq!(verdict.matched, expect, "{password}");
+                None
+            }));
+        }
+        let hashing = hashing.clone();
+        jobs.push(tokio::spawn(async move {
+            let made = hashing.hash(Tier::Member, secret(&format!("new {i}"))).await.unwrap();
+            Some((i, made))
+        }));
+    }
+    let dummy = {
+        let hashing = hashing.clone();
+        tokio::spawn(async move { hashing.verify_dummy(secret("nobody")).await })
+    };
+    let mut made = Vec::new();
+    for job in jobs {
+        made.extend(job.await.unwrap());
+    }
+    assert!(dummy.await.unwrap().is_ok());
+    assert!(hashing.batched() > 0, "some hashes ran in batches");
+    // Hashes made in a batch verify alone, and with the bcrypt crate inside the pepper.
+    for (i, hash) in made {
+        assert!(
+            hashing
+                .engine()
+                .verify(Tier::Member, &secret(&format!("new {i}")), &hash)
+                .unwrap()
+                .matched
+        );
+    }
 }

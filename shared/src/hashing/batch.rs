@@ -105,6 +105,11 @@ pub fn backend_name() -> &'static str {
     bcrypt_rust::detected_backend().name()
 }
 
+/// How many hashes one batch of [`backend_name`]'s kernel holds.
+pub fn backend_lanes() -> usize {
+    bcrypt_rust::detected_backend().lanes()
+}
+
 /// When waiting bcrypt hashes of one cost run together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchPlan {

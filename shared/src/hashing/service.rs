@@ -30,6 +30,8 @@ pub struct Hashing {
     gate: HashingGate,
     /// Hashes and verifies run so far (tests and load runs read it).
     runs: Arc<AtomicU64>,
+    /// Of those, the ones that ran in a batch of two or more.
+    batched: Arc<AtomicU64>,
     timing: Arc<TimingSink>,
     /// Whose hashes these are, for the gate's per-client share.
     owner: Option<QueueOwner>,
@@ -47,6 +49,7 @@ impl Hashing {
                 .weighted(config.weights)
                 .batching(config.batching),
             runs: Arc::default(),
+            batched: Arc::default(),
             timing: Arc::new(config.timing),
             owner: None,
         })
@@ -75,6 +78,11 @@ impl Hashing {
         self.runs.load(Ordering::Relaxed)
     }
 
+    /// How many of them ran in a batch of two or more.
+    pub fn batched(&self) -> u64 {
+        self.batched.load(Ordering::Relaxed)
+    }
+
     /// Runs `job` behind the gate (alone or in a batch) and records its
     /// timing (`op` on `algorithm`) when it succeeds.
     async fn run<T: Send + 'static>(
@@ -87,6 +95,9 @@ impl Hashing {
         let asked = Instant::now();
         let ran = self.gate.run_job(tier, self.owner, job?).await?;
         self.runs.fetch_add(1, Ordering::Relaxed);
+        if ran.batch > 1 {
+            self.batched.fetch_add(1, Ordering::Relaxed);
+        }
         if ran.value.is_ok() {
             self.timing.record(&HashTiming {
                 op,

@@ -37,6 +37,35 @@ pub struct TierFile {
     /// (1 for a tier not named: 1:1 when absent).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub gate_weights: BTreeMap<String, u32>,
+    /// bcrypt's batch throughput on the measuring machine (docs/DESIGN.md,
+    /// Batch hashing), which the fixed-capacity choice counts on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchThroughput>,
+}
+
+/// How many bcrypt hashes a second one worker finishes when k wait.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchThroughput {
+    /// bcrypt-rust's SIMD backend on the measuring machine.
+    pub backend: String,
+    /// Hashes one batch holds.
+    pub lanes: usize,
+    /// The fewest waiting hashes a batch is worth it for (the gate's rule,
+    /// `shared::hashing::batch::plan_from`); more than `lanes`: never.
+    pub min_batch: usize,
+    pub rows: Vec<BatchRow>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BatchRow {
+    pub cost: u32,
+    /// Hashes run together (1: the scalar kernel, alone).
+    pub k: usize,
+    /// Median time of the whole batch, which is each of its hashes' latency.
+    pub batch_ms: f64,
+    pub hashes_per_s: f64,
+    /// `hashes_per_s` over k = 1's.
+    pub speedup: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,8 +73,13 @@ pub struct FixedCapacity {
     /// Hashing workers the choice assumes (the machine's cores less one).
     pub workers: usize,
     pub max_utilization: f64,
-    /// How busy the peak rates keep the workers with these tiers.
+    /// How busy the peak rates keep the workers with these tiers, one hash
+    /// at a time.
     pub utilization: f64,
+    /// With a `batch` section: `utilization` over the full-batch speedup,
+    /// how busy a burst that makes the queue deep keeps the workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_utilization: Option<f64>,
     pub tiers: BTreeMap<String, ChosenTier>,
 }
 

@@ -49,6 +49,7 @@ pub fn build_tier_file(
     budgets_ms: &BTreeMap<String, f64>,
     machine: Machine,
     source: &str,
+    batch: Option<shared::hashing::tier_file::BatchThroughput>,
 ) -> anyhow::Result<TierFile> {
     let model = model::lambda_model();
     let table: Vec<_> = samples
@@ -78,6 +79,7 @@ pub fn build_tier_file(
         peak_rates_per_s: model::default_peak_rates(),
         fixed_capacity: None,
         gate_weights: model::default_gate_weights(),
+        batch,
     };
     decide(&mut file)?;
     Ok(file)
@@ -110,6 +112,7 @@ pub fn decide(file: &mut TierFile) -> anyhow::Result<()> {
         &file.tiers,
         &file.peak_rates_per_s,
         workers,
+        file.batch.as_ref(),
     ));
     file.functions = model::function_sizing(&file.tiers);
     Ok(())

@@ -37,6 +37,11 @@ struct MeasureArgs {
     min_cost: u32,
     #[arg(long, default_value_t = 14)]
     max_cost: u32,
+    /// Rounds of the batch measurement (bcrypt batches of 1-16 at --batch-costs).
+    #[arg(long, default_value_t = 11)]
+    batch_rounds: usize,
+    #[arg(long, value_delimiter = ',', default_values_t = [8, 10])]
+    batch_costs: Vec<u32>,
 }
 
 #[derive(Args)]
@@ -65,6 +70,8 @@ fn main() -> anyhow::Result<()> {
         rounds: 31,
         min_cost: 4,
         max_cost: 14,
+        batch_rounds: 11,
+        batch_costs: vec![8, 10],
     })) {
         Command::Measure(args) => {
             if cfg!(debug_assertions) {
@@ -72,7 +79,8 @@ fn main() -> anyhow::Result<()> {
             }
             let candidates = measure::default_candidates(args.min_cost, args.max_cost);
             let samples = measure::measure(&candidates, args.rounds)?;
-            build_tier_file(&samples, &budgets, this_machine(), "calibrate")?
+            let batch = measure::measure_batches(&args.batch_costs, args.batch_rounds)?;
+            build_tier_file(&samples, &budgets, this_machine(), "calibrate", Some(batch))?
         }
         Command::Choose => {
             let json = std::fs::read_to_string(&cli.common.out)
@@ -96,7 +104,9 @@ fn main() -> anyhow::Result<()> {
             eprintln!("{used} timing lines over {} algorithms", samples.len());
             let mut machine = this_machine();
             machine.cpu = format!("production logs ({} lines)", used);
-            build_tier_file(&samples, &budgets, machine, "logs")?
+            // Logs hold single hashes only (batched ones are skipped): no
+            // batch section, so the capacity rule counts one hash at a time.
+            build_tier_file(&samples, &budgets, machine, "logs", None)?
         }
     };
     write_outputs(

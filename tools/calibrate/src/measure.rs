@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom as _;
 use secrecy::SecretString;
+use shared::hashing::tier_file::{BatchRow, BatchThroughput};
 use shared::hashing::{Algorithm, PasswordEngine, Pepper, PepperRing, Policy, Tier};
 
 /// Raw samples in milliseconds.
@@ -96,4 +97,69 @@ fn time_once(engine: &PasswordEngine, password: &SecretString) -> anyhow::Result
     let verify_ms = started.elapsed().as_secs_f64() * 1e3;
     anyhow::ensure!(verdict.matched, "a fresh hash did not verify");
     Ok((hash_ms, verify_ms))
+}
+
+/// The batch sizes timed: alone, then up to AVX-512's 16 lanes.
+pub const BATCH_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// Times bcrypt batches of [`BATCH_SIZES`] at each of `costs` on one thread
+/// (k = 1 on the scalar kernel, as a lone hash runs), interleaved in a fresh
+/// random order each round; hashes per second per worker at each k.
+pub fn measure_batches(costs: &[u32], rounds: usize) -> anyhow::Result<BatchThroughput> {
+    use shared::hashing::batch::{self, BcryptInput};
+    anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
+    let backend = batch::backend_name().to_owned();
+    let mut cells: Vec<(u32, usize, Vec<f64>)> = costs
+        .iter()
+        .flat_map(|&cost| BATCH_SIZES.map(|k| (cost, k, Vec::new())))
+        .collect();
+    let inputs = |cost: u32, k: usize| -> Vec<BcryptInput> {
+        (0..k)
+            .map(|i| BcryptInput::fresh(cost, &SecretString::from(format!("batch-{i}-calibration"))))
+            .collect()
+    };
+    let mut order: Vec<usize> = (0..cells.len()).collect();
+    let mut rng = rand::rng();
+    let progress = ProgressBar::new((rounds * cells.len()) as u64);
+    for round in 0..=rounds {
+        order.shuffle(&mut rng);
+        for &i in &order {
+            let (cost, k) = (cells[i].0, cells[i].1);
+            let batch_inputs = inputs(cost, k);
+            let refs: Vec<&BcryptInput> = batch_inputs.iter().collect();
+            let started = Instant::now();
+            if k == 1 {
+                std::hint::black_box(batch::digest_one(refs[0])?);
+            } else {
+                std::hint::black_box(batch::digest_many(&refs)?);
+            }
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            // Round 0 warms up (and runs bcrypt-rust's one-time backend choice).
+            if round > 0 {
+                cells[i].2.push(ms);
+                progress.inc(1);
+            }
+        }
+    }
+    progress.finish_and_clear();
+    let mut rows = Vec::new();
+    for &cost in costs {
+        let median = |k: usize| {
+            let samples = &cells.iter().find(|c| c.0 == cost && c.1 == k).expect("measured").2;
+            crate::stats::summarize(samples).median_ms
+        };
+        let alone = 1000.0 / median(1);
+        for k in BATCH_SIZES {
+            let batch_ms = median(k);
+            let hashes_per_s = k as f64 * 1000.0 / batch_ms;
+            rows.push(BatchRow {
+                cost,
+                k,
+                batch_ms: crate::stats::round3(batch_ms),
+                hashes_per_s: crate::stats::round3(hashes_per_s),
+                speedup: crate::stats::round3(hashes_per_s / alone),
+            });
+        }
+    }
+    Ok(crate::model::batch_throughput(backend, batch::backend_lanes(), rows))
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use shared::hashing::Algorithm;
 use shared::hashing::tier_file::{
-    ChosenTier, FixedCapacity, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
+    BatchRow, BatchThroughput, ChosenTier, FixedCapacity, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
 };
 
 use crate::stats::round3;
@@ -146,22 +146,82 @@ pub fn utilization(
     busy / workers.max(1) as f64
 }
 
+/// The batch section of the tier file from measured rows: the gate's rule
+/// for when a batch pays (`shared::hashing::batch::plan_from`), from the
+/// full batch's time at the dearest cost measured.
+pub fn batch_throughput(backend: String, lanes: usize, rows: Vec<BatchRow>) -> BatchThroughput {
+    let dearest = rows.iter().map(|r| r.cost).max().unwrap_or(0);
+    let at = |k: usize| rows.iter().find(|r| r.cost == dearest && r.k == k).map(|r| r.batch_ms);
+    let full = rows
+        .iter()
+        .filter(|r| r.cost == dearest && r.k <= lanes)
+        .max_by_key(|r| r.k)
+        .map(|r| r.batch_ms);
+    let min_batch = match (at(1), full) {
+        (Some(single), Some(full)) => shared::hashing::batch::plan_from(lanes, single, full, "measured").min_batch,
+        _ => usize::MAX,
+    };
+    BatchThroughput {
+        backend,
+        lanes,
+        min_batch: min_batch.min(lanes + 1),
+        rows,
+    }
+}
+
+/// How many times the hashes per second of one hash at a time a worker
+/// finishes in full batches, at the dearest cost measured (the ratio hardly
+/// moves with the cost: the same loop runs 2^cost times); 1 where a batch
+/// never pays.
+pub fn full_batch_speedup(batch: &BatchThroughput) -> f64 {
+    if batch.min_batch > batch.lanes {
+        return 1.0;
+    }
+    let dearest = batch.rows.iter().map(|r| r.cost).max();
+    batch
+        .rows
+        .iter()
+        .filter(|r| Some(r.cost) == dearest && r.k <= batch.lanes)
+        .max_by_key(|r| r.k)
+        .map_or(1.0, |r| r.speedup.max(1.0))
+}
+
+/// With batches, how busy the workers may be one hash at a time at the peak
+/// rates. There the queue is short and hashes mostly run alone; the burst
+/// headroom that [`MAX_UTILIZATION`] keeps is carried by batches instead,
+/// because a burst is what makes the queue deep enough for them. At 85% one
+/// hash at a time waits about 2.8 hash times on average (M/D/1), at 70% 1.2.
+pub const MAX_UTILIZATION_ALONE: f64 = 0.85;
+
+/// Whether the peak rates fit: one hash at a time within [`MAX_UTILIZATION`]
+/// without batches; with them, within [`MAX_UTILIZATION_ALONE`] alone and
+/// within [`MAX_UTILIZATION`] of the full-batch throughput.
+fn fits(alone: f64, batch: Option<&BatchThroughput>) -> bool {
+    // Sums of measured milliseconds: a rounding hair is not a breach.
+    const HAIR: f64 = 1e-9;
+    match batch.map(full_batch_speedup).filter(|&speedup| speedup > 1.0) {
+        None => alone <= MAX_UTILIZATION + HAIR,
+        Some(speedup) => alone <= MAX_UTILIZATION_ALONE + HAIR && alone / speedup <= MAX_UTILIZATION + HAIR,
+    }
+}
+
 /// The fixed-capacity rule: start from the latency choices and, while the
 /// peak rates would keep the workers more than [`MAX_UTILIZATION`] busy,
 /// lower by one bcrypt cost the tier that takes the most worker time (never
 /// under the pepper's floor). On a fixed CPU a stronger tier is paid by every
-/// request that waits behind it, not by its own latency alone.
+/// request that waits behind it, not by its own latency alone. With a batch
+/// section the burst headroom comes from batches ([`fits`]).
 pub fn choose_for_capacity(
     model: &LambdaModel,
     table: &[TimingRow],
     latency: &BTreeMap<String, ChosenTier>,
     rates: &BTreeMap<String, f64>,
     workers: usize,
+    batch: Option<&BatchThroughput>,
 ) -> FixedCapacity {
     let mut tiers = latency.clone();
     loop {
-        let load = utilization(table, &tiers, rates, workers);
-        if load <= MAX_UTILIZATION {
+        if fits(utilization(table, &tiers, rates, workers), batch) {
             break;
         }
         // The tier taking the most worker time that can still go down.
@@ -203,6 +263,9 @@ pub fn choose_for_capacity(
         workers: workers.max(1),
         max_utilization: MAX_UTILIZATION,
         utilization: (utilization(table, &tiers, rates, workers) * 1000.0).round() / 1000.0,
+        batch_utilization: batch.map(|batch| {
+            (utilization(table, &tiers, rates, workers) / full_batch_speedup(batch) * 1000.0).round() / 1000.0
+        }),
         tiers,
     }
 }
@@ -303,7 +366,7 @@ mod tests {
         );
         // The seed's rates on one worker: member 11 (170 ms) x 4/s + guest 8
         // (21 ms) x 8/s keep it 85% busy; member 10 brings it to 51%.
-        let fixed = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 1);
+        let fixed = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 1, None);
         assert_eq!(fixed.tiers["member"].spec, "bcrypt:10");
         assert_eq!(fixed.tiers["guest"].spec, "bcrypt:8");
         assert!(
@@ -312,17 +375,90 @@ mod tests {
             fixed.utilization
         );
         // Two workers carry the latency choice unchanged.
-        let roomy = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 2);
+        let roomy = choose_for_capacity(&model, &table, &latency, &default_peak_rates(), 2, None);
         let specs = |tiers: &BTreeMap<String, ChosenTier>| tiers.values().map(|t| t.spec.clone()).collect::<Vec<_>>();
         assert_eq!(specs(&roomy.tiers), specs(&latency));
         assert!(roomy.tiers.values().all(|t| t.usd_per_million.is_none()));
         // Rates no tier fits: both end at the pepper's floor, and the
         // utilization says so rather than hiding it.
         let flood = BTreeMap::from([("member".to_owned(), 0.5), ("guest".to_owned(), 200.0)]);
-        let shed = choose_for_capacity(&model, &table, &latency, &flood, 1);
+        let shed = choose_for_capacity(&model, &table, &latency, &flood, 1, None);
         assert_eq!(shed.tiers["guest"].spec, "bcrypt:8");
         assert_eq!(shed.tiers["member"].spec, "bcrypt:8");
         assert!(shed.utilization > MAX_UTILIZATION);
+    }
+
+    /// 16 lanes whose full batch takes 9 lone hashes' time (1.78x), as
+    /// AVX-512 on this machine's class of CPU; measured at costs 8 and 10.
+    fn sixteen_lanes() -> BatchThroughput {
+        let rows = [8, 10]
+            .into_iter()
+            .flat_map(|cost| {
+                let single = 85.0 * 2f64.powi(cost as i32 - 10);
+                [
+                    (1, single),
+                    (2, 9.0 * single),
+                    (4, 9.0 * single),
+                    (8, 9.0 * single),
+                    (16, 9.0 * single),
+                ]
+                .map(|(k, ms)| BatchRow {
+                    cost,
+                    k,
+                    batch_ms: ms,
+                    hashes_per_s: k as f64 * 1000.0 / ms,
+                    speedup: k as f64 / (ms / single),
+                })
+            })
+            .collect();
+        batch_throughput("avx512".into(), 16, rows)
+    }
+
+    #[test]
+    fn a_full_batch_counts_its_measured_speedup_and_pays_from_ten_waiting() {
+        let batch = sixteen_lanes();
+        assert_eq!(batch.min_batch, 10, "9 x 1.05 = 9.45 lone hashes' time");
+        assert!((full_batch_speedup(&batch) - 16.0 / 9.0).abs() < 1e-9);
+        let never = BatchThroughput {
+            min_batch: 17,
+            ..sixteen_lanes()
+        };
+        assert_eq!(full_batch_speedup(&never), 1.0);
+        // Without batches the rule is 70% one at a time; with them 85% one
+        // at a time and 70% of the batch throughput.
+        assert!(fits(0.70, None) && !fits(0.71, None));
+        assert!(fits(0.85, Some(&batch)) && !fits(0.86, Some(&batch)));
+        assert!(!fits(0.75, Some(&never)), "a batch that never pays changes nothing");
+        let slow = BatchThroughput {
+            rows: batch
+                .rows
+                .iter()
+                .map(|r| BatchRow {
+                    speedup: if r.k == 16 { 1.1 } else { r.speedup },
+                    ..*r
+                })
+                .collect(),
+            ..sixteen_lanes()
+        };
+        assert!(fits(0.77, Some(&slow)) && !fits(0.78, Some(&slow)), "0.77 / 1.1 = 0.70");
+    }
+
+    #[test]
+    fn fixed_capacity_with_batches_keeps_the_stronger_tier_the_burst_headroom_allows() {
+        let model = lambda_model();
+        let table = table();
+        let latency = latency_tiers(&model, &table);
+        let rates = default_peak_rates();
+        // One hash at a time the seed's rates lower member 11 (85% busy) to 10.
+        let alone = choose_for_capacity(&model, &table, &latency, &rates, 1, None);
+        assert_eq!(alone.tiers["member"].spec, "bcrypt:10");
+        assert_eq!(alone.batch_utilization, None);
+        // With 1.78x batches, 85% alone fits and a burst runs at 48% of the batch throughput.
+        let batched = choose_for_capacity(&model, &table, &latency, &rates, 1, Some(&sixteen_lanes()));
+        assert_eq!(batched.tiers["member"].spec, "bcrypt:11");
+        assert!(batched.utilization <= MAX_UTILIZATION_ALONE, "{}", batched.utilization);
+        let burst = batched.batch_utilization.expect("with batches");
+        assert!((burst - batched.utilization * 9.0 / 16.0).abs() < 0.001, "{burst}");
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
             );
         }
     }
+    if let Some(batch) = &file.batch {
+        md.push_str(&batch_table(file, batch));
+    }
     let _ = writeln!(
         md,
         "\n## Function memory\n\n| function | tier | memory MB |\n|---|---|---:|"
@@ -84,6 +87,39 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
             "| {name} | {} | {} |",
             f.tier.as_deref().unwrap_or("-"),
             f.memory_mb
+        );
+    }
+    md
+}
+
+/// bcrypt batches on one worker: what the fixed-capacity rule counts on.
+pub fn batch_table(file: &TierFile, batch: &shared::hashing::tier_file::BatchThroughput) -> String {
+    let mut md = String::new();
+    let when = if batch.min_batch > batch.lanes {
+        "never: a full batch is not 5% faster than its hashes one by one".to_owned()
+    } else {
+        format!("from {} waiting hashes of one tier and cost", batch.min_batch)
+    };
+    let _ = writeln!(
+        md,
+        "\n## bcrypt batches (one worker)\n\nbcrypt-rust's `{}` backend, {} lanes; the gate batches {when}. \
+         A batch's time is each of its hashes' latency.\n\n| cost | k | batch ms | hashes/s | x one at a time |\n\
+         |---:|---:|---:|---:|---:|",
+        batch.backend, batch.lanes
+    );
+    for row in &batch.rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.1} | {:.2} |",
+            row.cost, row.k, row.batch_ms, row.hashes_per_s, row.speedup
+        );
+    }
+    if let Some(burst) = file.fixed_capacity.as_ref().and_then(|f| f.batch_utilization) {
+        let _ = writeln!(
+            md,
+            "\nWith batches, the fixed-capacity rule allows up to 85% busy one hash at a time at the peak rates \
+             and keeps the 70% headroom against the full-batch throughput: {:.1}% of it.",
+            burst * 100.0
         );
     }
     md

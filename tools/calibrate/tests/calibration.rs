@@ -26,7 +26,24 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
             .all(|(_, s)| s.hash.len() >= 2 && s.hash.len() == s.verify.len())
     );
 
-    let file = build_tier_file(&samples, &budgets(10_000.0, 0.000_1), this_machine(), "calibrate").unwrap();
+    let batch = measure::measure_batches(&[4], 1).unwrap();
+    assert_eq!(batch.rows.len(), measure::BATCH_SIZES.len());
+    assert!(
+        batch
+            .rows
+            .iter()
+            .all(|r| r.cost == 4 && r.batch_ms > 0.0 && r.hashes_per_s > 0.0)
+    );
+    assert_eq!(batch.rows[0].speedup, 1.0, "k = 1 is the reference");
+    let file = build_tier_file(
+        &samples,
+        &budgets(10_000.0, 0.000_1),
+        this_machine(),
+        "calibrate",
+        Some(batch),
+    )
+    .unwrap();
+    assert!(file.fixed_capacity.as_ref().unwrap().batch_utilization.is_some());
     assert_eq!(
         file.tiers["member"].spec, "bcrypt:5",
         "the strongest that fits a huge budget"
@@ -49,6 +66,7 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
     assert_eq!(written, file);
     let report = std::fs::read_to_string(out.report).unwrap();
     assert!(report.contains("| `bcrypt:5` |") && report.contains("![bcrypt cost vs ms](chart.svg)"));
+    assert!(report.contains("## bcrypt batches (one worker)"), "{report}");
     let svg = std::fs::read_to_string(out.chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("member budget"));
 
@@ -77,7 +95,7 @@ fn a_table_rebuilt_from_log_lines_picks_tiers_like_a_measured_one() {
     }
     let (samples, used) = logs::samples_from_logs(&lines);
     assert_eq!(used, 100);
-    let file = build_tier_file(&samples, &budgets(250.0, 25.0), this_machine(), "logs").unwrap();
+    let file = build_tier_file(&samples, &budgets(250.0, 25.0), this_machine(), "logs", None).unwrap();
     assert_eq!(file.tiers["member"].spec, "bcrypt:11");
     assert_eq!(file.tiers["guest"].spec, "bcrypt:8");
     assert_eq!(file.table[0].hash.samples, 20, "verifies stand in for missing hashes");
@@ -110,7 +128,14 @@ fn the_committed_tier_file_is_a_full_measurement_and_its_choices_follow_its_tabl
     }
     assert_eq!(file.functions, model::function_sizing(&file.tiers));
     let workers = file.machine.cores.saturating_sub(1).max(1);
-    let fixed = model::choose_for_capacity(&lambda, &file.table, &file.tiers, &file.peak_rates_per_s, workers);
+    let fixed = model::choose_for_capacity(
+        &lambda,
+        &file.table,
+        &file.tiers,
+        &file.peak_rates_per_s,
+        workers,
+        file.batch.as_ref(),
+    );
     assert_eq!(
         file.fixed_capacity.as_ref(),
         Some(&fixed),
