@@ -67,6 +67,10 @@ impl Spawned {
             // generator is one address). A build from before v3 ignores both.
             .env("ADMIN_USERNAMES", crate::scenarios::ADMIN)
             .env("LIMIT_REPORTS_ADDRESS", "off")
+            // (v3) Up to 100 users on one address: the server's cap of 64
+            // connections per address would close theirs (status 0 in the
+            // reports, most of a mixed-overload run's requests).
+            .env("MAX_CONNECTIONS_PER_ADDRESS", "1024")
             // With many addresses, the load generator is the trusted proxy
             // that writes X-Forwarded-For.
             .env("TRUSTED_PROXIES", if trust_proxy { "127.0.0.1/32" } else { "" })
