@@ -189,6 +189,7 @@ async fn run(
         eprintln!("seeded {bans} bans on free");
     }
     let hashes_before = server.map(server::Spawned::hashes_run);
+    let batched_before = server.map(server::Spawned::hashes_batched);
     let recorder = Arc::new(Recorder::default());
     let api = Api::new(base_url, recorder.clone());
     eprintln!("running {} for {} s", scenario.name(), opts.seconds);
@@ -218,6 +219,8 @@ async fn run(
     let mut report = recorder.report(&label, started.elapsed());
     if let Some(server) = server {
         report.hashes_run = Some(server.hashes_run() - hashes_before.unwrap_or(0));
+        report.hashes_batched = Some(server.hashes_batched() - batched_before.unwrap_or(0));
+        report.batch_plan = server.batch_plan();
         report.peak_rss_kib = server.peak_rss_kib();
     }
     Ok(report)

@@ -57,6 +57,8 @@ impl Recorder {
             seconds: wall.as_secs_f64(),
             rows,
             hashes_run: None,
+            hashes_batched: None,
+            batch_plan: None,
             peak_rss_kib: None,
         }
     }
@@ -102,6 +104,12 @@ pub(crate) struct Report {
     pub rows: Vec<Row>,
     /// Hashes and verifies the server ran (counted from its log, when this tool started it).
     pub hashes_run: Option<u64>,
+    /// (v3) Of those, the ones that ran in a bcrypt batch of two or more,
+    /// and the batch plan the server measured at start (its log line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hashes_batched: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_plan: Option<String>,
     /// Peak resident memory of the server (when this tool started it).
     pub peak_rss_kib: Option<u64>,
 }
@@ -129,6 +137,12 @@ impl Report {
         }
         if let Some(h) = self.hashes_run {
             md += &format!("\nHashes and verifies run by the server: {h}\n");
+        }
+        if let Some(b) = self.hashes_batched {
+            md += &format!("\nOf them, in bcrypt batches of two or more: {b}\n");
+        }
+        if let Some(plan) = &self.batch_plan {
+            md += &format!("\nThe server's batch plan: {plan}\n");
         }
         if let Some(kib) = self.peak_rss_kib {
             md += &format!("\nServer peak RSS: {:.1} MB\n", kib as f64 / 1024.0);

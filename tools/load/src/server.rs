@@ -122,12 +122,46 @@ impl Spawned {
             .unwrap_or(0)
     }
 
+    /// Hashes and verifies so far that ran in a batch (`"batch":` over 1).
+    pub(crate) fn hashes_batched(&self) -> u64 {
+        std::fs::read_to_string(&self.log)
+            .map(|log| {
+                log.lines()
+                    .filter(|l| l.contains("\"password hash timing\""))
+                    .filter(|l| batch_of(l).is_some_and(|b| b > 1))
+                    .count() as u64
+            })
+            .unwrap_or(0)
+    }
+
+    /// The server's `bcrypt batch plan measured` fields, once logged.
+    pub(crate) fn batch_plan(&self) -> Option<String> {
+        let log = std::fs::read_to_string(&self.log).ok()?;
+        let line = log.lines().find(|l| l.contains("\"bcrypt batch plan measured\""))?;
+        let value: serde_json::Value = serde_json::from_str(line).ok()?;
+        let f = value.get("fields")?;
+        Some(format!(
+            "backend {}, {} lanes, batches from {} waiting (cost 6: one hash {:.2} ms, a full batch {:.2} ms)",
+            f.get("backend")?.as_str()?,
+            f.get("lanes")?,
+            f.get("min_batch")?,
+            f.get("single_ms")?.as_f64()?,
+            f.get("batch_ms")?.as_f64()?
+        ))
+    }
+
     /// VmHWM: the process's peak resident set size.
     pub(crate) fn peak_rss_kib(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
     }
+}
+
+/// A timing log line's `batch` field (absent before v3: alone).
+fn batch_of(line: &str) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    value.get("fields").unwrap_or(&value).get("batch")?.as_u64()
 }
 
 /// The tier file the server embeds.
