@@ -1,6 +1,6 @@
 //! The batch engine (docs/DESIGN.md, Batch hashing): bcrypt for one input or
 //! for several of the same cost at once, bit for bit what the `bcrypt` crate
-//! computes (tests/bcrypt_differential.rs holds it to that).
+//! computes (tools/bcrypt-differential holds it to that).
 //!
 //! One bcrypt cannot go faster: its cost loop is strictly sequential. Several
 //! independent ones can share a core, one per SIMD lane, which is what the
