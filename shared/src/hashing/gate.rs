@@ -423,9 +423,7 @@ impl HashingGate {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let Turn::Lead { slot, .. } = self.turn(tier, owner, None).await? else {
-            unreachable!("only a waiter with a bcrypt input rides in a batch")
-        };
+        let slot = self.slot_alone(tier, owner).await?;
         self.on_threads(move || {
             let _slot = slot;
             work()
@@ -443,9 +441,7 @@ impl HashingGate {
     ) -> Result<Ran<Result<T, EngineError>>, Overloaded> {
         match job {
             Job::Alone(work) => {
-                let Turn::Lead { slot, .. } = self.turn(tier, owner, None).await? else {
-                    unreachable!("only a waiter with a bcrypt input rides in a batch")
-                };
+                let slot = self.slot_alone(tier, owner).await?;
                 self.on_threads(move || {
                     let (busy, started) = (slot.busy(), Instant::now());
                     let value = work();
@@ -473,6 +469,14 @@ impl HashingGate {
                         .map_err(|e| EngineError::Algorithm(e.to_string()))
                 }))
             }
+        }
+    }
+
+    /// A worker slot for work that never joins a batch.
+    async fn slot_alone(&self, tier: Tier, owner: Option<QueueOwner>) -> Result<Slot, Overloaded> {
+        match self.turn(tier, owner, None).await? {
+            Turn::Lead { slot, .. } => Ok(slot),
+            Turn::Rode(_) => unreachable!("only a waiter with a bcrypt input rides in a batch"),
         }
     }
 
