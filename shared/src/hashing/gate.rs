@@ -861,8 +861,15 @@ mod tests {
         (gate, release, blocker)
     }
 
+    /// Waits for `n` guests still listening: a place given up stays in the
+    /// line until the next arrival clears it, and must not count.
     async fn until_waiting(gate: &HashingGate, n: usize) {
-        while lock(&gate.scheduler).waiting[1].len() < n {
+        while lock(&gate.scheduler).waiting[1]
+            .iter()
+            .filter(|w| !w.sender.is_closed())
+            .count()
+            < n
+        {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
