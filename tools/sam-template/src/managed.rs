@@ -6,9 +6,6 @@ use std::fmt::Write as _;
 use shared::function::Function;
 use shared::hashing::tier_file::{ChosenTier, TierFile};
 
-/// The condition every managed-instances-only resource carries.
-pub const MANAGED_INSTANCES: &str = "ManagedInstances";
-
 /// Memory of every function on managed instances: Lambda's minimum there.
 /// With [`MANAGED_MEMORY_GIB_PER_VCPU`] it is one vCPU per execution
 /// environment, which the hashing gate sizes itself to (one hash at a time).
@@ -74,8 +71,8 @@ pub fn managed_concurrency(function: Function, tiers: &TierFile) -> anyhow::Resu
 /// with two private subnets and no route out but the endpoints the functions
 /// use (DynamoDB by a free gateway endpoint; Secrets Manager, read at cold
 /// start, and CloudWatch Logs, which carries the functions' logs and EMF
-/// metrics, by interface endpoints). Every resource carries the
-/// [`MANAGED_INSTANCES`] condition.
+/// metrics, by interface endpoints). Only the managed-instances template
+/// has them.
 pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
     let cidr = "10.42.0.0/16";
     let subnets = [("A", 0, "10.42.0.0/20"), ("B", 1, "10.42.16.0/20")];
@@ -85,10 +82,9 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
         .map_or(70.0, |f| (f.max_utilization * 100.0).round());
     let mut t = format!(
         "
-  # --- Lambda Managed Instances (ComputeMode managed-instances) ---
+  # --- Lambda Managed Instances: the network and the capacity provider ---
   ManagedInstancesVpc:
     Type: AWS::EC2::VPC
-    Condition: {MANAGED_INSTANCES}
     Properties:
       CidrBlock: {cidr}
       EnableDnsSupport: true
@@ -99,7 +95,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
 
   ManagedInstancesRouteTable:
     Type: AWS::EC2::RouteTable
-    Condition: {MANAGED_INSTANCES}
     Properties:
       VpcId: !Ref ManagedInstancesVpc
 "
@@ -110,7 +105,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
             "
   ManagedInstancesSubnet{name}:
     Type: AWS::EC2::Subnet
-    Condition: {MANAGED_INSTANCES}
     Properties:
       VpcId: !Ref ManagedInstancesVpc
       CidrBlock: {block}
@@ -119,7 +113,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
 
   ManagedInstancesSubnet{name}Routes:
     Type: AWS::EC2::SubnetRouteTableAssociation
-    Condition: {MANAGED_INSTANCES}
     Properties:
       SubnetId: !Ref ManagedInstancesSubnet{name}
       RouteTableId: !Ref ManagedInstancesRouteTable
@@ -138,7 +131,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
         "
   FunctionSecurityGroup:
     Type: AWS::EC2::SecurityGroup
-    Condition: {MANAGED_INSTANCES}
     Properties:
       GroupDescription: The managed instances running the functions - no inbound, HTTPS out
       VpcId: !Ref ManagedInstancesVpc
@@ -151,7 +143,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
 
   EndpointSecurityGroup:
     Type: AWS::EC2::SecurityGroup
-    Condition: {MANAGED_INSTANCES}
     Properties:
       GroupDescription: The interface VPC endpoints - HTTPS from the functions only
       VpcId: !Ref ManagedInstancesVpc
@@ -164,7 +155,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
 
   DynamoDbEndpoint:
     Type: AWS::EC2::VPCEndpoint
-    Condition: {MANAGED_INSTANCES}
     Properties:
       VpcId: !Ref ManagedInstancesVpc
       ServiceName: !Sub 'com.amazonaws.${{AWS::Region}}.dynamodb'
@@ -179,7 +169,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
             "
   {resource}:
     Type: AWS::EC2::VPCEndpoint
-    Condition: {MANAGED_INSTANCES}
     Properties:
       VpcId: !Ref ManagedInstancesVpc
       ServiceName: !Sub 'com.amazonaws.${{AWS::Region}}.{service}'
@@ -203,7 +192,6 @@ pub(crate) fn managed_instances_resources(tiers: &TierFile) -> String {
   # (AWSLambdaManagedEC2ResourceOperator).
   CapacityProvider:
     Type: AWS::Serverless::CapacityProvider
-    Condition: {MANAGED_INSTANCES}
     Properties:
       VpcConfig:
         SubnetIds:{subnets}

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::managed::{MANAGED_INSTANCES, fixed_capacity_tier};
+use crate::ComputeMode;
+use crate::managed::fixed_capacity_tier;
 use crate::template::{functions_by_tier, pascal};
 use shared::hashing::tier_file::TierFile;
 
@@ -42,8 +43,9 @@ pub(crate) fn monitoring_parameters(tiers: &TierFile) -> anyhow::Result<String> 
 /// The dashboard (hash time P99 per tier, queue wait, the API's 4xx/5xx)
 /// and the alarms on them, in both modes. The hash alarms name the exact
 /// metrics (alarms cannot SEARCH): the `algorithm` dimension is the tier the
-/// mode hashes with.
-pub(crate) fn monitoring_resources(tiers: &TierFile) -> anyhow::Result<String> {
+/// mode hashes with (classic: the tier parameter; managed instances: the
+/// tier file's fixed-capacity tier).
+pub(crate) fn monitoring_resources(tiers: &TierFile, mode: ComputeMode) -> anyhow::Result<String> {
     let by_tier = functions_by_tier(tiers);
     let search = |metric: &str, filter: &str| {
         format!("SEARCH('{{{HASH_NAMESPACE},function,tier,algorithm}} MetricName=\"{metric}\"{filter}', 'p99', 60)")
@@ -120,6 +122,10 @@ pub(crate) fn monitoring_resources(tiers: &TierFile) -> anyhow::Result<String> {
     for (tier, functions) in &by_tier {
         let fixed = fixed_capacity_tier(tiers, tier).ok_or_else(|| anyhow::anyhow!("tier file has no {tier} tier"))?;
         let tier_pascal = pascal(tier);
+        let algorithm = match mode {
+            ComputeMode::Classic => format!("!Ref {tier_pascal}Tier"),
+            ComputeMode::ManagedInstances => format!("'{}'", fixed.spec),
+        };
         let ids: Vec<String> = (0..functions.len()).map(|i| format!("m{i}")).collect();
         let _ = write!(
             t,
@@ -160,9 +166,8 @@ pub(crate) fn monitoring_resources(tiers: &TierFile) -> anyhow::Result<String> {
                 - Name: tier
                   Value: {tier}
                 - Name: algorithm
-                  Value: !If [{MANAGED_INSTANCES}, '{fixed}', !Ref {tier_pascal}Tier]
-",
-                fixed = fixed.spec,
+                  Value: {algorithm}
+"
             );
         }
     }
@@ -172,7 +177,7 @@ pub(crate) fn monitoring_resources(tiers: &TierFile) -> anyhow::Result<String> {
   Api5xxAlarm:
     Type: AWS::CloudWatch::Alarm
     Properties:
-      AlarmDescription: !Sub 'More than ${{Api5xxAlarmThreshold}} API 5xx in 5 minutes - 503s are the hashing queue shedding load or Lambda throttling (raise the reserved concurrency or ManagedInstancesMaxVCpus), others are faults (see the function logs)'
+      AlarmDescription: !Sub 'More than ${{Api5xxAlarmThreshold}} API 5xx in 5 minutes - 503s are the hashing queue shedding load or Lambda throttling (raise the reserved concurrency, or ManagedInstancesMaxVCpus on managed instances), others are faults (see the function logs)'
       Namespace: AWS/ApiGateway
       MetricName: 5xx
       Dimensions:

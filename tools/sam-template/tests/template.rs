@@ -1,66 +1,90 @@
-//! The committed SAM template is exactly what its sources say.
+//! The committed SAM templates (one per compute mode) are exactly what
+//! their sources say.
 
+use sam_template::ComputeMode;
 use shared::function::Function;
 use shared::hashing::tier_file::{EMBEDDED, TierFile};
 use shared::http::routes;
 
-fn committed() -> String {
-    std::fs::read_to_string(sam_template::TEMPLATE_PATH).expect("infra/template.yaml exists")
+fn committed(mode: ComputeMode) -> String {
+    std::fs::read_to_string(mode.template_path()).unwrap_or_else(|_| panic!("{} exists", mode.template_path()))
+}
+
+/// A function's properties, from its `Binary:` line to its events.
+fn function_section<'a>(template: &'a str, function: Function) -> &'a str {
+    let binary = format!("Binary: {}\n", function.name());
+    let section = &template[template.find(&binary).unwrap()..];
+    &section[..section.find("Events:").unwrap()]
 }
 
 #[test]
-fn the_committed_template_matches_the_tier_file_the_table_and_the_routes() {
-    assert!(
-        committed() == sam_template::generate_from_repo().unwrap(),
-        "infra/template.yaml disagrees with infra/tiers.json, infra/table.json or the routes: run `cargo run -p sam-template`"
-    );
+fn each_committed_template_matches_the_tier_file_the_table_and_the_routes() {
+    for mode in ComputeMode::ALL {
+        assert!(
+            committed(mode) == sam_template::generate_from_repo(mode).unwrap(),
+            "{} disagrees with infra/tiers.json, infra/table.json or the routes: run `cargo run -p sam-template`",
+            mode.template_path()
+        );
+    }
 }
 
 #[test]
 fn each_function_gets_the_memory_and_tiers_the_tier_file_names() {
     let tiers = TierFile::parse(EMBEDDED).unwrap();
-    let template = committed();
+    let (classic, managed) = (
+        committed(ComputeMode::Classic),
+        committed(ComputeMode::ManagedInstances),
+    );
     for function in Function::ALL {
-        let memory = tiers.functions[function.name()].memory_mb;
-        let binary = format!("Binary: {}\n", function.name());
-        let section = &template[template.find(&binary).unwrap()..];
-        let section = &section[..section.find("Events:").unwrap()];
         // The tier file's memory in classic mode; Lambda's minimum on managed instances.
+        let memory = tiers.functions[function.name()].memory_mb;
         assert!(
-            section.contains(&format!(
-                "MemorySize: !If [ManagedInstances, {}, {memory}]\n",
-                sam_template::MANAGED_MEMORY_MB
-            )),
+            function_section(&classic, function).contains(&format!("MemorySize: {memory}\n")),
+            "{}",
+            function.name()
+        );
+        assert!(
+            function_section(&managed, function)
+                .contains(&format!("MemorySize: {}\n", sam_template::MANAGED_MEMORY_MB)),
             "{}",
             function.name()
         );
     }
-    assert!(template.contains(&format!("Default: '{}'", tiers.tiers["member"].spec)));
-    assert!(template.contains(&format!("Default: '{}'", tiers.tiers["guest"].spec)));
+    assert!(classic.contains(&format!("Default: '{}'", tiers.tiers["member"].spec)));
+    assert!(classic.contains(&format!("Default: '{}'", tiers.tiers["guest"].spec)));
 }
 
 #[test]
 fn every_route_is_an_api_event_of_its_function_and_nothing_is_inline() {
-    let template = committed();
-    for route in routes() {
-        let event = format!("Method: {}\n            Path: {}\n", route.method, route.path);
-        assert!(template.contains(&event), "{} {}", route.method, route.path);
+    for mode in ComputeMode::ALL {
+        let template = committed(mode);
+        for route in routes() {
+            let event = format!("Method: {}\n            Path: {}\n", route.method, route.path);
+            assert!(
+                template.contains(&event),
+                "{}: {} {}",
+                mode.name(),
+                route.method,
+                route.path
+            );
+        }
+        // Secrets by ARN only: no value, and no dynamic reference resolving one
+        // into the function's configuration.
+        assert!(!template.contains("resolve:secretsmanager"));
+        for (setting, resource) in [("JWT_SECRET_ARN", "JwtSecret"), ("PEPPER_ARN", "Pepper")] {
+            let line = template
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{setting}:")))
+                .unwrap();
+            assert_eq!(line.trim(), format!("{setting}: !Ref {resource}"));
+        }
+        assert_eq!(
+            template.matches("Architectures:\n      - arm64").count(),
+            1,
+            "{}: arm64 for every function, in Globals",
+            mode.name()
+        );
     }
-    // Secrets by ARN only: no value, and no dynamic reference resolving one
-    // into the function's configuration.
-    assert!(!template.contains("resolve:secretsmanager"));
-    for (setting, resource) in [("JWT_SECRET_ARN", "JwtSecret"), ("PEPPER_ARN", "Pepper")] {
-        let line = template
-            .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{setting}:")))
-            .unwrap();
-        assert_eq!(line.trim(), format!("{setting}: !Ref {resource}"));
-    }
-    assert_eq!(
-        template.matches("Architectures:\n      - arm64").count(),
-        1,
-        "arm64 for every function, in Globals"
-    );
 }
 
 #[test]
@@ -75,11 +99,14 @@ fn the_deploy_doc_shows_the_cost_table_of_the_tier_file() {
 
 #[test]
 fn each_function_receives_only_the_secrets_it_uses() {
-    let template = committed();
+    for mode in ComputeMode::ALL {
+        secrets_of(&committed(mode));
+    }
+}
+
+fn secrets_of(template: &str) {
     for function in Function::ALL {
-        let binary = format!("Binary: {}\n", function.name());
-        let section = &template[template.find(&binary).unwrap()..];
-        let section = &section[..section.find("Events:").unwrap()];
+        let section = function_section(template, function);
         let needs = function.needs();
         assert_eq!(section.contains("JWT_SECRET_ARN:"), needs.tokens, "{}", function.name());
         assert_eq!(section.contains("PEPPER_ARN:"), needs.hashing, "{}", function.name());
@@ -111,7 +138,8 @@ fn resources(template: &str) -> Vec<(String, String)> {
         .find("\nOutputs:\n")
         .map_or(template.len(), |i| start + i);
     let mut out: Vec<(String, String)> = Vec::new();
-    for line in template[start..end].lines() {
+    // A comment between resources belongs to neither.
+    for line in template[start..end].lines().filter(|l| !l.starts_with("  #")) {
         let key = line.strip_prefix("  ").filter(|rest| !rest.starts_with([' ', '#']));
         match key.and_then(|rest| rest.strip_suffix(':')) {
             Some(id) => out.push((id.to_owned(), String::new())),
@@ -132,32 +160,53 @@ fn resource_type(text: &str) -> &str {
         .expect("every resource has a Type")
 }
 
-#[test]
-fn classic_is_the_default_and_managed_instances_resources_all_carry_the_condition() {
-    let template = committed();
-    assert!(template.contains(
-        "  ComputeMode:\n    Type: String\n    Description: classic - one request per execution environment"
-    ));
-    assert!(template.contains("      - classic\n      - managed-instances\n    Default: classic\n"));
-    assert!(template.contains("  ManagedInstances: !Equals [!Ref ComputeMode, managed-instances]\n"));
-    // The transform that resolves the `!If`s before SAM reads them.
-    assert!(template.contains("Transform:\n  - AWS::LanguageExtensions\n  - AWS::Serverless-2016-10-31\n"));
+/// Resources only the managed-instances mode has.
+fn managed_only(ty: &str) -> bool {
+    ty.starts_with("AWS::EC2::") || ty == "AWS::Serverless::CapacityProvider"
+}
 
-    let all = resources(&template);
-    let conditioned: Vec<&str> = all
-        .iter()
-        .filter(|(_, text)| text.contains("    Condition: ManagedInstances\n"))
-        .map(|(id, _)| id.as_str())
-        .collect();
-    for (id, text) in &all {
-        let ty = resource_type(text);
-        let managed_only = ty.starts_with("AWS::EC2::") || ty == "AWS::Serverless::CapacityProvider";
-        assert_eq!(
-            conditioned.contains(&id.as_str()),
-            managed_only,
-            "{id} ({ty}): exactly the VPC, its endpoints and security groups and the capacity provider carry the condition"
+#[test]
+fn neither_template_needs_language_extensions_or_a_condition_on_the_compute_mode() {
+    for mode in ComputeMode::ALL {
+        let template = committed(mode);
+        assert!(
+            template.contains("\nTransform: AWS::Serverless-2016-10-31\n"),
+            "{}: the SAM transform alone",
+            mode.name()
         );
+        for absent in [
+            "LanguageExtensions",
+            "ComputeMode",
+            "ManagedInstances]",
+            "Condition: ManagedInstances",
+        ] {
+            assert!(!template.contains(absent), "{}: {absent}", mode.name());
+        }
+        // The one condition left is on the alarms' topic, in plain
+        // CloudFormation properties: no `!If` in any function.
+        for (id, text) in resources(&template) {
+            if resource_type(&text) == "AWS::Serverless::Function" {
+                assert!(!text.contains("!If"), "{}: {id} has an !If", mode.name());
+            }
+        }
     }
+}
+
+#[test]
+fn the_templates_differ_only_in_what_the_managed_instances_mode_adds_and_changes() {
+    let classic = resources(&committed(ComputeMode::Classic));
+    let managed = resources(&committed(ComputeMode::ManagedInstances));
+    let ids = |all: &[(String, String)], pick: fn(&str) -> bool| -> Vec<String> {
+        all.iter()
+            .filter(|(_, text)| pick(resource_type(text)))
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    assert!(
+        ids(&classic, managed_only).is_empty(),
+        "classic has no VPC or capacity provider"
+    );
+    let added = ids(&managed, managed_only);
     for expected in [
         "ManagedInstancesVpc",
         "ManagedInstancesSubnetA",
@@ -165,36 +214,29 @@ fn classic_is_the_default_and_managed_instances_resources_all_carry_the_conditio
         "ManagedInstancesRouteTable",
         "DynamoDbEndpoint",
         "SecretsManagerEndpoint",
+        "LogsEndpoint",
         "FunctionSecurityGroup",
         "EndpointSecurityGroup",
         "CapacityProvider",
     ] {
-        assert!(conditioned.contains(&expected), "{expected}");
+        assert!(added.iter().any(|id| id == expected), "{expected}");
     }
-    // Classic resources reach the managed-instances ones only inside an
-    // `!If [ManagedInstances, ...]`, which the function test below checks.
-    let reference = |id: &str| [format!("!Ref {id}\n"), format!("${{{id}}}"), format!("!GetAtt {id}.")];
-    for (id, text) in all.iter().filter(|(id, _)| !conditioned.contains(&id.as_str())) {
-        let outside_if = match text.find("      CapacityProviderConfig: !If\n") {
-            Some(start) => {
-                let end = text
-                    .find("      FunctionScalingConfig: !If\n")
-                    .expect("scaling after capacity");
-                format!("{}{}", &text[..start], &text[end..])
-            }
-            None => text.clone(),
-        };
-        for managed in &conditioned {
-            for r in reference(managed) {
-                assert!(
-                    !outside_if.contains(&r),
-                    "{id} refers to {managed} outside the condition"
-                );
-            }
+    // Every other resource has the same logical id in both, so deploying
+    // the other template to the stack switches modes and keeps the table,
+    // the secrets and the API; all but the functions are the same text.
+    let shared_ids = |all: &[(String, String)]| ids(all, |ty| !managed_only(ty));
+    assert_eq!(shared_ids(&classic), shared_ids(&managed));
+    for ((id, classic_text), (_, managed_text)) in classic
+        .iter()
+        .filter(|(_, t)| !managed_only(resource_type(t)))
+        .zip(managed.iter().filter(|(_, t)| !managed_only(resource_type(t))))
+    {
+        let ty = resource_type(classic_text);
+        if ty != "AWS::Serverless::Function" && !id.ends_with("HashP99Alarm") && id != "Api5xxAlarm" {
+            assert_eq!(classic_text, managed_text, "{id} differs between the modes");
         }
     }
-    // The bill guard is a parameter, and the capacity provider is Graviton only.
-    let provider = &all.iter().find(|(id, _)| id == "CapacityProvider").unwrap().1;
+    let provider = &managed.iter().find(|(id, _)| id == "CapacityProvider").unwrap().1;
     assert!(provider.contains("MaxVCpuCount: !Ref ManagedInstancesMaxVCpus\n"));
     assert!(provider.contains("        Architectures:\n          - arm64\n"));
     for ty in sam_template::MANAGED_INSTANCE_TYPES {
@@ -203,101 +245,85 @@ fn classic_is_the_default_and_managed_instances_resources_all_carry_the_conditio
 }
 
 #[test]
-fn every_function_gets_the_capacity_provider_only_on_managed_instances() {
+fn every_function_runs_on_the_capacity_provider_only_in_the_managed_instances_template() {
     let tiers = TierFile::parse(EMBEDDED).unwrap();
-    let template = committed();
-    let all = resources(&template);
-    let functions: Vec<&(String, String)> = all
-        .iter()
-        .filter(|(_, text)| resource_type(text) == "AWS::Serverless::Function")
-        .collect();
-    assert_eq!(functions.len(), Function::ALL.len());
+    let (classic, managed) = (
+        committed(ComputeMode::Classic),
+        committed(ComputeMode::ManagedInstances),
+    );
     for function in Function::ALL {
-        let id = format!(
-            "{}Function",
-            function
-                .name()
-                .split('-')
-                .map(|w| w[..1].to_uppercase() + &w[1..])
-                .collect::<String>()
+        let name = function.name();
+        let (in_classic, in_managed) = (
+            function_section(&classic, function),
+            function_section(&managed, function),
         );
-        let text = &functions
-            .iter()
-            .find(|(fid, _)| *fid == id)
-            .unwrap_or_else(|| panic!("{id}"))
-            .1;
+        assert!(!in_classic.contains("CapacityProvider") && !in_classic.contains("FunctionScalingConfig"));
         let concurrency = sam_template::managed_concurrency(function, &tiers).unwrap();
         assert!(
             concurrency >= 2,
-            "{id}: Lambda Managed Instances is told apart by a concurrency above 1"
+            "{name}: Lambda Managed Instances is told apart by a concurrency above 1"
         );
         let expected = format!(
-            "      CapacityProviderConfig: !If
-        - ManagedInstances
-        - Arn: !Sub 'arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:capacity-provider:${{CapacityProvider}}'
-          PerExecutionEnvironmentMaxConcurrency: {concurrency}
-          ExecutionEnvironmentMemoryGiBPerVCpu: {}
-        - !Ref AWS::NoValue
-      FunctionScalingConfig: !If
-        - ManagedInstances
-        - MinExecutionEnvironments: !Ref ManagedInstancesMinEnvironments
-        - !Ref AWS::NoValue
+            "      CapacityProviderConfig:
+        Arn: !Sub 'arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:capacity-provider:${{CapacityProvider}}'
+        PerExecutionEnvironmentMaxConcurrency: {concurrency}
+        ExecutionEnvironmentMemoryGiBPerVCpu: {}
+      FunctionScalingConfig:
+        MinExecutionEnvironments: !Ref ManagedInstancesMinEnvironments
 ",
             sam_template::MANAGED_MEMORY_GIB_PER_VCPU
         );
-        assert!(
-            text.contains(&expected),
-            "{id}: the capacity provider only under the condition"
-        );
-        assert_eq!(text.matches("CapacityProviderConfig").count(), 1, "{id}");
-        assert_eq!(text.matches("CapacityProvider}").count(), 1, "{id}");
+        assert!(in_managed.contains(&expected), "{name}");
         // No function-level VPC, no provisioned concurrency (Lambda refuses
-        // both with a capacity provider), reserved concurrency only in classic mode.
-        assert!(
-            !text.contains("\n      VpcConfig:") && !text.contains("\n      ProvisionedConcurrencyConfig:"),
-            "{id}"
-        );
-        for line in text.lines().filter(|l| l.contains("ReservedConcurrentExecutions:")) {
+        // both with a capacity provider); reserved concurrency only in classic mode.
+        for section in [in_classic, in_managed] {
             assert!(
-                line.trim_start()
-                    .starts_with("ReservedConcurrentExecutions: !If [ManagedInstances, !Ref AWS::NoValue, "),
-                "{id}: {line}"
+                !section.contains("\n      VpcConfig:") && !section.contains("\n      ProvisionedConcurrencyConfig:"),
+                "{name}"
             );
         }
-        assert_eq!(
-            text.contains("ReservedConcurrentExecutions:"),
-            sam_template::reserved_concurrency_default(function).is_some(),
-            "{id}"
-        );
+        assert!(!in_managed.contains("ReservedConcurrentExecutions"), "{name}");
+        match sam_template::reserved_concurrency_default(function) {
+            Some(_) => assert!(in_classic.contains(&format!(
+                "      ReservedConcurrentExecutions: !Ref {}ReservedConcurrency\n",
+                name.split('-').map(|w| w[..1].to_uppercase() + &w[1..]).collect::<String>()
+            ))),
+            None => assert!(!in_classic.contains("ReservedConcurrentExecutions"), "{name}"),
+        }
     }
     // Managed instances hash with the tier file's fixed-capacity tiers: the
     // tier settings are left unset there, and the hash alarms watch those tiers.
-    let globals = &template[template.find("Globals:").unwrap()..template.find("Resources:").unwrap()];
+    let globals = |t: &str| t[t.find("Globals:").unwrap()..t.find("Resources:").unwrap()].to_owned();
     for (setting, parameter) in [("MEMBER_TIER", "MemberTier"), ("GUEST_TIER", "GuestTier")] {
-        assert!(globals.contains(&format!(
-            "{setting}: !If [ManagedInstances, !Ref AWS::NoValue, !Ref {parameter}]\n"
-        )));
+        assert!(globals(&classic).contains(&format!("        {setting}: !Ref {parameter}\n")));
+        assert!(!globals(&managed).contains(setting));
+        assert!(!managed.contains(&format!("  {parameter}:\n")));
     }
     for tier in ["member", "guest"] {
         let fixed = sam_template::fixed_capacity_tier(&tiers, tier).unwrap();
         let parameter = if tier == "member" { "MemberTier" } else { "GuestTier" };
         let alarm = format!("{}HashP99Alarm", &parameter[..parameter.len() - 4]);
-        let text = &all
-            .iter()
-            .find(|(id, _)| *id == alarm)
-            .unwrap_or_else(|| panic!("{alarm}"))
-            .1;
-        assert!(text.contains(&format!(
-            "Value: !If [ManagedInstances, '{}', !Ref {parameter}]\n",
-            fixed.spec
-        )));
+        let text = |template: &str| {
+            resources(template)
+                .into_iter()
+                .find(|(id, _)| *id == alarm)
+                .unwrap_or_else(|| panic!("{alarm}"))
+                .1
+        };
+        assert!(text(&classic).contains(&format!("Value: !Ref {parameter}\n")));
+        assert!(text(&managed).contains(&format!("Value: '{}'\n", fixed.spec)));
     }
 }
 
 #[test]
 fn the_dashboard_reads_the_functions_emf_records_and_the_api() {
-    let template = committed();
-    let all = resources(&template);
+    for mode in ComputeMode::ALL {
+        dashboard_of(&committed(mode));
+    }
+}
+
+fn dashboard_of(template: &str) {
+    let all = resources(template);
     let dashboard = &all.iter().find(|(id, _)| id == "Dashboard").expect("a dashboard").1;
     let namespace = shared::hashing::timing::NAMESPACE;
     for tier in ["member", "guest"] {
