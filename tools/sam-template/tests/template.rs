@@ -11,7 +11,7 @@ fn committed(mode: ComputeMode) -> String {
 }
 
 /// A function's properties, from its `Binary:` line to its events.
-fn function_section<'a>(template: &'a str, function: Function) -> &'a str {
+fn function_section(template: &str, function: Function) -> &str {
     let binary = format!("Binary: {}\n", function.name());
     let section = &template[template.find(&binary).unwrap()..];
     &section[..section.find("Events:").unwrap()]
