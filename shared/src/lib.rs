@@ -11,7 +11,8 @@
 //! - [`store`]: the ports, and their adapters (DynamoDB, SQLite) with
 //!   `aws` for the SDK clients;
 //! - [`app`]: one function per use case, the store's only caller;
-//! - [`http`]: typed extractors, handlers, the route table;
+//! - [`http`]: typed extractors, handlers, the route table; (v3) `stream`:
+//!   the `purge` function's DynamoDB stream records;
 //! - [`runtime`]: the composition root, which alone reads the environment.
 
 pub mod app;
@@ -25,3 +26,5 @@ pub mod http;
 pub mod private_files;
 pub mod runtime;
 pub mod store;
+#[cfg(feature = "stream")]
+pub mod stream;

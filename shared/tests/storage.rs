@@ -16,7 +16,7 @@ use shared::domain::{
 use shared::store::dynamo::{CapacityMeter, DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
 use shared::store::idempotency::{Claim, Claimed, LEASE_SECONDS, RECORD_SECONDS, StoredResponse};
 use shared::store::sqlite::SqliteStore;
-use shared::store::{AttemptKey, Edited, PostEdit, Store, StoreError, cursor};
+use shared::store::{AttemptKey, Edited, PendingPurge, PostEdit, Store, StoreError, cursor};
 
 type Dyn = Arc<dyn Store>;
 
@@ -141,6 +141,21 @@ fn writer() -> WriterKey {
 
 fn board(slug: &str) -> BoardSlug {
     Boards::default().resolve(slug).unwrap()
+}
+
+fn pending_purge(board: &str, post: &str) -> PendingPurge {
+    PendingPurge {
+        board: board.into(),
+        post: post.into(),
+    }
+}
+
+/// (v3) Step 2 of every post delete so far, as the purge function or the
+/// server's background task runs it (SQLite: nothing is pending).
+async fn purged(store: &Dyn) {
+    for pending in store.pending_purges(1_000).await.unwrap() {
+        store.purge(&pending).await.unwrap();
+    }
 }
 
 fn post_key(board_slug: &str, id: &str) -> PostKey {
@@ -614,6 +629,7 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
 
     assert!(store.delete_post(&key).await.unwrap());
     assert!(!store.delete_post(&key).await.unwrap(), "already gone");
+    purged(&store).await;
     assert_eq!(store.post_detail(&key).await.unwrap(), None);
     assert_eq!(
         store.comment_guard(&comment_key("free", id, &c.id)).await.unwrap(),
@@ -1484,6 +1500,7 @@ async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
     assert_eq!(store.unlike(&key, &m2).await.unwrap().unwrap().like_count, 1);
     assert_eq!(views(&store, &key).await, Some(6));
     assert!(store.delete_post(&key).await.unwrap());
+    purged(&store).await;
     assert_eq!(store.post_detail(&key).await.unwrap(), None);
     // Nothing of the post is left: not its comments, likes or shards.
     let left = client
@@ -1766,11 +1783,12 @@ async fn one_of_many_concurrent_claims_on_a_key_wins(store: Dyn) {
     );
 }
 
-/// DynamoDB only: a post delete interrupted after its first step leaves
-/// nothing of the post readable, and its cleanup finishes at the post's next
-/// delete or at any other post's delete, leaving nothing behind.
+/// DynamoDB only: a post delete's first step (all the request does, v3)
+/// leaves nothing of the post readable; a retried delete answers 404 and
+/// loads no child; the purge, run for the post or for every pending one,
+/// leaves nothing behind, and run again does nothing.
 #[tokio::test]
-async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
+async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behind() {
     let table = format!("test-{}", new_id().to_lowercase());
     let client = aws_sdk_dynamodb::Client::from_conf(
         client_config(Some(&endpoint()), None, &SdkTuning::defaults(true))
@@ -1849,16 +1867,24 @@ async fn an_interrupted_post_delete_leaves_nothing_readable_and_resumes() {
         let listed = store.list_posts(&board("free"), limit(20), None).await.unwrap();
         assert!(listed.posts.iter().all(|s| s.id != p.summary.id));
 
+        // A retried delete answers 404 and leaves step 2 to the purge,
+        // which finds the marker (in the first round while another post's
+        // purge is pending too).
+        assert!(!store.delete_post(key).await.unwrap());
+        assert!(left_of(p.summary.id.clone()).await > 0, "the request loads no child");
+        let pending = store.pending_purges(10).await.unwrap();
+        assert!(pending.contains(&pending_purge("free", &p.summary.id)), "{pending:?}");
         if i == 0 {
-            // Resumed by the post's own retried delete (which answers 404).
-            assert!(!store.delete_post(key).await.unwrap());
+            // Run for this post alone.
+            store.purge(&pending_purge("free", &p.summary.id)).await.unwrap();
         } else {
-            // Resumed by another post's delete.
-            let other = created_post(&store, "free").await;
-            assert!(store.delete_post(&post_key("free", &other.summary.id)).await.unwrap());
+            // Run for every pending one, as the server's background task does.
+            purged(&store).await;
         }
         assert_eq!(left_of(p.summary.id.clone()).await, 0, "nothing of the post is left");
         assert!(!concrete.purge_pending(&p.summary.id).await.unwrap());
+        // Redelivered: nothing to do, nothing fails.
+        store.purge(&pending_purge("free", &p.summary.id)).await.unwrap();
     }
 }
 
@@ -2441,6 +2467,7 @@ async fn removing_a_post_deletes_it_like_a_delete_resolves_its_reports_and_is_lo
         "not on that board"
     );
     assert!(store.remove_post(&key, &removal, None).await.unwrap());
+    purged(&store).await;
     assert_eq!(store.post_detail(&key).await.unwrap(), None);
     assert_eq!(views(&store, &key).await, None);
     assert_eq!(store.list_comments(&key, limit(20), None).await.unwrap(), None);
@@ -2932,6 +2959,7 @@ async fn removing_a_post_with_more_reports_than_one_transaction_holds_resolves_t
         },
     );
     assert!(store.remove_post(&post_key("free", &pid), &entry, None).await.unwrap());
+    purged(&store).await;
     assert!(open_reports(&store, "free").await.is_empty());
     assert_eq!(log_of(&store, "free").await, vec![entry]);
     let client = aws_sdk_dynamodb::Client::from_conf(
@@ -3115,14 +3143,19 @@ async fn each_moderation_operation_costs_a_fixed_number_of_dynamodb_requests() {
         title: p.summary.title.clone(),
     };
     measure!(
-        "remove_post, 1 report, 1 comment (pointers Query, step 1 transaction; as a delete: 10 purge Queries, the reports' BatchWriteItem, BatchWriteItem, sweep Query)",
-        15,
+        "remove_post, 1 report, 1 comment (pointers Query, step 1 transaction)",
+        2,
         assert!(
             store
                 .remove_post(&post_key("free", &pid), &log_entry(LogAction::RemovePost, target), None)
                 .await
                 .unwrap()
         )
+    );
+    measure!(
+        "its purge, off the request (marker GetItem, 10 Queries, the reports' BatchWriteItem, BatchWriteItem)",
+        13,
+        store.purge(&pending_purge("free", &pid)).await.unwrap()
     );
     measure!(
         "modlog, one page (Query)",
@@ -3200,17 +3233,21 @@ async fn an_authors_delete_costs_one_more_request_to_resolve_the_reports_of_what
     );
     let unreported = created_post(&store, "free").await;
     created_comment(&store, "free", &unreported.summary.id, None).await;
+    measure!("delete_post, 1 comment, unreported (step 1 transaction)", 1, {
+        assert!(
+            store
+                .delete_post(&post_key("free", &unreported.summary.id))
+                .await
+                .unwrap()
+        )
+    });
     measure!(
-        "delete_post, 1 comment, unreported (step 1 transaction, 10 purge Queries, BatchWriteItem, sweep Query)",
-        13,
-        {
-            assert!(
-                store
-                    .delete_post(&post_key("free", &unreported.summary.id))
-                    .await
-                    .unwrap()
-            )
-        }
+        "its purge, off the request (marker GetItem, 10 Queries, BatchWriteItem)",
+        12,
+        store
+            .purge(&pending_purge("free", &unreported.summary.id))
+            .await
+            .unwrap()
     );
     let p = created_post(&store, "free").await;
     let pid = p.summary.id.clone();
@@ -3226,9 +3263,14 @@ async fn an_authors_delete_costs_one_more_request_to_resolve_the_reports_of_what
             .unwrap();
     }
     measure!(
-        "delete_post, 1 comment, it and its comment reported: 2 reports, 3 reporters (the same and the reports' BatchWriteItem)",
-        14,
+        "delete_post, 1 comment, it and its comment reported: 2 reports, 3 reporters (step 1 transaction)",
+        1,
         { assert!(store.delete_post(&post_key("free", &pid)).await.unwrap()) }
+    );
+    measure!(
+        "its purge (the same and the reports' BatchWriteItem)",
+        13,
+        store.purge(&pending_purge("free", &pid)).await.unwrap()
     );
     println!("| operation | requests | table RCU (Local) | table WCU (Local) |\n|---|---:|---:|---:|");
     for (what, _, requests, read, write) in &rows {
@@ -3288,6 +3330,7 @@ async fn deleting_a_post_resolves_its_open_reports_and_its_comments_but_no_other
         "a refused delete resolves nothing"
     );
     assert!(store.delete_post(&key).await.unwrap());
+    purged(&store).await;
     assert_eq!(
         open_reports(&store, "free").await,
         vec![counted(&kept_comment, 1), counted(&kept_post, 1)],
@@ -3526,6 +3569,7 @@ async fn an_authors_deletes_leave_no_item_of_the_comment_the_post_or_their_repor
     assert_eq!(open_reports(&store, "free").await.len(), 2);
 
     assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    purged(&store).await;
     assert!(open_reports(&store, "free").await.is_empty());
     for text in [&pid, &kept.id, &on_gone.id, &on_kept.id, &on_post.id, &resolved.id] {
         let left = items_naming(&client, &table, text).await;
@@ -3533,23 +3577,22 @@ async fn an_authors_deletes_leave_no_item_of_the_comment_the_post_or_their_repor
     }
 }
 
-/// DynamoDB only: a reported post's delete interrupted after step 1 (as if
-/// the process died) leaves its reports open but unjoinable; when the purge
-/// resumes, at the post's retried delete (even one naming another board) or
-/// at another post's delete or removal, it resolves them, and nothing of the
-/// post or its reports is left.
+/// DynamoDB only: a reported post's delete after step 1 leaves its reports
+/// open but unjoinable until its purge, which resolves them on the board the
+/// marker names (whatever board a retried delete or the caller named), and
+/// nothing of the post or its reports is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_interrupted_delete_of_a_reported_post_resolves_its_reports_when_its_purge_resumes() {
+async fn a_deleted_reported_posts_purge_resolves_its_reports_on_the_board_its_marker_names() {
     let table = format!("test-{}", new_id().to_lowercase());
     let (concrete, _) = counted_dynamo_store_on(Layout::default(), &table).await;
     let store: Dyn = Arc::new(concrete.clone());
     let client = plain_client().await;
     let free = board("free");
     for resumed_by in [
-        "its retried delete",
-        "its retried delete naming another board",
-        "another post's delete",
-        "another post's removal",
+        "its purge after a retried delete",
+        "its purge after a retried delete naming another board",
+        "its purge named with another board",
+        "the purge of every pending post",
     ] {
         let p = created_post(&store, "free").await;
         let pid = p.summary.id.clone();
@@ -3571,16 +3614,18 @@ async fn an_interrupted_delete_of_a_reported_post_resolves_its_reports_when_its_
         assert!(concrete.purge_pending(&pid).await.unwrap());
 
         match resumed_by {
-            "its retried delete" => assert!(!store.delete_post(&post_key("free", &pid)).await.unwrap()),
-            // The purge takes the board its marker names, not the request's.
-            "its retried delete naming another board" => {
-                assert!(!store.delete_post(&post_key("qna", &pid)).await.unwrap())
+            "its purge after a retried delete" => {
+                assert!(!store.delete_post(&post_key("free", &pid)).await.unwrap());
+                store.purge(&pending_purge("free", &pid)).await.unwrap();
             }
-            "another post's delete" => {
-                let other = created_post(&store, "free").await;
-                assert!(store.delete_post(&post_key("free", &other.summary.id)).await.unwrap());
+            "its purge after a retried delete naming another board" => {
+                assert!(!store.delete_post(&post_key("qna", &pid)).await.unwrap());
+                store.purge(&pending_purge("free", &pid)).await.unwrap();
             }
+            // The purge takes the board its marker names, not the caller's.
+            "its purge named with another board" => store.purge(&pending_purge("qna", &pid)).await.unwrap(),
             _ => {
+                // With another post removed meanwhile, whose purge is pending too.
                 let other = created_post(&store, "free").await;
                 let entry = log_entry(
                     LogAction::RemovePost,
@@ -3595,6 +3640,7 @@ async fn an_interrupted_delete_of_a_reported_post_resolves_its_reports_when_its_
                         .await
                         .unwrap()
                 );
+                purged(&store).await;
             }
         }
         assert!(!concrete.purge_pending(&pid).await.unwrap(), "{resumed_by}");

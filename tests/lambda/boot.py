@@ -2,7 +2,10 @@
 """Boots a Lambda bootstrap against the local Runtime API and checks one invocation.
 
   boot.py --bootstrap target/lambda/read/bootstrap --event tests/fixtures/apigw-v2/read-list.json \
-          [--qemu] [--expect-status 200] [--runs 1]
+          [--qemu] [--expect-status 200 | --expect-body JSON] [--runs 1]
+
+--expect-body is for a function that is not behind API Gateway (purge):
+the response must equal that JSON.
 
 With --qemu the (arm64) bootstrap runs under qemu-aarch64 user emulation.
 Prints one JSON line per run: {"function", "cold_start_ms", "status_code"};
@@ -75,6 +78,7 @@ def main():
     parser.add_argument("--function", default=None)
     parser.add_argument("--qemu", action="store_true")
     parser.add_argument("--expect-status", type=int, default=200)
+    parser.add_argument("--expect-body", default=None)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
@@ -86,6 +90,12 @@ def main():
     times = []
     for _ in range(args.runs):
         ms, response = run_once(args, event_file, function)
+        if args.expect_body is not None:
+            print(json.dumps({"function": function, "cold_start_ms": ms, "response": response}), flush=True)
+            if response != json.loads(args.expect_body):
+                raise SystemExit(f"{function}: expected {args.expect_body}, got {json.dumps(response)}")
+            times.append(ms)
+            continue
         status = response.get("statusCode")
         print(json.dumps({"function": function, "cold_start_ms": ms, "status_code": status,
                           "body": response.get("body", "")[:200]}), flush=True)

@@ -10,6 +10,11 @@ use shared::runtime::{Config, Deployment, Env};
 
 use crate::secrets::Recorder;
 
+/// Held by the tests that load DynamoDB Local heavily (thousands of writes)
+/// and by those whose assertions depend on its answering quickly under a
+/// flood: the one never runs beside the other.
+pub(crate) static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 pub(crate) const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
 pub(crate) const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
 

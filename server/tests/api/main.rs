@@ -33,6 +33,7 @@ mod idempotency;
 mod moderation;
 mod passwords;
 mod public;
+mod purge;
 mod secrets;
 mod slowloris;
 

@@ -153,6 +153,7 @@ async fn loop_correct_logins(
 /// per-address share (2 of 8 places) keeps room for others. Before v3 12 of
 /// 12 such logins got 503.
 async fn a_correct_login_flood_from_two_addresses_leaves_another_members_logins_answered(backend: Backend) {
+    let _alone = crate::helpers::HEAVY.lock().await;
     for (label, limits) in [
         (
             "limits on",

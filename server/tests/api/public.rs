@@ -75,6 +75,7 @@ async fn timed_read(app: &TestApp, path: &str, runs: usize) -> (f64, usize) {
 }
 
 async fn a_post_with_a_thousand_comments_reads_as_small_and_fast_as_one_with_ten(backend: Backend) {
+    let _alone = crate::helpers::HEAVY.lock().await;
     let app = spawn_app_with(backend, &[]).await;
     let token = app.member_token("bomber").await;
     let small = app.member_post(&token).await;

@@ -125,8 +125,25 @@ impl Recorder {
         for password in &passwords {
             assert!(!logs.contains(password.as_str()), "the logs hold a password");
         }
-        for token in tokens.iter().filter(|t| t.len() >= 20) {
+        // One pass over the logs, not one per token: a flood test sees
+        // thousands of tokens and megabytes of logs. A JWT starts with
+        // `eyJ` (base64url of `{"`): at each `eyJ` in the logs, the text of
+        // each token length there is looked up among the tokens.
+        let (jwts, others): (Vec<&String>, Vec<&String>) = tokens
+            .iter()
+            .filter(|t| t.len() >= 20)
+            .partition(|t| t.starts_with("eyJ"));
+        for token in others {
             assert!(!logs.contains(token.as_str()), "the logs hold a bearer token");
+        }
+        let lengths: std::collections::BTreeSet<usize> = jwts.iter().map(|t| t.len()).collect();
+        let jwts: std::collections::HashSet<&str> = jwts.into_iter().map(String::as_str).collect();
+        for (at, _) in logs.match_indices("eyJ") {
+            for len in &lengths {
+                if let Some(text) = logs.get(at..at + len) {
+                    assert!(!jwts.contains(text), "the logs hold a bearer token");
+                }
+            }
         }
         for marker in HASH_MARKERS {
             assert!(!logs.contains(marker), "the logs hold a password hash ({marker})");
@@ -176,4 +193,42 @@ async fn the_secrets_check_catches_an_echoed_password_and_a_hash() {
     let caught = std::panic::catch_unwind(|| recorder.assert_nothing_leaked("", &[]));
     let message = *caught.unwrap_err().downcast::<String>().unwrap();
     assert_eq!(message, "response 0 holds a password");
+}
+
+/// The log check finds a bearer token it saw wherever the logs hold it, and
+/// only that token (it looks tokens up in one pass over the logs).
+#[tokio::test]
+async fn the_secrets_check_catches_a_bearer_token_in_the_logs() {
+    use tower::ServiceExt;
+    let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJsZWFrIn0.c2lnbmF0dXJlLW9mLWEtdGVzdA";
+    // A recorder that saw one request with the token (a fresh one per
+    // check: a failed check leaves its recorder's locks poisoned).
+    let saw_token = || async {
+        let recorder = Arc::new(Recorder::default());
+        let watcher = Arc::clone(&recorder);
+        let app = axum::Router::new()
+            .route("/me", axum::routing::get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                Arc::clone(&watcher).watch(request, next)
+            }));
+        let request = http::Request::get("/me")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        app.oneshot(request).await.unwrap();
+        recorder
+    };
+    let other = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.c2lnbmF0dXJlLW9mLWEtdGVzdA";
+    saw_token()
+        .await
+        .assert_nothing_leaked(&format!(r#"{{"msg":"request","auth":"{other}"}}"#), &[]);
+    for logs in [
+        format!(r#"{{"msg":"request","auth":"Bearer {token}"}}"#),
+        format!("eyJ{token}tail"),
+    ] {
+        let recorder = saw_token().await;
+        let caught = std::panic::catch_unwind(|| recorder.assert_nothing_leaked(&logs, &[]));
+        let message = *caught.unwrap_err().downcast::<&str>().unwrap();
+        assert_eq!(message, "the logs hold a bearer token", "{logs}");
+    }
 }

@@ -13,6 +13,7 @@ use crate::domain::{
 };
 use crate::error::ApiError;
 use crate::hashing::Tier;
+use crate::store::PendingPurge;
 
 /// How much of a deletion's content one store round handles: a bounded
 /// batch, so an interrupted deletion loses at most one batch of progress.
@@ -251,7 +252,19 @@ impl App {
     /// Deletes a post or comment as its author would, or takes a like back.
     async fn withdraw(&self, member: &MemberId, item: &Owned) -> Result<(), ApiError> {
         match item {
-            Owned::Post(key) => self.store.delete_post(key).await.map(drop),
+            // Its purge too, here: the deletion's next batch must not find
+            // the member's comments on it again (step 2 of a deletion is
+            // off the request already).
+            Owned::Post(key) => {
+                if self.store.delete_post(key).await? {
+                    let pending = PendingPurge {
+                        board: key.board.as_str().to_owned(),
+                        post: key.post.as_str().to_owned(),
+                    };
+                    self.store.purge(&pending).await?;
+                }
+                Ok(())
+            }
             Owned::Comment(key) => self.store.delete_comment(key).await.map(drop),
             Owned::Like(key) => self.store.unlike(key, member).await.map(drop),
         }

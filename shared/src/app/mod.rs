@@ -16,6 +16,7 @@ mod idempotency;
 pub mod likes;
 pub mod moderation;
 pub mod posts;
+mod purge;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod sessions;
 mod settings;
@@ -82,6 +83,8 @@ pub struct App {
     admins: Arc<Vec<String>>,
     /// (v3) `BLOCKED_WORDS`.
     blocked: Arc<BlockedWords>,
+    /// (v3) Wakes the background purge after a post's delete ([`purge`]).
+    purge_wake: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for App {
@@ -108,6 +111,7 @@ impl App {
             limits: settings.limits,
             admins: Arc::new(settings.admins),
             blocked: Arc::new(settings.blocked_words),
+            purge_wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
 

@@ -168,7 +168,10 @@ impl App {
                 self.once(command.idempotency.as_ref(), |claim| async move {
                     let done = claim.as_ref().map(|c| c.complete_empty());
                     match self.store.remove_post(key, &entry, done.as_ref()).await? {
-                        true => Ok(()),
+                        true => {
+                            self.purge_soon();
+                            Ok(())
+                        }
                         false => Err(self.not_found_post()),
                     }
                 })

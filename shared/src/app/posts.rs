@@ -168,8 +168,10 @@ impl App {
         self.delete_post(key).await
     }
 
+    /// The post goes now; its children after the request ([`super::purge`]).
     pub(super) async fn delete_post(&self, key: &PostKey) -> Result<(), ApiError> {
         if self.store.delete_post(key).await? {
+            self.purge_soon();
             Ok(())
         } else {
             Err(self.not_found_post())

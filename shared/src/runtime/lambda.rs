@@ -32,3 +32,23 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     });
     lambda_http::run_concurrent(service).await
 }
+
+/// (v3) The `purge` function's `main`: no route, no secret; the table's
+/// stream hands it the inserts of purge markers (docs/storage.md, Deleting
+/// a post), one batch at a time, and it answers which record failed.
+#[cfg(feature = "stream")]
+pub async fn run_purge() -> Result<(), lambda_http::Error> {
+    use lambda_http::{LambdaEvent, service_fn};
+    super::telemetry::init_json();
+    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &Env::process())?;
+    tracing::info!(function = "purge", config = %config, "configuration");
+    let app = super::wiring::build(config).await?.app;
+    tracing::info!(function = "purge", "cold start complete");
+    let app = &app;
+    lambda_http::lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
+            Ok::<_, std::convert::Infallible>(crate::stream::purge_records(app, event.payload).await)
+        },
+    ))
+    .await
+}

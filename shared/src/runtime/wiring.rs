@@ -31,5 +31,10 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         Some(super::settings::TagKeySource::Derived(secret)) => app.with_tags(TagKeys::derived_from(secret)),
         None => app,
     };
+    // (v3) The server purges deleted posts' children off the request; on
+    // Lambda the `purge` function does, on the table's stream.
+    if matches!(config.deployment, super::Deployment::Server) {
+        tokio::spawn(app.clone().purge_in_background());
+    }
     Ok(AppState::new(app, config.http))
 }

@@ -285,10 +285,33 @@ pub trait Attempts: Send + Sync {
     async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
 }
 
-/// Everything a deployment needs from its store.
-pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts {}
+/// (v3) A deleted post whose children (comments, likes, reports, counter
+/// shards) are still stored, and the board it was on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingPurge {
+    pub board: String,
+    pub post: String,
+}
 
-impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts> Store for T {}
+/// (v3) The second step of a post's delete, off the request (docs/storage.md,
+/// Deleting a post): on DynamoDB a delete or removal writes the post's
+/// removal and a purge marker, and the children go later (the `purge`
+/// function on the table's stream, or the server's background task). SQLite
+/// deletes everything in the post's own transaction: nothing is ever pending.
+#[async_trait]
+pub trait Purges: Send + Sync {
+    /// Up to `limit` deleted posts whose children are still stored.
+    async fn pending_purges(&self, limit: usize) -> StoreResult<Vec<PendingPurge>>;
+    /// Deletes the children of a deleted post, then its marker. Idempotent:
+    /// a purge done already, or cut short anywhere, is finished by running
+    /// it again. A post that is not deleted is left alone.
+    async fn purge(&self, pending: &PendingPurge) -> StoreResult<()>;
+}
+
+/// Everything a deployment needs from its store.
+pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges {}
+
+impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges> Store for T {}
 
 pub use crate::domain::fields::MAX_PAGE;
 

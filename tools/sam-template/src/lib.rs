@@ -16,6 +16,7 @@ mod costs;
 mod functions;
 mod managed;
 mod monitoring;
+mod purge;
 mod template;
 
 pub use costs::{ASSUMED_IO_MS, cost_table};
@@ -23,6 +24,7 @@ pub use functions::{READ_CACHE_TTL_MS, dynamodb_actions, reserved_concurrency_de
 pub use managed::{
     MANAGED_INSTANCE_TYPES, MANAGED_MEMORY_GIB_PER_VCPU, MANAGED_MEMORY_MB, fixed_capacity_tier, managed_concurrency,
 };
+pub use purge::{PURGE_ACTIONS, purge_filter};
 use shared::hashing::tier_file::TierFile;
 use shared::store::dynamo::schema::TableDefinition;
 pub use template::generate;

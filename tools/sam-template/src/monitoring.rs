@@ -96,6 +96,22 @@ pub(crate) fn monitoring_resources(tiers: &TierFile, mode: ComputeMode) -> anyho
             "yAxis": {"left": {"min": 0}}
         }
     }));
+    // (v3) The purge off the request (tools/sam-template/src/purge.rs).
+    widgets.push(serde_json::json!({
+        "type": "metric",
+        "x": 0, "y": y + 6, "width": 24, "height": 6,
+        "properties": {
+            "title": "purge: stream iterator age (ms, max) and dead letters",
+            "region": "${AWS::Region}",
+            "view": "timeSeries",
+            "period": 60,
+            "metrics": [
+                ["AWS/Lambda", "IteratorAge", "FunctionName", "${PurgeFunction}", {"stat": "Maximum"}],
+                ["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "${PurgeDeadLetters.QueueName}", {"stat": "Maximum", "yAxis": "right"}]
+            ],
+            "yAxis": {"left": {"min": 0}, "right": {"min": 0}}
+        }
+    }));
     // One line per widget.
     let mut body = String::from("{\"widgets\": [\n");
     for (i, widget) in widgets.iter().enumerate() {

@@ -274,6 +274,9 @@ Resources:
             comment: Encrypted at rest with the AWS-owned key (SSESpecification); a CMK adds per-request KMS cost.
     Properties:
       BillingMode: {billing}
+      # (v3) The purge function reads the inserts of purge markers from it.
+      StreamSpecification:
+        StreamViewType: {stream_view}
       PointInTimeRecoverySpecification:
         PointInTimeRecoveryEnabled: true
       SSESpecification:
@@ -283,6 +286,7 @@ Resources:
         Enabled: {ttl_enabled}
       AttributeDefinitions:",
         billing = table.billing_mode,
+        stream_view = table.stream_specification.stream_view_type,
         ttl = table.time_to_live_specification.attribute_name,
         ttl_enabled = table.time_to_live_specification.enabled,
     )?;
@@ -485,6 +489,7 @@ Resources:
         )?;
     }
 
+    t += &crate::purge::purge_resources();
     t += &monitoring_resources(tiers, mode)?;
     writeln!(
         t,

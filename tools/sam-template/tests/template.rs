@@ -336,3 +336,61 @@ fn dashboard_of(template: &str) {
     let api = &all.iter().find(|(id, _)| id == "Api5xxAlarm").expect("a 5xx alarm").1;
     assert!(api.contains("      MetricName: 5xx\n") && api.contains("Value: !Ref HttpApi\n"));
 }
+
+#[test]
+fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_with_a_dead_letter_queue() {
+    let classic = resources(&committed(ComputeMode::Classic));
+    let managed = resources(&committed(ComputeMode::ManagedInstances));
+    let find = |all: &[(String, String)], id: &str| {
+        all.iter()
+            .find(|(rid, _)| rid == id)
+            .unwrap_or_else(|| panic!("{id}"))
+            .1
+            .clone()
+    };
+    let purge = find(&classic, "PurgeFunction");
+    assert_eq!(
+        purge,
+        find(&managed, "PurgeFunction"),
+        "the same function in both modes"
+    );
+    assert!(purge.contains("        Binary: purge\n") && purge.contains("      CodeUri: ../functions/purge/\n"));
+    // Its events: the table's stream, filtered to the inserts of markers.
+    assert!(purge.contains("          Type: DynamoDB\n"));
+    assert!(purge.contains("            Stream: !GetAtt Table.StreamArn\n"));
+    assert!(purge.contains(&format!(
+        "                - Pattern: '{}'\n",
+        sam_template::purge_filter()
+    )));
+    let filter: serde_json::Value = serde_json::from_str(&sam_template::purge_filter()).unwrap();
+    assert_eq!(
+        filter,
+        serde_json::json!({"eventName": ["INSERT"], "dynamodb": {"Keys": {"PK": {"S": [shared::store::dynamo::PURGE_PK]}}}})
+    );
+    for setting in [
+        "            FunctionResponseTypes:\n              - ReportBatchItemFailures\n",
+        "            BisectBatchOnFunctionError: true\n",
+        "                Type: SQS\n                Destination: !GetAtt PurgeDeadLetters.Arn\n",
+    ] {
+        assert!(purge.contains(setting), "{setting}");
+    }
+    // Exactly the purge's DynamoDB actions, on the table only, no secret.
+    let actions: Vec<&str> = purge
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- dynamodb:"))
+        .collect();
+    let expected: Vec<&str> = sam_template::PURGE_ACTIONS
+        .iter()
+        .map(|a| a.trim_start_matches("dynamodb:"))
+        .collect();
+    assert_eq!(actions, expected);
+    assert!(!purge.contains("secretsmanager") && !purge.contains("/index/"));
+    // The stream, the queue and the alarms on it and on the function's lag.
+    let table = find(&classic, "Table");
+    assert!(table.contains("      StreamSpecification:\n        StreamViewType: NEW_IMAGE\n"));
+    assert_eq!(resource_type(&find(&classic, "PurgeDeadLetters")), "AWS::SQS::Queue");
+    let dead = find(&classic, "PurgeDeadLettersAlarm");
+    assert!(dead.contains("      MetricName: ApproximateNumberOfMessagesVisible\n") && dead.contains("Threshold: 0\n"));
+    let behind = find(&classic, "PurgeIteratorAgeAlarm");
+    assert!(behind.contains("      MetricName: IteratorAge\n") && behind.contains("Value: !Ref PurgeFunction\n"));
+}

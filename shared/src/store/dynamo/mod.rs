@@ -31,6 +31,7 @@ mod transact;
 
 pub use cache::CacheStats;
 pub use capacity::{CapacityMeter, Consumed, Partition, Units};
+pub use purge::PURGE_PK;
 pub use request_counter::RequestCounter;
 pub use settings::{Layout, SdkTuning, client_config};
 pub(crate) use transact::sdk_error;

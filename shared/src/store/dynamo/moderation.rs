@@ -20,7 +20,7 @@ use super::items::{
     ReporterItem, ban_subject_pk, bans_pk, comment_sk, modlog_pk, mods_pk, post_pk, report_pointer_sk, reporter_sk,
     reports_pk,
 };
-use super::purge::{self, Marked, purge_marker};
+use super::purge::{Marked, purge_marker};
 use super::transact::{TxFailure, sdk_error};
 use crate::domain::{
     Ban, BanId, BanPage, BanRecord, BanSubject, BoardSlug, CommentKey, LogEntry, LogPage, Member, MemberId, PageLimit,
@@ -505,8 +505,9 @@ impl Moderation for DynamoStore {
     /// entry, the deletes of the post's open reports and its comments' (a
     /// Query of the pointers in its partition first) and the completion.
     /// Reports beyond the transaction's room, and any opened between that
-    /// Query and step 1, are resolved by the purge, as a delete's are
-    /// (after step 1 no report of the post can be opened).
+    /// Query and step 1, are resolved by the purge (step 2, off the
+    /// request), as a delete's are (after step 1 no report of the post can
+    /// be opened).
     async fn remove_post(&self, post_key: &PostKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let pointers = self.report_pointers(post_id).await?;
@@ -527,11 +528,7 @@ impl Moderation for DynamoStore {
             }
             Marked::ExtraFailed(_) => return Err(StoreError::Internal("log entry id collision".into())),
         };
-        self.purge_after_mark(board, post_id, removed).await?;
-        // Others' interrupted purges: best effort, this removal is done.
-        if let Err(e) = self.resume_purges(purge::SWEEP).await {
-            tracing::warn!(error = %e, "pending post purges not resumed");
-        }
+        // Step 2 runs off the request ([`crate::store::Purges`]).
         Ok(removed)
     }
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
+use super::DynamoStore;
 use super::attributes::{from_item, key, s, to_item};
 use super::items::{
     BOARD_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_ON_BOARD, POST_SK, PostItem, SummaryFields, board_pk, comment_sk,
     post_pk,
 };
 use super::transact::{is_conditional_failure, sdk_error};
-use super::{DynamoStore, purge};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
     PostSummary, PostVersion, WriterKey,
@@ -301,17 +301,11 @@ impl Posts for DynamoStore {
         Ok(outcome)
     }
 
-    /// Durable in two steps ([`purge`]): the post is unreadable from the
-    /// first; the second resumes after any interruption.
+    /// Step 1 of two ([`super::purge`]): the post is unreadable from it; its
+    /// children go in step 2, off the request ([`crate::store::Purges`]).
     async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
-        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let deleted = self.mark_post_deleted(board, post_id).await?;
-        self.purge_after_mark(board, post_id, deleted).await?;
-        // Others' interrupted purges: best effort, this delete is done.
-        if let Err(e) = self.resume_purges(purge::SWEEP).await {
-            tracing::warn!(error = %e, "pending post purges not resumed");
-        }
-        Ok(deleted)
+        self.mark_post_deleted(post_key.board.as_str(), post_key.post.as_str())
+            .await
     }
 
     async fn replace_post_guest_hash(

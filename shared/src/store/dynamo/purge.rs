@@ -2,10 +2,12 @@
 //! its board), its counter shards and a purge marker `PURGE` / `<post id>`:
 //! from then on nothing of the post can be read, counted or reported (a
 //! comment's guard and a report of a comment require the marker's absence).
-//! Step 2 deletes the comments and likes, then the marker. When step 2 is
-//! interrupted the marker stays, and the purge resumes at the post's next
-//! delete (which answers 404) or at any later post delete, which also
-//! finishes up to [`SWEEP`] pending purges.
+//! It is all the delete request does. **(v3)** Step 2, the [`Purges`] port,
+//! runs off the request: the `purge` function on the table's stream (the
+//! marker's insert triggers it) or the server's background task (which also
+//! finds markers left by an interrupted run). It deletes the comments and
+//! likes, then the marker; cut short anywhere, the marker stays and running
+//! it again finishes it.
 //! **(v3)** Step 2 also resolves the open reports of the post and of its
 //! comments: it deletes the report items (`REPORTS#<board>`) named by the
 //! report pointers and reporters in the post's partition, before those
@@ -24,12 +26,11 @@ use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
 use super::items::{POST_ON_BOARD, POST_SK, all_likes_pks, legacy_likes_pk, post_pk, reports_pk};
 use super::transact::{TRANSACTION_ITEMS, TxFailure, sdk_error};
-use crate::store::{StoreError, StoreResult};
+use crate::store::{PendingPurge, Purges, StoreError, StoreResult};
 
-const PURGE_PK: &str = "PURGE";
-
-/// Pending purges a post delete finishes besides its own.
-pub(super) const SWEEP: i32 = 5;
+/// The partition of purge markers (the `purge` function's stream filter
+/// names it: docs/storage.md, Deleting a post).
+pub const PURGE_PK: &str = "PURGE";
 
 /// The purge marker of a post: there while the post's step 2 is pending.
 pub(super) fn purge_marker(post_id: &str) -> Item {
@@ -114,7 +115,7 @@ impl DynamoStore {
     /// Idempotent: a report deleted already (by a removal's step 1, by a
     /// resolve, or by an interrupted run of this purge) costs a write unit
     /// and nothing else.
-    pub async fn purge_post(&self, board: &str, post_id: &str) -> StoreResult<()> {
+    async fn purge_post(&self, board: &str, post_id: &str) -> StoreResult<()> {
         let mut reports = BTreeSet::new();
         let mut children = Vec::new();
         for (key, report_id) in self.keys_under(post_pk(post_id)).await? {
@@ -133,57 +134,9 @@ impl DynamoStore {
         self.delete_all(children).await
     }
 
-    /// Whether the post's purge is pending (its step 2 was interrupted).
+    /// Whether the post's purge is pending (its step 2 has not finished).
     pub async fn purge_pending(&self, post_id: &str) -> StoreResult<bool> {
         Ok(self.get(purge_marker(post_id)).await?.is_some())
-    }
-
-    /// Step 2 after a delete's step 1: of the post just marked (`marked`,
-    /// on `board`), or else of its interrupted purge, if pending (one
-    /// GetItem of the marker), on the board the marker names: a retried
-    /// delete may name another board, and step 2 must find the post's open
-    /// reports under its own.
-    pub(super) async fn purge_after_mark(&self, board: &str, post_id: &str, marked: bool) -> StoreResult<()> {
-        if marked {
-            return self.purge_post(board, post_id).await;
-        }
-        let Some(marker) = self.get(purge_marker(post_id)).await? else {
-            return Ok(());
-        };
-        match marker.get("board").and_then(|v| v.as_s().ok()) {
-            Some(marked_on) => self.purge_post(marked_on, post_id).await,
-            None => Err(StoreError::Internal(format!(
-                "the purge marker of post {post_id} names no board"
-            ))),
-        }
-    }
-
-    /// Finishes up to `limit` pending purges; how many it found.
-    pub async fn resume_purges(&self, limit: i32) -> StoreResult<usize> {
-        let out = self
-            .client()
-            .await
-            .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .key_condition_expression("PK = :purge")
-            .expression_attribute_values(":purge", s(PURGE_PK))
-            .limit(limit)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[PURGE_PK.to_owned()]))
-            .map_err(sdk_error)?;
-        let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-        let pending: Vec<(String, String)> = out
-            .items
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| Some((text(item, "board")?, text(item, "SK")?)))
-            .collect();
-        for (board, post_id) in &pending {
-            self.purge_post(board, post_id).await?;
-        }
-        Ok(pending.len())
     }
 
     /// Every item key under one partition key (for deleting a post's
@@ -265,5 +218,53 @@ impl DynamoStore {
             }
         }
         Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl Purges for DynamoStore {
+    /// One Query of the marker partition, oldest posts first.
+    async fn pending_purges(&self, limit: usize) -> StoreResult<Vec<PendingPurge>> {
+        let out = self
+            .client()
+            .await
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .key_condition_expression("PK = :purge")
+            .expression_attribute_values(":purge", s(PURGE_PK))
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX).max(1))
+            .consistent_read(true)
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[PURGE_PK.to_owned()]))
+            .map_err(sdk_error)?;
+        let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        out.items
+            .unwrap_or_default()
+            .iter()
+            .map(|item| match (text(item, "board"), text(item, "SK")) {
+                (Some(board), Some(post)) => Ok(PendingPurge { board, post }),
+                _ => Err(StoreError::Internal("a purge marker names no board or post".into())),
+            })
+            .collect()
+    }
+
+    /// The marker first (one GetItem): a purge redelivered after it
+    /// finished, or named for a post that is not deleted, does nothing.
+    /// The board is the marker's, not the caller's: a retried delete may
+    /// have named another board, and the post's open reports are under its
+    /// own.
+    async fn purge(&self, pending: &PendingPurge) -> StoreResult<()> {
+        let Some(marker) = self.get(purge_marker(&pending.post)).await? else {
+            return Ok(());
+        };
+        match marker.get("board").and_then(|v| v.as_s().ok()) {
+            Some(board) => self.purge_post(board, &pending.post).await,
+            None => Err(StoreError::Internal(format!(
+                "the purge marker of post {} names no board",
+                pending.post
+            ))),
+        }
     }
 }

@@ -5,7 +5,7 @@
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType, TimeToLiveSpecification,
+    ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
 };
 use serde::Deserialize;
 
@@ -20,7 +20,16 @@ pub struct TableDefinition {
     pub key_schema: Vec<KeyElement>,
     pub global_secondary_indexes: Vec<IndexDef>,
     pub billing_mode: String,
+    /// (v3) The stream the `purge` function reads (the marker's new image
+    /// names its board).
+    pub stream_specification: StreamDef,
     pub time_to_live_specification: TtlDef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct StreamDef {
+    pub stream_view_type: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -126,6 +135,13 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
         .set_key_schema(Some(keys(&def.key_schema)?))
         .set_global_secondary_indexes(Some(indexes))
         .billing_mode(BillingMode::from(def.billing_mode.as_str()))
+        .stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(StreamViewType::from(def.stream_specification.stream_view_type.as_str()))
+                .build()
+                .map_err(|e| StoreError::Internal(e.to_string()))?,
+        )
         .send()
         .await;
     match created {

@@ -20,6 +20,7 @@ mod members;
 mod migrations;
 mod moderation;
 mod posts;
+mod purges;
 mod rows;
 
 use std::path::Path;

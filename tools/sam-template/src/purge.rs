@@ -1,0 +1,139 @@
+//! (v3) The `purge` function (docs/storage.md, Deleting a post): a post's
+//! delete writes its purge marker and returns; the table's stream delivers
+//! the marker's insert here, filtered by the event source mapping, and the
+//! function deletes the post's children. Failures are retried from the
+//! failed record (`ReportBatchItemFailures`), then land in a dead-letter
+//! queue with an alarm. The same in both templates: the function waits on
+//! DynamoDB, so it runs on classic Lambda in either mode.
+
+use shared::store::dynamo::PURGE_PK;
+
+/// The DynamoDB actions of a purge: the marker (GetItem), the keys under
+/// the post's partitions (Query), their deletes (BatchWriteItem).
+pub const PURGE_ACTIONS: &[&str] = &["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchWriteItem"];
+
+/// The event source mapping's filter: inserts of purge markers only, so
+/// the function is not invoked (nor billed) for the table's other writes.
+pub fn purge_filter() -> String {
+    format!(r#"{{"eventName": ["INSERT"], "dynamodb": {{"Keys": {{"PK": {{"S": ["{PURGE_PK}"]}}}}}}}}"#)
+}
+
+pub(crate) fn purge_resources() -> String {
+    let actions: String = PURGE_ACTIONS
+        .iter()
+        .map(|a| format!("\n                - {a}"))
+        .collect();
+    format!(
+        "
+  PurgeFunction:
+    Type: AWS::Serverless::Function
+    Metadata:
+      BuildMethod: rust-cargolambda
+      BuildProperties:
+        Binary: purge
+      checkov:
+        skip:
+          - id: CKV_AWS_117
+            comment: The function reaches only DynamoDB over the AWS API; a VPC adds NAT cost and protects nothing here.
+          - id: CKV_AWS_116
+            comment: Invoked by the table's stream, whose failures go to the event source mapping's on-failure destination (PurgeDeadLetters); a function dead-letter queue applies only to asynchronous invocations.
+          - id: CKV_AWS_115
+            comment: Its concurrency is bounded by the stream's shards (one batch per shard at a time); it hashes nothing.
+          - id: CKV_AWS_173
+            comment: The environment holds no secret (the table name, boards and shard count); it is encrypted at rest with the AWS-managed key.
+    Properties:
+      Description: Deletes a deleted post's comments, likes and reports, from the table's stream (docs/storage.md, Deleting a post)
+      CodeUri: ../functions/purge/
+      MemorySize: 256
+      # A purge of 10,000 children is ~400 BatchWriteItems: seconds, not minutes.
+      Timeout: 120
+      Policies:
+        - Version: '2012-10-17'
+          Statement:
+            - Effect: Allow
+              Action:{actions}
+              Resource:
+                - !GetAtt Table.Arn
+            - Effect: Allow
+              Action:
+                - sqs:SendMessage
+              Resource:
+                - !GetAtt PurgeDeadLetters.Arn
+      Events:
+        PurgeMarkers:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt Table.StreamArn
+            StartingPosition: TRIM_HORIZON
+            BatchSize: 10
+            MaximumBatchingWindowInSeconds: 1
+            # A purge is idempotent: retried from the record that failed,
+            # then recorded in the dead-letter queue (the marker stays, and
+            # the post stays unreadable, until it is purged).
+            MaximumRetryAttempts: 10
+            BisectBatchOnFunctionError: true
+            FunctionResponseTypes:
+              - ReportBatchItemFailures
+            FilterCriteria:
+              Filters:
+                - Pattern: '{filter}'
+            DestinationConfig:
+              OnFailure:
+                Type: SQS
+                Destination: !GetAtt PurgeDeadLetters.Arn
+
+  PurgeFunctionLogs:
+    Type: AWS::Logs::LogGroup
+    Metadata:
+      checkov:
+        skip:
+          - id: CKV_AWS_158
+            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.
+    Properties:
+      LogGroupName: !Sub /aws/lambda/${{PurgeFunction}}
+      RetentionInDays: !Ref LogRetentionDays
+
+  PurgeDeadLetters:
+    Type: AWS::SQS::Queue
+    Properties:
+      # The most SQS keeps: time to find why a purge failed and rerun it.
+      MessageRetentionPeriod: 1209600
+      SqsManagedSseEnabled: true
+
+  PurgeDeadLettersAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmDescription: A deleted post's purge failed on every retry - its marker stays and its children are still stored; see the purge function's logs, then rerun it (docs/operations.md)
+      Namespace: AWS/SQS
+      MetricName: ApproximateNumberOfMessagesVisible
+      Dimensions:
+        - Name: QueueName
+          Value: !GetAtt PurgeDeadLetters.QueueName
+      Statistic: Maximum
+      Period: 300
+      EvaluationPeriods: 1
+      ComparisonOperator: GreaterThanThreshold
+      Threshold: 0
+      TreatMissingData: notBreaching
+      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
+
+  PurgeIteratorAgeAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmDescription: Purges are more than 5 minutes behind the table's stream - the purge function is failing or throttled (docs/operations.md)
+      Namespace: AWS/Lambda
+      MetricName: IteratorAge
+      Dimensions:
+        - Name: FunctionName
+          Value: !Ref PurgeFunction
+      Statistic: Maximum
+      Period: 300
+      EvaluationPeriods: 2
+      ComparisonOperator: GreaterThanThreshold
+      Threshold: 300000
+      TreatMissingData: notBreaching
+      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
+",
+        filter = purge_filter(),
+    )
+}
