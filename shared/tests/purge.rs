@@ -45,6 +45,24 @@ async fn fresh() -> (App, Arc<DynamoStore>, Client, String) {
     let table = format!("purge-{}", new_id().to_lowercase());
     let client = client().await;
     let store = Arc::new(DynamoStore::with_client(client.clone(), &table, true).await.unwrap());
+    // Local tables have no stream (the suite's other writes would all be
+    // kept in one); the template's, as infra/table.json says.
+    let view = shared::store::dynamo::schema::TableDefinition::load()
+        .stream_specification
+        .stream_view_type;
+    client
+        .update_table()
+        .table_name(&table)
+        .stream_specification(
+            aws_sdk_dynamodb::types::StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::from(view.as_str()))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
     let app = App::new(store.clone() as Arc<dyn Store>, AppSettings::default());
     (app, store, client, table)
 }

@@ -5,7 +5,7 @@
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
+    ScalarAttributeType, TimeToLiveSpecification,
 };
 use serde::Deserialize;
 
@@ -21,7 +21,10 @@ pub struct TableDefinition {
     pub global_secondary_indexes: Vec<IndexDef>,
     pub billing_mode: String,
     /// (v3) The stream the `purge` function reads (the marker's new image
-    /// names its board).
+    /// names its board). In the template only: local tables are created
+    /// without it, since the server purges by itself and DynamoDB Local
+    /// would keep a record of every write of a test suite (the purge
+    /// tests turn it on for their tables).
     pub stream_specification: StreamDef,
     pub time_to_live_specification: TtlDef,
 }
@@ -135,13 +138,6 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
         .set_key_schema(Some(keys(&def.key_schema)?))
         .set_global_secondary_indexes(Some(indexes))
         .billing_mode(BillingMode::from(def.billing_mode.as_str()))
-        .stream_specification(
-            StreamSpecification::builder()
-                .stream_enabled(true)
-                .stream_view_type(StreamViewType::from(def.stream_specification.stream_view_type.as_str()))
-                .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))?,
-        )
         .send()
         .await;
     match created {
