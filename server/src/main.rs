@@ -7,8 +7,8 @@ use shared::runtime::{Config, Deployment, Env};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    shared::runtime::telemetry::init_json();
     let env = Env::process();
+    let telemetry = shared::runtime::telemetry::init("server", &env)?;
     let settings = ServerSettings::from_env(&env)?;
     let config = Config::from(Deployment::Server, &env)?;
     tracing::info!(config = %config, server = %settings, "configuration");
@@ -28,5 +28,7 @@ async fn main() -> anyhow::Result<()> {
         shutdown_signal(),
     )
     .await?;
+    // The spans of the last requests (batched on the server).
+    telemetry.shutdown().await;
     Ok(())
 }

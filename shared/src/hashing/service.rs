@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use secrecy::SecretString;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use super::engine::Job;
 use super::timing::{HashTiming, TimingSink};
@@ -93,18 +95,52 @@ impl Hashing {
         job: Result<Job<T>, EngineError>,
     ) -> Result<T, HashError> {
         let asked = Instant::now();
-        let ran = self.gate.run_job(tier, self.owner, job?).await?;
+        // (v3) Traces: from asking to the answer, so the queue wait shows
+        // (docs/operations.md, Traces); never created with traces off.
+        let span = tracing::info_span!(
+            target: "traces",
+            "hash",
+            otel.name = %format_args!("hash {op}"),
+            otel.status_code = Empty,
+            hash.op = op,
+            hash.tier = %tier,
+            hash.algorithm = algorithm.name(),
+            hash.cost = %algorithm.cost_label(),
+            hash.queue_wait_ms = Empty,
+            hash.run_ms = Empty,
+            hash.batch = Empty,
+            hash.workers_busy = Empty,
+            error.type = Empty,
+        );
+        let ran = match self.gate.run_job(tier, self.owner, job?).instrument(span.clone()).await {
+            Ok(ran) => ran,
+            Err(overloaded) => {
+                span.record("otel.status_code", "error");
+                span.record("error.type", "queue_full");
+                return Err(overloaded.into());
+            }
+        };
         self.runs.fetch_add(1, Ordering::Relaxed);
         if ran.batch > 1 {
             self.batched.fetch_add(1, Ordering::Relaxed);
+        }
+        let (hash, queue_wait) = (
+            ran.finished.saturating_duration_since(ran.started),
+            ran.started.saturating_duration_since(asked),
+        );
+        if !span.is_disabled() {
+            span.record("hash.queue_wait_ms", queue_wait.as_secs_f64() * 1e3);
+            span.record("hash.run_ms", hash.as_secs_f64() * 1e3);
+            span.record("hash.batch", ran.batch);
+            span.record("hash.workers_busy", ran.busy);
         }
         if ran.value.is_ok() {
             self.timing.record(&HashTiming {
                 op,
                 tier,
                 algorithm,
-                hash: ran.finished.saturating_duration_since(ran.started),
-                queue_wait: ran.started.saturating_duration_since(asked),
+                hash,
+                queue_wait,
                 running: ran.busy,
                 batch: ran.batch,
             });

@@ -53,7 +53,7 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
 }
 
 #[cfg(feature = "lambda")]
-fn gateway_request_id(request: &Request) -> Option<HeaderValue> {
+pub(crate) fn gateway_request_id(request: &Request) -> Option<HeaderValue> {
     let Some(lambda_http::request::RequestContext::ApiGatewayV2(context)) =
         request.extensions().get::<lambda_http::request::RequestContext>()
     else {
@@ -66,7 +66,7 @@ fn gateway_request_id(request: &Request) -> Option<HeaderValue> {
 }
 
 #[cfg(not(feature = "lambda"))]
-fn gateway_request_id(_request: &Request) -> Option<HeaderValue> {
+pub(crate) fn gateway_request_id(_request: &Request) -> Option<HeaderValue> {
     None
 }
 

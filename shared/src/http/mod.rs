@@ -20,6 +20,7 @@ pub mod routes;
 #[cfg(feature = "openapi")]
 pub mod schema;
 mod settings;
+pub mod traced;
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};

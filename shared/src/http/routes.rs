@@ -337,6 +337,16 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         } else {
             handler
         };
+        // Outermost of all: the request's span is named after its route.
+        let handler = handler.layer(axum::middleware::from_fn_with_state(
+            super::traced::RouteName {
+                method: r.method.clone(),
+                path: r.path,
+                function: r.function,
+                operation_id: r.doc.operation_id,
+            },
+            super::traced::name_route,
+        ));
         let merged = match by_path.remove(r.path) {
             Some(existing) => existing.merge(handler),
             None => handler,
@@ -354,6 +364,7 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         })
         .layer(DefaultBodyLimit::disable())
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(super::traced::trace_request))
         .layer(axum::middleware::map_response(payload_too_large_in_api_shape))
         // Outermost: every answer, a 404 or 413 too, carries the request's id.
         .layer(axum::middleware::from_fn(super::conventions::request_id))

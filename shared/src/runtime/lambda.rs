@@ -9,11 +9,11 @@ use crate::function::Function;
 use crate::http::router;
 
 pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
-    super::telemetry::init_json();
+    let env = Env::process();
+    let telemetry = super::telemetry::init(function.name(), &env)?;
     let deployment = Deployment::Lambda {
         functions: vec![function],
     };
-    let env = Env::process();
     #[cfg(feature = "secrets")]
     let resolved = super::secrets::resolve(function.needs(), &env, None).await?;
     #[cfg(feature = "secrets")]
@@ -26,9 +26,18 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     // each answer is turned into a lambda_http response (as `run` does
     // internally) before it leaves the service.
     let routes = router(state, &[function]).layer(axum::middleware::from_fn(crate::http::conventions::request_id));
-    let service = tower::ServiceExt::<lambda_http::Request>::map_future(routes, |answer| async move {
-        let response = answer.await?;
-        Ok::<_, std::convert::Infallible>(lambda_http::IntoResponse::into_response(response).await)
+    // (v3) With traces on, each invocation's spans are sent before its
+    // answer (docs/operations.md, Traces): the environment may freeze as
+    // soon as it answers. lambda_runtime's OpenTelemetryLayer does the same
+    // but its service is not Clone, which run_concurrent needs.
+    let service = tower::ServiceExt::<lambda_http::Request>::map_future(routes, move |answer| {
+        let telemetry = telemetry.clone();
+        async move {
+            let response = answer.await?;
+            let response = lambda_http::IntoResponse::into_response(response).await;
+            telemetry.flush().await;
+            Ok::<_, std::convert::Infallible>(response)
+        }
     });
     lambda_http::run_concurrent(service).await
 }
@@ -39,15 +48,27 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
 #[cfg(feature = "stream")]
 pub async fn run_purge() -> Result<(), lambda_http::Error> {
     use lambda_http::{LambdaEvent, service_fn};
-    super::telemetry::init_json();
-    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &Env::process())?;
+    use tracing::Instrument as _;
+    let env = Env::process();
+    let telemetry = super::telemetry::init("purge", &env)?;
+    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
     tracing::info!(function = "purge", config = %config, "configuration");
     let app = super::wiring::build(config).await?.app;
     tracing::info!(function = "purge", "cold start complete");
-    let app = &app;
+    let (app, telemetry) = (&app, &telemetry);
     lambda_http::lambda_runtime::run(service_fn(
         move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
-            Ok::<_, std::convert::Infallible>(crate::stream::purge_records(app, event.payload).await)
+            let span = tracing::info_span!(
+                target: "traces",
+                "purge",
+                otel.name = "purge batch",
+                faas.trigger = "datasource",
+                faas.invocation_id = %event.context.request_id,
+                records = event.payload.records.len(),
+            );
+            let answer = crate::stream::purge_records(app, event.payload).instrument(span).await;
+            telemetry.flush().await;
+            Ok::<_, std::convert::Infallible>(answer)
         },
     ))
     .await

@@ -20,6 +20,8 @@ pub mod secrets;
 mod settings;
 mod store;
 pub mod telemetry;
+#[cfg(feature = "traces")]
+pub mod traces;
 mod wiring;
 
 pub use env::Env;

@@ -27,6 +27,26 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+impl StoreError {
+    /// A short name of the kind (traces' `error.type`), never the detail.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::UsernameTaken => "username_taken",
+            StoreError::NotFound => "not_found",
+            StoreError::InvalidParent => "invalid_parent",
+            StoreError::InvalidCursor => "invalid_cursor",
+            StoreError::ClaimLost => "claim_lost",
+            StoreError::Unavailable(_) => "unavailable",
+            StoreError::Internal(_) => "internal",
+        }
+    }
+
+    /// Whether the store failed (rather than answering no).
+    pub fn is_failure(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_) | StoreError::Internal(_))
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {

@@ -9,6 +9,8 @@ pub mod idempotency;
 mod settings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "traces")]
+pub mod traced;
 
 use async_trait::async_trait;
 pub use error::{StoreError, StoreResult};

@@ -40,6 +40,30 @@ impl StoreSettings {
         false
     }
 
+    /// OpenTelemetry's `db.system.name` for this store.
+    #[cfg(feature = "traces")]
+    fn system(&self) -> &'static str {
+        match self {
+            #[cfg(feature = "dynamo")]
+            StoreSettings::Dynamo { .. } => "aws.dynamodb",
+            #[cfg(feature = "sqlite")]
+            StoreSettings::Sqlite { .. } => "sqlite",
+        }
+    }
+
+    /// The table, or the database file's name (not its directory).
+    #[cfg(feature = "traces")]
+    fn namespace(&self) -> String {
+        match self {
+            #[cfg(feature = "dynamo")]
+            StoreSettings::Dynamo { table, .. } => table.clone(),
+            #[cfg(feature = "sqlite")]
+            StoreSettings::Sqlite { path, .. } => path
+                .file_name()
+                .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
+        }
+    }
+
     pub async fn open(&self) -> StoreResult<Arc<dyn Store>> {
         #[cfg_attr(not(any(feature = "sqlite", feature = "dynamo")), expect(unused_variables))]
         let store: Arc<dyn Store> = match self {
@@ -64,6 +88,8 @@ impl StoreSettings {
             #[cfg(not(any(feature = "sqlite", feature = "dynamo")))]
             _ => return Err(super::StoreError::Internal("this build has no store".into())),
         };
+        #[cfg(feature = "traces")]
+        let store: Arc<dyn Store> = Arc::new(super::traced::TracedStore::new(store, self.system(), self.namespace()));
         #[cfg_attr(not(any(feature = "sqlite", feature = "dynamo")), expect(unreachable_code))]
         Ok(store)
     }

@@ -146,6 +146,20 @@ impl CapacityMeter {
     }
 }
 
+/// What one request consumed on the table and its indexes together.
+pub(crate) fn request_units(kind: Kind, reports: &[ConsumedCapacity]) -> Units {
+    let mut units = Units::default();
+    for report in reports {
+        let total = Capacity::builder()
+            .set_capacity_units(report.capacity_units())
+            .set_read_capacity_units(report.read_capacity_units())
+            .set_write_capacity_units(report.write_capacity_units())
+            .build();
+        add(&mut units, kind, &total);
+    }
+    units
+}
+
 /// Whether a request reads or writes: DynamoDB reports a read's or a write's
 /// units as plain `CapacityUnits` where it does not split them.
 #[derive(Debug, Clone, Copy)]

@@ -128,8 +128,13 @@ impl DynamoStore {
     /// Adds what a request consumed to the meter; `touched` is the
     /// partition key of each item it named (see [`Consumed::partitions`]).
     fn record(&self, output: &impl capacity::Reports, touched: &[String]) {
+        let (kind, reports) = output.reports();
+        #[cfg(feature = "traces")]
+        {
+            let units = capacity::request_units(kind, reports);
+            crate::store::traced::count_request(units.read, units.write);
+        }
         if let Some(meter) = &self.meter {
-            let (kind, reports) = output.reports();
             meter.record(kind, reports, touched);
         }
     }
