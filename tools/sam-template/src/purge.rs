@@ -59,7 +59,7 @@ pub(crate) fn purge_resources() -> String {
                 - sqs:SendMessage
               Resource:
                 - !GetAtt PurgeDeadLetters.Arn
-      Events:
+{traces}      Events:
         PurgeMarkers:
           Type: DynamoDB
           Properties:
@@ -140,5 +140,6 @@ pub(crate) fn purge_resources() -> String {
       AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
 ",
         filter = purge_filter(),
+        traces = crate::template::TRACES_STATEMENT,
     )
 }

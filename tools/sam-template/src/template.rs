@@ -49,6 +49,15 @@ pub(crate) fn yaml_list(items: &[String], indent: usize) -> String {
 
 /// The template of one compute mode: everything the other mode alone needs
 /// is left out, not made conditional.
+/// (v3) Every function may send its spans to X-Ray's OTLP endpoint
+/// (`TracesEndpoint`; docs/operations.md, Traces), which authorizes them as
+/// `xray:PutTraceSegments`, an action with no resource to scope it to.
+pub(crate) const TRACES_STATEMENT: &str = "            - Effect: Allow
+              Action:
+                - xray:PutTraceSegments
+              Resource: '*'
+";
+
 pub fn generate(tiers: &TierFile, table: &TableDefinition, mode: ComputeMode) -> anyhow::Result<String> {
     let managed = mode == ComputeMode::ManagedInstances;
     let mut t = String::new();
@@ -165,7 +174,12 @@ Parameters:",
   AdminUsernames:
     Type: String
     Description: (v3) Comma list of admin usernames - staff of every board (ADMIN_USERNAMES; empty - none)
-    Default: ''",
+    Default: ''
+  TracesEndpoint:
+    Type: String
+    Description: (v3) Where every function sends its spans over OTLP/HTTP (docs/operations.md, Traces) - empty - off; https://xray.<region>.amazonaws.com/v1/traces - X-Ray, signed with the function's role (turn on Transaction Search first); or a collector's traces URL
+    Default: ''
+    AllowedPattern: '^$|^https?://[^ ]+$'",
         shards = Layout::DEFAULT_SHARDS,
         max_shards = Layout::MAX_SHARDS,
         read_cache = READ_CACHE_TTL_MS,
@@ -216,6 +230,7 @@ Globals:
         TABLE_NAME: !Ref Table{tier_settings}
         BOARDS: !Ref Boards
         COUNTER_SHARDS: !Ref CounterShards
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: !Ref TracesEndpoint
 
 Resources:
   JwtSecret:
@@ -475,6 +490,7 @@ Resources:
                 writeln!(t, "                - !Ref {resource}")?;
             }
         }
+        t += TRACES_STATEMENT;
         writeln!(t, "      Events:")?;
         for (i, route) in all_routes.iter().filter(|r| r.function == function).enumerate() {
             writeln!(

@@ -394,3 +394,32 @@ fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_wit
     let behind = find(&classic, "PurgeIteratorAgeAlarm");
     assert!(behind.contains("      MetricName: IteratorAge\n") && behind.contains("Value: !Ref PurgeFunction\n"));
 }
+
+/// (v3) docs/operations.md, Traces: one parameter turns them on for every
+/// function (off by default), and every function's role may send them to
+/// X-Ray's OTLP endpoint.
+#[test]
+fn every_function_reads_the_traces_endpoint_parameter_and_may_send_spans_to_xray() {
+    for mode in ComputeMode::ALL {
+        let template = committed(mode);
+        let parameter = template
+            .split("\n  TracesEndpoint:\n")
+            .nth(1)
+            .expect("a TracesEndpoint parameter");
+        let parameter: Vec<&str> = parameter.lines().take_while(|l| l.starts_with("    ")).collect();
+        assert!(parameter.contains(&"    Default: ''"), "off unless set ({})", mode.name());
+        let globals = &template[template.find("\nGlobals:\n").unwrap()..template.find("\nResources:\n").unwrap()];
+        assert!(globals.contains("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: !Ref TracesEndpoint"));
+        for function in Function::ALL {
+            assert!(
+                function_section(&template, function).contains("- xray:PutTraceSegments"),
+                "{} may send spans ({})",
+                function.name(),
+                mode.name()
+            );
+        }
+        let purge = &template[template.find("\n  PurgeFunction:\n").unwrap()..];
+        let purge = &purge[..purge.find("\n  PurgeFunctionLogs:").unwrap()];
+        assert!(purge.contains("- xray:PutTraceSegments"), "the purge function too");
+    }
+}
