@@ -78,7 +78,11 @@ def main():
             else:
                 return self.reply(404)
             self.reply(202, b'{"status":"OK"}', {"content-type": "application/json"})
-            print(json.dumps(result), flush=True)
+            # One write per line, under the lock: answers may come from
+            # several handler threads at once.
+            with lock:
+                sys.stdout.write(json.dumps(result) + "\n")
+                sys.stdout.flush()
             if args.once or result["status"] == "init_error":
                 done.set()
 

@@ -149,7 +149,7 @@ impl OtlpClient {
         let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
             .with_safe_default_protocol_versions()
             .map_err(|e| ConfigError::invalid(format!("TLS for the OTLP exporter: {e}")))?
-            .with_root_certificates(roots(settings.xray_region.is_some())?)
+            .with_root_certificates(roots(settings)?)
             .with_no_client_auth();
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
@@ -211,13 +211,16 @@ fn export_runtime() -> Result<tokio::runtime::Handle, ConfigError> {
 }
 
 /// X-Ray: the AWS roots (as every AWS client here, `crate::aws`); a
-/// collector: the system's.
-fn roots(aws: bool) -> Result<rustls::RootCertStore, ConfigError> {
+/// collector over https: the system's; over plain http (a local collector
+/// or sidecar): none, so a cold start does not read the system store.
+fn roots(settings: &TraceSettings) -> Result<rustls::RootCertStore, ConfigError> {
     let mut store = rustls::RootCertStore::empty();
-    let certificates = if aws {
+    let certificates = if settings.xray_region.is_some() {
         crate::aws::certificates(crate::aws::AWS_ROOTS_PEM).map_err(ConfigError::invalid)?
-    } else {
+    } else if settings.endpoint.starts_with("https:") {
         rustls_native_certs::load_native_certs().certs
+    } else {
+        Vec::new()
     };
     store.add_parsable_certificates(certificates);
     Ok(store)
