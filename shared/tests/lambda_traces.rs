@@ -82,7 +82,10 @@ async fn a_lambda_guest_post_is_a_request_span_with_the_api_gateway_request_id_o
         tag: Some("testwrit".into()),
     };
     let h = test_support::router::harness(author, Some("unused-hash")).await;
-    let path = format!("{}/../tests/fixtures/apigw-v2/guest-post.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../tests/fixtures/apigw-v2/guest-post.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let event = std::fs::read_to_string(&path).unwrap();
     let request = lambda_http::request::from_str(&event).expect("a valid API Gateway v2 event");
     let response = router(h.state.clone(), &[Function::GuestPost])
@@ -93,13 +96,19 @@ async fn a_lambda_guest_post_is_a_request_span_with_the_api_gateway_request_id_o
     let captured = spans.0.lock().unwrap().clone();
     let requests: Vec<&Captured> = captured
         .iter()
-        .filter(|s| s.name == "request" && s.fields.get("http.route").map(String::as_str) == Some("/boards/{slug}/posts/guest"))
+        .filter(|s| {
+            s.name == "request" && s.fields.get("http.route").map(String::as_str) == Some("/boards/{slug}/posts/guest")
+        })
         .collect();
     assert_eq!(requests.len(), 1, "{captured:#?}");
     let request = requests[0];
     let field = |name: &str| request.fields.get(name).map(String::as_str);
     assert_eq!(field("aws.request_id"), Some("CfJ3xjY0FiAEMbw="));
-    assert_eq!(field("request.id"), Some("CfJ3xjY0FiAEMbw="), "API Gateway's id, '=' and all");
+    assert_eq!(
+        field("request.id"),
+        Some("CfJ3xjY0FiAEMbw="),
+        "API Gateway's id, '=' and all"
+    );
     assert_eq!(field("otel.name"), Some("POST /boards/{slug}/posts/guest"));
     assert_eq!(field("faas.name"), Some("guest-post"));
     assert_eq!(field("http.response.status_code"), Some("201"));

@@ -46,11 +46,21 @@ pub fn init_json() {
     let _ = tracing_subscriber::registry().with(json_logs()).try_init();
 }
 
+/// How long an invocation's answer waits for its spans to be sent. A
+/// collector that is down or slow must not hold every answer for the
+/// export's own timeout (5 s): past this the flush goes on behind the
+/// answer (and, if the environment is frozen meanwhile, when it thaws).
+pub const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// What [`init`] set up: the span exporter, when traces are on.
 #[derive(Clone, Default)]
 pub struct Telemetry {
     #[cfg(feature = "traces")]
     provider: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
+    /// A flush is running: the next ones wait for the batch processor's own
+    /// schedule rather than pile up behind it.
+    #[cfg(feature = "traces")]
+    flushing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -70,12 +80,24 @@ impl Telemetry {
 
     /// Sends every finished span now (Lambda: after each invocation, before
     /// the environment may freeze). Off a runtime thread: the SDK's flush blocks.
+    /// At most [`FLUSH_WAIT`] is waited for.
     pub async fn flush(&self) {
         #[cfg(feature = "traces")]
         if let Some(provider) = self.provider.clone() {
-            let flushed = tokio::task::spawn_blocking(move || provider.force_flush()).await;
-            if let Ok(Err(e)) = flushed {
-                tracing::warn!(error = %e, "traces: flush failed");
+            use std::sync::atomic::Ordering;
+            if self.flushing.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            let flushing = self.flushing.clone();
+            let flushed = tokio::task::spawn_blocking(move || {
+                let result = provider.force_flush();
+                flushing.store(false, Ordering::Release);
+                result
+            });
+            match tokio::time::timeout(FLUSH_WAIT, flushed).await {
+                Ok(Ok(Err(e))) => warn_once(&format!("traces: an export failed: {e}")),
+                Err(_) => warn_once("traces: an export took over 300 ms; answers no longer wait for it"),
+                Ok(_) => {}
             }
         }
     }
@@ -86,6 +108,16 @@ impl Telemetry {
         if let Some(provider) = self.provider.clone() {
             let _ = tokio::task::spawn_blocking(move || provider.shutdown()).await;
         }
+    }
+}
+
+/// One warning per process: a collector that is down would otherwise log
+/// a line per request.
+#[cfg(feature = "traces")]
+fn warn_once(message: &str) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(detail = message, "traces: spans may be lost (logged once)");
     }
 }
 
@@ -135,6 +167,7 @@ pub fn init(service: &str, env: &Env<'_>) -> Result<Telemetry, ConfigError> {
         tracing::info!(service, traces = %settings, "traces on");
         Ok(Telemetry {
             provider: Some(provider),
+            flushing: Default::default(),
         })
     }
     #[cfg(not(feature = "traces"))]
@@ -148,6 +181,47 @@ pub fn init(service: &str, env: &Env<'_>) -> Result<Telemetry, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A collector that takes the connection and never answers: an
+    /// invocation's answer waits at most FLUSH_WAIT, and a flush asked for
+    /// meanwhile does not queue behind it.
+    #[cfg(feature = "traces")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_collector_that_never_answers_holds_an_answer_at_most_the_flush_wait() {
+        use opentelemetry::trace::{Span as _, Tracer as _, TracerProvider as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((connection, _)) = listener.accept().await {
+                held.push(connection);
+            }
+        });
+        let settings = super::super::traces::TraceSettings {
+            endpoint,
+            xray_region: None,
+            timeout: std::time::Duration::from_secs(5),
+        };
+        let provider = super::super::traces::provider(&settings, "test").unwrap();
+        let telemetry = Telemetry {
+            provider: Some(provider.clone()),
+            flushing: Default::default(),
+        };
+        provider.tracer("test").start("a span").end();
+        let started = std::time::Instant::now();
+        telemetry.flush().await;
+        let first = started.elapsed();
+        provider.tracer("test").start("another").end();
+        let again = std::time::Instant::now();
+        telemetry.flush().await;
+        let second = again.elapsed();
+        println!("flush against a silent collector: {first:?}, then {second:?} while it is still stuck");
+        assert!(first >= FLUSH_WAIT && first < FLUSH_WAIT * 3, "{first:?}");
+        assert!(
+            second < FLUSH_WAIT / 3,
+            "a flush in flight is not queued behind: {second:?}"
+        );
+    }
 
     #[test]
     fn rust_log_reads_as_targets_and_levels() {

@@ -407,7 +407,11 @@ fn every_function_reads_the_traces_endpoint_parameter_and_may_send_spans_to_xray
             .nth(1)
             .expect("a TracesEndpoint parameter");
         let parameter: Vec<&str> = parameter.lines().take_while(|l| l.starts_with("    ")).collect();
-        assert!(parameter.contains(&"    Default: ''"), "off unless set ({})", mode.name());
+        assert!(
+            parameter.contains(&"    Default: ''"),
+            "off unless set ({})",
+            mode.name()
+        );
         let globals = &template[template.find("\nGlobals:\n").unwrap()..template.find("\nResources:\n").unwrap()];
         assert!(globals.contains("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: !Ref TracesEndpoint"));
         for function in Function::ALL {
