@@ -155,11 +155,24 @@ pub(crate) fn logs() -> &'static Captured {
     LOGS.get_or_init(|| {
         let captured = Captured::default();
         let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .json()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_writer(move || writer.clone())
-            .finish();
+        // As the deployments log with traces off: the spans of the `traces`
+        // target are never created (docs/operations.md, Traces). With them
+        // on, every captured line carried its span list, and the suite's log
+        // text (kept for the secrets scan) grew severalfold.
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let filter = tracing_subscriber::filter::Targets::new()
+            .with_default(tracing::Level::DEBUG)
+            .with_target(
+                shared::runtime::telemetry::SPANS,
+                tracing_subscriber::filter::LevelFilter::OFF,
+            );
+        let subscriber = tracing_subscriber::registry().with(
+            tracing_subscriber::fmt::layer()
+                .json()
+                .with_writer(move || writer.clone())
+                .with_filter(filter),
+        );
         tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
         captured
     })
