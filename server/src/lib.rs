@@ -4,6 +4,7 @@
 
 mod connections;
 mod settings;
+mod web;
 
 pub use settings::{ConnectionLimits, ServerSettings};
 
@@ -64,7 +65,10 @@ async fn access_log(request: Request, next: Next) -> Response {
 
 /// Every route, wrapped for server mode. `cors_origins` empty: no CORS headers.
 pub fn app(state: AppState, cors_origins: &[String]) -> Router {
-    let mut app = router(state, &Function::ALL).layer(middleware::from_fn(access_log));
+    // (v3) The reference web client at `/` and `/assets/*` (server/src/web.rs).
+    let mut app = router(state, &Function::ALL)
+        .merge(web::routes())
+        .layer(middleware::from_fn(access_log));
     if !cors_origins.is_empty() {
         let origins: Vec<HeaderValue> = cors_origins
             .iter()

@@ -36,6 +36,7 @@ mod public;
 mod purge;
 mod secrets;
 mod slowloris;
+mod web;
 
 fn username(name: &str) -> shared::domain::Username {
     shared::domain::Username::parse(name.to_owned()).unwrap()

@@ -1,0 +1,190 @@
+// The API client every page uses: one place that knows the contract's
+// conventions (docs/API.md), so the pages only say what they want.
+//
+// - The base URL is configurable (same origin by default; `?api=` or
+//   `localStorage["api-base"]` for an API Gateway URL with CORS), so the
+//   same files work behind the server and from S3 + CloudFront.
+// - The bearer token lives in sessionStorage: it survives a reload of the
+//   tab but not the tab, is never shared with other tabs or sent anywhere
+//   but the Authorization header, and never appears in a URL. localStorage
+//   would keep it for anyone who opens the browser later; memory alone
+//   would sign the member out on every reload.
+// - Every create carries an Idempotency-Key and is retried with the same key
+//   on 503 and 409 request_in_progress after Retry-After, so a retry never
+//   creates twice.
+// - Edits send If-Match with the ETag the page was shown: 412 means someone
+//   changed the post meanwhile.
+
+const TOKEN = "community-boards.session";
+
+export function apiBase() {
+  const fromQuery = new URLSearchParams(location.search).get("api");
+  if (fromQuery) localStorage.setItem("api-base", fromQuery);
+  return (localStorage.getItem("api-base") || "").replace(/\/$/, "");
+}
+
+export const session = {
+  get() {
+    const raw = sessionStorage.getItem(TOKEN);
+    return raw ? JSON.parse(raw) : null;
+  },
+  set(value) {
+    sessionStorage.setItem(TOKEN, JSON.stringify(value));
+  },
+  clear() {
+    sessionStorage.removeItem(TOKEN);
+  },
+};
+
+/** An answer that was not a success: the contract's code and message. */
+export class ApiError extends Error {
+  constructor(status, code, message, retryAfter) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+
+  /**
+   * The body field a refusal of the input names (docs/API.md: a
+   * validation message names its field first), if any.
+   */
+  get field() {
+    if (this.code === "wrong_password") return "password";
+    if (this.code !== "validation_failed" && this.code !== "malformed_json") return null;
+    const m = /^([a-z_]+)\b/.exec(this.message || "");
+    return m ? m[1] : null;
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function newKey() {
+  return crypto.randomUUID();
+}
+
+/**
+ * One request. `body` is sent as JSON; `key` adds an Idempotency-Key and
+ * retries on 503 / 409 request_in_progress (at most `retries` times, after
+ * Retry-After); `ifMatch` adds If-Match. Answers `{status, body, headers}`
+ * or throws ApiError.
+ */
+export async function request(method, path, { body, key, ifMatch, retries = 3, auth = true } = {}) {
+  const headers = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (key) headers["idempotency-key"] = key;
+  if (ifMatch) headers["if-match"] = ifMatch;
+  const current = session.get();
+  if (auth && current) headers.authorization = `Bearer ${current.token}`;
+  for (let attempt = 0; ; attempt++) {
+    let response;
+    try {
+      response = await fetch(apiBase() + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      // No answer at all: a create with its key is safe to send again.
+      if (key && attempt < retries) {
+        await sleep(1000);
+        continue;
+      }
+      throw new ApiError(0, "network", "the server could not be reached; try again", 0);
+    }
+    const text = await response.text();
+    const json = text ? JSON.parse(text) : null;
+    if (response.ok) return { status: response.status, body: json, headers: response.headers };
+    const retryAfter = Number(response.headers.get("retry-after") || 0);
+    const code = json?.error?.code || "unknown";
+    const retryable = response.status === 503 || code === "request_in_progress";
+    if (retryable && (key || method === "GET") && attempt < retries) {
+      await sleep(Math.max(1, retryAfter) * 1000);
+      continue;
+    }
+    if (response.status === 401 && current && code === "unauthorized") {
+      // Signed out elsewhere, expired or revoked: forget the token.
+      session.clear();
+    }
+    throw new ApiError(response.status, code, json?.error?.message || response.statusText, retryAfter);
+  }
+}
+
+/** A create: one Idempotency-Key for all its retries. */
+export function create(path, body) {
+  return request("POST", path, { body, key: newKey() });
+}
+
+export const api = {
+  signup: (username, password, nickname) => create("/members", { username, password, nickname }),
+  async login(username, password) {
+    const { body } = await request("POST", "/sessions", { body: { username, password }, auth: false });
+    session.set({ token: body.token, member: body.member });
+    return body.member;
+  },
+  me: () => request("GET", "/members/me").then((r) => r.body),
+  posts: (board, cursor) =>
+    request("GET", `/boards/${board}/posts${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then(
+      (r) => r.body,
+    ),
+  post: (board, id) =>
+    request("GET", `/boards/${board}/posts/${id}`).then((r) => ({ ...r.body, etag: r.headers.get("etag") })),
+  comments: (board, id, cursor) =>
+    request("GET", `/boards/${board}/posts/${id}/comments?cursor=${encodeURIComponent(cursor)}`).then(
+      (r) => r.body,
+    ),
+  createPost: (board, title, body) => create(`/boards/${board}/posts`, { title, body }).then((r) => r.body),
+  createGuestPost: (board, nickname, password, title, body) =>
+    create(`/boards/${board}/posts/guest`, { nickname, password, title, body }).then((r) => r.body),
+  editPost: (board, id, title, body, etag) =>
+    request("PUT", `/boards/${board}/posts/${id}`, { body: { title, body }, ifMatch: etag }).then((r) => ({
+      ...r.body,
+      etag: r.headers.get("etag"),
+    })),
+  editGuestPost: (board, id, password, title, body, etag) =>
+    request("PUT", `/boards/${board}/posts/${id}/guest`, { body: { password, title, body }, ifMatch: etag }).then(
+      (r) => ({ ...r.body, etag: r.headers.get("etag") }),
+    ),
+  deletePost: (board, id) => request("DELETE", `/boards/${board}/posts/${id}`),
+  deleteGuestPost: (board, id, password) =>
+    request("DELETE", `/boards/${board}/posts/${id}/guest`, { body: { password } }),
+  comment: (board, id, body, parentId) =>
+    create(`/boards/${board}/posts/${id}/comments`, { body, parent_id: parentId || null }).then((r) => r.body),
+  guestComment: (board, id, nickname, password, body, parentId) =>
+    create(`/boards/${board}/posts/${id}/comments/guest`, {
+      nickname,
+      password,
+      body,
+      parent_id: parentId || null,
+    }).then((r) => r.body),
+  deleteComment: (board, id, commentId) => request("DELETE", `/boards/${board}/posts/${id}/comments/${commentId}`),
+  deleteGuestComment: (board, id, commentId, password) =>
+    request("DELETE", `/boards/${board}/posts/${id}/comments/${commentId}/guest`, { body: { password } }),
+  like: (board, id) => request("PUT", `/boards/${board}/posts/${id}/like`).then((r) => r.body),
+  unlike: (board, id) => request("DELETE", `/boards/${board}/posts/${id}/like`).then((r) => r.body),
+  changePassword: (current_password, new_password) =>
+    request("PUT", "/members/me/password", { body: { current_password, new_password } }),
+  signOutEverywhere: () => request("DELETE", "/members/me/sessions"),
+  deleteAccount: (password, delete_content) =>
+    request("DELETE", "/members/me", { body: { password, delete_content } }),
+  myPosts: (cursor) =>
+    request("GET", `/members/me/posts${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then((r) => r.body),
+  myComments: (cursor) =>
+    request("GET", `/members/me/comments${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then(
+      (r) => r.body,
+    ),
+  removePost: (board, id, reason) => create(`/boards/${board}/posts/${id}/remove`, { reason }),
+  removeComment: (board, id, commentId, reason) =>
+    create(`/boards/${board}/posts/${id}/comments/${commentId}/remove`, { reason }),
+  ban: (board, target, reason, duration_s) => create(`/boards/${board}/bans`, { ...target, reason, duration_s }),
+  bans: (board) => request("GET", `/boards/${board}/bans`).then((r) => r.body),
+  unban: (board, banId) => request("DELETE", `/boards/${board}/bans/${banId}`),
+  report: (board, id, reason, commentId) =>
+    create(`/boards/${board}/posts/${id}${commentId ? `/comments/${commentId}` : ""}/reports`, { reason }),
+  reports: (board) => request("GET", `/boards/${board}/reports`).then((r) => r.body),
+  resolve: (board, reportId) => request("POST", `/boards/${board}/reports/${reportId}/resolve`, { key: newKey() }),
+  modlog: (board, cursor) =>
+    request("GET", `/boards/${board}/modlog${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then(
+      (r) => r.body,
+    ),
+};

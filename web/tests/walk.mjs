@@ -1,0 +1,429 @@
+// The reference web client in a real browser (Debian's chromium, headless,
+// driven by puppeteer-core): every flow of issue 29 against the real server
+// on one store, with screenshots of the main pages at a phone and a desktop
+// width, and no console error the walk did not expect.
+//
+//   node web/tests/walk.mjs   (scripts/web-test sets SERVER_BIN, CHROMIUM,
+//                              STORE=sqlite|dynamodb, SCREENSHOTS)
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+
+// puppeteer-core lives in the cache (scripts/web-test), not beside this file.
+const puppeteer = createRequire(`${process.env.WEB_TEST_MODULES}/`)("puppeteer-core");
+
+const store = process.env.STORE || "sqlite";
+// CROSS_ORIGIN=1: the page comes from another origin (a static server
+// started here, as S3 + CloudFront would serve it) and reaches the API over
+// CORS with `?api=`, as against API Gateway.
+const crossOrigin = process.env.CROSS_ORIGIN === "1";
+const screenshots = process.env.SCREENSHOTS || "";
+const here = new URL(".", import.meta.url).pathname;
+const log = (...a) => console.log(`[web-test ${store}]`, ...a);
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The web/ folder as a static host would serve it (no API there). */
+async function startStaticSite() {
+  const port = await freePort();
+  const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css" };
+  const site = createHttpServer((request, response) => {
+    const path = new URL(request.url, "http://x").pathname;
+    const file = path === "/" ? "index.html" : path.slice(1);
+    if (!/^(index\.html|assets\/[a-z]+\.(js|css))$/.test(file)) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": types[file.slice(file.lastIndexOf("."))] });
+    response.end(readFileSync(join(here, "..", file)));
+  });
+  await new Promise((resolve) => site.listen(port, "127.0.0.1", resolve));
+  return { site, origin: `http://127.0.0.1:${port}` };
+}
+
+async function startServer(corsOrigin) {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    BIND: "127.0.0.1",
+    DATA_DIR: mkdtempSync(join(tmpdir(), "web-test-")),
+    ADMIN_USERNAMES: "admin_kim",
+    MEMBER_TIER: "bcrypt:4",
+    GUEST_TIER: "bcrypt:4",
+    HASH_FLOOR_OVERRIDE: "1",
+    // The walk makes some 90 posts and comments from one address; the login
+    // limits stay at their defaults (the 429 flow needs them).
+    LIMIT_CREATES_ADDRESS: "1000/10m",
+    LIMIT_CREATES_MEMBER: "1000/10m",
+    RUST_LOG: "warn",
+    AWS_REGION: process.env.AWS_REGION || "us-east-1",
+    CORS_ORIGINS: corsOrigin || "",
+  };
+  if (store === "dynamodb") {
+    if (!process.env.DYNAMODB_ENDPOINT) throw new Error("STORE=dynamodb needs DYNAMODB_ENDPOINT (scripts/web-test starts DynamoDB Local)");
+    env.TABLE_NAME = `web-${Date.now().toString(36)}`;
+  } else {
+    delete env.TABLE_NAME;
+    delete env.DYNAMODB_ENDPOINT;
+  }
+  const server = spawn(process.env.SERVER_BIN, [], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${base}/health`)).ok) return { server, base };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the server did not start");
+}
+
+/** The API straight from node: to seed pages (many posts) and to change a post behind the page's back. */
+function apiClient(base) {
+  return async (method, path, body, token) => {
+    const headers = { "content-type": "application/json" };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (method === "POST") headers["idempotency-key"] = crypto.randomUUID();
+    const r = await fetch(base + path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+
+const staticSite = crossOrigin ? await startStaticSite() : null;
+const { server, base } = await startServer(staticSite?.origin);
+const pageBase = staticSite ? staticSite.origin : base;
+const pageQuery = staticSite ? `?api=${encodeURIComponent(base)}` : "";
+log(crossOrigin ? `pages from ${pageBase}, the API at ${base} over CORS` : `pages and API at ${base}`);
+const call = apiClient(base);
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--lang=ko-KR"],
+});
+const failures = [];
+const check = (ok, what) => {
+  if (!ok) failures.push(what);
+  log(ok ? "ok  " : "FAIL", what);
+};
+
+// Console errors: any is a failure, except the browser's own "Failed to load
+// resource" line for an answer a step asked for (a 403, 412 or 429 the page
+// is meant to show).
+let expected = [];
+const consoleErrors = [];
+async function expecting(statuses, step) {
+  expected = statuses;
+  try {
+    await step();
+  } finally {
+    expected = [];
+  }
+}
+function watch(page) {
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    const text = message.text();
+    const status = /status of (\d{3})/.exec(text)?.[1];
+    if (status && expected.includes(Number(status))) return;
+    consoleErrors.push(text);
+  });
+  page.on("pageerror", (error) => consoleErrors.push(`page error: ${error.message}`));
+  page.on("dialog", async (dialog) => {
+    consoleErrors.push(`a dialog opened (script ran?): ${dialog.message()}`);
+    await dialog.dismiss();
+  });
+}
+
+const page = await browser.newPage();
+watch(page);
+await page.setViewport({ width: 1280, height: 900 });
+
+const text = (selector) => page.$eval(selector, (e) => e.textContent);
+const visit = async (hash, selector) => {
+  // A fresh load each time, as a reader opening a link (the session stays:
+  // sessionStorage is the tab's).
+  await page.goto("about:blank");
+  await page.goto(`${pageBase}/${pageQuery}${hash}`, { waitUntil: "domcontentloaded" });
+  await rendered();
+  if (selector) await page.waitForSelector(selector, { timeout: 10000 });
+};
+/** Until the page for the current address is on screen (app.js marks it). */
+const rendered = () =>
+  page.waitForFunction(() => document.body.dataset.route === location.hash && location.hash !== "", { timeout: 10000 });
+async function fill(formId, values) {
+  for (const [name, value] of Object.entries(values)) {
+    const input = await page.$(`#${formId} [name=${name}]`);
+    if (typeof value === "boolean") {
+      const checked = await input.evaluate((e) => e.checked);
+      if (checked !== value) await input.click();
+    } else {
+      await input.evaluate((e) => (e.value = ""));
+      await input.type(value);
+    }
+  }
+}
+const submit = (formId) => page.click(`#${formId} button[type=submit]`);
+const waitText = (selector, pattern, timeout = 10000) =>
+  page.waitForFunction(
+    (s, p) => [...document.querySelectorAll(s)].some((e) => new RegExp(p).test(e.textContent)),
+    { timeout },
+    selector,
+    pattern,
+  );
+const token = () => page.evaluate(() => JSON.parse(sessionStorage.getItem("community-boards.session") || "null")?.token);
+
+async function shoot(name) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  for (const [width, height, label] of [
+    [1280, 900, "desktop"],
+    [390, 844, "phone"],
+  ]) {
+    await page.setViewport({ width, height });
+    await page.screenshot({ path: join(screenshots, `${name}-${label}.png`), fullPage: false });
+  }
+  await page.setViewport({ width: 1280, height: 900 });
+}
+
+try {
+  // -- first render of an empty board, timed
+  const started = Date.now();
+  await visit("#/b/free", ".empty, .posts");
+  const firstRender = Date.now() - started;
+  const paint = await page.evaluate(
+    () => performance.getEntriesByName("first-contentful-paint")[0]?.startTime || 0,
+  );
+  log(`first render of the board: ${firstRender} ms (first contentful paint ${paint.toFixed(0)} ms)`);
+
+  // -- signup: an error beside the field it names, then success
+  await visit("#/signup", "#signup");
+  await expecting([400], async () => {
+    await fill("signup", { username: "kim", nickname: "김철수", password: "short" });
+    await submit("signup");
+    await page.waitForFunction(() => document.querySelector('#signup [data-field=password]').textContent.length > 0);
+  });
+  check(/password/.test(await text("#signup [data-field=password]")), "a short password's message is shown beside the password field");
+  await fill("signup", { password: "password-123" });
+  await submit("signup");
+  await waitText("nav", "김철수 님");
+  check(true, "signup signs the new member in");
+  check(!(await page.evaluate(() => location.href)).includes("token"), "no token in the URL");
+
+  // -- a member post with Korean text; like; comment; reply
+  await visit("#/b/free/write", "#write");
+  await fill("write", { title: "안녕하세요, 첫 글입니다", body: "가나다라마바사 아자차카타파하. 줄바꿈이\n있는 본문입니다." });
+  await submit("write");
+  await page.waitForSelector("#post-body");
+  check((await text("h1")) === "안녕하세요, 첫 글입니다", "the member post shows its Korean title");
+  const memberPostUrl = page.url();
+  const memberPostId = memberPostUrl.split("/p/")[1];
+  await page.click(".actions button[data-liked]");
+  await waitText(".likes", "추천 1");
+  check(true, "a like counts once");
+  await fill("comment", { body: "첫 댓글" });
+  await submit("comment");
+  await waitText(".comment .text", "첫 댓글");
+  await page.click(".comment .comment-actions button");
+  await page.waitForSelector("form[id^=reply-]");
+  const replyForm = await page.$eval("form[id^=reply-]", (f) => f.id);
+  await fill(replyForm, { body: "답글입니다" });
+  await submit(replyForm);
+  await waitText(".replies .text", "답글입니다");
+  check(true, "a reply shows under its comment");
+  await shoot("post");
+
+  // -- 412: the post changes behind the edit page's back
+  await visit(`#/b/free/p/${memberPostId}/edit`, "#edit");
+  await call("PUT", `/boards/free/posts/${memberPostId}`, { title: "다른 곳에서 고친 제목", body: "다른 내용" }, await token());
+  await expecting([412], async () => {
+    await fill("edit", { title: "내가 고친 제목" });
+    await submit("edit");
+    await waitText("#edit .error", "다른 사람이 그사이");
+  });
+  check(true, "an edit of a changed post says someone changed it (412)");
+
+  // -- the account page
+  await visit("#/account", "#password");
+  check((await text("main")).includes("안녕하세요") || (await text("main")).includes("다른 곳에서 고친 제목"), "the account page lists the member's posts");
+  await shoot("account");
+
+  // -- sign out; a guest post titled with markup renders as text
+  await page.evaluate(() => sessionStorage.clear());
+  const hostile = "<img src=x onerror=alert(1)>";
+  await visit("#/b/free/write", "#write");
+  await fill("write", { nickname: "지나가던 손님", password: "guest-pw-1", title: hostile, body: "<script>alert(2)</script> 본문" });
+  await submit("write");
+  await page.waitForSelector("#post-body");
+  const guestPostId = page.url().split("/p/")[1];
+  check((await text("h1")) === hostile, "a hostile title shows as its characters");
+  check((await page.$$("main img")).length === 0, "no img element was made from it");
+  check((await text("#post-body")).startsWith("<script>"), "a body with a script tag shows as text");
+  check((await text(".author.guest .badge")).startsWith("손님 #"), "a guest post shows the guest tag");
+
+  // -- guest comment, wrong password, right password
+  await fill("comment", { nickname: "손님2", password: "pw-2222", body: "손님 댓글" });
+  await submit("comment");
+  await waitText(".comment .text", "손님 댓글");
+  const guestDelete = await page.$$(".comment .comment-actions button");
+  for (const b of guestDelete) if ((await b.evaluate((e) => e.textContent)) === "삭제") await b.click();
+  const deleteForm = ".comment .inline form";
+  await page.waitForSelector(deleteForm);
+  await expecting([403], async () => {
+    await page.type(`${deleteForm} [name=password]`, "wrong-pw");
+    await page.click(`${deleteForm} button[type=submit]`);
+    await waitText(`${deleteForm} [data-field=password]`, "비밀번호가 맞지 않습니다");
+  });
+  check(true, "a wrong guest password says so beside the password field");
+  await page.$eval(`${deleteForm} [name=password]`, (e) => (e.value = ""));
+  await page.type(`${deleteForm} [name=password]`, "pw-2222");
+  await page.click(`${deleteForm} button[type=submit]`);
+  await page.waitForFunction(() => ![...document.querySelectorAll(".comment .text")].some((e) => e.textContent === "손님 댓글"));
+  check(true, "the guest comment is deleted with its password");
+
+  // -- guest edit with its password
+  await visit(`#/b/free/p/${guestPostId}/edit`, "#edit");
+  await fill("edit", { password: "guest-pw-1", body: "고친 손님 글" });
+  await submit("edit");
+  await waitText("#post-body", "고친 손님 글");
+  check(true, "a guest edits a post with its password (If-Match from the page)");
+
+  // -- report it as an anonymous reader
+  const report = await page.$$(".actions button");
+  for (const b of report) if ((await b.evaluate((e) => e.textContent)) === "신고") await b.click();
+  await page.waitForSelector(".inline form [name=reason]");
+  await page.type(".inline form [name=reason]", "스팸 같아요");
+  await page.click(".inline form button[type=submit]");
+  await waitText(".inline .ok", "신고했습니다");
+  check(true, "a reader reports a post");
+
+  // -- paging: 25 more posts, 55 comments on one
+  const seed = await call("POST", "/members", { username: "seeder", password: "password-123", nickname: "씨앗" });
+  const seedToken = (await call("POST", "/sessions", { username: "seeder", password: "password-123" })).token;
+  for (let i = 1; i <= 25; i++) await call("POST", "/boards/free/posts", { title: `페이지 글 ${i}`, body: "본문" }, seedToken);
+  for (let i = 1; i <= 55; i++) await call("POST", `/boards/free/posts/${memberPostId}/comments`, { body: `댓글 ${i}` }, seedToken);
+  check(Boolean(seed.id), "seeded 25 posts and 55 comments");
+  await visit("#/b/free", ".posts");
+  check((await page.$$(".post-row")).length === 20, "a board page shows 20 posts");
+  await shoot("board");
+  await page.click("main a.button[href*=cursor]");
+  await page.waitForFunction(() => location.hash.includes("cursor"));
+  await rendered();
+  check((await page.$$(".post-row")).length === 7, "the next page shows the rest (27 in all)");
+  await visit(`#/b/free/p/${memberPostId}`, "#post-body");
+  const before = (await page.$$(".comments .comment")).length;
+  await page.click("#more-comments");
+  await page.waitForFunction((n) => document.querySelectorAll(".comments .comment").length > n, {}, before);
+  check((await page.$$(".comments .comment")).length === 57, "more comments load past the first 50");
+
+  // -- 429 with its countdown: six wrong logins for one username
+  await visit("#/login", "#login");
+  await expecting([401, 429], async () => {
+    for (let i = 0; i < 6; i++) {
+      await fill("login", { username: "kim", password: `wrong-password-${i}` });
+      await submit("login");
+      await page.waitForFunction(() => document.querySelector("#login .error").textContent.length > 0);
+      if (i < 5) await page.waitForFunction(() => !document.querySelector("#login button").disabled);
+    }
+    await waitText("#login .error", "초 후에 다시 시도하세요");
+  });
+  check(await page.$eval("#login button", (b) => b.disabled), "429 shows its wait and holds the button");
+
+  // -- staff: an admin removes the hostile post with a reason and bans its writer
+  await page.evaluate(() => sessionStorage.clear());
+  await call("POST", "/members", { username: "admin_kim", password: "password-123", nickname: "관리자" });
+  await visit("#/login", "#login");
+  await fill("login", { username: "admin_kim", password: "password-123" });
+  await submit("login");
+  await waitText("nav", "관리자 님");
+  await visit("#/b/free/mod", ".reports, .empty");
+  check((await text("main")).includes("스팸 같아요"), "the reports queue shows the report");
+  await shoot("moderation");
+  await visit(`#/b/free/p/${guestPostId}`, "#post-body");
+  const staffButtons = await page.$$(".staff button");
+  await staffButtons[1].click(); // 차단
+  await page.waitForSelector(".inline form [name=duration_s]");
+  await page.type(".inline form [name=reason]", "도배");
+  await page.select(".inline form [name=duration_s]", "86400");
+  await page.click(".inline form button[type=submit]");
+  await waitText(".inline .ok", "차단했습니다");
+  check(true, "staff ban the writer of a post for a day");
+  await (await page.$$(".staff button"))[0].click(); // 관리자 삭제
+  await page.waitForSelector(".inline form [name=reason]");
+  await page.type(".inline form [name=reason]", "운영 원칙 위반");
+  await page.click(".inline form button[type=submit]");
+  await page.waitForFunction(() => location.hash === "#/b/free");
+  await visit("#/b/free/log", ".log");
+  const logText = await text(".log");
+  check(logText.includes("글 삭제") && logText.includes("운영 원칙 위반") && logText.includes("차단"), "the moderation log shows the removal and the ban");
+  check(logText.includes(hostile), "the log shows the removed post's title as text");
+  await visit("#/b/free/mod", ".bans");
+  check((await text(".bans")).includes("도배"), "the bans list shows the ban");
+  await page.click(".bans button");
+  await page.waitForFunction(() => !document.querySelector(".bans"));
+  check(true, "staff lift the ban");
+
+  // -- account: password change, sign out everywhere, delete keeping content
+  await page.evaluate(() => sessionStorage.clear());
+  await visit("#/login", "#login");
+  await fill("login", { username: "seeder", password: "password-123" });
+  await submit("login");
+  await waitText("nav", "씨앗 님");
+  await visit("#/account", "#password");
+  await fill("password", { current_password: "password-123", new_password: "password-456" });
+  await submit("password");
+  await page.waitForSelector("#login");
+  await fill("login", { username: "seeder", password: "password-456" });
+  await submit("login");
+  await waitText("nav", "씨앗 님");
+  check(true, "a password change signs out and the new password signs in");
+  const oldToken = await token();
+  await visit("#/account", "#everywhere");
+  await page.click("#everywhere");
+  await page.waitForSelector("#login");
+  const stale = await fetch(`${base}/members/me`, { headers: { authorization: `Bearer ${oldToken}` } });
+  check(stale.status === 401, "sign out everywhere ends the session's token");
+  await fill("login", { username: "seeder", password: "password-456" });
+  await submit("login");
+  await waitText("nav", "씨앗 님");
+  await visit("#/account", "#delete-account");
+  await fill("delete-account", { password: "password-456", delete_content: false });
+  await submit("delete-account");
+  await waitText("nav", "로그인");
+  await visit("#/b/free", ".posts");
+  check((await text(".posts")).includes("탈퇴한 회원"), "a deleted member's kept posts show as 'deleted member'");
+
+  // -- page weight
+  const files = ["index.html", "assets/app.js", "assets/api.js", "assets/dom.js", "assets/config.js", "assets/style.css"];
+  const bytes = files.reduce((sum, f) => sum + statSync(join(here, "..", f)).size, 0);
+  log(`page weight: ${bytes} bytes of HTML, CSS and JS (${files.length} files, uncompressed)`);
+} catch (error) {
+  failures.push(`the walk stopped: ${error.stack || error}`);
+  log("FAIL", error.stack || error);
+  if (screenshots) await page.screenshot({ path: join(screenshots, `failure-${store}.png`) }).catch(() => {});
+} finally {
+  await browser.close();
+  server.kill();
+  staticSite?.site.close();
+}
+
+for (const e of consoleErrors) failures.push(`console: ${e}`);
+if (failures.length) {
+  console.error(`[web-test ${store}] ${failures.length} failures:\n  ${failures.join("\n  ")}`);
+  process.exit(1);
+}
+log("every flow passed, console clean");
