@@ -246,6 +246,20 @@ try {
   await waitText(".replies .text", "답글입니다");
   check(true, "a reply shows under its comment");
   await shoot("post");
+  // A member deletes their own reply, then a post of theirs.
+  const replyDelete = await page.$$(".replies .comment-actions button");
+  for (const b of replyDelete) if ((await b.evaluate((e) => e.textContent)) === "삭제") await b.click();
+  await page.waitForFunction(() => !document.querySelector(".replies .comment"));
+  check(true, "a member deletes their own comment");
+  await visit("#/b/free/write", "#write");
+  await fill("write", { title: "곧 지울 글", body: "지울 본문" });
+  await submit("write");
+  await page.waitForSelector("#post-body");
+  const doomed = await page.$$(".actions button");
+  for (const b of doomed) if ((await b.evaluate((e) => e.textContent)) === "지우기") await b.click();
+  await page.waitForFunction(() => location.hash === "#/b/free");
+  await rendered();
+  check(!(await text("main")).includes("곧 지울 글"), "a member deletes their own post");
 
   // -- 412: the post changes behind the edit page's back
   await visit(`#/b/free/p/${memberPostId}/edit`, "#edit");
@@ -256,6 +270,12 @@ try {
     await waitText("#edit .error", "다른 사람이 그사이");
   });
   check(true, "an edit of a changed post says someone changed it (412)");
+  await visit(`#/b/free/p/${memberPostId}/edit`, "#edit");
+  await fill("edit", { title: "안녕하세요, 고친 글입니다" });
+  await submit("edit");
+  await page.waitForSelector("#post-body");
+  await waitText("h1", "고친 글입니다");
+  check(true, "the member edits the post again from its new version");
 
   // -- the account page
   await visit("#/account", "#password");
@@ -302,6 +322,46 @@ try {
   await waitText("#post-body", "고친 손님 글");
   check(true, "a guest edits a post with its password (If-Match from the page)");
 
+  // -- a second guest post whose first attempt answers 503 (made up in the
+  // browser): the client waits Retry-After and sends it again with the same
+  // Idempotency-Key; then it is deleted with its password
+  await visit("#/b/free/write", "#write");
+  const keys = [];
+  const shed = (request) => {
+    if (request.isInterceptResolutionHandled()) return;
+    if (request.method() === "POST" && request.url().endsWith("/boards/free/posts/guest")) {
+      keys.push(request.headers()["idempotency-key"]);
+      if (keys.length === 1) {
+        request.respond({
+          status: 503,
+          headers: { "retry-after": "1", "access-control-allow-origin": pageBase, "access-control-expose-headers": "retry-after" },
+          contentType: "application/json",
+          body: JSON.stringify({ error: { code: "unavailable", message: "hashing capacity unavailable; retry later" } }),
+        });
+        return;
+      }
+    }
+    request.continue();
+  };
+  await page.setRequestInterception(true);
+  page.on("request", shed);
+  await expecting([503], async () => {
+    await fill("write", { nickname: "손님3", password: "guest-pw-3", title: "손님이 지울 글", body: "본문" });
+    await submit("write");
+    await page.waitForSelector("#post-body", { timeout: 15000 });
+  });
+  page.off("request", shed);
+  await page.setRequestInterception(false);
+  check(keys.length === 2 && keys[0] && keys[0] === keys[1], `a create answered 503 is sent again after Retry-After with the same Idempotency-Key (${keys.length} attempts)`);
+  for (const b of await page.$$(".actions button")) if ((await b.evaluate((e) => e.textContent)) === "지우기") await b.click();
+  await page.waitForSelector(".inline form [name=password]");
+  await page.type(".inline form [name=password]", "guest-pw-3");
+  await page.click(".inline form button[type=submit]");
+  await page.waitForFunction(() => location.hash === "#/b/free");
+  await rendered();
+  check(!(await text("main")).includes("손님이 지울 글"), "a guest deletes a post with its password");
+  await visit(`#/b/free/p/${guestPostId}`, "#post-body");
+
   // -- report it as an anonymous reader
   const report = await page.$$(".actions button");
   for (const b of report) if ((await b.evaluate((e) => e.textContent)) === "신고") await b.click();
@@ -328,7 +388,7 @@ try {
   const before = (await page.$$(".comments .comment")).length;
   await page.click("#more-comments");
   await page.waitForFunction((n) => document.querySelectorAll(".comments .comment").length > n, {}, before);
-  check((await page.$$(".comments .comment")).length === 57, "more comments load past the first 50");
+  check((await page.$$(".comments .comment")).length === 56, "more comments load past the first 50 (56 in all)");
 
   // -- 429 with its countdown: six wrong logins for one username
   await visit("#/login", "#login");

@@ -434,49 +434,67 @@ async fn a_request_head_over_64_kib_is_answered_431_and_never_served() {
 /// buffered up to about 400 KB of each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unfinished_heads_hold_little_memory() {
+    // RSS is the whole test process's: not beside the tests that allocate
+    // most (CI saw +20 and +56 MiB here while they ran).
+    let _alone = crate::helpers::HEAVY.lock().await;
     let app = spawn_app_with(Backend::Sqlite, &[("SERVER_HEADER_TIMEOUT_MS", "5000")]).await;
     let mut over = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Never-Ends: ".to_vec();
     over.resize(100 * 1024, b'a');
     let mut under = over.clone();
     under.truncate(60 * 1024);
-    let mut growth = Vec::new();
-    for (head, name) in [(&over, "100 KiB (over the cap)"), (&under, "60 KiB (under the cap)")] {
-        let before = rss_kib();
-        let mut connections = Vec::new();
-        for _ in 0..300 {
-            let mut stream = TcpStream::connect(host(&app)).await.unwrap();
-            let _ = stream.write_all(head).await;
-            connections.push(stream);
+    // The other tests' allocations only ever add to a reading: refused heads
+    // are measured up to three times and the least growth kept.
+    let mut refused_growth = u64::MAX;
+    for round in 1..=3 {
+        let (refused, grew) = hold_unfinished_heads(&app, &over, "100 KiB (over the cap)").await;
+        assert_eq!(refused, 300, "every head over the cap is refused (round {round})");
+        refused_growth = refused_growth.min(grew);
+        if refused_growth < 16 * 1024 {
+            break;
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let during = rss_kib();
-        let mut refused = 0;
-        for stream in &mut connections {
-            let mut buffer = [0u8; 64];
-            if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(20), stream.read(&mut buffer)).await
-                && String::from_utf8_lossy(&buffer[..n]).starts_with("HTTP/1.1 431")
-            {
-                refused += 1;
-            }
-        }
-        println!(
-            "300 connections each sending {name} of a head that never ends: {refused} answered 431; \
-             RSS {before} -> {during} KiB (+{} KiB)",
-            during.saturating_sub(before)
-        );
-        growth.push((name, refused, during.saturating_sub(before)));
-        drop(connections);
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(growth[0].1, 300, "every head over the cap is refused");
-    assert_eq!(growth[1].1, 0, "heads under the cap wait for their end");
-    // RSS is shared with the tests running alongside: generous bounds. Refused
-    // heads hold nothing once closed; a head under the cap holds up to about
-    // twice what it sent (hyper's read buffer grows by doubling).
-    assert!(growth[0].2 < 16 * 1024, "refused heads: RSS grew {} KiB", growth[0].2);
+    let (refused, under_growth) = hold_unfinished_heads(&app, &under, "60 KiB (under the cap)").await;
+    assert_eq!(refused, 0, "heads under the cap wait for their end");
+    // Generous bounds still: refused heads hold nothing once closed; a head
+    // under the cap holds up to about twice what it sent (hyper's read
+    // buffer grows by doubling).
     assert!(
-        growth[1].2 < 300 * 256,
-        "heads under the cap: RSS grew {} KiB",
-        growth[1].2
+        refused_growth < 16 * 1024,
+        "refused heads: RSS grew {refused_growth} KiB"
     );
+    assert!(
+        under_growth < 300 * 256,
+        "heads under the cap: RSS grew {under_growth} KiB"
+    );
+}
+
+/// 300 connections each send `head` and hold it; how many were answered
+/// 431, and how much the process's RSS grew while they were open.
+async fn hold_unfinished_heads(app: &TestApp, head: &[u8], name: &str) -> (usize, u64) {
+    let before = rss_kib();
+    let mut connections = Vec::new();
+    for _ in 0..300 {
+        let mut stream = TcpStream::connect(host(app)).await.unwrap();
+        let _ = stream.write_all(head).await;
+        connections.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = rss_kib();
+    let mut refused = 0;
+    for stream in &mut connections {
+        let mut buffer = [0u8; 64];
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(20), stream.read(&mut buffer)).await
+            && String::from_utf8_lossy(&buffer[..n]).starts_with("HTTP/1.1 431")
+        {
+            refused += 1;
+        }
+    }
+    let grew = during.saturating_sub(before);
+    println!(
+        "300 connections each sending {name} of a head that never ends: {refused} answered 431; \
+         RSS {before} -> {during} KiB (+{grew} KiB)"
+    );
+    drop(connections);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    (refused, grew)
 }
