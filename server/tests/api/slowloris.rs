@@ -442,8 +442,9 @@ async fn unfinished_heads_hold_little_memory() {
     over.resize(100 * 1024, b'a');
     let mut under = over.clone();
     under.truncate(60 * 1024);
-    // The other tests' allocations only ever add to a reading: refused heads
-    // are measured up to three times and the least growth kept.
+    // The other tests' allocations only ever add to a reading: each kind of
+    // head is measured up to three times and the least growth kept (CI: the
+    // heads under the cap once read +147 MiB, +41 MiB alone).
     let mut refused_growth = u64::MAX;
     for round in 1..=3 {
         let (refused, grew) = hold_unfinished_heads(&app, &over, "100 KiB (over the cap)").await;
@@ -453,8 +454,15 @@ async fn unfinished_heads_hold_little_memory() {
             break;
         }
     }
-    let (refused, under_growth) = hold_unfinished_heads(&app, &under, "60 KiB (under the cap)").await;
-    assert_eq!(refused, 0, "heads under the cap wait for their end");
+    let mut under_growth = u64::MAX;
+    for round in 1..=3 {
+        let (refused, grew) = hold_unfinished_heads(&app, &under, "60 KiB (under the cap)").await;
+        assert_eq!(refused, 0, "heads under the cap wait for their end (round {round})");
+        under_growth = under_growth.min(grew);
+        if under_growth < 300 * 256 {
+            break;
+        }
+    }
     // Generous bounds still: refused heads hold nothing once closed; a head
     // under the cap holds up to about twice what it sent (hyper's read
     // buffer grows by doubling).
