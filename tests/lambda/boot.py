@@ -33,11 +33,8 @@ def free_port():
     return port
 
 
-def run_once(args, event_file, function):
-    port = free_port()
-    api = subprocess.Popen([sys.executable, os.path.join(HERE, "runtime_api.py"), "--port", str(port),
-                            "--events", event_file, "--once"], stdout=subprocess.PIPE, text=True)
-    assert json.loads(api.stdout.readline())["listening"] == port
+def function_env(port, function):
+    """The process environment plus what Lambda sets for `function`, its Runtime API at `port`."""
     env = dict(os.environ)
     env.update({
         "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{port}",
@@ -48,6 +45,15 @@ def run_once(args, event_file, function):
         "AWS_LAMBDA_LOG_STREAM_NAME": "local",
         "AWS_REGION": "eu-central-1",
     })
+    return env
+
+
+def run_once(args, event_file, function):
+    port = free_port()
+    api = subprocess.Popen([sys.executable, os.path.join(HERE, "runtime_api.py"), "--port", str(port),
+                            "--events", event_file, "--once"], stdout=subprocess.PIPE, text=True)
+    assert json.loads(api.stdout.readline())["listening"] == port
+    env = function_env(port, function)
     command = [args.bootstrap]
     if args.qemu:
         command = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", args.bootstrap]

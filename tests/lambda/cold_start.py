@@ -81,10 +81,7 @@ def warm_ms(args, boot_args, binary, event, requests):
     api = subprocess.Popen([sys.executable, os.path.join(HERE, "runtime_api.py"), "--port", str(port),
                             "--events", events], stdout=subprocess.PIPE, text=True)
     assert _json.loads(api.stdout.readline())["listening"] == port
-    env = dict(os.environ, AWS_LAMBDA_RUNTIME_API=f"127.0.0.1:{port}", AWS_LAMBDA_FUNCTION_NAME=binary,
-               AWS_LAMBDA_FUNCTION_VERSION="$LATEST", AWS_LAMBDA_FUNCTION_MEMORY_SIZE="256",
-               AWS_LAMBDA_LOG_GROUP_NAME=f"/aws/lambda/{binary}", AWS_LAMBDA_LOG_STREAM_NAME="local")
-    fn = subprocess.Popen([os.path.join(args.dir, binary)], env=env, stdout=subprocess.DEVNULL,
+    fn = subprocess.Popen([os.path.join(args.dir, binary)], env=boot.function_env(port, binary), stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
     try:
         stamps = []

@@ -64,15 +64,14 @@ impl TraceSettings {
             (None, Some(base)) => format!("{}/v1/traces", base.trim_end_matches('/')),
             (None, None) => return Ok(None),
         };
-        let uri: http::Uri = endpoint.parse().map_err(|e| {
+        let not_a_url = || {
             ConfigError::invalid(format!(
-                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) must be an http or https URL, not {endpoint:?}: {e}"
-            ))
-        })?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-            return Err(ConfigError::invalid(format!(
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) must be an http or https URL, not {endpoint:?}"
-            )));
+            ))
+        };
+        let uri: http::Uri = endpoint.parse().map_err(|_| not_a_url())?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            return Err(not_a_url());
         }
         let xray_region = uri
             .host()

@@ -27,6 +27,12 @@ struct Consumed {
     write: f64,
 }
 
+/// Whether a traced store call is in progress on this task (so the adapter
+/// sums a request's units only when a span will carry them).
+pub(crate) fn counting() -> bool {
+    CONSUMED.try_with(|_| ()).is_ok()
+}
+
 /// Adds one DynamoDB request's units to the store call it serves, if traced.
 pub(crate) fn count_request(read: f64, write: f64) {
     let _ = CONSUMED.try_with(|c| {

@@ -130,7 +130,7 @@ impl DynamoStore {
     fn record(&self, output: &impl capacity::Reports, touched: &[String]) {
         let (kind, reports) = output.reports();
         #[cfg(feature = "traces")]
-        {
+        if crate::store::traced::counting() {
             let units = capacity::request_units(kind, reports);
             crate::store::traced::count_request(units.read, units.write);
         }
