@@ -274,9 +274,20 @@ impl TestApp {
 
     /// Signs up and logs in; returns the bearer token.
     pub(crate) async fn member_token(&self, username: &str) -> String {
-        assert_eq!(self.signup(username, "password-123").await.status(), 201);
-        let session: Value = self.login(username, "password-123").await.json().await.unwrap();
-        session["token"].as_str().unwrap().to_owned()
+        let signup = self.signup(username, "password-123").await;
+        let status = signup.status();
+        assert_eq!(
+            status,
+            201,
+            "signing up {username}: {}",
+            signup.text().await.unwrap_or_default()
+        );
+        let login = self.login(username, "password-123").await;
+        let status = login.status();
+        let answer = login.text().await.unwrap_or_default();
+        assert_eq!(status, 200, "logging in {username}: {answer}");
+        let session: Value = serde_json::from_str(&answer).unwrap();
+        session["token"].as_str().expect("a login answers a token").to_owned()
     }
 
     /// A member post on `free`; returns its id.
