@@ -76,14 +76,11 @@ pub(crate) async fn spawn_app_with(backend: Backend, overrides: &[(&str, &str)])
     spawn_app_in(backend, overrides, Arc::new(tempfile::tempdir().unwrap()), None).await
 }
 
-pub(crate) async fn spawn_app_in(
-    backend: Backend,
-    overrides: &[(&str, &str)],
-    data_dir: Arc<tempfile::TempDir>,
-    table: Option<String>,
-) -> TestApp {
-    let table = table.unwrap_or_else(|| format!("e2e-{}", shared::domain::new_id().to_lowercase()));
-    let mut vars: Vec<(String, String)> = vec![
+/// The settings of a test deployment before a test's overrides: cheap
+/// bcrypt:4 tiers and fixed secrets, for the in-process apps and for the
+/// server binary run as a process of its own alike.
+pub(crate) fn test_settings() -> Vec<(String, String)> {
+    vec![
         ("PEPPER".into(), PEPPER.into()),
         ("JWT_SECRET".into(), JWT_SECRET.into()),
         ("MEMBER_TIER".into(), "bcrypt:4".into()),
@@ -102,7 +99,17 @@ pub(crate) async fn spawn_app_in(
         // And they all connect from 127.0.0.1: the per-address connection
         // cap is out of the way unless a test sets it.
         ("MAX_CONNECTIONS_PER_ADDRESS".into(), "100000".into()),
-    ];
+    ]
+}
+
+pub(crate) async fn spawn_app_in(
+    backend: Backend,
+    overrides: &[(&str, &str)],
+    data_dir: Arc<tempfile::TempDir>,
+    table: Option<String>,
+) -> TestApp {
+    let table = table.unwrap_or_else(|| format!("e2e-{}", shared::domain::new_id().to_lowercase()));
+    let mut vars = test_settings();
     if let Backend::Dynamo = backend {
         let endpoint = std::env::var("DYNAMODB_ENDPOINT").expect(
             "DYNAMODB_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts DynamoDB Local",

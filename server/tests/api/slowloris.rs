@@ -511,8 +511,8 @@ async fn hold_unfinished_heads(server: &ServerProcess, head: &[u8], name: &str) 
     (refused, grew)
 }
 
-/// The `server` binary run as its own process on SQLite (port 0, a fresh
-/// data directory), killed when dropped.
+/// The `server` binary run as its own process on SQLite with the test
+/// settings (port 0, a fresh data directory), killed when dropped.
 struct ServerProcess {
     child: std::process::Child,
     host: String,
@@ -527,14 +527,9 @@ impl ServerProcess {
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(crate::helpers::test_settings())
             .env("PORT", "0")
             .env("DATA_DIR", data.path())
-            .env("PEPPER", crate::helpers::PEPPER)
-            .env("JWT_SECRET", crate::helpers::JWT_SECRET)
-            .env("MEMBER_TIER", "bcrypt:4")
-            .env("GUEST_TIER", "bcrypt:4")
-            .env("HASH_FLOOR_OVERRIDE", "1")
-            .env("MAX_CONNECTIONS_PER_ADDRESS", "100000")
             .envs(overrides.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
