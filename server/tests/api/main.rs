@@ -32,6 +32,7 @@ mod hostile;
 mod idempotency;
 mod moderation;
 mod passwords;
+mod prefixes;
 mod public;
 mod purge;
 mod secrets;

@@ -192,16 +192,19 @@ impl App {
                 "this was written by a member; sign in to change it".into(),
             ));
         };
-        let failure_keys = throttle::guest_keys(&self.limits, target_id, &client.0);
+        let writer = guard
+            .writer
+            .is_some_and(|writer| self.tags().is_ok_and(|tags| tags.writer_keys(client).contains(&writer)));
+        let failure_keys = throttle::guest_keys(&self.limits, target_id, &client.0, writer);
         let mut keys = throttle::password_check_keys(&self.limits, &client.0);
         keys.extend(failure_keys.iter().cloned());
         let mut checks = throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await?;
         let failures = checks.take(&failure_keys);
         let verdict = match check_password(&hashing, Tier::Guest, password, Some(&stored)).await {
             Ok(verdict) => verdict,
-            // No verdict (hashing unavailable): nothing is counted.
+            // No verdict: nothing is counted, but a shed counts as a check.
             Err(e) => {
-                throttle::forgive_all(&*self.store, [failures, checks]).await;
+                throttle::settle_unchecked(&*self.store, &e, checks, [failures]).await;
                 return Err(e);
             }
         };

@@ -61,25 +61,27 @@ impl App {
         let failures = checks.take(&failure_keys);
         let success = checks.take(&success_keys);
 
-        let checked = async {
-            let credentials = self.store.member_credentials(&command.username).await?;
-            let stored = credentials.as_ref().map(|c| &c.password_hash);
-            let verdict = check_password(&hashing, Tier::Member, &command.password, stored).await?;
-            Ok::<_, ApiError>(credentials.filter(|_| verdict.matched).map(|c| (c, verdict)))
-        }
-        .await;
-        let (credentials, verdict) = match checked {
-            Ok(Some(matched)) => matched,
-            // A failure: counted as a failure and a check, not as a success.
-            Ok(None) => {
-                throttle::forgive(&*self.store, success).await;
-                return Err(ApiError::InvalidCredentials);
-            }
-            // No verdict (store or hashing unavailable): nothing is counted.
+        let credentials = match self.store.member_credentials(&command.username).await {
+            Ok(credentials) => credentials,
+            // No verdict (store unavailable): nothing is counted.
             Err(e) => {
                 throttle::forgive_all(&*self.store, [failures, success, checks]).await;
+                return Err(e.into());
+            }
+        };
+        let stored = credentials.as_ref().map(|c| &c.password_hash);
+        let verdict = match check_password(&hashing, Tier::Member, &command.password, stored).await {
+            Ok(verdict) => verdict,
+            // No verdict: nothing is counted, but a shed (503) counts as a check.
+            Err(e) => {
+                throttle::settle_unchecked(&*self.store, &e, checks, [failures, success]).await;
                 return Err(e);
             }
+        };
+        let Some(credentials) = credentials.filter(|_| verdict.matched) else {
+            // A failure: counted as a failure and a check, not as a success.
+            throttle::forgive(&*self.store, success).await;
+            return Err(ApiError::InvalidCredentials);
         };
         throttle::forgive(&*self.store, failures).await;
         if verdict.needs_rehash {

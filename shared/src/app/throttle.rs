@@ -225,6 +225,25 @@ pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
     }
 }
 
+/// A password check the hashing gate shed (`error`, its 503): the counts of
+/// `checks` (the address's password checks, per address and /48) stay, as
+/// one attempt, and the `others` are given back. A client looping into a
+/// full queue spends its budget as if it had been checked, so a shed is no
+/// free retry. Any other error gives everything back (no verdict).
+pub async fn settle_unchecked(
+    store: &dyn Attempts,
+    error: &ApiError,
+    checks: Reservation,
+    others: impl IntoIterator<Item = Reservation>,
+) {
+    // The only 503 a hashing call answers is a shed for want of queue space.
+    if matches!(error, ApiError::Unavailable { .. }) {
+        forgive_all(store, others).await;
+    } else {
+        forgive_all(store, others.into_iter().chain([checks])).await;
+    }
+}
+
 /// [`forgive`] for several reservations, side by side.
 pub async fn forgive_all(store: &dyn Attempts, reservations: impl IntoIterator<Item = Reservation>) {
     let all = Reservation(reservations.into_iter().flat_map(|r| r.0).collect());
@@ -296,8 +315,12 @@ pub fn login_success_keys(limits: &Limits, username: &str) -> Vec<(AttemptKey, L
     keyed([(format!("login:ok:user:{username}"), limits.logins_user)])
 }
 
-/// Guest password failures: per target and address, per target.
-pub fn guest_keys(limits: &Limits, target_id: &str, address: &str) -> Vec<(AttemptKey, Limit)> {
+/// Guest password failures: per target and address, and per target from
+/// all addresses unless the requester is the writer (docs/API.md,
+/// Hardening: guest authors keep their posts): failures from everywhere
+/// else must not lock the author out, who stays limited per target and
+/// address.
+pub fn guest_keys(limits: &Limits, target_id: &str, address: &str, writer: bool) -> Vec<(AttemptKey, Limit)> {
     let mut keys = per_address(
         address,
         [(
@@ -305,7 +328,9 @@ pub fn guest_keys(limits: &Limits, target_id: &str, address: &str) -> Vec<(Attem
             limits.guest_target_address,
         )],
     );
-    keys.extend(keyed([(format!("guest:target:{target_id}"), limits.guest_target)]));
+    if !writer {
+        keys.extend(keyed([(format!("guest:target:{target_id}"), limits.guest_target)]));
+    }
     keys
 }
 
@@ -405,6 +430,19 @@ mod tests {
         assert_eq!(all.0.len(), 1);
         assert_eq!(all.0[0].0.as_str(), "check:address:192.0.2.1");
         assert_eq!(login_success_keys(&limits, "kim")[0].1, Limit::new(30, 600));
+    }
+
+    #[test]
+    fn the_writer_is_never_held_to_the_all_addresses_guest_limit() {
+        let limits = Limits::default();
+        let names = |writer| {
+            guest_keys(&limits, "p1", "192.0.2.1", writer)
+                .into_iter()
+                .map(|(k, _)| k.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(false), ["guest:target-address:p1:192.0.2.1", "guest:target:p1"]);
+        assert_eq!(names(true), ["guest:target-address:p1:192.0.2.1"]);
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //!
 //! Within a tier, one client ([`QueueOwner`], the client address key) holds
 //! at most a quarter of the queue ([`fair_share`]; docs/API.md, Throttling
-//! and quotas): a few addresses looping correct logins are refused 503 at
-//! their share while everyone else's hashes still find room.
+//! and quotas), and the /64s of one IPv6 /48 together at most twice that
+//! ([`fair_share_48`]; docs/API.md, Hardening): a few addresses looping
+//! correct logins are refused 503 at their share while everyone else's
+//! hashes still find room.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
@@ -46,22 +48,44 @@ pub struct HashingGate {
 pub const DEFAULT_QUEUE: usize = 64;
 
 /// Who asks for a hash, for the per-client share of a queue: the client
-/// address key, hashed (the gate needs only to tell clients apart).
+/// address key and, for an IPv6 client, its /48, hashed (the gate needs
+/// only to tell clients apart).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct QueueOwner(u64);
+pub struct QueueOwner {
+    key: u64,
+    prefix_48: Option<u64>,
+}
 
 impl QueueOwner {
     pub fn of(client_key: &str) -> Self {
         use std::hash::{BuildHasher, BuildHasherDefault};
         // A fixed hasher: the same client is the same owner in every request.
-        QueueOwner(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(client_key))
+        let hash = |s: &str| BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(s);
+        QueueOwner {
+            key: hash(client_key),
+            prefix_48: prefix_48(client_key).map(|net| hash(&net.to_string())),
+        }
     }
+}
+
+/// The /48 of an IPv6 /64 client key, as `app::throttle` counts it; `None`
+/// for an IPv4 key.
+fn prefix_48(client_key: &str) -> Option<ipnet::Ipv6Net> {
+    let net: ipnet::Ipv6Net = client_key.parse().ok()?;
+    (net.prefix_len() == 64).then(|| ipnet::Ipv6Net::new(net.addr(), 48).ok().map(|n| n.trunc()))?
 }
 
 /// How many places of a tier's `queue` one owner may hold: a quarter, at
 /// least one, and never all of a queue of two or more.
 pub fn fair_share(queue: usize) -> usize {
     (queue / 4).max(1).min(queue.saturating_sub(1).max(1))
+}
+
+/// How many places the /64s of one /48 may hold together: twice
+/// [`fair_share`], and never all of a queue of two or more (one free /48
+/// must not buy 65,536 shares).
+fn fair_share_48(queue: usize) -> usize {
+    (2 * fair_share(queue)).min(queue.saturating_sub(1).max(1))
 }
 
 /// Whether waiting bcrypt hashes of one tier and cost run together
@@ -353,7 +377,8 @@ impl HashingGate {
 
     /// A worker slot now, or a place in the tier's line, or a refusal when
     /// `queue` of the tier's jobs are already waiting, or when `owner`
-    /// already holds its [`fair_share`] of them. A waiter with a bcrypt
+    /// already holds its [`fair_share`] of them, or its /48 its
+    /// [`fair_share_48`]. A waiter with a bcrypt
     /// input may instead have it run in another's batch.
     async fn turn(
         &self,
@@ -383,8 +408,21 @@ impl HashingGate {
                 return Err(self.overloaded());
             }
             if let Some(owner) = owner {
-                let held = state.waiting[tier].iter().filter(|w| w.owner == Some(owner)).count();
-                if held >= fair_share(self.queue) {
+                let line = &state.waiting[tier];
+                let held = line
+                    .iter()
+                    .filter(|w| w.owner.is_some_and(|o| o.key == owner.key))
+                    .count();
+                let held_by_48 = |prefix| {
+                    line.iter()
+                        .filter(|w| w.owner.is_some_and(|o| o.prefix_48 == Some(prefix)))
+                        .count()
+                };
+                if held >= fair_share(self.queue)
+                    || owner
+                        .prefix_48
+                        .is_some_and(|p| held_by_48(p) >= fair_share_48(self.queue))
+                {
                     return Err(self.overloaded());
                 }
             }
@@ -724,6 +762,81 @@ mod tests {
             Ok(1),
             "its places came back"
         );
+    }
+
+    #[test]
+    fn a_48_may_hold_twice_a_clients_share_and_never_all_of_a_queue() {
+        assert_eq!(fair_share_48(64), 32);
+        assert_eq!(fair_share_48(8), 4);
+        assert_eq!(fair_share_48(3), 2);
+        assert_eq!(fair_share_48(2), 1);
+        assert_eq!(fair_share_48(1), 1);
+        let v6 = QueueOwner::of("2001:db8:1:2::/64");
+        assert_eq!(v6.prefix_48, QueueOwner::of("2001:db8:1:ffff::/64").prefix_48);
+        assert_ne!(v6.prefix_48, QueueOwner::of("2001:db8:2:2::/64").prefix_48);
+        assert_eq!(QueueOwner::of("203.0.113.9").prefix_48, None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_64s_of_one_48_together_hold_at_most_twice_a_share_and_others_still_get_in() {
+        let gate = HashingGate::new(1, 8);
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let blocked = Arc::new(std::sync::Mutex::new(blocked));
+        let run = |owner: QueueOwner| {
+            let (gate, blocked) = (gate.clone(), blocked.clone());
+            tokio::spawn(async move {
+                gate.run_for(Tier::Member, Some(owner), move || {
+                    blocked.lock().unwrap().recv().unwrap()
+                })
+                .await
+            })
+        };
+        let mut jobs = vec![run(QueueOwner::of("192.0.2.1"))];
+        while lock(&gate.scheduler).free > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // Eight /64s of one /48, each under its own share of 2, would take
+        // all 8 places; together they get 4 (twice a share), then 503.
+        let mut queued = 0;
+        let mut refused = 0;
+        for net in 0..8 {
+            let owner = QueueOwner::of(&format!("2001:db8:1:{net}::/64"));
+            for _ in 0..2 {
+                let waiting = lock(&gate.scheduler).waiting[0].len();
+                let job = run(owner);
+                // A refusal answers at once; a place shows in the line.
+                loop {
+                    if job.is_finished() {
+                        assert_eq!(job.await.unwrap(), Err(Overloaded { workers: 1, queue: 8 }));
+                        refused += 1;
+                        break;
+                    }
+                    if lock(&gate.scheduler).waiting[0].len() > waiting {
+                        jobs.push(job);
+                        queued += 1;
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        }
+        println!("8 /64s of one /48, 2 tries each, queue of 8: {queued} queued, {refused} refused 503");
+        assert_eq!((queued, refused), (4, 12));
+        // Another /48 and an IPv4 client still find room: the line is not full.
+        for other in ["2001:db8:2:0::/64", "203.0.113.9"] {
+            let waiting = lock(&gate.scheduler).waiting[0].len();
+            jobs.push(run(QueueOwner::of(other)));
+            while lock(&gate.scheduler).waiting[0].len() == waiting {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        assert_eq!(lock(&gate.scheduler).waiting[0].len(), 6);
+        for _ in 0..jobs.len() {
+            release.send(()).unwrap();
+        }
+        for job in jobs {
+            assert!(job.await.unwrap().is_ok());
+        }
     }
 
     /// One worker, held busy while `members` member jobs and then `guests`

@@ -4,9 +4,10 @@
 //! right-most `X-Forwarded-For` address that is not itself trusted. The
 //! left-most entry, which the client writes, is never believed. IPv6 clients
 //! are keyed by their /64: one subscriber gets one /64, not one address (the
-//! application adds their /48, `app::throttle`).
+//! application adds their /48, `app::throttle`). An IPv4 address written in
+//! IPv6 (mapped, 6to4, NAT64) is keyed as that IPv4 address.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use http::request::Parts;
@@ -29,12 +30,13 @@ impl FromRequestParts<AppState> for ClientIp {
     }
 }
 
-/// The key of an address: IPv4 as is, IPv6 as its /64 (an IPv4-mapped IPv6
-/// address counts as the IPv4 address).
+/// The key of an address: IPv4 as is, IPv6 as its /64, and an IPv4 address
+/// written in IPv6 (mapped, 6to4 or NAT64; [`embedded_ipv4`]) as that IPv4
+/// address.
 pub fn keyed(ip: IpAddr) -> String {
     match ip {
         IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+        IpAddr::V6(v6) => match embedded_ipv4(v6) {
             Some(v4) => v4.to_string(),
             None => {
                 let net = ipnet::Ipv6Net::new(v6, 64).expect("64 is a valid prefix").trunc();
@@ -44,6 +46,26 @@ pub fn keyed(ip: IpAddr) -> String {
     }
 }
 
+/// The IPv4 address an IPv6 address stands for: mapped (`::ffff:0:0/96`),
+/// 6to4 (`2002::/16`, the IPv4 address in bits 16..48) or NAT64
+/// (`64:ff9b::/96`, in the last 32 bits). Keyed as IPv4, one IPv4 address
+/// is one client in every form: its 6to4 /48 does not buy 65,536 /64
+/// budgets, tags or bans.
+pub fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    if let Some(mapped) = v6.to_ipv4_mapped() {
+        return Some(mapped);
+    }
+    let v4 = |high: u16, low: u16| Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
+    match v6.segments() {
+        [0x2002, high, low, ..] => Some(v4(high, low)),
+        [0x64, 0xff9b, 0, 0, 0, 0, high, low] => Some(v4(high, low)),
+        _ => None,
+    }
+}
+
+/// Only the mapped form of a trusted IPv4 proxy is that proxy (the same
+/// socket seen through a dual-stack listener): a 6to4 or NAT64 source is
+/// another host, and trusting it would let it vouch for spoofed entries.
 fn trusted(ip: IpAddr, proxies: &[IpNet]) -> bool {
     let ip = match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
@@ -200,11 +222,51 @@ mod tests {
         assert_eq!(keyed(a), keyed(b));
         assert_ne!(keyed(a), keyed(other));
         assert_eq!(keyed("::ffff:203.0.113.9".parse().unwrap()), "203.0.113.9");
+        assert_eq!(keyed("203.0.113.9".parse().unwrap()), "203.0.113.9");
         assert!(parse_trusted_proxies("10.0.0.0/8, 127.0.0.1, ::1").is_ok());
         assert!(
             parse_trusted_proxies("10.0.0.0/33")
                 .unwrap_err()
                 .starts_with("TRUSTED_PROXIES")
+        );
+    }
+
+    #[test]
+    fn ipv4_written_as_6to4_or_nat64_is_keyed_as_that_ipv4_address() {
+        let key = |ip: &str| keyed(ip.parse().unwrap());
+        // 6to4: 2002:AABB:CCDD::/48 is AA.BB.CC.DD, whatever its /64 and host.
+        assert_eq!(key("2002:cb00:7109::1"), "203.0.113.9");
+        assert_eq!(key("2002:cb00:7109:ffff:1234::5"), "203.0.113.9");
+        assert_eq!(key("2002:cb00:710a::1"), "203.0.113.10");
+        // NAT64, well-known prefix: the last 32 bits.
+        assert_eq!(key("64:ff9b::cb00:7109"), "203.0.113.9");
+        assert_eq!(key("64:ff9b::203.0.113.9"), "203.0.113.9");
+        // Mapped, as before.
+        assert_eq!(key("::ffff:cb00:7109"), "203.0.113.9");
+        // Near misses stay IPv6 /64s: another /16, the NAT64 prefix with
+        // bits set between it and the IPv4 address, plain v6.
+        assert_eq!(key("2003:cb00:7109::1"), "2003:cb00:7109::/64");
+        assert_eq!(key("64:ff9b:0:0:1::cb00:7109"), "64:ff9b::/64");
+        assert_eq!(key("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+    }
+
+    #[test]
+    fn a_6to4_or_nat64_source_is_never_a_trusted_ipv4_proxy() {
+        let proxies = parse_trusted_proxies("10.0.0.0/8").unwrap();
+        assert!(trusted("::ffff:10.0.0.7".parse().unwrap(), &proxies));
+        assert!(!trusted("2002:a00:7::1".parse().unwrap(), &proxies));
+        assert!(!trusted("64:ff9b::a00:7".parse().unwrap(), &proxies));
+    }
+
+    #[test]
+    fn a_forwarded_6to4_client_is_keyed_as_its_ipv4_address() {
+        assert_eq!(
+            address([10, 0, 0, 7], &["2002:cb00:7109:42::1"], "10.0.0.0/8"),
+            "203.0.113.9"
+        );
+        assert_eq!(
+            address([10, 0, 0, 7], &["[64:ff9b::cb00:7109]:4711"], "10.0.0.0/8"),
+            "203.0.113.9"
         );
     }
 }
