@@ -3,6 +3,7 @@
 use secrecy::SecretString;
 
 use super::{Answer, IdempotencyKey};
+use crate::domain::moderation::Screened;
 use crate::domain::{Member, MemberId, Nickname, Password, PasswordHash, Username, now};
 use crate::error::ApiError;
 use crate::hashing::{EngineError, HashError, Hashing, Tier, UNPEPPERED_MAX_BYTES, Verification};
@@ -89,9 +90,11 @@ impl App {
     pub async fn sign_up(&self, command: SignUp) -> Result<Answer<Member>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Member, &command.password)?;
-        self.screen(&[("nickname", command.nickname.as_str())])?;
         let keys = throttle::signup_keys(&self.limits, &command.client.0);
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
+        let reservation = self
+            .screen_counted(&[(Screened::Nickname, command.nickname.as_str())], reservation)
+            .await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 if self.store.username_taken(&command.username).await? {

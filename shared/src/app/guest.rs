@@ -3,6 +3,7 @@
 //! and client address before any hashing.
 
 use super::{Answer, IdempotencyKey};
+use crate::domain::moderation::Screened;
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, Guard, Nickname, Password, PasswordHash, PostBody,
     PostDetail, PostKey, PostVersion, Title,
@@ -68,13 +69,14 @@ impl App {
     pub async fn create_guest_post(&self, command: GuestPost) -> Result<Answer<PostDetail>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, &command.password)?;
-        self.screen(&[
-            ("nickname", command.nickname.as_str()),
-            ("title", command.title.as_str()),
-            ("body", command.body.as_str()),
-        ])?;
         let writer = self.require_not_banned(&command.board, &command.client, None).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
+        let fields = [
+            (Screened::Nickname, command.nickname.as_str()),
+            (Screened::Title, command.title.as_str()),
+            (Screened::PostBody, command.body.as_str()),
+        ];
+        let reservation = self.screen_counted(&fields, reservation).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
@@ -94,15 +96,20 @@ impl App {
 
     pub async fn update_guest_post(&self, command: GuestEdit) -> Result<PostDetail, ApiError> {
         check_length(self.hashing()?, Tier::Guest, &command.password)?;
-        self.screen(&[("title", command.title.as_str()), ("body", command.body.as_str())])?;
         self.require_not_banned(&command.key.board, &command.client, None)
             .await?;
         let guard = self.require_post(&command.key).await?;
         let target = command.key.post.as_str();
-        if let Some(up) = self
+        let upgrade = self
             .check_guest_password(target, &command.client, &command.password, guard)
-            .await?
-        {
+            .await?;
+        // After the password's own limits and check, before the first write.
+        self.screen(&[
+            (Screened::Title, command.title.as_str()),
+            (Screened::PostBody, command.body.as_str()),
+        ])
+        .await?;
+        if let Some(up) = upgrade {
             self.store
                 .replace_post_guest_hash(&command.key, &up.old, &up.new)
                 .await?;
@@ -130,13 +137,17 @@ impl App {
     pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Answer<Comment>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, &command.password)?;
-        self.screen(&[("nickname", command.nickname.as_str()), ("body", command.body.as_str())])?;
         let writer = self
             .require_not_banned(&command.key.board, &command.client, None)
             .await?;
         // Fail fast on a missing post before counting or paying for the hash.
         self.require_post(&command.key).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
+        let fields = [
+            (Screened::Nickname, command.nickname.as_str()),
+            (Screened::CommentBody, command.body.as_str()),
+        ];
+        let reservation = self.screen_counted(&fields, reservation).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;

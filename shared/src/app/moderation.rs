@@ -4,6 +4,7 @@
 //! staff do goes to the board's public log.
 
 use super::{Answer, App, ClientAddress, IdempotencyKey, SignedIn, throttle};
+use crate::domain::moderation::Screened;
 use crate::domain::{
     Ban, BanDuration, BanId, BanPage, BanRecord, BanSubject, BanTarget, BoardSlug, CommentId, CommentKey, Guard,
     LogAction, LogEntry, LogPage, LogTarget, MemberId, Moderators, PageLimit, PostId, PostKey, Reason, Report,
@@ -150,7 +151,7 @@ impl App {
     /// post's title, never its body.
     pub async fn remove(&self, staff: &SignedIn, command: Removal) -> Result<Answer<()>, ApiError> {
         self.require_staff(&command.post.board, staff).await?;
-        self.screen(&[("reason", command.reason.as_str())])?;
+        self.screen(&[(Screened::Reason, command.reason.as_str())]).await?;
         let post = self
             .store
             .post_detail(&command.post)
@@ -226,7 +227,7 @@ impl App {
     pub async fn ban(&self, staff: &SignedIn, command: BanCommand) -> Result<Answer<Ban>, ApiError> {
         let board = &command.board;
         self.require_staff(board, staff).await?;
-        self.screen(&[("reason", command.reason.as_str())])?;
+        self.screen(&[(Screened::Reason, command.reason.as_str())]).await?;
         let (subject, target) = match &command.by {
             BanBy::Member(id) => {
                 let member = self
@@ -338,11 +339,13 @@ impl App {
         member: Option<&SignedIn>,
         command: ReportCommand,
     ) -> Result<Answer<Reported>, ApiError> {
-        self.screen(&[("reason", command.reason.as_str())])?;
         let board = &command.post.board;
         let writer = self.require_not_banned(board, &command.client, member).await?;
         let keys = throttle::report_keys(&self.limits, &command.client.0);
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
+        let reservation = self
+            .screen_counted(&[(Screened::Reason, command.reason.as_str())], reservation)
+            .await?;
         let reporter = match member {
             Some(member) => format!("member:{}", member.id.as_str()),
             None => format!("address:{}", writer.as_str()),

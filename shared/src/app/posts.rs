@@ -2,6 +2,7 @@
 //! member-write). A member may change only what they wrote.
 
 use super::{Answer, IdempotencyKey};
+use crate::domain::moderation::Screened;
 use crate::domain::{
     Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, Page, PageLimit, Post,
     PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
@@ -108,11 +109,15 @@ impl App {
         member: &SignedIn,
         command: WritePost,
     ) -> Result<Answer<PostDetail>, ApiError> {
-        self.screen(&[("title", command.title.as_str()), ("body", command.body.as_str())])?;
         let writer = self
             .require_not_banned(&command.board, &command.client, Some(member))
             .await?;
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
+        let fields = [
+            (Screened::Title, command.title.as_str()),
+            (Screened::PostBody, command.body.as_str()),
+        ];
+        let reservation = self.screen_counted(&fields, reservation).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let post = new_post(command.board, command.title, command.body, member.author());
@@ -129,11 +134,15 @@ impl App {
     }
 
     pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
-        self.screen(&[("title", command.title.as_str()), ("body", command.body.as_str())])?;
         self.require_not_banned(&command.key.board, &command.client, Some(member))
             .await?;
         let guard = self.require_post(&command.key).await?;
         require_author(&guard, member, "post")?;
+        self.screen(&[
+            (Screened::Title, command.title.as_str()),
+            (Screened::PostBody, command.body.as_str()),
+        ])
+        .await?;
         self.apply_edit(command).await
     }
 
@@ -218,11 +227,13 @@ impl App {
         member: &SignedIn,
         command: WriteComment,
     ) -> Result<Answer<Comment>, ApiError> {
-        self.screen(&[("body", command.body.as_str())])?;
         let writer = self
             .require_not_banned(&command.key.board, &command.client, Some(member))
             .await?;
         let reservation = self.reserve_create(&command.client, Some(member)).await?;
+        let reservation = self
+            .screen_counted(&[(Screened::CommentBody, command.body.as_str())], reservation)
+            .await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
