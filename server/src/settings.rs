@@ -20,8 +20,9 @@ pub struct ServerSettings {
 /// What one connection may take of the server (docs/security.md): a client
 /// that sends nothing, or its headers a byte at a time, or keeps an idle
 /// connection open, is cut off; so is a request that runs too long, or whose
-/// head is too large; and at the cap the longest-idle kept-alive connection
-/// is closed for the next one (which waits while none is idle).
+/// head is too large, or an answer its client does not read; and at the cap
+/// a connection whose answer is stalled, or else the longest-idle kept-alive
+/// one, is closed for the next one (which waits while none is either).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// From the moment the server waits for a request (on a new or a
@@ -30,6 +31,10 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// From the headers to the last byte of the answer (the body included).
     pub request_timeout: Duration,
+    /// **(v4)** How long an answer may make no progress (its client reads
+    /// nothing, so not a byte can be written) before its connection is
+    /// closed (`SERVER_WRITE_TIMEOUT_MS`).
+    pub write_timeout: Duration,
     /// At the cap, the connection idle longest between requests is closed
     /// to admit another.
     pub max_connections: usize,
@@ -39,6 +44,8 @@ pub struct ConnectionLimits {
     pub max_header_bytes: usize,
     /// **(v3)** Connections one TCP peer address may hold at once
     /// (`MAX_CONNECTIONS_PER_ADDRESS`): one client cannot hold every slot.
+    /// **(v4)** An IPv6 peer counts by its /64 (one host's usual share) and
+    /// also by its /48 at 8 times this (one site's).
     pub per_address: usize,
     /// Peers without a per-address cap: the trusted proxies, which carry
     /// many clients' connections (`TRUSTED_PROXIES`, set by the caller).
@@ -50,6 +57,7 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
             max_connections: 1_024,
             max_header_bytes: 64 * 1024,
             per_address: 64,
@@ -74,6 +82,9 @@ impl ServerSettings {
         }
         if let Some(t) = env.millis("SERVER_REQUEST_TIMEOUT_MS")? {
             connections.request_timeout = t;
+        }
+        if let Some(t) = env.millis("SERVER_WRITE_TIMEOUT_MS")? {
+            connections.write_timeout = t;
         }
         if let Some(n) = env.number::<usize>("SERVER_MAX_CONNECTIONS", 1, "a positive whole number")? {
             connections.max_connections = n;
@@ -101,12 +112,13 @@ impl fmt::Display for ServerSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bind={}:{} cors_origins={} header_timeout_ms={} request_timeout_ms={} max_connections={} max_connections_per_address={} max_header_bytes={}",
+            "bind={}:{} cors_origins={} header_timeout_ms={} request_timeout_ms={} write_timeout_ms={} max_connections={} max_connections_per_address={} max_header_bytes={}",
             self.bind,
             self.port,
             self.cors_origins.join(","),
             self.connections.header_timeout.as_millis(),
             self.connections.request_timeout.as_millis(),
+            self.connections.write_timeout.as_millis(),
             self.connections.max_connections,
             self.connections.per_address,
             self.connections.max_header_bytes
@@ -126,6 +138,12 @@ mod tests {
             ("SERVER_MAX_CONNECTIONS", "0", "SERVER_MAX_CONNECTIONS"),
             ("SERVER_MAX_CONNECTIONS", "-1", "SERVER_MAX_CONNECTIONS"),
             ("SERVER_HEADER_TIMEOUT_MS", "soon", "SERVER_HEADER_TIMEOUT_MS"),
+            (
+                "SERVER_WRITE_TIMEOUT_MS",
+                "0",
+                "SERVER_WRITE_TIMEOUT_MS must be a positive",
+            ),
+            ("SERVER_WRITE_TIMEOUT_MS", "10s", "SERVER_WRITE_TIMEOUT_MS"),
             ("MAX_CONNECTIONS_PER_ADDRESS", "0", "MAX_CONNECTIONS_PER_ADDRESS"),
             (
                 "SERVER_MAX_HEADER_BYTES",
@@ -145,12 +163,14 @@ mod tests {
         let pairs = [
             ("CORS_ORIGINS", "https://a.example, https://b.example"),
             ("SERVER_HEADER_TIMEOUT_MS", "2500"),
+            ("SERVER_WRITE_TIMEOUT_MS", "1500"),
             ("SERVER_MAX_CONNECTIONS", "64"),
             ("MAX_CONNECTIONS_PER_ADDRESS", "8"),
             ("SERVER_MAX_HEADER_BYTES", "16384"),
         ];
         let settings = ServerSettings::from_env(&Env::from_pairs(&pairs)).unwrap();
         assert_eq!(settings.connections.header_timeout, Duration::from_millis(2500));
+        assert_eq!(settings.connections.write_timeout, Duration::from_millis(1500));
         assert_eq!(settings.connections.max_connections, 64);
         assert_eq!(settings.connections.per_address, 8);
         assert_eq!(settings.connections.max_header_bytes, 16_384);
@@ -159,7 +179,7 @@ mod tests {
         assert!(
             printed.contains("bind=127.0.0.1:3000")
                 && printed.contains(
-                    "header_timeout_ms=2500 request_timeout_ms=10000 max_connections=64 max_connections_per_address=8 max_header_bytes=16384"
+                    "header_timeout_ms=2500 request_timeout_ms=10000 write_timeout_ms=1500 max_connections=64 max_connections_per_address=8 max_header_bytes=16384"
                 ),
             "{printed}"
         );
@@ -169,7 +189,9 @@ mod tests {
     fn the_defaults_are_printed() {
         let printed = ServerSettings::from_env(&Env::from_pairs(&[])).unwrap().to_string();
         assert!(
-            printed.contains("max_connections=1024 max_connections_per_address=64 max_header_bytes=65536"),
+            printed.contains(
+                "write_timeout_ms=10000 max_connections=1024 max_connections_per_address=64 max_header_bytes=65536"
+            ),
             "{printed}"
         );
     }
