@@ -634,31 +634,20 @@ async fn read_statuses(stream: &mut TcpStream, count: usize) -> Option<(Vec<u16>
     Some((statuses, bytes))
 }
 
-/// How many bytes of an answer its small-window client does not read the
-/// kernel takes over loopback before the writer's next write would wait:
-/// measured on a connection of the test's own, filled until it would
-/// block, three times 100 ms apart (its send buffer may grow). Loopback's
-/// 64 KiB segments make this about a megabyte: the send buffer starts at
-/// 2 x 10 segments.
-async fn loopback_takes_unread() -> usize {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let reader = small_window_connection(IpAddr::V4(Ipv4Addr::LOCALHOST), listener.local_addr().unwrap()).await;
-    let (writer, _) = listener.accept().await.unwrap();
-    let chunk = vec![b'x'; 64 * 1024];
-    let mut taken = 0;
-    for _ in 0..3 {
-        if tokio::time::timeout(Duration::from_millis(100), writer.writable())
-            .await
-            .is_ok()
-        {
-            while let Ok(n) = writer.try_write(&chunk) {
-                taken += n;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    drop(reader);
-    taken
+/// At most how many bytes of answers a small-window client does not read
+/// the kernel holds over loopback: the largest send buffer TCP autotuning
+/// may give the writer (`tcp_wmem`'s third field, 4 MiB by default) and the
+/// reader's receive buffer. (Loopback's 64 KiB segments make the send
+/// buffer start near 1.4 MB; it is not read here, as it grows.)
+fn loopback_holds_unread_at_most() -> usize {
+    let wmem = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem").unwrap_or_default();
+    let largest_send_buffer: usize = wmem
+        .split_whitespace()
+        .nth(2)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4 * 1024 * 1024);
+    // `small_window_connection`'s 4096, which Linux doubles.
+    largest_send_buffer + 2 * 4096
 }
 
 /// docs/API.md, Hardening (v4), Connections: 16 addresses x 64 connections
@@ -697,7 +686,11 @@ async fn clients_that_never_read_cannot_keep_a_bystander_out_at_the_cap() {
     let started = Instant::now();
     // Watched from the first: a reset is seen within 100 ms.
     let (attacker, attackers) = tokio::sync::mpsc::unbounded_channel::<TcpStream>();
-    let watch_until = started + Duration::from_secs(75);
+    // Bounded; done once every connection is closed. Some are closed well
+    // after 30 s: loopback's buffers, 1.4 GB for all, put the kernel's TCP
+    // memory under pressure, and their answers move again once the first
+    // resets free it.
+    let watch_until = started + Duration::from_secs(150);
     let watcher = tokio::spawn(async move {
         let mut attackers = attackers;
         let mut watched = Vec::new();
@@ -885,8 +878,8 @@ async fn a_client_that_reads_at_its_own_pace_keeps_its_connection() {
 /// docs/API.md, Hardening (v4): pipelined requests are begun at most 16
 /// ahead of what the socket takes. 200 pairs of a 25 KB script and a small
 /// answer, never read: the requests the app has begun (their access-log
-/// lines) stop at what loopback's buffers take of the answers (about a
-/// megabyte, measured beside) and at most 16 more (hyper: 2). Once the
+/// lines) stop at what loopback's buffers hold of the answers (about 1.4 MB
+/// here, at most 4 MiB) and at most 16 more (hyper: 2). Once the
 /// client reads, every one is answered in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipelined_requests_are_begun_at_most_16_ahead_of_what_the_client_reads() {
@@ -921,15 +914,15 @@ async fn pipelined_requests_are_begun_at_most_16_ahead_of_what_the_client_reads(
     assert_eq!(begun(), 200);
     // Answered before the stall: what the kernel took (measured beside).
     let pair = bytes / 200;
-    let kernel_took = loopback_takes_unread().await;
+    let kernel_took = loopback_holds_unread_at_most();
     let in_the_kernel = kernel_took.div_ceil(pair);
     let ahead = seen[5].saturating_sub(in_the_kernel);
     println!(
-        "the kernel takes {kernel_took} bytes unread = {in_the_kernel} pairs of {pair} bytes; \
+        "the kernel holds at most {kernel_took} bytes unread = {in_the_kernel} pairs of {pair} bytes; \
          begun beyond them: {ahead}"
     );
     assert!(
         seen[5] <= in_the_kernel + 16,
-        "at most 16 begun beyond what the kernel took: {seen:?}, {in_the_kernel}"
+        "at most 16 begun beyond what the kernel may hold: {seen:?}, {in_the_kernel}"
     );
 }
