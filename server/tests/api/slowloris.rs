@@ -878,7 +878,7 @@ async fn a_client_that_reads_at_its_own_pace_keeps_its_connection() {
 /// docs/API.md, Hardening (v4): pipelined requests are begun at most 16
 /// ahead of what the socket takes. 200 pairs of a 25 KB script and a small
 /// answer, never read: the requests the app has begun (their access-log
-/// lines) stop at what loopback's buffers hold of the answers (about 1.4 MB
+/// lines) stop at what loopback's buffers hold of the answers (1.4-2.8 MB
 /// here, at most 4 MiB) and at most 16 more (hyper: 2). Once the
 /// client reads, every one is answered in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
