@@ -3,24 +3,14 @@
 
 use std::time::Duration;
 
-use futures_util::stream::{self, StreamExt, TryStreamExt};
-
 use super::accounts::{check_length, check_password};
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress, SignedIn, revoked, username_of};
 use crate::domain::{
-    CommentPage, Me, MemberId, Owned, Page, PageLimit, Password, PasswordHash, PendingDeletion, Roles, Username,
+    CommentPage, Me, MemberId, Page, PageLimit, Password, PasswordHash, PendingDeletion, Roles, Username,
 };
 use crate::error::ApiError;
 use crate::hashing::Tier;
-use crate::store::PendingPurge;
-
-/// How much of a deletion's content one store round handles: a bounded
-/// batch, so an interrupted deletion loses at most one batch of progress.
-pub const DELETION_BATCH: usize = 25;
-
-/// Deletes of one batch in flight together.
-const DELETES_AT_ONCE: usize = 8;
 
 /// Other accounts' pending deletions an account deletion finishes besides its own.
 const SWEEP: usize = 1;
@@ -45,16 +35,6 @@ pub struct DeleteAccount {
     pub password: Password,
     pub delete_content: bool,
     pub client: ClientAddress,
-}
-
-/// What an account deletion's step 2 did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Purged {
-    pub posts: u64,
-    pub comments: u64,
-    pub likes: u64,
-    /// Store rounds (batches read from the index).
-    pub batches: u64,
 }
 
 impl App {
@@ -121,9 +101,12 @@ impl App {
     }
 
     /// `DELETE /members/me`: step 1 (the account closed, its tokens ended)
-    /// in one write, then step 2 (the content, in batches). Once step 1 is
-    /// written the deletion is answered as done: a step 2 cut short stays
-    /// pending and the next account deletion finishes it.
+    /// in one write, then step 2 (the content, in batches:
+    /// [`App::finish_deletion`]). Once step 1 is written the deletion is
+    /// answered as done: a step 2 cut short stays pending, and (v4) the
+    /// background purge finishes it (docs/DESIGN.md, Accounts (v3)): on
+    /// Lambda the `purge` function's schedule, on the server its background
+    /// task at the next start; the next account deletion sweeps one too.
     pub async fn delete_account(&self, command: DeleteAccount) -> Result<(), ApiError> {
         let username = username_of(&command.member)?;
         self.check_own_password(&command.member, &username, &command.password, &command.client)
@@ -146,7 +129,7 @@ impl App {
         // Step 2 runs as a task of its own, awaited for the budget: on the
         // server it goes on to the end after the answer; on Lambda while the
         // execution environment lives (a frozen one resumes it when thawed),
-        // and what is left stays pending for the next deletion to continue.
+        // and what is left stays pending for the background purge.
         let app = self.clone();
         let step2 = tokio::spawn(async move {
             match app.finish_deletion(&own).await {
@@ -180,95 +163,6 @@ impl App {
                 tracing::warn!(error = %e, "a pending account deletion is still pending");
             }
         }
-    }
-
-    /// Step 2 of a deletion: every post, comment (and with `delete_content`
-    /// every like) of the member, a batch at a time, through the same
-    /// deletes an author's own use (counts stay exact), or disowned; then
-    /// the pending mark goes. Idempotent: it resumes where it stopped.
-    pub async fn finish_deletion(&self, pending: &PendingDeletion) -> Result<Purged, ApiError> {
-        let member = &pending.member;
-        let mut done = Purged::default();
-        let mut previous: Vec<Owned> = Vec::new();
-        let mut stuck = 0;
-        loop {
-            let batch = self.store.owned(member, pending.delete_content, DELETION_BATCH).await?;
-            if batch.is_empty() {
-                break;
-            }
-            done.batches += 1;
-            // DynamoDB's index by owner may still show what was just done:
-            // doing it again is harmless, waiting a moment lets it catch up;
-            // what never leaves is left pending rather than looped on.
-            if batch == previous {
-                stuck += 1;
-                if stuck > 5 {
-                    return Err(ApiError::Internal(
-                        "an account deletion did not progress; it stays pending".into(),
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            } else {
-                stuck = 0;
-            }
-            if pending.delete_content {
-                // Posts one at a time: a post delete on DynamoDB also
-                // finishes other pending purges, which would be these.
-                for item in batch.iter().filter(|i| matches!(i, Owned::Post(_))) {
-                    self.withdraw(member, item).await?;
-                }
-                // The rest a few at a time: each is its own write (DynamoDB
-                // retries the transactions that race on a counter shard).
-                stream::iter(
-                    batch
-                        .iter()
-                        .filter(|i| !matches!(i, Owned::Post(_)))
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                )
-                .map(|item| {
-                    let (app, member) = (self.clone(), member.clone());
-                    async move { app.withdraw(&member, &item).await }
-                })
-                .buffer_unordered(DELETES_AT_ONCE)
-                .try_collect::<Vec<()>>()
-                .await?;
-            } else {
-                self.store.disown(member, &batch).await?;
-            }
-            for item in &batch {
-                match item {
-                    Owned::Post(_) => done.posts += 1,
-                    Owned::Comment(_) => done.comments += 1,
-                    Owned::Like(_) => done.likes += 1,
-                }
-            }
-            previous = batch;
-        }
-        self.store.finish_deletion(member).await?;
-        Ok(done)
-    }
-
-    /// Deletes a post or comment as its author would, or takes a like back.
-    async fn withdraw(&self, member: &MemberId, item: &Owned) -> Result<(), ApiError> {
-        match item {
-            // Its purge too, here: the deletion's next batch must not find
-            // the member's comments on it again (step 2 of a deletion is
-            // off the request already).
-            Owned::Post(key) => {
-                if self.store.delete_post(key).await? {
-                    let pending = PendingPurge {
-                        board: key.board.as_str().to_owned(),
-                        post: key.post.as_str().to_owned(),
-                    };
-                    self.store.purge(&pending).await?;
-                }
-                Ok(())
-            }
-            Owned::Comment(key) => self.store.delete_comment(key).await.map(drop),
-            Owned::Like(key) => self.store.unlike(key, member).await.map(drop),
-        }
-        .map_err(ApiError::from)
     }
 
     /// A member's own password, checked as a login checks one: throttled

@@ -16,7 +16,7 @@ mod idempotency;
 pub mod likes;
 pub mod moderation;
 pub mod posts;
-mod purge;
+pub mod purge;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod sessions;
 mod settings;

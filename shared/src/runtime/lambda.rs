@@ -45,6 +45,8 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
 /// (v3) The `purge` function's `main`: no route, no secret; the table's
 /// stream hands it the inserts of purge markers (docs/storage.md, Deleting
 /// a post), one batch at a time, and it answers which record failed.
+/// (v4) Its schedule invokes it too, to finish what account deletions and
+/// purges left pending within the invocation's time (`crate::stream::handle`).
 #[cfg(feature = "stream")]
 pub async fn run_purge() -> Result<(), lambda_http::Error> {
     use lambda_http::{LambdaEvent, service_fn};
@@ -56,20 +58,36 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
     let app = super::wiring::build(config).await?.app;
     tracing::info!(function = "purge", "cold start complete");
     let (app, telemetry) = (&app, &telemetry);
-    lambda_http::lambda_runtime::run(service_fn(
-        move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
-            let span = tracing::info_span!(
-                target: "traces",
-                "purge",
-                otel.name = "purge batch",
-                faas.trigger = "datasource",
-                faas.invocation_id = %event.context.request_id,
-                records = event.payload.records.len(),
-            );
-            let answer = crate::stream::purge_records(app, event.payload).instrument(span).await;
-            telemetry.flush().await;
-            Ok::<_, std::convert::Infallible>(answer)
-        },
-    ))
+    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
+        let deadline = invocation_deadline(event.context.deadline);
+        let records = event
+            .payload
+            .get("Records")
+            .and_then(|r| r.as_array())
+            .map_or(0, Vec::len);
+        let span = tracing::info_span!(
+            target: "traces",
+            "purge",
+            otel.name = "purge batch",
+            faas.trigger = if records > 0 { "datasource" } else { "timer" },
+            faas.invocation_id = %event.context.request_id,
+            records,
+        );
+        let answer = crate::stream::handle(app, event.payload, deadline)
+            .instrument(span)
+            .await;
+        telemetry.flush().await;
+        answer.map_err(lambda_http::Error::from)
+    }))
     .await
+}
+
+/// The invocation's deadline (Lambda's, in milliseconds since the epoch) as
+/// an `Instant`.
+#[cfg(feature = "stream")]
+fn invocation_deadline(deadline_ms: u64) -> std::time::Instant {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    std::time::Instant::now() + std::time::Duration::from_millis(deadline_ms.saturating_sub(now_ms))
 }

@@ -8,58 +8,63 @@ use shared::function::Function;
 /// (docs/storage.md, "Single-table design").
 pub const READ_CACHE_TTL_MS: u64 = 1_000;
 
-/// DynamoDB actions each function needs, from what its handlers call in the
-/// adapter (transactions need the per-item actions of their parts).
+/// DynamoDB actions each function needs, exactly those its code asks for
+/// (a transaction needs the per-item actions of its parts). (v4)
+/// `tests/iam.rs` runs every route of each function against DynamoDB
+/// Local, records the actions, and fails when this table grants one more
+/// or one less (docs/deploy.md, Permissions).
 pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
     match function {
-        // create_member: conditional put.
-        Function::Signup => &["dynamodb:PutItem"],
+        // The signup quota (update), the username check and a key's claim
+        // (get), the member and the claim (conditional put).
+        Function::Signup => &["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
         // member_credentials, replace_password_hash, attempt counters.
         Function::Login => &["dynamodb:GetItem", "dynamodb:UpdateItem"],
         // view_post: the post (get) and its comments (query), the view on a
-        // counter shard (update, which also creates the shard), the other
-        // shards (batch get); list_posts: query on GSI1 and the shards.
+        // counter shard (update, conditioned on the post when it creates the
+        // shard), the other shards (batch get); list_posts: query on GSI1.
         Function::Read => &[
+            "dynamodb:BatchGetItem",
+            "dynamodb:ConditionCheckItem",
             "dynamodb:GetItem",
             "dynamodb:Query",
             "dynamodb:UpdateItem",
-            "dynamodb:BatchGetItem",
         ],
         // posts, comments (transaction: put + shard update + condition check),
-        // delete with shards and children, the detail after an edit (shards).
+        // the delete (the post, its shards and its purge marker: the purge
+        // function deletes the children), the detail after an edit (its
+        // comments: query; shards: batch get), keys' claims and releases.
         Function::MemberWrite => &[
             "dynamodb:BatchGetItem",
-            "dynamodb:PutItem",
-            "dynamodb:GetItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:DeleteItem",
             "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
             "dynamodb:Query",
-            "dynamodb:BatchWriteItem",
+            "dynamodb:UpdateItem",
         ],
+        // The same for a guest's post, without a comment transaction.
         Function::GuestPost => &[
             "dynamodb:BatchGetItem",
-            "dynamodb:PutItem",
-            "dynamodb:GetItem",
-            "dynamodb:UpdateItem",
             "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
             "dynamodb:Query",
-            "dynamodb:BatchWriteItem",
+            "dynamodb:UpdateItem",
         ],
         Function::GuestComment => &[
-            "dynamodb:PutItem",
-            "dynamodb:GetItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:DeleteItem",
             "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
         ],
         // (v3) Staff routes and reports: moderators, bans and reports are
-        // items of their own (get, query, put, update, delete), removals are
-        // the post delete's two steps plus the log entry (transaction,
-        // batch write), a member or comment by id is a query on ById.
+        // items of their own (get, query, put, update, delete), a removal is
+        // the post delete (transaction) plus the log entry, a member or
+        // comment by id is a query on ById. Children go by the purge function.
         Function::Moderation => &[
             "dynamodb:BatchGetItem",
-            "dynamodb:BatchWriteItem",
             "dynamodb:ConditionCheckItem",
             "dynamodb:DeleteItem",
             "dynamodb:GetItem",
@@ -81,14 +86,15 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
-        // like/unlike transaction (put or delete + shard update), the post's
-        // board before a shard's first write (get), the likes of every shard (batch get).
+        // like/unlike transaction (put or delete + shard update, conditioned
+        // on the post), the post's board (get), the likes of every shard (batch get).
         Function::Like => &[
-            "dynamodb:PutItem",
-            "dynamodb:DeleteItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:GetItem",
             "dynamodb:BatchGetItem",
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
         ],
     }
 }

@@ -24,7 +24,7 @@ pub use functions::{READ_CACHE_TTL_MS, dynamodb_actions, reserved_concurrency_de
 pub use managed::{
     MANAGED_INSTANCE_TYPES, MANAGED_MEMORY_GIB_PER_VCPU, MANAGED_MEMORY_MB, fixed_capacity_tier, managed_concurrency,
 };
-pub use purge::{PURGE_ACTIONS, purge_filter};
+pub use purge::{PURGE_ACTIONS, PURGE_SCHEDULE, purge_filter};
 use shared::hashing::tier_file::TierFile;
 use shared::store::dynamo::schema::TableDefinition;
 pub use template::generate;

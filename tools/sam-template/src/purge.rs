@@ -5,12 +5,34 @@
 //! failed record (`ReportBatchItemFailures`), then land in a dead-letter
 //! queue with an alarm. The same in both templates: the function waits on
 //! DynamoDB, so it runs on classic Lambda in either mode.
+//!
+//! (v4) It also runs on a schedule ([`PURGE_SCHEDULE`]): each run finishes
+//! the pending purges and the account deletions whose step 2 was cut short
+//! (docs/DESIGN.md, Accounts (v3)), within its invocation's time.
 
 use shared::store::dynamo::PURGE_PK;
 
-/// The DynamoDB actions of a purge: the marker (GetItem), the keys under
-/// the post's partitions (Query), their deletes (BatchWriteItem).
-pub const PURGE_ACTIONS: &[&str] = &["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchWriteItem"];
+/// The DynamoDB actions of the purge function (tests/iam.rs records them):
+/// a purge reads the marker (GetItem), the keys under the post's partitions
+/// (Query) and deletes them (BatchWriteItem); (v4) its schedule also
+/// finishes pending account deletions: the pending marks (Query), the index
+/// by owner (Query on `ByOwner`), the post, comment and like deletes
+/// (transactions: PutItem, UpdateItem, DeleteItem, ConditionCheckItem),
+/// and an unlike's count after it (BatchGetItem of the post's shards).
+pub const PURGE_ACTIONS: &[&str] = &[
+    "dynamodb:BatchGetItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+];
+
+/// (v4) How often the purge function runs without a stream record, to
+/// finish what account deletions and purges left pending (docs/operations.md).
+pub const PURGE_SCHEDULE: &str = "rate(5 minutes)";
 
 /// The event source mapping's filter: inserts of purge markers only, so
 /// the function is not invoked (nor billed) for the table's other writes.
@@ -36,17 +58,22 @@ pub(crate) fn purge_resources() -> String {
           - id: CKV_AWS_117
             comment: The function reaches only DynamoDB over the AWS API; a VPC adds NAT cost and protects nothing here.
           - id: CKV_AWS_116
-            comment: Invoked by the table's stream, whose failures go to the event source mapping's on-failure destination (PurgeDeadLetters); a function dead-letter queue applies only to asynchronous invocations.
+            comment: Invoked by the table's stream, whose failures go to the event source mapping's on-failure destination (PurgeDeadLetters), and by its schedule, whose failed run the next one repeats (PurgeScheduleErrorsAlarm); a dead-letter queue would hold only empty scheduled events.
           - id: CKV_AWS_115
             comment: Its concurrency is bounded by the stream's shards (one batch per shard at a time); it hashes nothing.
           - id: CKV_AWS_173
             comment: The environment holds no secret (the table name, boards and shard count); it is encrypted at rest with the AWS-managed key.
     Properties:
-      Description: Deletes a deleted post's comments, likes and reports, from the table's stream (docs/storage.md, Deleting a post)
+      Description: Deletes a deleted post's comments, likes and reports, from the table's stream (docs/storage.md, Deleting a post), and on a schedule finishes pending account deletions and purges
       CodeUri: ../functions/purge/
       MemorySize: 256
-      # A purge of 10,000 children is ~400 BatchWriteItems: seconds, not minutes.
+      # A purge of 10,000 children is ~400 BatchWriteItems: seconds, not
+      # minutes; a scheduled run stops 10 s before this to answer.
       Timeout: 120
+      # (v4) A failed scheduled run is not retried: the next one, 5 minutes
+      # on, does the same work (the stream's retries are its own).
+      EventInvokeConfig:
+        MaximumRetryAttempts: 0
       Policies:
         - Version: '2012-10-17'
           Statement:
@@ -54,6 +81,7 @@ pub(crate) fn purge_resources() -> String {
               Action:{actions}
               Resource:
                 - !GetAtt Table.Arn
+                - !Sub '${{Table.Arn}}/index/*'
             - Effect: Allow
               Action:
                 - sqs:SendMessage
@@ -81,6 +109,13 @@ pub(crate) fn purge_resources() -> String {
               OnFailure:
                 Type: SQS
                 Destination: !GetAtt PurgeDeadLetters.Arn
+        # (v4) Finishes the account deletions and purges left pending
+        # (docs/operations.md, The purge of a deleted post's children).
+        PendingWork:
+          Type: Schedule
+          Properties:
+            Schedule: {schedule}
+            Description: Finishes the account deletions and post purges left pending
 
   PurgeFunctionLogs:
     Type: AWS::Logs::LogGroup
@@ -122,6 +157,24 @@ pub(crate) fn purge_resources() -> String {
       TreatMissingData: notBreaching
       AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
 
+  PurgeScheduleErrorsAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmDescription: The purge function failed 3 times in 15 minutes - a pending account deletion or purge cannot finish, or the stream's batches fail; see its logs (docs/operations.md)
+      Namespace: AWS/Lambda
+      MetricName: Errors
+      Dimensions:
+        - Name: FunctionName
+          Value: !Ref PurgeFunction
+      Statistic: Sum
+      Period: 300
+      EvaluationPeriods: 3
+      DatapointsToAlarm: 3
+      ComparisonOperator: GreaterThanThreshold
+      Threshold: 0
+      TreatMissingData: notBreaching
+      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
+
   PurgeIteratorAgeAlarm:
     Type: AWS::CloudWatch::Alarm
     Properties:
@@ -140,6 +193,7 @@ pub(crate) fn purge_resources() -> String {
       AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
 ",
         filter = purge_filter(),
+        schedule = PURGE_SCHEDULE,
         traces = crate::template::TRACES_STATEMENT,
     )
 }

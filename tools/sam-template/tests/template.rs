@@ -384,7 +384,17 @@ fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_wit
         .map(|a| a.trim_start_matches("dynamodb:"))
         .collect();
     assert_eq!(actions, expected);
-    assert!(!purge.contains("secretsmanager") && !purge.contains("/index/"));
+    // (v4) The schedule's account deletions read the index by owner.
+    assert!(!purge.contains("secretsmanager") && purge.contains("!Sub '${Table.Arn}/index/*'"));
+    // (v4) Its schedule: what account deletions and purges left pending,
+    // never retried by Lambda (the next run is the retry), watched by an alarm.
+    assert!(purge.contains(&format!(
+        "          Type: Schedule\n          Properties:\n            Schedule: {}\n",
+        sam_template::PURGE_SCHEDULE
+    )));
+    assert!(purge.contains("      EventInvokeConfig:\n        MaximumRetryAttempts: 0\n"));
+    let errors = find(&classic, "PurgeScheduleErrorsAlarm");
+    assert!(errors.contains("      MetricName: Errors\n") && errors.contains("Value: !Ref PurgeFunction\n"));
     // The stream, the queue and the alarms on it and on the function's lag.
     let table = find(&classic, "Table");
     assert!(table.contains("      StreamSpecification:\n        StreamViewType: NEW_IMAGE\n"));
