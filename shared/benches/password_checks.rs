@@ -56,6 +56,7 @@ async fn target(dir: &std::path::Path, v3: bool) -> Target {
     let app = app(dir, v3).await;
     app.sign_up(shared::app::accounts::SignUp {
         idempotency: None,
+        admin_enroll_token: None,
         username: Username::parse("bench".into()).unwrap(),
         password: Password::member("password-123".into()).unwrap(),
         nickname: Nickname::parse("bench".into()).unwrap(),

@@ -37,7 +37,10 @@ async fn creates_per_second(store: &SqliteStore, count: u32) -> f64 {
         store
             .create_post(
                 &post(),
-                &shared::domain::WriterKey::new("benchwriter".into()),
+                &shared::domain::Writer {
+                    key: shared::domain::WriterKey::new("benchwriter".into()),
+                    range: shared::domain::WriterKey::new("benchrange".into()),
+                },
                 None,
                 None,
             )

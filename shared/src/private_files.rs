@@ -1,16 +1,36 @@
 //! Files only this service's user may read (server mode): `DATA_DIR` is
-//! created 0700, the SQLite file and generated secrets 0600, and a secret
+//! created 0700 (and made so when found open), the SQLite file and generated secrets 0600, and a secret
 //! file that group or others can read is refused (docs/configuration.md).
 
 use std::path::Path;
 
-/// Creates `dir` (and its parents) readable by the owner only; an existing
-/// directory is left as it is.
+/// Creates `dir` (and its parents) readable by the owner only. (v4) An
+/// existing `dir` that group or others can open is made owner-only, with a
+/// warning (docs/API.md, Hardening): it holds the database and the secrets.
+/// A shared directory such as `/tmp` (sticky, open to all) is refused
+/// rather than taken from its other users.
 pub fn create_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        let mode = std::fs::metadata(dir)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            if mode & 0o1000 != 0 {
+                return Err(std::io::Error::other(format!(
+                    "{} is a shared directory (mode {:04o}): give the server a directory of its own",
+                    dir.display(),
+                    mode & 0o7777
+                )));
+            }
+            tracing::warn!(
+                path = %dir.display(),
+                mode = format!("{:03o}", mode & 0o777),
+                "the data directory was open to group or others: made it owner-only"
+            );
+            restrict(dir)?;
+        }
+        Ok(())
     }
     #[cfg(not(unix))]
     std::fs::create_dir_all(dir)

@@ -62,6 +62,7 @@ impl TestApp {
             .app
             .sign_up(SignUp {
                 idempotency: None,
+                admin_enroll_token: None,
                 username: username(name),
                 password: Password::member("password-123".into()).unwrap(),
                 nickname: Nickname::parse(name.to_owned()).unwrap(),
@@ -299,6 +300,7 @@ async fn without_a_pepper_a_password_over_72_bytes_is_refused_before_any_hash() 
         .app
         .sign_up(SignUp {
             idempotency: None,
+            admin_enroll_token: None,
             username: username("long"),
             password: Password::member("x".repeat(73)).unwrap(),
             nickname: Nickname::parse("long".into()).unwrap(),

@@ -85,6 +85,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         &counter,
         app.sign_up(SignUp {
             idempotency: None,
+            admin_enroll_token: None,
             username: Username::parse("kim".into()).unwrap(),
             password: Password::member("password-123".into()).unwrap(),
             nickname: Nickname::parse("Kim".into()).unwrap(),
@@ -164,7 +165,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     .await;
     let comment = comment.unwrap().into_created().unwrap();
     rows.push((
-        "guest comment (v3 ban check GetItem, post GetItem, quota ADD, transaction)",
+        "guest comment (ban check BatchGetItem: v4 reads the address, range and guest-only subjects at once; post GetItem, quota ADD, transaction)",
         comment_cost,
         4,
     ));
@@ -175,16 +176,27 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (wrong_guest, refused) = requests(&counter, app.delete_guest_comment(&comment_key, proof("0000"))).await;
     assert!(refused.is_err());
     rows.push((
-        "guest delete, wrong password (v3 ban check, comment + purge marker GetItems, 3 limit ADDs: v3 adds the check)",
+        "guest delete by its writer, wrong password (ban check, comment + purge marker GetItems, 2 limit ADDs: v4 holds the writer to no all-addresses limit)",
         wrong_guest,
+        5,
+    ));
+    let from_elsewhere = GuestProof {
+        password: password("0000"),
+        client: ClientAddress("198.51.100.9".into()),
+    };
+    let (wrong_other, refused) = requests(&counter, app.delete_guest_comment(&comment_key, from_elsewhere)).await;
+    assert!(refused.is_err());
+    rows.push((
+        "guest delete from another address, wrong password (ban check, comment + purge marker GetItems, 3 limit ADDs)",
+        wrong_other,
         6,
     ));
     let (right_guest, deleted) = requests(&counter, app.delete_guest_comment(&comment_key, proof("1234"))).await;
     deleted.unwrap();
     rows.push((
-        "guest delete, right password (v3 ban check, guard's 2 GetItems, 3 ADDs, 2 give-backs, v3 report pointer GetItem, transaction)",
+        "guest delete by its writer, right password (ban check, guard's 2 GetItems, 2 ADDs, 1 give-back, v3 report pointer GetItem, transaction)",
         right_guest,
-        10,
+        8,
     ));
     let (read, _) = requests(&counter, app.read_post(&key)).await;
     rows.push((
@@ -308,6 +320,7 @@ async fn measure() -> Measured {
         let mut add = |what: &str, consumed: Consumed| rows.push((what.to_owned(), size, consumed));
         let signup = |name: &str| SignUp {
             idempotency: None,
+            admin_enroll_token: None,
             username: Username::parse(name.into()).unwrap(),
             password: Password::member("password-123".into()).unwrap(),
             nickname: Nickname::parse("n".into()).unwrap(),
@@ -977,7 +990,10 @@ async fn seed_account(
     let hash = shared::domain::PasswordHash::new("not a hash".into());
     store.create_member(&kim, &hash, None).await.unwrap();
     store.create_member(&lee, &hash, None).await.unwrap();
-    let writer = WriterKey::new("a".repeat(52));
+    let writer = shared::domain::Writer {
+        key: WriterKey::new("a".repeat(52)),
+        range: WriterKey::new("b".repeat(52)),
+    };
     let board = shared::domain::BoardSlug::from_stored("free".into());
     let author = |m: &shared::domain::Member| Author::Member {
         member_id: m.id.clone(),

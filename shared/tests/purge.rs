@@ -24,7 +24,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use serde_json::{Value, json};
 use shared::app::{App, AppSettings};
 use shared::domain::{
-    Author, BoardSlug, Boards, Comment, MemberId, Post, PostKey, PostSummary, WriterKey, new_id, now,
+    Author, BoardSlug, Boards, Comment, MemberId, Post, PostKey, PostSummary, Writer, WriterKey, new_id, now,
 };
 use shared::store::dynamo::{DynamoStore, SdkTuning, client_config};
 use shared::store::{Accounts as _, Comments as _, Posts, Purges as _, Store};
@@ -76,8 +76,11 @@ fn free() -> BoardSlug {
     Boards::default().resolve("free").unwrap()
 }
 
-fn writer() -> WriterKey {
-    WriterKey::new("testwriterkeyabcdefghijklmnopqrstuvwxyz234567abcdef".into())
+fn writer() -> Writer {
+    Writer {
+        key: WriterKey::new("testwriterkeyabcdefghijklmnopqrstuvwxyz234567abcdef".into()),
+        range: WriterKey::new("testrangekeyabcdefghijklmnopqrstuvwxyz234567abcdefg".into()),
+    }
 }
 
 /// A post on `free` with `comments` comments and a like of each of `likes` members.
@@ -85,7 +88,7 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
     let at = now();
     let author = Author::Guest {
         nickname: "Lee".into(),
-        tag: Some(writer().tag()),
+        tag: Some(writer().key.tag()),
     };
     let post = Post {
         summary: PostSummary {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use shared::domain::{
-    Author, Ban, BanId, BanRecord, BanSubject, BanTarget, BoardSlug, Boards, COMMENTS_PAGE, Comment, CommentId,
-    CommentKey, Guard, LogAction, LogEntry, LogTarget, Member, MemberId, Owned, PageLimit, PasswordHash,
+    Author, Ban, BanId, BanRecord, BanScope, BanSubject, BanTarget, BoardSlug, Boards, COMMENTS_PAGE, Comment,
+    CommentId, CommentKey, Guard, LogAction, LogEntry, LogTarget, Member, MemberId, Owned, PageLimit, PasswordHash,
     PendingDeletion, Post, PostBody, PostId, PostKey, PostSummary, PostVersion, Report, ReportId, ReportTarget,
-    Reported, Title, Username, Window, WriterKey, new_id, now,
+    Reported, Title, Username, Window, Writer, WriterKey, new_id, now,
 };
 use shared::store::dynamo::{CapacityMeter, DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
 use shared::store::idempotency::{Claim, Claimed, LEASE_SECONDS, RECORD_SECONDS, StoredResponse};
@@ -72,6 +72,7 @@ macro_rules! conformance {
 }
 
 conformance!(
+    a_bans_second_subject_is_found_with_it_lifted_with_it_and_replaced_with_it,
     members_are_unique_by_username,
     a_password_hash_is_replaced_only_while_unchanged,
     a_post_reads_back_with_its_comments_oldest_first,
@@ -135,8 +136,11 @@ fn member(username: &str) -> Member {
 }
 
 /// The writer key every test post and comment is stored with.
-fn writer() -> WriterKey {
-    WriterKey::new("testwriterkeyabcdefghijklmnopqrstuvwxyz234567abcdef".into())
+fn writer() -> Writer {
+    Writer {
+        key: WriterKey::new("testwriterkeyabcdefghijklmnopqrstuvwxyz234567abcdef".into()),
+        range: WriterKey::new("testrangekeyabcdefghijklmnopqrstuvwxyz234567abcdefg".into()),
+    }
 }
 
 fn board(slug: &str) -> BoardSlug {
@@ -249,7 +253,7 @@ fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
         body: body.to_owned(),
         author: Author::Guest {
             nickname: "Lee".into(),
-            tag: Some(writer().tag()),
+            tag: Some(writer().key.tag()),
         },
         created_at: now(),
     }
@@ -650,7 +654,7 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
 async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
     let guest = Author::Guest {
         nickname: "visitor".into(),
-        tag: Some(writer().tag()),
+        tag: Some(writer().key.tag()),
     };
     let p = post("free", "guest post", guest.clone());
     store
@@ -1969,6 +1973,7 @@ fn member_target(m: &Member) -> LogTarget {
     LogTarget::Member {
         member_id: m.id.clone(),
         nickname: m.nickname.clone(),
+        scope: None,
     }
 }
 
@@ -1990,8 +1995,16 @@ fn ban_of(board: &str, subject: &BanSubject, expires: Option<i64>) -> BanRecord 
         BanSubject::Member(id) => BanTarget::Member {
             member_id: id.clone(),
             nickname: "banned".into(),
+            scope: None,
         },
-        BanSubject::Address(key) => BanTarget::Guest { tag: key.tag() },
+        BanSubject::Address(key) | BanSubject::GuestAddress(key) => BanTarget::Guest {
+            tag: key.tag(),
+            scope: BanScope::Address,
+        },
+        BanSubject::Range(key) | BanSubject::GuestRange(key) => BanTarget::Guest {
+            tag: key.tag(),
+            scope: BanScope::Range,
+        },
     };
     BanRecord {
         ban: Ban {
@@ -2004,6 +2017,7 @@ fn ban_of(board: &str, subject: &BanSubject, expires: Option<i64>) -> BanRecord 
             by: staff(),
         },
         subject: subject.clone(),
+        also: None,
         expires,
     }
 }
@@ -3755,7 +3769,7 @@ async fn guest_post(store: &Dyn, board_slug: &str) -> Post {
         "a guest's",
         Author::Guest {
             nickname: "g".into(),
-            tag: Some(writer().tag()),
+            tag: Some(writer().key.tag()),
         },
     );
     store
@@ -4178,6 +4192,81 @@ async fn disowned_posts_and_comments_show_a_deleted_member_and_keep_their_counts
         "likes are left as they are"
     );
     assert!(store.disown(&id, &[]).await.is_ok());
+    // (v4) Nothing ties what a deleted account left to an address any more;
+    // what was not disowned keeps its keys.
+    let guard = store.post_guard(&key).await.unwrap().unwrap();
+    assert_eq!((guard.writer, guard.writer_range), (None, None));
+    let guard = store
+        .comment_guard(&comment_key("free", &pid, &mine.id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((guard.writer, guard.writer_range), (None, None));
+    let kept = store
+        .post_guard(&post_key("free", &theirs.summary.id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (kept.writer, kept.writer_range),
+        (Some(writer().key), Some(writer().range))
+    );
+}
+
+/// (v4) A ban with a second subject (guest writes from where a banned
+/// member's post was written) is found by either, goes with its unban, and
+/// a ban of the same member that replaces it takes its second subject along.
+async fn a_bans_second_subject_is_found_with_it_lifted_with_it_and_replaced_with_it(store: Dyn) {
+    let free = board("free");
+    let lee = member_subject();
+    let (home, elsewhere) = (
+        BanSubject::GuestAddress(WriterKey::new("homeaddresskey".into())),
+        BanSubject::GuestRange(WriterKey::new("elsewhererangekey".into())),
+    );
+    let found = |subjects: Vec<BanSubject>| {
+        let store = store.clone();
+        async move { store.active_ban(&board("free"), &subjects, NOW).await.unwrap() }
+    };
+    let first = BanRecord {
+        also: Some(home.clone()),
+        ..ban_of("free", &lee, None)
+    };
+    banned(&store, &first).await;
+    assert_eq!(
+        found(vec![home.clone()]).await,
+        Some(first.clone()),
+        "by its second subject"
+    );
+    assert_eq!(found(vec![lee.clone()]).await, Some(first.clone()));
+    assert_eq!(
+        store.ban_by_id(&free, &ban_id(&first)).await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(
+        store
+            .active_ban(&board("qna"), std::slice::from_ref(&home), NOW)
+            .await
+            .unwrap(),
+        None,
+        "another board"
+    );
+
+    // Banned again through another post: the first one's second subject goes.
+    let second = BanRecord {
+        also: Some(elsewhere.clone()),
+        ..ban_of("free", &lee, None)
+    };
+    banned(&store, &second).await;
+    assert_eq!(found(vec![home.clone()]).await, None, "replaced with the ban");
+    assert_eq!(found(vec![elsewhere.clone()]).await, Some(second.clone()));
+    assert_eq!(
+        store.list_bans(&free, limit(10), None, NOW).await.unwrap().bans,
+        vec![second.ban.clone()]
+    );
+
+    let entry = log_entry(LogAction::Unban, second.ban.target.clone().into());
+    assert!(store.unban(&second, &entry).await.unwrap());
+    assert_eq!(found(vec![elsewhere, lee]).await, None, "lifted with the ban");
 }
 
 /// DynamoDB only: a v2 table's member posts, comments and likes (written

@@ -55,7 +55,15 @@ pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded 
         updated_at: now(),
     };
     store
-        .create_post(&post, &shared::domain::WriterKey::new("testwriter".into()), None, None)
+        .create_post(
+            &post,
+            &shared::domain::Writer {
+                key: shared::domain::WriterKey::new("testwriter".into()),
+                range: shared::domain::WriterKey::new("testrange".into()),
+            },
+            None,
+            None,
+        )
         .await
         .unwrap();
     Seeded {

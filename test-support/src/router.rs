@@ -70,7 +70,10 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         .store()
         .create_post(
             &post,
-            &shared::domain::WriterKey::new("testwriter".into()),
+            &shared::domain::Writer {
+                key: shared::domain::WriterKey::new("testwriter".into()),
+                range: shared::domain::WriterKey::new("testrange".into()),
+            },
             guest_hash.as_ref(),
             None,
         )

@@ -1,9 +1,11 @@
 // The API client every page uses: one place that knows the contract's
 // conventions (docs/API.md), so the pages only say what they want.
 //
-// - The base URL is configurable (same origin by default; `?api=` or
-//   `localStorage["api-base"]` for an API Gateway URL with CORS), so the
-//   same files work behind the server and from S3 + CloudFront.
+// - Requests go to one origin only: the page's own, or API_ORIGIN as the
+//   deployment wrote it in config.js. No query parameter and no storage
+//   can change it (a link that could would send the reader's token and
+//   password to whoever wrote it), and a base URL an older client kept in
+//   localStorage is removed on load.
 // - The bearer token lives in sessionStorage: it survives a reload of the
 //   tab but not the tab, is never shared with other tabs or sent anywhere
 //   but the Authorization header, and never appears in a URL. localStorage
@@ -15,13 +17,32 @@
 // - Edits send If-Match with the ETag the page was shown: 412 means someone
 //   changed the post meanwhile.
 
+import { API_ORIGIN } from "./config.js";
+
 const TOKEN = "community-boards.session";
 
-export function apiBase() {
-  const fromQuery = new URLSearchParams(location.search).get("api");
-  if (fromQuery) localStorage.setItem("api-base", fromQuery);
-  return (localStorage.getItem("api-base") || "").replace(/\/$/, "");
+// Left by clients before v4, which took the API's address from `?api=`.
+try {
+  localStorage.removeItem("api-base");
+} catch {
+  // Storage disabled: nothing was kept either.
 }
+
+/** "" (this page's origin) or the configured origin, checked to be one. */
+function apiOrigin(configured) {
+  if (!configured) return "";
+  const url = new URL(configured);
+  // http only on this machine (a local static host in front of a local server).
+  if (url.protocol !== "https:" && url.hostname !== "127.0.0.1" && url.hostname !== "localhost") {
+    throw new Error(`config.js: API_ORIGIN must be https (it is ${configured})`);
+  }
+  if (url.href !== `${url.origin}/`) {
+    throw new Error(`config.js: API_ORIGIN must be an origin only, without a path (it is ${configured})`);
+  }
+  return url.origin;
+}
+
+export const API_BASE = apiOrigin(API_ORIGIN);
 
 export const session = {
   get() {
@@ -79,7 +100,7 @@ export async function request(method, path, { body, key, ifMatch, retries = 3, a
   for (let attempt = 0; ; attempt++) {
     let response;
     try {
-      response = await fetch(apiBase() + path, {
+      response = await fetch(API_BASE + path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

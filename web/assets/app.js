@@ -607,6 +607,13 @@ async function accountPage() {
   );
 }
 
+/** Whom a ban or log entry names: a member, a deleted one, or a guest's tag (v4: with a range's scope). */
+function banned(t) {
+  if (t.kind === "member") return t.scope === "range" ? `${t.nickname} (대역)` : t.nickname;
+  if (t.kind === "deleted_member") return "탈퇴한 회원";
+  return t.scope === "range" ? `손님 #${t.tag} (대역)` : `손님 #${t.tag}`;
+}
+
 function logEntry(e) {
   const actions = {
     remove_post: "글 삭제",
@@ -617,8 +624,7 @@ function logEntry(e) {
     remove_moderator: "운영자 해제",
   };
   const t = e.target;
-  const target =
-    t.kind === "post" ? t.title : t.kind === "comment" ? "댓글" : t.kind === "member" ? t.nickname : `손님 #${t.tag}`;
+  const target = t.kind === "post" ? t.title : t.kind === "comment" ? "댓글" : banned(t);
   return h(
     "li",
     {},
@@ -674,7 +680,7 @@ async function moderationPage(board) {
             h(
               "li",
               {},
-              b.target.kind === "member" ? b.target.nickname : `손님 #${b.target.tag}`,
+              banned(b.target),
               ` — ${b.reason}, `,
               b.expires_at ? `${when(b.expires_at)}까지` : "영구",
               h("button", {

@@ -19,8 +19,9 @@ const puppeteer = createRequire(`${process.env.WEB_TEST_MODULES}/`)("puppeteer-c
 
 const store = process.env.STORE || "sqlite";
 // CROSS_ORIGIN=1: the page comes from another origin (a static server
-// started here, as S3 + CloudFront would serve it) and reaches the API over
-// CORS with `?api=`, as against API Gateway.
+// started here, as S3 + CloudFront would serve it, with config.js's
+// API_ORIGIN written at deploy time and the CSP naming that origin) and
+// reaches the API over CORS, as against API Gateway.
 const crossOrigin = process.env.CROSS_ORIGIN === "1";
 const screenshots = process.env.SCREENSHOTS || "";
 const here = new URL(".", import.meta.url).pathname;
@@ -36,10 +37,17 @@ function freePort() {
   });
 }
 
-/** The web/ folder as a static host would serve it (no API there). */
-async function startStaticSite() {
-  const port = await freePort();
+/**
+ * The web/ folder as a static host would serve it (no API there), deployed
+ * for the API at `apiOrigin`: config.js names it, and the site's policy
+ * lets the page connect to it alone (docs/deploy.md, The web client).
+ */
+async function startStaticSite(apiOrigin, origin) {
+  const port = Number(new URL(origin).port);
   const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css" };
+  const policy =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+    `connect-src ${apiOrigin}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'`;
   const site = createHttpServer((request, response) => {
     const path = new URL(request.url, "http://x").pathname;
     const file = path === "/" ? "index.html" : path.slice(1);
@@ -47,12 +55,41 @@ async function startStaticSite() {
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { "content-type": types[file.slice(file.lastIndexOf("."))] });
-    response.end(readFileSync(join(here, "..", file)));
+    let body = readFileSync(join(here, "..", file), "utf8");
+    if (file === "assets/config.js") {
+      const deployed = body.replace(/^export const API_ORIGIN = .*$/m, `export const API_ORIGIN = "${apiOrigin}";`);
+      if (deployed === body) throw new Error("config.js has no API_ORIGIN line to set");
+      body = deployed;
+    }
+    response.writeHead(200, { "content-type": types[file.slice(file.lastIndexOf("."))], "content-security-policy": policy });
+    response.end(body);
   });
   await new Promise((resolve) => site.listen(port, "127.0.0.1", resolve));
-  return { site, origin: `http://127.0.0.1:${port}` };
+  return { site, origin };
 }
+
+/**
+ * A hostile origin a link may name: it answers every request as an API
+ * would (CORS open, 200 JSON) and counts them. The client must send it none.
+ */
+async function startAttacker() {
+  const port = await freePort();
+  const seen = [];
+  const site = createHttpServer((request, response) => {
+    seen.push(`${request.method} ${request.url}`);
+    response.writeHead(200, {
+      "content-type": "application/json",
+      "access-control-allow-origin": "*",
+      "access-control-allow-headers": "*",
+      "access-control-allow-methods": "*",
+    });
+    response.end("{}");
+  });
+  await new Promise((resolve) => site.listen(port, "127.0.0.1", resolve));
+  return { site, seen, origin: `http://127.0.0.1:${port}` };
+}
+
+const ADMIN_ENROLL_TOKEN = "walk-admin-enroll-token";
 
 async function startServer(corsOrigin) {
   const port = await freePort();
@@ -62,6 +99,8 @@ async function startServer(corsOrigin) {
     BIND: "127.0.0.1",
     DATA_DIR: mkdtempSync(join(tmpdir(), "web-test-")),
     ADMIN_USERNAMES: "admin_kim",
+    // (v4) An unclaimed admin name is reserved for a signup with the token.
+    ADMIN_ENROLL_TOKEN,
     MEMBER_TIER: "bcrypt:4",
     GUEST_TIER: "bcrypt:4",
     HASH_FLOOR_OVERRIDE: "1",
@@ -93,8 +132,8 @@ async function startServer(corsOrigin) {
 
 /** The API straight from node: to seed pages (many posts) and to change a post behind the page's back. */
 function apiClient(base) {
-  return async (method, path, body, token) => {
-    const headers = { "content-type": "application/json" };
+  return async (method, path, body, token, extra = {}) => {
+    const headers = { "content-type": "application/json", ...extra };
     if (token) headers.authorization = `Bearer ${token}`;
     if (method === "POST") headers["idempotency-key"] = crypto.randomUUID();
     const r = await fetch(base + path, { method, headers, body: body ? JSON.stringify(body) : undefined });
@@ -104,10 +143,12 @@ function apiClient(base) {
   };
 }
 
-const staticSite = crossOrigin ? await startStaticSite() : null;
-const { server, base } = await startServer(staticSite?.origin);
+// The server first: a deployed static site is configured with its origin.
+const corsOrigin = crossOrigin ? `http://127.0.0.1:${await freePort()}` : "";
+const { server, base } = await startServer(corsOrigin);
+const staticSite = crossOrigin ? await startStaticSite(base, corsOrigin) : null;
 const pageBase = staticSite ? staticSite.origin : base;
-const pageQuery = staticSite ? `?api=${encodeURIComponent(base)}` : "";
+const attacker = await startAttacker();
 log(crossOrigin ? `pages from ${pageBase}, the API at ${base} over CORS` : `pages and API at ${base}`);
 const call = apiClient(base);
 const browser = await puppeteer.launch({
@@ -154,11 +195,11 @@ watch(page);
 await page.setViewport({ width: 1280, height: 900 });
 
 const text = (selector) => page.$eval(selector, (e) => e.textContent);
-const visit = async (hash, selector) => {
+const visit = async (hash, selector, query = "") => {
   // A fresh load each time, as a reader opening a link (the session stays:
   // sessionStorage is the tab's).
   await page.goto("about:blank");
-  await page.goto(`${pageBase}/${pageQuery}${hash}`, { waitUntil: "domcontentloaded" });
+  await page.goto(`${pageBase}/${query}${hash}`, { waitUntil: "domcontentloaded" });
   await rendered();
   if (selector) await page.waitForSelector(selector, { timeout: 10000 });
 };
@@ -223,6 +264,33 @@ try {
   await waitText("nav", "김철수 님");
   check(true, "signup signs the new member in");
   check(!(await page.evaluate(() => location.href)).includes("token"), "no token in the URL");
+
+  // -- a hostile link: `?api=` naming another origin, and a base URL the
+  // client before v4 kept in localStorage. The token must never leave for
+  // it: not on the link's page, not at sign-in, not on a later plain visit.
+  const requested = [];
+  page.on("request", (r) => /^https?:/.test(r.url()) && requested.push(r.url()));
+  await page.evaluate((origin) => localStorage.setItem("api-base", origin), attacker.origin);
+  const hostile = `?api=${encodeURIComponent(attacker.origin)}`;
+  await visit("#/account", "#password", hostile);
+  check((await text("main")).includes("kim"), "a hostile ?api= link's account page shows the member's own account");
+  check((await page.evaluate(() => localStorage.getItem("api-base"))) === null, "a stale stored API base is removed on load");
+  await page.evaluate(() => sessionStorage.clear());
+  await visit("#/login", "#login", hostile);
+  await fill("login", { username: "kim", password: "password-123" });
+  await submit("login");
+  await waitText("nav", "김철수 님");
+  await visit("#/account", "#password");
+  const leftForAttacker = requested.filter((url) => url.startsWith(attacker.origin));
+  const origins = [...new Set(requested.map((url) => new URL(url).origin))];
+  check(
+    attacker.seen.length === 0 && leftForAttacker.length === 0,
+    `no request leaves for a hostile ?api= origin (${attacker.seen.length} reached it; the page asked ${origins.join(", ")})`,
+  );
+  check(
+    origins.every((origin) => origin === pageBase || origin === base),
+    "every request goes to the page's own origin or the configured API origin",
+  );
 
   // -- a member post with Korean text; like; comment; reply
   await visit("#/b/free/write", "#write");
@@ -405,7 +473,9 @@ try {
 
   // -- staff: an admin removes the hostile post with a reason and bans its writer
   await page.evaluate(() => sessionStorage.clear());
-  await call("POST", "/members", { username: "admin_kim", password: "password-123", nickname: "관리자" });
+  await call("POST", "/members", { username: "admin_kim", password: "password-123", nickname: "관리자" }, null, {
+    "admin-enroll-token": ADMIN_ENROLL_TOKEN,
+  });
   await visit("#/login", "#login");
   await fill("login", { username: "admin_kim", password: "password-123" });
   await submit("login");
@@ -479,6 +549,7 @@ try {
   await browser.close();
   server.kill();
   staticSite?.site.close();
+  attacker.site.close();
 }
 
 for (const e of consoleErrors) failures.push(`console: ${e}`);

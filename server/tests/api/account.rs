@@ -131,7 +131,66 @@ on_both_stores!(
     deleting_an_account_keeping_its_content_leaves_a_deleted_member,
     an_interrupted_deletion_is_finished_by_the_next_one,
     account_bodies_name_the_field_they_break,
+    an_unclaimed_admin_name_is_taken_unless_the_signup_carries_the_enroll_token,
+    without_an_enroll_token_configured_an_unclaimed_admin_name_cannot_be_signed_up,
 );
+
+/// A signup, with `Admin-Enroll-Token: enroll` when given.
+async fn signup_with(app: &TestApp, username: &str, enroll: Option<&str>) -> reqwest::Response {
+    let mut request = app
+        .client
+        .post(format!("{}/members", app.address))
+        .json(&json!({"username": username, "password": PASSWORD, "nickname": "n"}));
+    if let Some(enroll) = enroll {
+        request = request.header("admin-enroll-token", enroll);
+    }
+    request.send().await.unwrap()
+}
+
+/// (v4) docs/API.md, Hardening: whoever signed up a listed admin name first
+/// was admin.
+async fn an_unclaimed_admin_name_is_taken_unless_the_signup_carries_the_enroll_token(backend: Backend) {
+    let app = account_app(backend).await;
+    let warned = crate::helpers::logs().text_since(app.logs_from);
+    assert!(
+        warned.contains("ADMIN_USERNAMES names an account nobody has signed up yet") && warned.contains("boss"),
+        "a warning names the unclaimed admin name at start"
+    );
+    for enroll in [None, Some("not-the-token-0123456789"), Some("")] {
+        let squatter = signup_with(&app, "boss", enroll).await;
+        assert_error(squatter, 409, "username_taken", "username").await;
+    }
+    let login = app.login("boss", PASSWORD).await;
+    assert_eq!(login.status(), 401, "no account was made");
+    // Other names ignore the header either way.
+    assert_eq!(signup_with(&app, "plain", None).await.status(), 201);
+    assert_eq!(
+        signup_with(&app, "plain2", Some("whatever-it-says")).await.status(),
+        201
+    );
+
+    let enrolled = signup_with(&app, "boss", Some(crate::helpers::ADMIN_ENROLL_TOKEN)).await;
+    assert_eq!(enrolled.status(), 201);
+    let boss = token(&app, "boss", PASSWORD).await;
+    assert_eq!(body(me(&app, &boss).await).await["roles"]["admin"], true);
+    // Claimed now: taken for everyone, the token no longer matters.
+    let again = signup_with(&app, "boss", Some(crate::helpers::ADMIN_ENROLL_TOKEN)).await;
+    assert_error(again, 409, "username_taken", "username").await;
+}
+
+async fn without_an_enroll_token_configured_an_unclaimed_admin_name_cannot_be_signed_up(backend: Backend) {
+    let app = spawn_app_with(backend, &[("ADMIN_USERNAMES", "boss"), ("ADMIN_ENROLL_TOKEN", "")]).await;
+    for enroll in [None, Some(crate::helpers::ADMIN_ENROLL_TOKEN), Some("")] {
+        assert_error(
+            signup_with(&app, "boss", enroll).await,
+            409,
+            "username_taken",
+            "username",
+        )
+        .await;
+    }
+    assert_eq!(signup_with(&app, "plain", None).await.status(), 201);
+}
 
 async fn a_member_reads_their_account_and_roles(backend: Backend) {
     let app = account_app(backend).await;

@@ -39,7 +39,59 @@ on_both_stores!(
     every_401_names_the_bearer_scheme_and_says_when_a_token_was_refused,
     a_tidy_request_id_is_kept_and_any_other_replaced,
     cors_preflights_allow_and_responses_expose_the_v3_headers,
+    every_api_answer_says_nosniff,
 );
+
+/// (v4) docs/API.md, Hardening: successes, refusals and the router's own
+/// answers alike.
+async fn every_api_answer_says_nosniff(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.member_token("sniffed").await;
+    let created = app
+        .client
+        .post(format!("{}/boards/free/posts", app.address))
+        .bearer_auth(&token)
+        .json(&json!({"title": "t", "body": "b"}))
+        .send()
+        .await
+        .unwrap();
+    let answers = [
+        ("a create", created),
+        ("a listing", app.get("/boards/free/posts").await),
+        ("health", app.get("/health").await),
+        ("an unknown path", app.get("/no/such/path").await),
+        ("a bad board", app.get("/boards/NOT%20A%20SLUG/posts").await),
+        (
+            "a body that is not JSON",
+            app.client
+                .post(format!("{}/members", app.address))
+                .header("content-type", "text/plain")
+                .body("x")
+                .send()
+                .await
+                .unwrap(),
+        ),
+        (
+            "a wrong method",
+            app.client
+                .patch(format!("{}/health", app.address))
+                .send()
+                .await
+                .unwrap(),
+        ),
+    ];
+    for (what, response) in answers {
+        assert_eq!(
+            response
+                .headers()
+                .get("x-content-type-options")
+                .map(|v| v.to_str().unwrap()),
+            Some("nosniff"),
+            "{what}: {}",
+            response.status()
+        );
+    }
+}
 
 async fn every_401_names_the_bearer_scheme_and_says_when_a_token_was_refused(backend: Backend) {
     let app = spawn_app(backend).await;

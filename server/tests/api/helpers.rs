@@ -17,6 +17,9 @@ pub(crate) static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(
 
 pub(crate) const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
 pub(crate) const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
+/// (v4) Every test signup carries it: the admin names a test sets are
+/// reserved for it (docs/API.md, Hardening), and other names ignore it.
+pub(crate) const ADMIN_ENROLL_TOKEN: &str = "e2e-test-admin-enroll-token-0123456789";
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Backend {
@@ -83,6 +86,7 @@ pub(crate) fn test_settings() -> Vec<(String, String)> {
     vec![
         ("PEPPER".into(), PEPPER.into()),
         ("JWT_SECRET".into(), JWT_SECRET.into()),
+        ("ADMIN_ENROLL_TOKEN".into(), ADMIN_ENROLL_TOKEN.into()),
         ("MEMBER_TIER".into(), "bcrypt:4".into()),
         ("GUEST_TIER".into(), "bcrypt:4".into()),
         ("HASH_WORKERS".into(), "2".into()),
@@ -132,6 +136,8 @@ pub(crate) async fn spawn_app_in(
     let server = server::ServerSettings::from_env(&env).unwrap();
     let (cors, mut connections) = (server.cors_origins, server.connections);
     connections.exempt = config.http.trusted_proxies.clone();
+    // From before the build: it logs too (v4: unclaimed admin names).
+    let logs_from = logs().len();
     let state = shared::runtime::build(config).await.unwrap();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -141,7 +147,6 @@ pub(crate) async fn spawn_app_in(
     let app = server::app(state.clone(), &cors).layer(axum::middleware::from_fn(move |request, next| {
         Arc::clone(&watcher).watch(request, next)
     }));
-    let logs_from = logs().len();
     tokio::spawn(async move {
         server::serve(listener, app, connections, std::future::pending())
             .await
@@ -267,11 +272,13 @@ impl TestApp {
     }
 
     pub(crate) async fn signup(&self, username: &str, password: &str) -> Response {
-        self.post(
-            "/members",
-            json!({"username": username, "password": password, "nickname": format!("{username}!")}),
-        )
-        .await
+        self.client
+            .post(format!("{}/members", self.address))
+            .header("admin-enroll-token", ADMIN_ENROLL_TOKEN)
+            .json(&json!({"username": username, "password": password, "nickname": format!("{username}!")}))
+            .send()
+            .await
+            .expect("request failed")
     }
 
     pub(crate) async fn login(&self, username: &str, password: &str) -> Response {

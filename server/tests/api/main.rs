@@ -1006,6 +1006,7 @@ async fn the_logs_hold_no_password_hash_token_or_pepper() {
         hash.as_str(),
         helpers::PEPPER,
         helpers::JWT_SECRET,
+        helpers::ADMIN_ENROLL_TOKEN,
     ] {
         assert!(!logs.contains(secret), "a secret reached the logs");
     }

@@ -99,6 +99,12 @@ on_both_stores!(
     guests_show_a_tag_members_none_and_nothing_shows_a_client_address,
     blocked_words_are_refused_in_every_field_naming_it,
     address_bans_hold_across_a_tag_key_rotation_while_the_old_key_is_kept,
+    guest_bans_hold_across_a_pepper_rotation_with_a_derived_tag_key,
+    a_ban_through_a_members_post_also_stops_guest_writes_from_where_it_was_written,
+    a_range_ban_stops_the_whole_24_or_48_and_its_target_says_so,
+    a_banned_member_is_not_appointed_and_nobody_lifts_their_own_ban,
+    a_deleted_accounts_leftovers_ban_no_one_and_show_as_deleted_member,
+    blocked_words_are_screened_after_the_ban_check_and_the_quotas,
 );
 
 async fn admins_appoint_and_dismiss_moderators_and_staff_routes_are_for_staff_of_that_board(backend: Backend) {
@@ -487,6 +493,7 @@ async fn expire_bans_of(app: &TestApp, member_id: &str) {
         target: LogTarget::Member {
             member_id: member_id.to_owned(),
             nickname: "kim!".into(),
+            scope: None,
         },
         reason: Some("expired".into()),
         by: record.ban.by.clone(),
@@ -516,7 +523,10 @@ async fn a_guest_ban_through_a_post_stops_that_address_and_members_writing_from_
     .await;
     assert_eq!(created.status(), 201);
     let the_ban = body(created).await;
-    assert_eq!(the_ban["target"], json!({"kind": "guest", "tag": tag}));
+    assert_eq!(
+        the_ban["target"],
+        json!({"kind": "guest", "tag": tag, "scope": "address"})
+    );
 
     let hashes = app.hashes();
     let again = from(
@@ -966,4 +976,384 @@ async fn address_bans_hold_across_a_tag_key_rotation_while_the_old_key_is_kept(b
     )
     .await;
     assert_eq!(free.status(), 201);
+}
+
+/// (v4) docs/API.md, Hardening, Key rotation: without `TAG_KEY` the server
+/// derives the tag key from the pepper, and rotating the pepper lifted every
+/// guest ban. The key derived from `PEPPER_PREVIOUS` keeps them, across a
+/// restart with the new pepper, and what was written keeps its tag.
+async fn guest_bans_hold_across_a_pepper_rotation_with_a_derived_tag_key(backend: Backend) {
+    let (old, new) = (
+        "old-pepper-0123456789abcdefghijklmnopqrstu",
+        "new-pepper-0123456789abcdefghijklmnopqrstu",
+    );
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let table = format!("e2e-{}", shared::domain::new_id().to_lowercase());
+    let settings = |pepper: &'static str, previous: &'static str| {
+        vec![
+            ("ADMIN_USERNAMES", "boss"),
+            ("TRUSTED_PROXIES", "127.0.0.1/32"),
+            ("TAG_KEY", ""),
+            ("PEPPER", pepper),
+            ("PEPPER_PREVIOUS", previous),
+        ]
+    };
+    let before = spawn_app_in(backend, &settings(old, ""), dir.clone(), Some(table.clone())).await;
+    let (_, boss) = member(&before, "boss").await;
+    let spammer = "198.51.100.80";
+    let post = guest_post_from(&before, spammer, "spam").await;
+    let old_tag = post["author"]["tag"].as_str().unwrap().to_owned();
+    let banned = ban(&before, &boss, "free", json!({"post_id": post["id"], "reason": "spam"})).await;
+    assert_eq!(banned.status(), 201);
+    drop(before);
+
+    let rotated = spawn_app_in(backend, &settings(new, old), dir.clone(), Some(table.clone())).await;
+    let payload = json!({"nickname": "spam", "password": "guest-pass", "title": "t", "body": "b"});
+    let again = from(
+        &rotated,
+        spammer,
+        Method::POST,
+        "/boards/free/posts/guest",
+        None,
+        Some(payload.clone()),
+    )
+    .await;
+    assert_error(again, 403, "banned", "spam").await;
+    let read = body(
+        rotated
+            .get(&format!("/boards/free/posts/{}", post["id"].as_str().unwrap()))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        read["author"]["tag"],
+        old_tag.as_str(),
+        "what was written keeps its tag"
+    );
+    // The ban is still listed, and lifting it lets the address write again.
+    let boss = body(rotated.login("boss", "password-123").await).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let bans = body(
+        rotated
+            .request(Method::GET, "/boards/free/bans", Some(&boss), None)
+            .await,
+    )
+    .await;
+    let ban_id = bans["bans"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(bans["bans"][0]["target"]["tag"], old_tag.as_str());
+    let lifted = rotated
+        .request(
+            Method::DELETE,
+            &format!("/boards/free/bans/{ban_id}"),
+            Some(&boss),
+            None,
+        )
+        .await;
+    assert_eq!(lifted.status(), 204);
+    let free = from(
+        &rotated,
+        spammer,
+        Method::POST,
+        "/boards/free/posts/guest",
+        None,
+        Some(payload),
+    )
+    .await;
+    assert_eq!(free.status(), 201);
+    let new_tag = body(free).await["author"]["tag"].as_str().unwrap().to_owned();
+    assert_ne!(new_tag, old_tag, "new writing carries the new key's tag");
+}
+
+/// A guest post or comment create from `address`: its status.
+async fn guest_write_status(app: &TestApp, address: &str) -> u16 {
+    from(
+        app,
+        address,
+        Method::POST,
+        "/boards/free/posts/guest",
+        None,
+        Some(json!({"nickname": "g", "password": "guest-pass", "title": "t", "body": "b"})),
+    )
+    .await
+    .status()
+    .as_u16()
+}
+
+/// (v4) docs/API.md, Hardening, Bans: a banned member went on writing as a
+/// guest from the same address.
+async fn a_ban_through_a_members_post_also_stops_guest_writes_from_where_it_was_written(backend: Backend) {
+    let app = board_app(backend, &[]).await;
+    let (_, boss) = member(&app, "boss").await;
+    let (lee_id, lee) = member(&app, "lee").await;
+    let (_, kim) = member(&app, "kim").await;
+    let home = "198.51.100.30";
+    let post = body(member_post_from(&app, home, &lee, "free").await).await;
+    let created = ban(&app, &boss, "free", json!({"post_id": post["id"], "reason": "spam"})).await;
+    assert_eq!(created.status(), 201);
+    let the_ban = body(created).await;
+    assert_eq!(
+        the_ban["target"],
+        json!({"kind": "member", "member_id": lee_id, "nickname": "lee!", "scope": "address"})
+    );
+
+    assert_eq!(
+        member_post_from(&app, "203.0.113.5", &lee, "free").await.status(),
+        403,
+        "the member, anywhere"
+    );
+    assert_eq!(
+        guest_write_status(&app, home).await,
+        403,
+        "a guest from where the member wrote"
+    );
+    assert_eq!(
+        guest_write_status(&app, "198.51.100.31").await,
+        201,
+        "a guest next door"
+    );
+    assert_eq!(
+        member_post_from(&app, home, &kim, "free").await.status(),
+        201,
+        "another member from that address: the ban names guest writes only"
+    );
+    assert_eq!(
+        guest_write_status(&app, "[2002:c633:641e::1]").await,
+        403,
+        "its 6to4 form is that address"
+    );
+
+    let lifted = app
+        .request(
+            Method::DELETE,
+            &format!("/boards/free/bans/{}", the_ban["id"].as_str().unwrap()),
+            Some(&boss),
+            None,
+        )
+        .await;
+    assert_eq!(lifted.status(), 204);
+    assert_eq!(guest_write_status(&app, home).await, 201, "lifted with the ban");
+    assert_eq!(member_post_from(&app, home, &lee, "free").await.status(), 201);
+}
+
+/// (v4) docs/API.md, Hardening, Bans: `"scope": "range"` bans the IPv4 /24
+/// or the IPv6 /48 a post was written from, guests and members alike;
+/// staff stay exempt.
+async fn a_range_ban_stops_the_whole_24_or_48_and_its_target_says_so(backend: Backend) {
+    let app = board_app(backend, &[]).await;
+    let (_, boss) = member(&app, "boss").await;
+    let (lee_id, lee) = member(&app, "lee").await;
+    let post = guest_post_from(&app, "198.51.100.40", "spam").await;
+    let created = ban(
+        &app,
+        &boss,
+        "free",
+        json!({"post_id": post["id"], "reason": "a whole 대역", "scope": "range"}),
+    )
+    .await;
+    assert_eq!(created.status(), 201);
+    let the_ban = body(created).await;
+    assert_eq!(the_ban["target"]["kind"], "guest");
+    assert_eq!(the_ban["target"]["scope"], "range");
+    assert_eq!(the_ban["target"]["tag"], post["author"]["tag"]);
+    assert_eq!(guest_write_status(&app, "198.51.100.99").await, 403, "the same /24");
+    assert_eq!(guest_write_status(&app, "198.51.101.99").await, 201, "the next /24");
+    assert_eq!(
+        member_post_from(&app, "198.51.100.77", &lee, "free").await.status(),
+        403,
+        "members too"
+    );
+    assert_eq!(
+        member_post_from(&app, "198.51.100.77", &boss, "free").await.status(),
+        201,
+        "staff are exempt"
+    );
+    let log = modlog(&app, "free").await;
+    assert_eq!(log[0]["target"]["scope"], "range", "{:?}", log[0]);
+
+    let v6 = guest_post_from(&app, "2001:db8:5:1::1", "spam6").await;
+    let created = ban(
+        &app,
+        &boss,
+        "free",
+        json!({"post_id": v6["id"], "reason": "r", "scope": "range"}),
+    )
+    .await;
+    assert_eq!(created.status(), 201);
+    assert_eq!(
+        guest_write_status(&app, "2001:db8:5:ffff::9").await,
+        403,
+        "the same /48"
+    );
+    assert_eq!(guest_write_status(&app, "2001:db8:6::1").await, 201, "the next /48");
+
+    // A member's post with a range: guest writes from its /24 stop.
+    let at = body(member_post_from(&app, "192.0.2.10", &lee, "free").await).await;
+    let created = ban(
+        &app,
+        &boss,
+        "free",
+        json!({"post_id": at["id"], "reason": "r", "scope": "range"}),
+    )
+    .await;
+    assert_eq!(created.status(), 201);
+    assert_eq!(
+        body(created).await["target"],
+        json!({"kind": "member", "member_id": lee_id, "nickname": "lee!", "scope": "range"})
+    );
+    assert_eq!(guest_write_status(&app, "192.0.2.200").await, 403);
+
+    let by_id = ban(
+        &app,
+        &boss,
+        "free",
+        json!({"member_id": lee_id, "reason": "r", "scope": "range"}),
+    )
+    .await;
+    assert_error(by_id, 400, "validation_failed", "scope").await;
+    let wide = ban(
+        &app,
+        &boss,
+        "free",
+        json!({"post_id": post["id"], "reason": "r", "scope": "wide"}),
+    )
+    .await;
+    assert_error(wide, 400, "validation_failed", "scope").await;
+}
+
+/// (v4) docs/API.md, Hardening, Bans: appointing a banned member lifted the
+/// ban in effect; a member made admin while banned lifted their own.
+async fn a_banned_member_is_not_appointed_and_nobody_lifts_their_own_ban(backend: Backend) {
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let table = format!("e2e-{}", shared::domain::new_id().to_lowercase());
+    let settings = |admins: &'static str| vec![("ADMIN_USERNAMES", admins), ("TRUSTED_PROXIES", "127.0.0.1/32")];
+    let app = spawn_app_in(backend, &settings("boss"), dir.clone(), Some(table.clone())).await;
+    let (_, boss) = member(&app, "boss").await;
+    let (lee_id, _) = member(&app, "lee").await;
+    let banned = ban(&app, &boss, "free", json!({"member_id": lee_id, "reason": "spam"})).await;
+    assert_eq!(banned.status(), 201);
+    let ban_id = body(banned).await["id"].as_str().unwrap().to_owned();
+    let appointed = appoint(&app, &boss, "free", &lee_id).await;
+    assert_error(appointed, 403, "forbidden", "banned").await;
+    assert_eq!(
+        appoint(&app, &boss, "qna", &lee_id).await.status(),
+        204,
+        "another board's ban-free"
+    );
+    drop(app);
+
+    // lee is made an admin while banned: still not the one to lift it.
+    let app = spawn_app_in(backend, &settings("boss,lee"), dir, Some(table)).await;
+    let lee = body(app.login("lee", "password-123").await).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/boards/free/bans/{ban_id}");
+    let own = app.request(Method::DELETE, &path, Some(&lee), None).await;
+    assert_error(own, 403, "forbidden", "themselves").await;
+    let boss = body(app.login("boss", "password-123").await).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        app.request(Method::DELETE, &path, Some(&boss), None).await.status(),
+        204
+    );
+}
+
+/// (v4) docs/API.md, Hardening, Bans: deleting an account erases its writer
+/// keys (a ban through what it left named an address with a public tag),
+/// and the log and the bans show the deleted member as `deleted_member`.
+async fn a_deleted_accounts_leftovers_ban_no_one_and_show_as_deleted_member(backend: Backend) {
+    let app = board_app(backend, &[]).await;
+    let (_, boss) = member(&app, "boss").await;
+    let (mod_id, moderator) = member(&app, "mod").await;
+    let (lee_id, lee) = member(&app, "lee").await;
+    assert_eq!(appoint(&app, &boss, "free", &mod_id).await.status(), 204);
+    let post = body(member_post_from(&app, "198.51.100.50", &lee, "free").await).await;
+    let comment = from(
+        &app,
+        "198.51.100.50",
+        Method::POST,
+        &format!("/boards/free/posts/{}/comments", post["id"].as_str().unwrap()),
+        Some(&lee),
+        Some(json!({"body": "mine"})),
+    )
+    .await;
+    assert_eq!(comment.status(), 201);
+    let comment = body(comment).await;
+    let banned = ban(&app, &moderator, "free", json!({"member_id": lee_id, "reason": "spam"})).await;
+    assert_eq!(banned.status(), 201);
+
+    // lee leaves, keeping the content; then the moderator leaves too.
+    for (token, who) in [(&lee, "lee"), (&moderator, "mod")] {
+        let left = app
+            .request(
+                Method::DELETE,
+                "/members/me",
+                Some(token),
+                Some(json!({"password": "password-123", "delete_content": false})),
+            )
+            .await;
+        assert_eq!(left.status(), 204, "{who} leaves");
+    }
+    let through_post = ban(&app, &boss, "free", json!({"post_id": post["id"], "reason": "r"})).await;
+    assert_error(through_post, 400, "validation_failed", "post_id").await;
+    let through_comment = ban(&app, &boss, "free", json!({"comment_id": comment["id"], "reason": "r"})).await;
+    assert_error(through_comment, 400, "validation_failed", "comment_id").await;
+
+    let bans = body(app.request(Method::GET, "/boards/free/bans", Some(&boss), None).await).await;
+    assert_eq!(bans["bans"][0]["target"], json!({"kind": "deleted_member"}), "{bans}");
+    assert_eq!(bans["bans"][0]["by"]["kind"], "deleted_member", "{bans}");
+    let log = modlog(&app, "free").await;
+    let ban_entry = log.iter().find(|e| e["action"] == "ban").unwrap();
+    assert_eq!(ban_entry["target"], json!({"kind": "deleted_member"}));
+    assert_eq!(ban_entry["by"]["kind"], "deleted_member");
+    let appointment = log.iter().find(|e| e["action"] == "add_moderator").unwrap();
+    assert_eq!(appointment["target"], json!({"kind": "deleted_member"}));
+    assert!(appointment["by"]["member_id"].is_string(), "boss is still a member");
+    let text = serde_json::to_string(&log).unwrap() + &bans.to_string();
+    assert!(
+        !text.contains(&lee_id) && !text.contains(&mod_id),
+        "no deleted member's id is shown"
+    );
+}
+
+/// (v4) docs/API.md, Hardening, Blocked words: screened after the ban
+/// check and the quotas, so a banned or over-quota writer is refused for
+/// that (and pays no screening); a refused text gives its quota back.
+async fn blocked_words_are_screened_after_the_ban_check_and_the_quotas(backend: Backend) {
+    let app = board_app(backend, &[("BLOCKED_WORDS", "스팸"), ("LIMIT_CREATES_ADDRESS", "2/1h")]).await;
+    let (_, boss) = member(&app, "boss").await;
+    let post = |address: &'static str, body: &'static str| {
+        let app = &app;
+        async move {
+            from(
+                app,
+                address,
+                Method::POST,
+                "/boards/free/posts/guest",
+                None,
+                Some(json!({"nickname": "g", "password": "guest-pass", "title": "t", "body": body})),
+            )
+            .await
+        }
+    };
+    let quota = "198.51.100.60";
+    let refused = post(quota, "스팸 팝니다").await;
+    assert_error(refused, 400, "validation_failed", "body").await;
+    assert_eq!(
+        post(quota, "one").await.status(),
+        201,
+        "a refused text gave its count back"
+    );
+    assert_eq!(post(quota, "two").await.status(), 201);
+    assert_error(post(quota, "스팸 팝니다").await, 429, "rate_limited", "").await;
+
+    let spammer = "198.51.100.61";
+    let first = body(post(spammer, "first").await).await;
+    let banned = ban(&app, &boss, "free", json!({"post_id": first["id"], "reason": "spam"})).await;
+    assert_eq!(banned.status(), 201);
+    assert_error(post(spammer, "스팸 팝니다").await, 403, "banned", "").await;
 }

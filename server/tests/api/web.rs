@@ -16,6 +16,13 @@ async fn the_web_client_is_served_at_the_root_with_its_assets_and_a_strict_conte
         "{policy}"
     );
     assert_eq!(index.headers()["x-content-type-options"], "nosniff");
+    // (v4) The page may connect to its own origin and nowhere else: a policy
+    // allowing any https origin let a link send the token elsewhere.
+    let connect_src: Vec<&str> = policy
+        .split("; ")
+        .filter_map(|directive| directive.strip_prefix("connect-src "))
+        .collect();
+    assert_eq!(connect_src, ["'self'"], "{policy}");
     let html = index.text().await.unwrap();
     assert!(html.contains(r#"<html lang="ko">"#) && html.contains(r#"src="assets/app.js""#));
     for (asset, media_type) in [

@@ -1,6 +1,6 @@
 //! Sign up (docs/API.md, Routes: `POST /members`).
 
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 
 use super::{Answer, IdempotencyKey};
 use crate::domain::moderation::Screened;
@@ -19,6 +19,8 @@ pub struct SignUp {
     pub password: Password,
     pub nickname: Nickname,
     pub client: ClientAddress,
+    /// (v4) The request's `Admin-Enroll-Token`, if it came with one.
+    pub admin_enroll_token: Option<SecretString>,
 }
 
 /// Without a pepper bcrypt reads 72 bytes at most: a longer password is
@@ -95,9 +97,10 @@ impl App {
         let reservation = self
             .screen_counted(&[(Screened::Nickname, command.nickname.as_str())], reservation)
             .await?;
+        let reserved = self.reserved_for_an_admin(&command);
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
-                if self.store.username_taken(&command.username).await? {
+                if reserved || self.store.username_taken(&command.username).await? {
                     return Err(ApiError::UsernameTaken);
                 }
                 let hash = hashing.hash(Tier::Member, command.password.secret().clone()).await?;
@@ -121,5 +124,38 @@ impl App {
             Ok(Answer::Replayed(_)) | Err(_) => throttle::forgive(&*self.store, reservation).await,
         }
         created
+    }
+
+    /// (v4) A name `ADMIN_USERNAMES` lists is taken unless the signup
+    /// carries `ADMIN_ENROLL_TOKEN` (docs/API.md, Hardening): whoever came
+    /// first to an unclaimed admin name would be admin. Answered as taken,
+    /// so it counts like one and says nothing more.
+    fn reserved_for_an_admin(&self, command: &SignUp) -> bool {
+        if !self.admins.iter().any(|admin| admin == command.username.as_str()) {
+            return false;
+        }
+        let enrolled = match (&self.admin_enroll_token, &command.admin_enroll_token) {
+            (Some(expected), Some(offered)) => expected.matches(offered.expose_secret()),
+            _ => false,
+        };
+        !enrolled
+    }
+
+    /// (v4) The names `ADMIN_USERNAMES` lists that no account holds yet:
+    /// reserved, and warned about at start, each by name.
+    pub async fn warn_about_unclaimed_admin_names(&self) -> Result<Vec<String>, ApiError> {
+        let mut unclaimed = Vec::new();
+        for name in self.admins.iter() {
+            let username = Username::parse(name.clone())?;
+            if !self.store.username_taken(&username).await? {
+                tracing::warn!(
+                    username = %name,
+                    enroll_token = self.admin_enroll_token.is_some(),
+                    "ADMIN_USERNAMES names an account nobody has signed up yet: the name is reserved, and only a signup with Admin-Enroll-Token (ADMIN_ENROLL_TOKEN) can take it"
+                );
+                unclaimed.push(name.clone());
+            }
+        }
+        Ok(unclaimed)
     }
 }

@@ -80,7 +80,7 @@ impl App {
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-                let author = Author::guest(command.nickname.into_inner(), &writer);
+                let author = Author::guest(command.nickname.into_inner(), &writer.key);
                 let post = new_post(command.board, command.title, command.body, author);
                 let detail = PostDetail::new(post);
                 let done = super::completion(claim.as_ref(), &detail)?;
@@ -151,7 +151,7 @@ impl App {
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
-                let author = Author::guest(command.nickname.into_inner(), &writer);
+                let author = Author::guest(command.nickname.into_inner(), &writer.key);
                 let comment = new_comment(&command.key.post, command.parent, command.body, author);
                 let done = super::completion(claim.as_ref(), &comment)?;
                 self.store

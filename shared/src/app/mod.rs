@@ -28,7 +28,7 @@ pub mod tokens;
 use std::sync::Arc;
 
 use crate::domain::moderation::Screened;
-use crate::domain::{Author, BanRecord, BanSubject, BlockedWords, BoardSlug, MemberId, PostKey, WriterKey};
+use crate::domain::{Author, BanRecord, BanSubject, BlockedWords, BoardSlug, MemberId, PostKey, Writer};
 use crate::error::ApiError;
 #[cfg(feature = "hashing")]
 use crate::hashing::Hashing;
@@ -39,13 +39,32 @@ use tokens::JwtKeys;
 
 pub use crate::domain::Boards;
 pub use idempotency::{Answer, ClaimOutcome, IdempotencyClaim, IdempotencyKey, KeyOwner, RememberedAnswer};
-pub use settings::AppSettings;
+pub use settings::{AdminEnrollToken, AppSettings};
 use tags::TagKeys;
 
 /// The client address a request came from (docs/API.md, Client address):
 /// what failure limits are counted per.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientAddress(pub String);
+
+impl ClientAddress {
+    /// (v4) The range around this address key, as a `"range"` ban names it
+    /// (docs/API.md, Hardening, Bans): the IPv4 /24 or the IPv6 /48. A key
+    /// that is neither (`unknown`) is its own range.
+    pub fn range(&self) -> ClientAddress {
+        if let Ok(v4) = self.0.parse::<std::net::Ipv4Addr>() {
+            let net = ipnet::Ipv4Net::new(v4, 24).expect("24 is a valid prefix").trunc();
+            return ClientAddress(net.to_string());
+        }
+        if let Ok(v6) = self.0.parse::<ipnet::Ipv6Net>() {
+            let net = ipnet::Ipv6Net::new(v6.addr(), 48.min(v6.prefix_len()))
+                .expect("a valid prefix")
+                .trunc();
+            return ClientAddress(net.to_string());
+        }
+        self.clone()
+    }
+}
 
 /// The member a verified bearer token names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +103,9 @@ pub struct App {
     admins: Arc<Vec<String>>,
     /// (v3) `BLOCKED_WORDS`.
     blocked: Arc<BlockedWords>,
+    /// (v4) `ADMIN_ENROLL_TOKEN`: only signup reads it.
+    #[cfg(feature = "hashing")]
+    admin_enroll_token: Option<Arc<AdminEnrollToken>>,
     /// (v3) Wakes the background purge after a post's delete ([`purge`]).
     purge_wake: Arc<tokio::sync::Notify>,
 }
@@ -112,6 +134,8 @@ impl App {
             limits: settings.limits,
             admins: Arc::new(settings.admins),
             blocked: Arc::new(settings.blocked_words),
+            #[cfg(feature = "hashing")]
+            admin_enroll_token: settings.admin_enroll_token.map(Arc::new),
             purge_wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
@@ -194,33 +218,40 @@ impl App {
     }
 
     /// (v3) `403 banned` when the writer is banned from the board, before
-    /// any hashing or counting: one store read (a member's id and the
-    /// address key; under the previous tag key too after a rotation). Staff
-    /// of the board are never stopped by an address ban. Answers the key
-    /// what they write is stored with.
+    /// any hashing or counting: one store read (a member's id, the address
+    /// key and (v4) its range's, and for a guest the guest-only subjects a
+    /// ban through a member's post adds; each under the previous tag keys
+    /// too after a rotation). Staff of the board are never stopped by an
+    /// address or range ban. Answers the keys what they write is stored with.
     pub(crate) async fn require_not_banned(
         &self,
         board: &BoardSlug,
         client: &ClientAddress,
         member: Option<&SignedIn>,
-    ) -> Result<WriterKey, ApiError> {
-        let keys = self.tags()?.writer_keys(client);
+    ) -> Result<Writer, ApiError> {
+        let tags = self.tags()?;
+        let (keys, ranges) = (tags.writer_keys(client), tags.range_keys(client));
         let mut subjects: Vec<BanSubject> = member
             .map(|m| BanSubject::Member(m.id.as_str().to_owned()))
             .into_iter()
             .collect();
         subjects.extend(keys.iter().cloned().map(BanSubject::Address));
+        subjects.extend(ranges.iter().cloned().map(BanSubject::Range));
+        if member.is_none() {
+            subjects.extend(keys.iter().cloned().map(BanSubject::GuestAddress));
+            subjects.extend(ranges.iter().cloned().map(BanSubject::GuestRange));
+        }
         let now = throttle::unix_now();
         if let Some(found) = self.store.active_ban(board, &subjects, now).await? {
-            let exempt = match (member, &found.subject) {
-                (Some(member), BanSubject::Address(_)) => self.is_staff(board, member).await?,
+            let exempt = match member {
+                Some(member) if found.subject.is_address() => self.is_staff(board, member).await?,
                 _ => false,
             };
             if !exempt {
                 return Err(banned(&found));
             }
         }
-        Ok(keys.into_iter().next().expect("the current key is always there"))
+        Ok(tags.writer(client))
     }
 
     /// The store itself, for tests that seed or inspect it (feature

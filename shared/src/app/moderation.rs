@@ -6,9 +6,9 @@
 use super::{Answer, App, ClientAddress, IdempotencyKey, SignedIn, throttle};
 use crate::domain::moderation::Screened;
 use crate::domain::{
-    Ban, BanDuration, BanId, BanPage, BanRecord, BanSubject, BanTarget, BoardSlug, CommentId, CommentKey, Guard,
-    LogAction, LogEntry, LogPage, LogTarget, MemberId, Moderators, PageLimit, PostId, PostKey, Reason, Report,
-    ReportId, ReportPage, ReportTarget, Reported, new_id, now, timestamp,
+    Author, Ban, BanDuration, BanId, BanPage, BanRecord, BanScope, BanSubject, BanTarget, BoardSlug, CommentId,
+    CommentKey, Guard, LogAction, LogEntry, LogPage, LogTarget, MemberId, Moderators, PageLimit, PostId, PostKey,
+    Reason, Report, ReportId, ReportPage, ReportTarget, Reported, new_id, now, timestamp,
 };
 use crate::error::ApiError;
 use throttle::Refusal;
@@ -30,6 +30,15 @@ pub struct BanCommand {
     pub by: BanBy,
     pub reason: Reason,
     pub duration: BanDuration,
+    /// (v4) How wide the address part reaches; absent: `address`.
+    pub scope: Option<BanScope>,
+}
+
+/// Whom a ban stops: its subject, (v4) a second one, and how it is shown.
+struct Banned {
+    subject: BanSubject,
+    also: Option<BanSubject>,
+    target: BanTarget,
 }
 
 /// A removal of a post (`comment: None`) or of a comment.
@@ -116,9 +125,23 @@ impl App {
             .member_by_id(member)
             .await?
             .ok_or_else(|| ApiError::not_found("member"))?;
+        // (v4) Else the appointment would lift the ban: staff are never
+        // stopped, and may lift bans (docs/API.md, Hardening, Bans).
+        let subject = [BanSubject::Member(member.id.clone())];
+        if self
+            .store
+            .active_ban(board, &subject, throttle::unix_now())
+            .await?
+            .is_some()
+        {
+            return Err(ApiError::Forbidden(
+                "a member banned on this board cannot be appointed its moderator".into(),
+            ));
+        }
         let target = LogTarget::Member {
             member_id: member.id.clone(),
             nickname: member.nickname.clone(),
+            scope: None,
         };
         let entry = entry(LogAction::AddModerator, target, None, admin);
         self.store.add_moderator(board, &member, &entry).await?;
@@ -140,6 +163,7 @@ impl App {
         let target = LogTarget::Member {
             member_id: found.id,
             nickname: found.nickname,
+            scope: None,
         };
         let entry = entry(LogAction::RemoveModerator, target, None, admin);
         self.store.remove_moderator(board, member, &entry).await?;
@@ -201,24 +225,65 @@ impl App {
         }
     }
 
-    /// Whom a ban through a post or comment names: its member author, or
-    /// a guest's address key.
-    async fn writer_of(&self, board: &BoardSlug, guard: Guard) -> Result<(BanSubject, BanTarget), ApiError> {
+    /// Whom a ban through a post or comment (`field` names it) stops: its
+    /// member author and (v4) guest writes from where it was written, or a
+    /// guest's address or range key.
+    fn writer_of(&self, field: &str, guard: Guard, scope: Option<BanScope>) -> Result<Banned, ApiError> {
+        let scope = scope.unwrap_or_default();
+        let keyed = |key: Option<crate::domain::WriterKey>| {
+            key.ok_or_else(|| {
+                ApiError::validation(match scope {
+                    BanScope::Address => format!(
+                        "{field}: this was written before writer keys were kept: ban its writer some other way"
+                    ),
+                    BanScope::Range => format!(
+                        "{field}: this was written before range keys were kept (v4): ban its address instead (scope \"address\")"
+                    ),
+                })
+            })
+        };
+        let tag = guard.writer.as_ref().map(crate::domain::WriterKey::tag);
+        let key = match scope {
+            BanScope::Address => guard.writer,
+            BanScope::Range => guard.writer_range,
+        };
         match guard.author {
-            crate::domain::Author::Member { member_id, nickname } => Ok((
-                BanSubject::Member(member_id.clone()),
-                BanTarget::Member { member_id, nickname },
-            )),
-            _ => match guard.writer {
-                Some(writer) => {
-                    let tag = writer.tag();
-                    Ok((BanSubject::Address(writer), BanTarget::Guest { tag }))
-                }
-                None => Err(ApiError::validation(format!(
-                    "this was written on board {} before writer keys were kept: ban its writer some other way",
-                    board.as_str()
-                ))),
-            },
+            Author::Member { member_id, nickname } => {
+                // What a member wrote before writer keys were kept bans the member alone.
+                let also = match (scope, key) {
+                    (BanScope::Address, Some(key)) => Some(BanSubject::GuestAddress(key)),
+                    (BanScope::Range, key) => Some(BanSubject::GuestRange(keyed(key)?)),
+                    (BanScope::Address, None) => None,
+                };
+                Ok(Banned {
+                    subject: BanSubject::Member(member_id.clone()),
+                    target: BanTarget::Member {
+                        member_id,
+                        nickname,
+                        scope: also.is_some().then_some(scope),
+                    },
+                    also,
+                })
+            }
+            Author::Guest { .. } => {
+                let key = keyed(key)?;
+                Ok(Banned {
+                    subject: match scope {
+                        BanScope::Address => BanSubject::Address(key),
+                        BanScope::Range => BanSubject::Range(key),
+                    },
+                    also: None,
+                    target: BanTarget::Guest {
+                        tag: tag.unwrap_or_default(),
+                        scope,
+                    },
+                })
+            }
+            // (v4) Deleting an account erases its writer keys: nothing of
+            // it is left to ban (docs/API.md, Hardening, Bans).
+            Author::DeletedMember { .. } => Err(ApiError::validation(format!(
+                "{field}: its writer deleted their account; there is no one left to ban"
+            ))),
         }
     }
 
@@ -228,20 +293,27 @@ impl App {
         let board = &command.board;
         self.require_staff(board, staff).await?;
         self.screen(&[(Screened::Reason, command.reason.as_str())]).await?;
-        let (subject, target) = match &command.by {
+        let Banned { subject, also, target } = match &command.by {
             BanBy::Member(id) => {
+                if command.scope == Some(BanScope::Range) {
+                    return Err(ApiError::validation(
+                        r#"scope "range" needs a post_id or comment_id: a member_id names no address"#,
+                    ));
+                }
                 let member = self
                     .store
                     .member_by_id(id)
                     .await?
                     .ok_or_else(|| ApiError::not_found("member"))?;
-                (
-                    BanSubject::Member(member.id.clone()),
-                    BanTarget::Member {
+                Banned {
+                    subject: BanSubject::Member(member.id.clone()),
+                    also: None,
+                    target: BanTarget::Member {
                         member_id: member.id,
                         nickname: member.nickname,
+                        scope: None,
                     },
-                )
+                }
             }
             BanBy::Post(post) => {
                 let key = PostKey {
@@ -249,7 +321,7 @@ impl App {
                     post: post.clone(),
                 };
                 let guard = self.require_post(&key).await?;
-                self.writer_of(board, guard).await?
+                self.writer_of("post_id", guard, command.scope)?
             }
             BanBy::Comment(comment) => {
                 let key = self
@@ -262,7 +334,7 @@ impl App {
                     .comment_guard(&key)
                     .await?
                     .ok_or_else(|| ApiError::not_found("comment"))?;
-                self.writer_of(board, guard).await?
+                self.writer_of("comment_id", guard, command.scope)?
             }
         };
         if let BanSubject::Member(id) = &subject
@@ -283,7 +355,12 @@ impl App {
                 .map(timestamp),
             by: staff.author(),
         };
-        let record = BanRecord { ban, subject, expires };
+        let record = BanRecord {
+            ban,
+            subject,
+            also,
+            expires,
+        };
         let entry = entry(LogAction::Ban, target.into(), Some(&command.reason), staff);
         self.once(command.idempotency.as_ref(), |claim| async move {
             let done = super::completion(claim.as_ref(), &record.ban)?;
@@ -309,10 +386,41 @@ impl App {
     pub async fn list_bans(&self, staff: &SignedIn, page: ModPage) -> Result<BanPage, ApiError> {
         self.require_staff(&page.board, staff).await?;
         let now = throttle::unix_now();
-        Ok(self
+        let mut bans = self
             .store
             .list_bans(&page.board, page.limit, page.cursor(), now)
-            .await?)
+            .await?;
+        let mut named = std::collections::BTreeSet::new();
+        for ban in &bans.bans {
+            if let BanTarget::Member { member_id, .. } = &ban.target {
+                named.insert(member_id.clone());
+            }
+            named.extend(member_of(&ban.by).map(str::to_owned));
+        }
+        let deleted = self.deleted_members(named).await?;
+        for ban in &mut bans.bans {
+            if matches!(&ban.target, BanTarget::Member { member_id, .. } if deleted.contains(member_id)) {
+                ban.target = BanTarget::DeletedMember {};
+            }
+            shown_as_deleted(&mut ban.by, &deleted);
+        }
+        Ok(bans)
+    }
+
+    /// (v4) Which of the members a page names have deleted their account
+    /// since: the log and the bans show them as `deleted_member`, as posts
+    /// do (docs/API.md, Hardening, Bans). One lookup per distinct member on
+    /// the page, at once.
+    async fn deleted_members(
+        &self,
+        named: std::collections::BTreeSet<String>,
+    ) -> Result<std::collections::HashSet<String>, ApiError> {
+        let found = futures_util::future::try_join_all(named.into_iter().map(|id| async move {
+            let live = self.store.member_by_id(&MemberId::from_stored(id.clone())).await?;
+            Ok::<_, ApiError>(live.is_none().then_some(id))
+        }))
+        .await?;
+        Ok(found.into_iter().flatten().collect())
     }
 
     /// Lifts a ban at once: the writer's next write goes through.
@@ -323,6 +431,11 @@ impl App {
             .ban_by_id(board, id)
             .await?
             .ok_or_else(|| ApiError::not_found("ban"))?;
+        // (v4) A member made staff while banned (an admin name added later)
+        // must not free themselves (docs/API.md, Hardening, Bans).
+        if record.subject == BanSubject::Member(staff.id.as_str().to_owned()) {
+            return Err(ApiError::Forbidden("nobody lifts a ban of themselves".into()));
+        }
         let entry = entry(LogAction::Unban, record.ban.target.clone().into(), None, staff);
         if self.store.unban(&record, &entry).await? {
             Ok(())
@@ -348,7 +461,7 @@ impl App {
             .await?;
         let reporter = match member {
             Some(member) => format!("member:{}", member.id.as_str()),
-            None => format!("address:{}", writer.as_str()),
+            None => format!("address:{}", writer.key.as_str()),
         };
         let target = match &command.comment {
             None => ReportTarget::Post {
@@ -411,6 +524,36 @@ impl App {
 
     /// The public log: never an address, never a removed body.
     pub async fn modlog(&self, page: ModPage) -> Result<LogPage, ApiError> {
-        Ok(self.store.modlog(&page.board, page.limit, page.cursor()).await?)
+        let mut log = self.store.modlog(&page.board, page.limit, page.cursor()).await?;
+        let mut named = std::collections::BTreeSet::new();
+        for entry in &log.entries {
+            if let LogTarget::Member { member_id, .. } = &entry.target {
+                named.insert(member_id.clone());
+            }
+            named.extend(member_of(&entry.by).map(str::to_owned));
+        }
+        let deleted = self.deleted_members(named).await?;
+        for entry in &mut log.entries {
+            if matches!(&entry.target, LogTarget::Member { member_id, .. } if deleted.contains(member_id)) {
+                entry.target = LogTarget::DeletedMember {};
+            }
+            shown_as_deleted(&mut entry.by, &deleted);
+        }
+        Ok(log)
+    }
+}
+
+/// The member an author object names, if any.
+fn member_of(author: &Author) -> Option<&str> {
+    match author {
+        Author::Member { member_id, .. } => Some(member_id.as_str()),
+        _ => None,
+    }
+}
+
+/// A deleted member's author object, as what they wrote shows it.
+fn shown_as_deleted(author: &mut Author, deleted: &std::collections::HashSet<String>) {
+    if member_of(author).is_some_and(|id| deleted.contains(id)) {
+        *author = Author::deleted_member();
     }
 }

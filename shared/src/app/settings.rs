@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use secrecy::{ExposeSecret, SecretString};
+
 use super::throttle::Limits;
 use crate::domain::{BlockedWords, Boards};
 
@@ -15,12 +17,72 @@ pub struct AppSettings {
     pub admins: Vec<String>,
     /// (v3) `BLOCKED_WORDS`.
     pub blocked_words: BlockedWords,
+    /// (v4) `ADMIN_ENROLL_TOKEN`: what a signup of a name in `admins` that
+    /// no account holds yet must carry (docs/API.md, Hardening). None: such
+    /// a name cannot be signed up.
+    pub admin_enroll_token: Option<AdminEnrollToken>,
 }
+
+/// A secret compared in constant time and never printed.
+#[derive(Clone)]
+pub struct AdminEnrollToken(SecretString);
+
+/// Long enough that the signup quota (10 an hour per address) leaves
+/// guessing it hopeless.
+const MIN_ADMIN_ENROLL_TOKEN_CHARS: usize = 16;
+
+impl AdminEnrollToken {
+    pub fn parse(token: String) -> Result<Self, String> {
+        if token.chars().count() < MIN_ADMIN_ENROLL_TOKEN_CHARS {
+            return Err(format!(
+                "ADMIN_ENROLL_TOKEN must be at least {MIN_ADMIN_ENROLL_TOKEN_CHARS} characters"
+            ));
+        }
+        Ok(AdminEnrollToken(SecretString::from(token)))
+    }
+
+    /// Whether `offered` is this token, in time that does not depend on
+    /// where they differ.
+    pub fn matches(&self, offered: &str) -> bool {
+        use sha2::Digest as _;
+        // Digests first: equal lengths, so the comparison leaks no length.
+        let expected = sha2::Sha256::digest(self.0.expose_secret().as_bytes());
+        let offered = sha2::Sha256::digest(offered.as_bytes());
+        expected
+            .iter()
+            .zip(offered.iter())
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
+    }
+}
+
+impl fmt::Debug for AdminEnrollToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AdminEnrollToken(..)")
+    }
+}
+
+impl PartialEq for AdminEnrollToken {
+    fn eq(&self, other: &Self) -> bool {
+        self.matches(other.0.expose_secret())
+    }
+}
+
+impl Eq for AdminEnrollToken {}
 
 impl fmt::Display for AppSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "boards={}", self.boards.names().join(","))?;
         write!(f, " admins={}", self.admins.len())?;
+        write!(
+            f,
+            " admin_enroll_token={}",
+            if self.admin_enroll_token.is_some() {
+                "set"
+            } else {
+                "unset"
+            }
+        )?;
         write!(f, " blocked_words={}", self.blocked_words.len())?;
         let mut limits = self.limits;
         for (name, limit) in limits.named() {

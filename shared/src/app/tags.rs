@@ -4,14 +4,17 @@
 //! function), else, on the server, derived from the pepper (docs/DESIGN.md,
 //! Moderation). `TAG_KEY_PREVIOUS` keeps address bans made under the key
 //! before a rotation working: a ban check asks for the writer's key under
-//! both.
+//! both. (v4) A derived key has its previous ones too, derived from
+//! `PEPPER_PREVIOUS`: rotating the pepper lifted every guest ban (docs/API.md,
+//! Hardening, Key rotation). What was written keeps its stored key, so its
+//! tag never changes.
 
 use hmac::{Hmac, KeyInit, Mac};
 use secrecy::{ExposeSecret, SecretString};
 use sha2::Sha256;
 
 use super::ClientAddress;
-use crate::domain::WriterKey;
+use crate::domain::{Writer, WriterKey};
 
 /// The label a derived tag key is made with: changing it changes every tag.
 const DERIVED_LABEL: &[u8] = b"community-boards guest tag key v1";
@@ -20,13 +23,14 @@ pub const MIN_KEY_BYTES: usize = 32;
 
 pub struct TagKeys {
     current: Vec<u8>,
-    previous: Option<Vec<u8>>,
+    /// Newest first.
+    previous: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for TagKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TagKeys")
-            .field("previous", &self.previous.is_some())
+            .field("previous", &self.previous.len())
             .finish_non_exhaustive()
     }
 }
@@ -53,16 +57,23 @@ impl TagKeys {
         };
         Ok(TagKeys {
             current: check("TAG_KEY", current)?,
-            previous: previous.map(|p| check("TAG_KEY_PREVIOUS", p)).transpose()?,
+            previous: previous
+                .map(|p| check("TAG_KEY_PREVIOUS", p))
+                .transpose()?
+                .into_iter()
+                .collect(),
         })
     }
 
     /// The key derived from a secret the server already keeps (the pepper):
-    /// `HMAC-SHA-256(secret, "community-boards guest tag key v1")`.
-    pub fn derived_from(secret: &SecretString) -> Self {
+    /// `HMAC-SHA-256(secret, "community-boards guest tag key v1")`, and the
+    /// keys derived the same way from the secrets it replaced
+    /// (`PEPPER_PREVIOUS`, newest first).
+    pub fn derived_from(secret: &SecretString, previous: &[SecretString]) -> Self {
+        let derive = |s: &SecretString| mac(s.expose_secret().as_bytes(), DERIVED_LABEL).to_vec();
         TagKeys {
-            current: mac(secret.expose_secret().as_bytes(), DERIVED_LABEL).to_vec(),
-            previous: None,
+            current: derive(secret),
+            previous: previous.iter().map(derive).collect(),
         }
     }
 
@@ -71,13 +82,26 @@ impl TagKeys {
         key_under(&self.current, client)
     }
 
+    /// (v4) The keys what `client` writes is stored with: its address key
+    /// and its range's.
+    pub fn writer(&self, client: &ClientAddress) -> Writer {
+        Writer {
+            key: self.writer_key(client),
+            range: key_under(&self.current, &client.range()),
+        }
+    }
+
+    /// (v4) Every key a range ban of `client` may be stored under, as
+    /// [`TagKeys::writer_keys`].
+    pub fn range_keys(&self, client: &ClientAddress) -> Vec<WriterKey> {
+        self.writer_keys(&client.range())
+    }
+
     /// Every key a ban of `client` may be stored under: the current one
-    /// first, then the one before a rotation.
+    /// first, then those before each rotation.
     pub fn writer_keys(&self, client: &ClientAddress) -> Vec<WriterKey> {
         let mut keys = vec![self.writer_key(client)];
-        if let Some(previous) = &self.previous {
-            keys.push(key_under(previous, client));
-        }
+        keys.extend(self.previous.iter().map(|previous| key_under(previous, client)));
         keys
     }
 }
@@ -133,10 +157,61 @@ mod tests {
                 .starts_with("TAG_KEY must")
         );
         let pepper = secret(&"p".repeat(32));
-        let derived = TagKeys::derived_from(&pepper);
+        let derived = TagKeys::derived_from(&pepper, &[]);
         let direct = TagKeys::new(&pepper, None).unwrap();
         let a = ClientAddress("203.0.113.1".into());
         assert_ne!(derived.writer_key(&a), direct.writer_key(&a));
-        assert_eq!(TagKeys::derived_from(&pepper).writer_key(&a), derived.writer_key(&a));
+        assert_eq!(
+            TagKeys::derived_from(&pepper, &[]).writer_key(&a),
+            derived.writer_key(&a)
+        );
+    }
+
+    #[test]
+    fn a_derived_key_keeps_the_keys_derived_from_the_peppers_it_replaced() {
+        let (old, older, new) = (
+            secret(&"o".repeat(32)),
+            secret(&"l".repeat(32)),
+            secret(&"n".repeat(32)),
+        );
+        let a = ClientAddress("203.0.113.9".into());
+        let after = TagKeys::derived_from(&new, &[old.clone(), older.clone()]);
+        assert_eq!(
+            after.writer_keys(&a),
+            [
+                TagKeys::derived_from(&new, &[]).writer_key(&a),
+                TagKeys::derived_from(&old, &[]).writer_key(&a),
+                TagKeys::derived_from(&older, &[]).writer_key(&a),
+            ]
+        );
+        assert_eq!(
+            after.writer_key(&a),
+            after.writer_keys(&a)[0],
+            "what is written uses the new key"
+        );
+    }
+
+    #[test]
+    fn a_range_key_is_the_same_across_a_range_and_differs_from_every_address_key() {
+        let keys = TagKeys::new(&secret(&"k".repeat(32)), None).unwrap();
+        let (a, b) = (
+            ClientAddress("198.51.100.7".into()),
+            ClientAddress("198.51.100.200".into()),
+        );
+        let other = ClientAddress("198.51.101.7".into());
+        assert_eq!(keys.writer(&a).range, keys.writer(&b).range, "one /24");
+        assert_ne!(keys.writer(&a).range, keys.writer(&other).range);
+        assert_ne!(keys.writer(&a).key, keys.writer(&b).key);
+        assert_ne!(keys.writer(&a).range, keys.writer(&a).key);
+        let (v6, sibling) = (
+            ClientAddress("2001:db8:1:2::/64".into()),
+            ClientAddress("2001:db8:1:ff::/64".into()),
+        );
+        assert_eq!(keys.writer(&v6).range, keys.writer(&sibling).range, "one /48");
+        assert_ne!(
+            keys.writer(&v6).range,
+            keys.writer(&ClientAddress("2001:db8:2:2::/64".into())).range
+        );
+        assert_eq!(keys.range_keys(&a), [keys.writer(&a).range]);
     }
 }

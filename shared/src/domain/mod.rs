@@ -14,8 +14,8 @@ pub use fields::{
     PasswordHash, PostBody, PostId, PostKey, Reason, ReportId, Title, Username, new_id,
 };
 pub use moderation::{
-    Ban, BanPage, BanRecord, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget, Moderators,
-    Report, ReportPage, ReportTarget, Reported, WriterKey,
+    Ban, BanPage, BanRecord, BanScope, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget,
+    Moderators, Report, ReportPage, ReportTarget, Reported, Writer, WriterKey,
 };
 pub use version::PostVersion;
 
@@ -197,8 +197,11 @@ pub struct LikeState {
 pub struct Guard {
     pub author: Author,
     pub guest_password_hash: Option<PasswordHash>,
-    /// (v3) The writer's address key; none on what was written before v3.
+    /// (v3) The writer's address key; none on what was written before v3
+    /// and (v4) on what a deleted account left.
     pub writer: Option<WriterKey>,
+    /// (v4) The key of the range around it; none before v4.
+    pub writer_range: Option<WriterKey>,
 }
 
 /// A fixed window for counting failures: `[start, start + length)` in Unix seconds.

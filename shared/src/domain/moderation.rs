@@ -47,30 +47,70 @@ pub fn tag_of(writer_key: &str) -> String {
     writer_key.chars().take(WriterKey::TAG_LEN).collect()
 }
 
+/// (v4) The keys a post or comment is stored with: its writer's address
+/// key and the key of the range around it (the IPv4 /24 or the IPv6 /48),
+/// both under the tag key. A `"range"` ban names the second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Writer {
+    pub key: WriterKey,
+    pub range: WriterKey,
+}
+
+/// (v4) How wide an address ban reaches (docs/API.md, Hardening, Bans): the
+/// address key (an IPv4 address, an IPv6 /64) or its range (the IPv4 /24,
+/// the IPv6 /48), as Korean boards block a 대역.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum BanScope {
+    #[default]
+    Address,
+    Range,
+}
+
 /// Who a ban stops, as the store keys it: a member (wherever they write
-/// from) or an address key (guest or member).
+/// from), an address key or (v4) a range key (guest or member), or (v4)
+/// only guest writes from an address or range key: what a ban through a
+/// member's post adds, so the member cannot go on as a guest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BanSubject {
     Member(String),
     Address(WriterKey),
+    Range(WriterKey),
+    GuestAddress(WriterKey),
+    GuestRange(WriterKey),
 }
 
 impl BanSubject {
-    /// The subject as one string: `member:<id>` or `address:<key>`.
+    /// The subject as one string: `member:<id>`, `address:<key>`,
+    /// `range:<key>`, `guest-address:<key>` or `guest-range:<key>`.
     pub fn key(&self) -> String {
         match self {
             BanSubject::Member(id) => format!("member:{id}"),
             BanSubject::Address(key) => format!("address:{}", key.as_str()),
+            BanSubject::Range(key) => format!("range:{}", key.as_str()),
+            BanSubject::GuestAddress(key) => format!("guest-address:{}", key.as_str()),
+            BanSubject::GuestRange(key) => format!("guest-range:{}", key.as_str()),
         }
     }
 
     /// The subject a stored [`BanSubject::key`] names.
     pub fn from_key(key: &str) -> Option<Self> {
+        let writer = |k: &str| WriterKey::new(k.to_owned());
         match key.split_once(':')? {
             ("member", id) => Some(BanSubject::Member(id.to_owned())),
-            ("address", k) => Some(BanSubject::Address(WriterKey::new(k.to_owned()))),
+            ("address", k) => Some(BanSubject::Address(writer(k))),
+            ("range", k) => Some(BanSubject::Range(writer(k))),
+            ("guest-address", k) => Some(BanSubject::GuestAddress(writer(k))),
+            ("guest-range", k) => Some(BanSubject::GuestRange(writer(k))),
             _ => None,
         }
+    }
+
+    /// Whether it stops whoever writes from an address (members too), as
+    /// against a member or only guests.
+    pub fn is_address(&self) -> bool {
+        matches!(self, BanSubject::Address(_) | BanSubject::Range(_))
     }
 }
 
@@ -84,11 +124,21 @@ pub enum BanTarget {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
         member_id: String,
         nickname: String,
+        /// (v4) A ban through the member's post or comment: how wide it
+        /// also stops guest writes from where that was written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<BanScope>,
     },
     Guest {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
         tag: String,
+        /// (v4) `address` on bans from before v4.
+        #[serde(default)]
+        scope: BanScope,
     },
+    /// (v4) A banned member whose account is deleted since.
+    #[serde(rename = "deleted_member")]
+    DeletedMember {},
 }
 
 /// A ban (docs/API.md, Roles and moderation: Bans).
@@ -115,6 +165,9 @@ pub struct Ban {
 pub struct BanRecord {
     pub ban: Ban,
     pub subject: BanSubject,
+    /// (v4) A second subject the ban stops: guest writes from the address
+    /// or range a banned member's post was written from.
+    pub also: Option<BanSubject>,
     pub expires: Option<i64>,
 }
 
@@ -228,18 +281,39 @@ pub enum LogTarget {
     Member {
         member_id: String,
         nickname: String,
+        /// (v4) As the ban's target says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<BanScope>,
     },
     Guest {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
         tag: String,
+        /// (v4) On bans: as the ban's target says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<BanScope>,
     },
+    /// (v4) A member whose account is deleted since.
+    #[serde(rename = "deleted_member")]
+    DeletedMember {},
 }
 
 impl From<BanTarget> for LogTarget {
     fn from(target: BanTarget) -> Self {
         match target {
-            BanTarget::Member { member_id, nickname } => LogTarget::Member { member_id, nickname },
-            BanTarget::Guest { tag } => LogTarget::Guest { tag },
+            BanTarget::Member {
+                member_id,
+                nickname,
+                scope,
+            } => LogTarget::Member {
+                member_id,
+                nickname,
+                scope,
+            },
+            BanTarget::Guest { tag, scope } => LogTarget::Guest {
+                tag,
+                scope: Some(scope),
+            },
+            BanTarget::DeletedMember {} => LogTarget::DeletedMember {},
         }
     }
 }
@@ -547,7 +621,10 @@ mod tests {
         let ban = Ban {
             id: "B".into(),
             board: "free".into(),
-            target: BanTarget::Guest { tag: "abcdefgh".into() },
+            target: BanTarget::Guest {
+                tag: "abcdefgh".into(),
+                scope: BanScope::Address,
+            },
             reason: "spam".into(),
             created_at: "t".into(),
             expires_at: None,
@@ -560,14 +637,45 @@ mod tests {
         let permanent = BanRecord {
             ban: ban.clone(),
             subject: subject.clone(),
+            also: None,
             expires: None,
         };
         assert!(permanent.active_at(i64::MAX));
         let timed = BanRecord {
             ban,
             subject,
+            also: None,
             expires: Some(100),
         };
         assert!(timed.active_at(99) && !timed.active_at(100));
+    }
+
+    #[test]
+    fn every_ban_subject_reads_back_from_its_key_and_only_address_kinds_stop_members() {
+        let key = || WriterKey::new("abcdefgh234567".into());
+        for subject in [
+            BanSubject::Member("01J0000000000000000000000A".into()),
+            BanSubject::Address(key()),
+            BanSubject::Range(key()),
+            BanSubject::GuestAddress(key()),
+            BanSubject::GuestRange(key()),
+        ] {
+            assert_eq!(BanSubject::from_key(&subject.key()), Some(subject.clone()));
+            let stops_members = matches!(subject, BanSubject::Address(_) | BanSubject::Range(_));
+            assert_eq!(subject.is_address(), stops_members, "{subject:?}");
+        }
+        assert_eq!(BanSubject::from_key("nonsense:x"), None);
+        let before_v4: BanTarget = serde_json::from_str(r#"{"kind":"guest","tag":"abcdefgh"}"#).unwrap();
+        assert_eq!(
+            before_v4,
+            BanTarget::Guest {
+                tag: "abcdefgh".into(),
+                scope: BanScope::Address
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(BanTarget::DeletedMember {}).unwrap(),
+            serde_json::json!({"kind": "deleted_member"})
+        );
     }
 }

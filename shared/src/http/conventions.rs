@@ -35,7 +35,7 @@ pub fn is_tidy_request_id(value: &HeaderValue) -> bool {
 /// Gives every request its `X-Request-Id` (the client's when tidy; else,
 /// on Lambda, API Gateway's request id, which AWS writes, `=` and all; else a
 /// fresh ULID) before anything else reads it, and echoes it on the
-/// response. Every router has it; the server also puts it outermost, before
+/// response, with `X-Content-Type-Options: nosniff`. Every router has it; the server also puts it outermost, before
 /// its access log (a second pass keeps the id the first one set).
 pub async fn request_id(mut request: Request, next: Next) -> Response {
     let client = request
@@ -48,7 +48,14 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
         .unwrap_or_else(|| HeaderValue::from_str(&new_id()).expect("a ULID is a header value"));
     request.headers_mut().insert(REQUEST_ID, id.clone());
     let mut response = next.run(request).await;
-    response.headers_mut().insert(REQUEST_ID, id);
+    let headers = response.headers_mut();
+    headers.insert(REQUEST_ID, id);
+    // (v4) Every answer, as docs/API.md (Hardening) says: a JSON body is
+    // never to be taken for a script or a page, whatever a browser guesses.
+    headers.insert(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     response
 }
 

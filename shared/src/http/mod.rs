@@ -58,6 +58,11 @@ impl IntoResponse for ApiError {
         }
         let body = json!({"error": {"code": self.code(), "message": self.to_string()}});
         let mut response = (self.status(), Json(body)).into_response();
+        // Also here, not only in the router's outermost layer: the server
+        // answers a request over its time outside the router.
+        response
+            .headers_mut()
+            .insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         if matches!(self, ApiError::PayloadTooLarge | ApiError::UnsupportedMediaType) {
             // The rest of the body was never read: this connection cannot
             // carry another request, and a client that pools it would fail.

@@ -20,8 +20,8 @@ use super::handlers::sessions::LogInRequest;
 use super::routes::routes;
 use crate::app::sessions::Session;
 use crate::domain::{
-    Author, Ban, BanPage, BanTarget, Comment, CommentPage, LikeState, LogAction, LogEntry, LogPage, LogTarget, Me,
-    Member, Moderators, Page, Post, PostDetail, PostSummary, Report, ReportPage, ReportTarget, Roles,
+    Author, Ban, BanPage, BanScope, BanTarget, Comment, CommentPage, LikeState, LogAction, LogEntry, LogPage,
+    LogTarget, Me, Member, Moderators, Page, Post, PostDetail, PostSummary, Report, ReportPage, ReportTarget, Roles,
 };
 use crate::error::ApiError;
 use crate::function::Function;
@@ -50,6 +50,7 @@ use crate::function::Function;
     BanRequest,
     Moderators,
     Ban,
+    BanScope,
     BanTarget,
     BanPage,
     Report,
@@ -395,6 +396,8 @@ fn components(responses: Map<String, Value>) -> Value {
                        "description": "Makes the create safe to retry: the same key with the same request answers the first answer again for 24 hours"},
             "IfMatch": {"name": "If-Match", "in": "header", "required": false, "schema": {"type": "string"},
                         "description": "The post's `ETag` this edit was made from: when the post is now at another version, `412 precondition_failed` and nothing changes. Without it the last edit wins"},
+            "AdminEnrollToken": {"name": "Admin-Enroll-Token", "in": "header", "required": false, "schema": {"type": "string"},
+                        "description": "(v4) Only to sign up a name `ADMIN_USERNAMES` lists that no account holds yet: equal to the deployment's `ADMIN_ENROLL_TOKEN`, else such a name answers `409 username_taken`"},
             "RequestId": {"name": "X-Request-Id", "in": "header", "required": false, "schema": {"type": "string"},
                           "description": "Kept, logged and echoed when it is 1-64 characters of `[A-Za-z0-9._-]`; any other value is replaced by a fresh id"}
         },
@@ -506,6 +509,9 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     let codes = codes(route);
     if codes.contains(&"precondition_failed") {
         parameters.push(parameter_ref("IfMatch"));
+    }
+    if doc.operation_id == "createMember" {
+        parameters.push(parameter_ref("AdminEnrollToken"));
     }
     parameters.push(parameter_ref("RequestId"));
     op["parameters"] = parameters.into();

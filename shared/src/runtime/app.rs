@@ -1,7 +1,8 @@
-//! The application's settings from the environment: `BOARDS`, (v3) `ADMIN_USERNAMES` and `BLOCKED_WORDS`, and every
+//! The application's settings from the environment: `BOARDS`, (v3) `ADMIN_USERNAMES` and `BLOCKED_WORDS`, (v4) `ADMIN_ENROLL_TOKEN`, and every
 //! `LIMIT_*` (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`).
 
 use super::{ConfigError, Env};
+use crate::app::AdminEnrollToken;
 use crate::app::AppSettings;
 use crate::app::throttle::{Limit, Limits};
 use crate::domain::{BlockedWords, Boards, Username};
@@ -15,6 +16,12 @@ pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
         limits: limits(env)?,
         admins: admins(env)?,
         blocked_words: BlockedWords::parse_list(&env.get("BLOCKED_WORDS").unwrap_or_default()),
+        admin_enroll_token: env
+            .get("ADMIN_ENROLL_TOKEN")
+            .filter(|token| !token.is_empty())
+            .map(AdminEnrollToken::parse)
+            .transpose()
+            .map_err(ConfigError::Invalid)?,
     })
 }
 

@@ -11,6 +11,9 @@ use super::ConfigError;
 pub(super) fn local_secret(data_dir: &Path, name: &str) -> Result<String, ConfigError> {
     let path = data_dir.join(name);
     let failed = |e: std::io::Error| ConfigError::invalid(format!("{}: {e}", path.display()));
+    // First, also when the secret exists: a DATA_DIR found open is closed.
+    crate::private_files::create_dir(data_dir)
+        .map_err(|e| ConfigError::invalid(format!("DATA_DIR {}: {e}", data_dir.display())))?;
     if let Ok(secret) = std::fs::read_to_string(&path) {
         let shared = crate::private_files::shared_bits(&path).map_err(failed)?;
         if shared != 0 {
@@ -22,8 +25,6 @@ pub(super) fn local_secret(data_dir: &Path, name: &str) -> Result<String, Config
         }
         return Ok(secret.trim().to_owned());
     }
-    crate::private_files::create_dir(data_dir)
-        .map_err(|e| ConfigError::invalid(format!("DATA_DIR {}: {e}", data_dir.display())))?;
     let secret: String = rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect();
     write_private(&path, &secret).map_err(failed)?;
     tracing::warn!(

@@ -139,10 +139,23 @@ impl Config {
                     previous: env.get("TAG_KEY_PREVIOUS").map(SecretString::from),
                 },
                 // The server keeps a pepper (or, with PEPPER=none, a key of its own).
-                None if data_dir.is_some() => TagKeySource::Derived(SecretString::from(match secret("PEPPER")? {
-                    pepper if pepper != UNPEPPERED => pepper,
-                    _ => secret("TAG_KEY")?,
-                })),
+                None if data_dir.is_some() => match secret("PEPPER")? {
+                    // (v4) With the keys of the peppers it replaced: a
+                    // rotation lifts no ban (docs/API.md, Hardening).
+                    pepper if pepper != UNPEPPERED => TagKeySource::Derived {
+                        current: SecretString::from(pepper),
+                        previous: env
+                            .list("PEPPER_PREVIOUS")
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(SecretString::from)
+                            .collect(),
+                    },
+                    _ => TagKeySource::Derived {
+                        current: SecretString::from(secret("TAG_KEY")?),
+                        previous: Vec::new(),
+                    },
+                },
                 None => {
                     return Err(ConfigError::invalid(
                         "TAG_KEY is required on Lambda: set TAG_KEY_ARN (a Secrets Manager secret) or TAG_KEY",
@@ -178,8 +191,12 @@ pub enum TagKeySource {
         current: SecretString,
         previous: Option<SecretString>,
     },
-    /// The server without `TAG_KEY`: derived from this secret (the pepper).
-    Derived(SecretString),
+    /// The server without `TAG_KEY`: derived from this secret (the pepper)
+    /// and (v4) from the ones it replaced (`PEPPER_PREVIOUS`).
+    Derived {
+        current: SecretString,
+        previous: Vec<SecretString>,
+    },
 }
 
 /// The redacted summary printed at start: no secret value, only whether it is set.
@@ -201,7 +218,12 @@ impl fmt::Display for Config {
                     write!(f, " tag_key_previous=set")?;
                 }
             }
-            Some(TagKeySource::Derived(_)) => write!(f, " tag_key=derived")?,
+            Some(TagKeySource::Derived { previous, .. }) => {
+                write!(f, " tag_key=derived")?;
+                if !previous.is_empty() {
+                    write!(f, " tag_key_previous=derived")?;
+                }
+            }
             None => {}
         }
         write!(f, " {}", self.app)?;
@@ -289,7 +311,7 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         let server = Config::from(Deployment::Server, &server_env(dir.path(), &[])).unwrap();
-        assert!(matches!(server.tag_key, Some(TagKeySource::Derived(_))));
+        assert!(matches!(server.tag_key, Some(TagKeySource::Derived { .. })));
         assert!(server.to_string().contains("tag_key=derived"));
         let short = [("TAG_KEY", "short")];
         let config = Config::from(Deployment::Server, &server_env(dir.path(), &short)).unwrap();
@@ -416,6 +438,29 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("pepper is readable by group or others"), "{message}");
         assert!(message.contains("chmod 600"), "{message}");
+    }
+
+    #[test]
+    fn an_existing_data_dir_open_to_others_is_made_owner_only_and_a_shared_one_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("data");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Config::from(Deployment::Server, &server_env(&dir, &[])).unwrap();
+        assert_eq!(mode(&dir), 0o700, "made owner-only");
+        // Again with its secrets already there: still checked.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o750)).unwrap();
+        Config::from(Deployment::Server, &server_env(&dir, &[])).unwrap();
+        assert_eq!(mode(&dir), 0o700, "checked when the secrets exist too");
+        // A directory like /tmp is not taken from its other users.
+        let shared = parent.path().join("tmp-like");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let err = Config::from(Deployment::Server, &server_env(&shared, &[])).unwrap_err();
+        assert!(err.to_string().contains("shared directory"), "{err}");
+        assert_eq!(mode(&shared), 0o1777, "left as it was");
     }
 
     #[test]

@@ -28,13 +28,21 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         Some(super::settings::TagKeySource::Configured { current, previous }) => {
             app.with_tags(TagKeys::new(current, previous.as_ref()).map_err(anyhow::Error::msg)?)
         }
-        Some(super::settings::TagKeySource::Derived(secret)) => app.with_tags(TagKeys::derived_from(secret)),
+        Some(super::settings::TagKeySource::Derived { current, previous }) => {
+            app.with_tags(TagKeys::derived_from(current, previous))
+        }
         None => app,
     };
     // (v3) The server purges deleted posts' children off the request; on
     // Lambda the `purge` function does, on the table's stream.
     if matches!(config.deployment, super::Deployment::Server) {
         tokio::spawn(app.clone().purge_in_background());
+        // (v4) One read per admin name, at start: not on a Lambda cold start.
+        // A store that cannot answer now is no reason not to start.
+        #[cfg(feature = "hashing")]
+        if let Err(e) = app.warn_about_unclaimed_admin_names().await {
+            tracing::warn!(error = %e, "could not look up the ADMIN_USERNAMES accounts");
+        }
     }
     Ok(AppState::new(app, config.http))
 }

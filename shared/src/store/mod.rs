@@ -23,7 +23,7 @@ use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSlug, Comment, CommentId, CommentKey, CommentPage, Guard, LikeState,
     LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash, PendingDeletion,
     Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported, Title, Username,
-    Window, WriterKey,
+    Window, Writer,
 };
 
 #[async_trait]
@@ -58,7 +58,7 @@ pub trait Posts: Send + Sync {
     async fn create_post(
         &self,
         post: &Post,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()>;
@@ -124,7 +124,7 @@ pub trait Comments: Send + Sync {
         &self,
         board: &BoardSlug,
         comment: &Comment,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()>;
@@ -245,8 +245,8 @@ pub trait Accounts: Send + Sync {
     /// What was deleted or disowned is no longer found (on DynamoDB once
     /// the index has caught up: an item may be found again a moment after).
     async fn owned(&self, member: &MemberId, likes: bool, limit: usize) -> StoreResult<Vec<Owned>>;
-    /// Makes `deleted_member` the author of these posts and comments
-    /// (likes are left as they are). Idempotent.
+    /// Makes `deleted_member` the author of these posts and comments and
+    /// (v4) erases their writer keys (likes are left as they are). Idempotent.
     async fn disown(&self, member: &MemberId, items: &[Owned]) -> StoreResult<()>;
     /// Ends a pending deletion (step 2 done).
     async fn finish_deletion(&self, member: &MemberId) -> StoreResult<()>;

@@ -151,7 +151,7 @@ impl Posts for TracedStore {
     async fn create_post(
         &self,
         post: &Post,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
@@ -209,7 +209,7 @@ impl Comments for TracedStore {
         &self,
         board: &BoardSlug,
         comment: &Comment,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {

@@ -408,6 +408,8 @@ async fn report(api: &Api, post: &str) {
 
 /// The admin mixed-moderated's server is told of (`ADMIN_USERNAMES`).
 pub(crate) const ADMIN: &str = "load_admin";
+/// (v4) What its signup carries: an unclaimed admin name is reserved.
+pub(crate) const ADMIN_ENROLL_TOKEN: &str = "load-admin-enroll-token";
 
 /// (v3) Bans on the board the load writes on, none of them of a loaded
 /// user: `members` members of their own and `guests` guests, each banned
@@ -426,7 +428,13 @@ pub(crate) async fn seed_bans(api: &Api, run_id: &str, members: usize, guests: u
         request.send()
     };
     let account = json!({"username": ADMIN, "password": PASSWORD, "nickname": "admin"});
-    let _ = post("/members".into(), None, account, None).await?; // 409 on a rerun
+    let _ = api
+        .http
+        .post(format!("{}/members", api.base))
+        .header("admin-enroll-token", ADMIN_ENROLL_TOKEN)
+        .json(&account)
+        .send()
+        .await?; // 409 on a rerun
     let session: Value = post(
         "/sessions".into(),
         None,

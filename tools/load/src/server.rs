@@ -66,6 +66,8 @@ impl Spawned {
             // (v3) mixed-moderated's admin, and no report quota (the load
             // generator is one address). A build from before v3 ignores both.
             .env("ADMIN_USERNAMES", crate::scenarios::ADMIN)
+            // (v4) The admin name is reserved for a signup with the token.
+            .env("ADMIN_ENROLL_TOKEN", crate::scenarios::ADMIN_ENROLL_TOKEN)
             .env("LIMIT_REPORTS_ADDRESS", "off")
             // (v3) Up to 100 users on one address: the server's cap of 64
             // connections per address would close theirs (status 0 in the

@@ -1,6 +1,7 @@
 //! signup: `POST /members`.
 
 use axum::extract::State;
+use secrecy::SecretString;
 use serde::Deserialize;
 
 use super::{Created, created};
@@ -23,8 +24,12 @@ pub(crate) struct SignUpRequest {
     nickname: Option<String>,
 }
 
+/// (v4) Signs up a name `ADMIN_USERNAMES` reserves (docs/API.md, Hardening).
+const ADMIN_ENROLL_TOKEN: &str = "admin-enroll-token";
+
 pub(crate) async fn signup(
     State(state): State<AppState>,
+    headers: http::HeaderMap,
     Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
     Body(r): Body<SignUpRequest>,
@@ -35,6 +40,10 @@ pub(crate) async fn signup(
         password: Password::member(required("password", r.password)?)?,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
         client,
+        admin_enroll_token: headers
+            .get(ADMIN_ENROLL_TOKEN)
+            .and_then(|value| value.to_str().ok())
+            .map(|token| SecretString::from(token.to_owned())),
     };
     state.app.sign_up(command).await.map(created)
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::{Created, DoneOnce, created};
 use crate::app::Answer;
 use crate::app::moderation::{BanBy, BanCommand, ModPage, Removal, ReportCommand};
-use crate::domain::{Ban, BanDuration, BanPage, CommentId, MemberId, PostId, Reason, ReportPage, Reported};
+use crate::domain::{Ban, BanDuration, BanPage, BanScope, CommentId, MemberId, PostId, Reason, ReportPage, Reported};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::{AuthMember, MaybeMember};
@@ -43,6 +43,20 @@ pub(crate) struct BanRequest {
     /// 60 to 31,536,000 seconds; absent or null: permanent.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::duration_s))]
     duration_s: Option<i64>,
+    /// (v4) How wide the address part reaches: `address` (default: the IPv4
+    /// address or the IPv6 /64) or `range` (the IPv4 /24 or the IPv6 /48).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::BanScope>))]
+    scope: Option<String>,
+}
+
+/// (v4) `"address"`, `"range"`, or absent.
+fn scope(value: Option<&str>) -> Result<Option<BanScope>, ApiError> {
+    match value {
+        None => Ok(None),
+        Some("address") => Ok(Some(BanScope::Address)),
+        Some("range") => Ok(Some(BanScope::Range)),
+        Some(_) => Err(ApiError::validation(r#"scope must be "address" or "range""#)),
+    }
 }
 
 fn reason(r: Option<String>) -> Result<Reason, ApiError> {
@@ -130,6 +144,7 @@ pub(crate) async fn ban(
         by: r.by()?,
         reason: reason(r.reason)?,
         duration: BanDuration::parse(r.duration_s)?,
+        scope: scope(r.scope.as_deref())?,
     };
     state.app.ban(&staff, command).await.map(created)
 }

@@ -300,7 +300,8 @@ impl DynamoStore {
         Ok((items, more))
     }
 
-    /// The author of one post or comment becomes `deleted_member` and the
+    /// The author of one post or comment becomes `deleted_member`, its
+    /// writer key goes (v4: nothing ties it to an address any more) and the
     /// item leaves `ByOwner`, if `member` is still its author; false when
     /// it is not (gone, or disowned already).
     async fn disown_one(&self, member: &str, item_key: Item) -> StoreResult<bool> {
@@ -313,7 +314,7 @@ impl DynamoStore {
             .table_name(&self.table)
             .set_key(Some(item_key))
             .update_expression(
-                "SET author_kind = :deleted, author_nickname = :nickname REMOVE author_member_id, #owner, owner_sk",
+                "SET author_kind = :deleted, author_nickname = :nickname REMOVE author_member_id, #owner, owner_sk, writer_key, writer_range",
             )
             .condition_expression("author_kind = :member AND author_member_id = :id")
             .expression_attribute_names("#owner", "owner")

@@ -9,7 +9,9 @@ use super::DynamoStore;
 use super::attributes::{from_item, key, s, to_item};
 use super::items::{CommentItem, ReportPointerItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of};
 use super::moderation::{RACES, failed_at, pause_after_race};
-use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, WriterKey};
+use crate::domain::{
+    BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer, WriterKey,
+};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 /// How a comment's delete ended.
@@ -94,7 +96,7 @@ impl Comments for DynamoStore {
         &self,
         board: &BoardSlug,
         comment: &Comment,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
@@ -153,6 +155,7 @@ impl Comments for DynamoStore {
             author: comment.author.into(),
             guest_password_hash: comment.guest_password_hash.map(PasswordHash::new),
             writer: comment.writer_key.map(WriterKey::new),
+            writer_range: comment.writer_range.map(WriterKey::new),
         }))
     }
 

@@ -70,7 +70,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Author, Comment, Post, PostSummary, ReportTarget, WriterKey};
+use crate::domain::{Author, Comment, Post, PostSummary, ReportTarget, Writer};
 
 pub(super) const BOARD_INDEX: &str = "GSI1";
 pub(super) const POST_SK: &str = "POST";
@@ -423,6 +423,9 @@ pub(super) struct PostItem {
     /// (v3) The writer's address key (never shown); none before v3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_key: Option<String>,
+    /// (v4) The key of its range (never shown); none before v4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_range: Option<String>,
     /// (v3) A member's post: [`BY_OWNER_INDEX`]'s keys.
     #[serde(flatten)]
     pub owner: OwnerFields,
@@ -452,7 +455,7 @@ impl OwnerFields {
 }
 
 impl PostItem {
-    pub(super) fn new(post: &Post, writer: &WriterKey, guest_password_hash: Option<&str>) -> Self {
+    pub(super) fn new(post: &Post, writer: &Writer, guest_password_hash: Option<&str>) -> Self {
         let s = &post.summary;
         PostItem {
             pk: post_pk(&s.id),
@@ -471,7 +474,8 @@ impl PostItem {
             updated_at: post.updated_at.clone(),
             guest_password_hash: guest_password_hash.map(str::to_owned),
             version: Some(crate::domain::PostVersion::of(&s.title, &post.body).as_str().to_owned()),
-            writer_key: Some(writer.as_str().to_owned()),
+            writer_key: Some(writer.key.as_str().to_owned()),
+            writer_range: Some(writer.range.as_str().to_owned()),
             owner: OwnerFields::of(owner_of(&s.author), owned_post_sk(&s.id)),
         }
     }
@@ -506,13 +510,16 @@ pub(super) struct CommentItem {
     /// (v3) The writer's address key (never shown); none before v3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_key: Option<String>,
+    /// (v4) The key of its range (never shown); none before v4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_range: Option<String>,
     /// (v3) A member's comment: [`BY_OWNER_INDEX`]'s keys.
     #[serde(flatten)]
     pub owner: OwnerFields,
 }
 
 impl CommentItem {
-    pub(super) fn new(board: &str, c: &Comment, writer: &WriterKey, guest_password_hash: Option<&str>) -> Self {
+    pub(super) fn new(board: &str, c: &Comment, writer: &Writer, guest_password_hash: Option<&str>) -> Self {
         CommentItem {
             pk: post_pk(&c.post_id),
             sk: comment_sk(&c.id),
@@ -524,7 +531,8 @@ impl CommentItem {
             author: (&c.author).into(),
             created_at: c.created_at.clone(),
             guest_password_hash: guest_password_hash.map(str::to_owned),
-            writer_key: Some(writer.as_str().to_owned()),
+            writer_key: Some(writer.key.as_str().to_owned()),
+            writer_range: Some(writer.range.as_str().to_owned()),
             owner: OwnerFields::of(owner_of(&c.author), owned_comment_sk(&c.id)),
         }
     }
@@ -566,6 +574,10 @@ pub(super) struct BanItem {
     pub ban_id: String,
     /// `BanSubject::key`.
     pub subject: String,
+    /// (v4) The ban's second subject (`BanSubject::key`), whose own item
+    /// holds a copy of this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub also: Option<String>,
     /// The `Ban` as JSON.
     pub ban: String,
     /// Unix seconds; none for a permanent ban.

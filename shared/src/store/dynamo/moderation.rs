@@ -51,6 +51,7 @@ fn ban_from(item: &BanItem) -> StoreResult<BanRecord> {
     Ok(BanRecord {
         ban: from_json::<Ban>(&item.ban)?,
         subject: crate::store::ban_subject(&item.subject)?,
+        also: item.also.as_deref().map(crate::store::ban_subject).transpose()?,
         expires: item.expires,
     })
 }
@@ -369,13 +370,16 @@ impl Moderation for DynamoStore {
     }
 
     /// The subject's item (GetItem), then one transaction: the subject's
-    /// item (on the one just read), the replaced ban's record deleted, the
-    /// new record, the log entry and the completion. A race with another ban
-    /// of the same subject starts over.
+    /// item (on the one just read), (v4) the second subject's item, the
+    /// replaced ban's record deleted (with its second subject's item while
+    /// that still names it), the new record, the log entry and the
+    /// completion. A race with another ban of the same subject starts over.
+    /// A second subject's item names the latest ban that has it.
     async fn ban(&self, record: &BanRecord, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<()> {
         let board = record.ban.board.as_str();
         let ban_id = record.ban.id.as_str();
         let subject = record.subject.key();
+        let also = record.also.as_ref().map(BanSubject::key);
         let subject_key = key(ban_subject_pk(board, &subject), BAN_SK.into());
         let ban_json = to_json(&record.ban)?;
         let item = |pk: String, sk: String| {
@@ -384,11 +388,14 @@ impl Moderation for DynamoStore {
                 sk,
                 ban_id: ban_id.to_owned(),
                 subject: subject.clone(),
+                also: also.clone(),
                 ban: ban_json.clone(),
                 expires: record.expires,
                 expires_at: record.expires,
             })
         };
+        // The replaced ban's second subject's item, when it names another.
+        let mut keep_old_also = false;
         for attempt in 0..RACES {
             if attempt > 0 {
                 pause_after_race(attempt).await;
@@ -406,8 +413,22 @@ impl Moderation for DynamoStore {
                 Some(old) if old.ban_id == ban_id => return Ok(()),
                 Some(old) => self.put_if(subject_item, "ban_id = :old", &[(":old", s(old.ban_id.clone()))])?,
             }];
+            if let Some(also) = &also {
+                items.push(self.overwrite(item(ban_subject_pk(board, also), BAN_SK.into())?)?);
+            }
+            let mut old_also_at = None;
             if let Some(old) = &old {
                 items.push(self.delete(key(bans_pk(board), old.ban_id.clone()), None)?);
+                if let Some(old_also) = old.also.as_ref().filter(|a| Some(*a) != also.as_ref())
+                    && !keep_old_also
+                {
+                    old_also_at = Some(items.len());
+                    items.push(self.delete_if(
+                        key(ban_subject_pk(board, old_also), BAN_SK.into()),
+                        "attribute_not_exists(PK) OR ban_id = :old",
+                        &[(":old", s(old.ban_id.clone()))],
+                    )?);
+                }
             }
             items.push(self.put(item(bans_pk(board), ban_id.to_owned())?, "attribute_not_exists(PK)")?);
             items.push(self.log_put(board, entry)?);
@@ -419,6 +440,11 @@ impl Moderation for DynamoStore {
                 Ok(()) => return Ok(()),
                 // Another ban of the subject came between the read and the write.
                 Err(TxFailure::Conditions(failed)) if failed_at(&failed, 0) => continue,
+                // The replaced ban's second subject names a later ban: leave it.
+                Err(TxFailure::Conditions(failed)) if old_also_at.is_some_and(|at| failed_at(&failed, at)) => {
+                    keep_old_also = true;
+                    continue;
+                }
                 Err(TxFailure::Conditions(failed)) if done.is_some() && failed_at(&failed, claim_at) => {
                     return Err(StoreError::ClaimLost);
                 }
@@ -443,15 +469,19 @@ impl Moderation for DynamoStore {
     }
 
     /// One transaction: the record's delete (if there), the subject item's
-    /// (if it names this ban) and the log entry.
+    /// and (v4) the second subject item's (each if it names this ban) and
+    /// the log entry.
     async fn unban(&self, record: &BanRecord, entry: &LogEntry) -> StoreResult<bool> {
         let board = record.ban.board.as_str();
         let ban_id = record.ban.id.as_str();
-        let subject_key = key(ban_subject_pk(board, &record.subject.key()), BAN_SK.into());
-        let mut with_subject = true;
+        let mut subjects: Vec<Item> = [Some(&record.subject), record.also.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|subject| key(ban_subject_pk(board, &subject.key()), BAN_SK.into()))
+            .collect();
         loop {
             let mut items = vec![self.delete(key(bans_pk(board), ban_id.to_owned()), Some("attribute_exists(PK)"))?];
-            if with_subject {
+            for subject_key in &subjects {
                 // Gone already (an ended ban's item may go by TTL first) is fine.
                 items.push(self.delete_if(
                     subject_key.clone(),
@@ -463,10 +493,16 @@ impl Moderation for DynamoStore {
             match self.transact(items).await {
                 Ok(()) => return Ok(true),
                 Err(TxFailure::Conditions(failed)) if failed_at(&failed, 0) => return Ok(false),
-                // The subject's item names a later ban (this ended one's
-                // item went by TTL, then the subject was banned again):
-                // lift this one, leave that.
-                Err(TxFailure::Conditions(failed)) if with_subject && failed_at(&failed, 1) => with_subject = false,
+                // A subject's item names a later ban (this ended one's item
+                // went by TTL, then the subject was banned again): lift this
+                // one, leave that.
+                Err(TxFailure::Conditions(failed)) if (1..=subjects.len()).any(|at| failed_at(&failed, at)) => {
+                    let mut at = 0;
+                    subjects.retain(|_| {
+                        at += 1;
+                        !failed_at(&failed, at)
+                    });
+                }
                 Err(TxFailure::Conditions(_)) => {
                     return Err(StoreError::Internal("log entry id collision".into()));
                 }

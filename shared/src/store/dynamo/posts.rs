@@ -16,7 +16,7 @@ use super::items::{
 use super::transact::{is_conditional_failure, sdk_error};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
-    PostSummary, PostVersion, WriterKey,
+    PostSummary, PostVersion, Writer, WriterKey,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
@@ -112,7 +112,7 @@ impl Posts for DynamoStore {
     async fn create_post(
         &self,
         post: &Post,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
@@ -269,6 +269,7 @@ impl Posts for DynamoStore {
             author: post.summary.author.into(),
             guest_password_hash: post.guest_password_hash.map(PasswordHash::new),
             writer: post.writer_key.map(WriterKey::new),
+            writer_range: post.writer_range.map(WriterKey::new),
         }))
     }
 

@@ -173,6 +173,16 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
+    /// A transaction item that puts `item` over whatever is there.
+    pub(super) fn overwrite(&self, item: Item) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .build()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
     /// A transaction item that deletes `key`, if `condition` holds when given.
     pub(super) fn delete(&self, key: Item, condition: Option<&str>) -> StoreResult<TransactWriteItem> {
         let delete = Delete::builder()

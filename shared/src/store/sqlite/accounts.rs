@@ -200,7 +200,7 @@ impl Accounts for SqliteStore {
                 };
                 tx.execute(
                     &format!(
-                        "UPDATE {table} SET author_nickname = ?3, author_member_id = NULL
+                        "UPDATE {table} SET author_nickname = ?3, author_member_id = NULL, writer_key = NULL, writer_range = NULL
                          WHERE id = ?1 AND author_member_id = ?2"
                     ),
                     params![id, member, DELETED_MEMBER_NICKNAME],

@@ -8,7 +8,7 @@ use super::idempotency::complete;
 use super::moderation::resolve_reports_of;
 use super::rows::{author_columns, guard_from, post_exists};
 use super::{SqliteStore, sql_error};
-use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, WriterKey};
+use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 #[async_trait]
@@ -17,14 +17,15 @@ impl Comments for SqliteStore {
         &self,
         board: &BoardSlug,
         comment: &Comment,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
-        let (board, c, writer, hash, done) = (
+        let (board, c, writer, range, hash, done) = (
             board.as_str().to_owned(),
             comment.clone(),
-            writer.as_str().to_owned(),
+            writer.key.as_str().to_owned(),
+            writer.range.as_str().to_owned(),
             guest_password_hash.map(|h| h.as_str().to_owned()),
             done.cloned(),
         );
@@ -50,7 +51,8 @@ impl Comments for SqliteStore {
             let (kind, nickname, member_id) = author_columns(&c.author);
             tx.execute(
                 "INSERT INTO comments (id, post_id, parent_id, body, author_kind, author_nickname, author_member_id,
-                    guest_password_hash, created_at, writer_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    guest_password_hash, created_at, writer_key, writer_range)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     c.id,
                     c.post_id,
@@ -61,7 +63,8 @@ impl Comments for SqliteStore {
                     member_id,
                     hash,
                     c.created_at,
-                    writer
+                    writer,
+                    range
                 ],
             )
             .map_err(sql_error)?;
@@ -84,7 +87,8 @@ impl Comments for SqliteStore {
         );
         self.with(move |conn| {
             conn.query_row(
-                "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash, c.writer_key
+                "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash, c.writer_key,
+                    c.writer_range
                  FROM comments c JOIN posts p ON p.id = c.post_id
                  WHERE c.id = ?1 AND c.post_id = ?2 AND p.board = ?3",
                 params![comment_id, post_id, board],

@@ -132,4 +132,14 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     CREATE INDEX comments_by_author ON comments (author_member_id, id) WHERE author_member_id IS NOT NULL;
     CREATE INDEX likes_by_member ON likes (member_id);",
     ),
+    // (v4) Hardening (docs/API.md): every post and comment keeps the key of
+    // its writer's range too (the IPv4 /24 or IPv6 /48 under the tag key),
+    // which a `"range"` ban names; a ban keeps a second subject (guest
+    // writes from where a banned member's post was written).
+    M::up(
+        "ALTER TABLE posts ADD COLUMN writer_range TEXT;
+    ALTER TABLE comments ADD COLUMN writer_range TEXT;
+    ALTER TABLE bans ADD COLUMN also_subject TEXT;
+    CREATE INDEX bans_by_also_subject ON bans (board, also_subject) WHERE also_subject IS NOT NULL;",
+    ),
 ];

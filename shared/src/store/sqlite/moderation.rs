@@ -17,12 +17,20 @@ use crate::domain::{
 };
 use crate::store::{Claim, Completion, Moderation, StoreError, StoreResult, cursor, from_json, to_json};
 
-fn ban_from(ban: &str, subject: &str, expires: Option<i64>) -> StoreResult<BanRecord> {
+fn ban_from(ban: &str, subject: &str, also: Option<&str>, expires: Option<i64>) -> StoreResult<BanRecord> {
     Ok(BanRecord {
         ban: from_json::<Ban>(ban)?,
         subject: crate::store::ban_subject(subject)?,
+        also: also.map(crate::store::ban_subject).transpose()?,
         expires,
     })
+}
+
+/// A ban row as [`ban_from`] reads it: `ban, subject, also_subject, expires`.
+type BanRow = (String, String, Option<String>, Option<i64>);
+
+fn ban_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<BanRow> {
+    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
 }
 
 fn log(tx: &Transaction<'_>, board: &str, entry: &LogEntry) -> StoreResult<()> {
@@ -153,19 +161,18 @@ impl Moderation for SqliteStore {
         self.with(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT ban, subject, expires FROM bans
-                     WHERE board = ?1 AND subject = ?2 AND (expires IS NULL OR expires > ?3)",
+                    "SELECT ban, subject, also_subject, expires FROM bans
+                     WHERE board = ?1 AND (subject = ?2 OR also_subject = ?2) AND (expires IS NULL OR expires > ?3)
+                     LIMIT 1",
                 )
                 .map_err(sql_error)?;
             for key in &keys {
-                let found: Option<(String, String, Option<i64>)> = stmt
-                    .query_row(params![board, key, now], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                    })
+                let found: Option<BanRow> = stmt
+                    .query_row(params![board, key, now], ban_row)
                     .optional()
                     .map_err(sql_error)?;
-                if let Some((ban, subject, expires)) = found {
-                    return ban_from(&ban, &subject, expires).map(Some);
+                if let Some((ban, subject, also, expires)) = found {
+                    return ban_from(&ban, &subject, also.as_deref(), expires).map(Some);
                 }
             }
             Ok(None)
@@ -179,6 +186,7 @@ impl Moderation for SqliteStore {
             let tx = immediate(conn)?;
             let board = record.ban.board.as_str();
             let subject = record.subject.key();
+            let also = record.also.as_ref().map(BanSubject::key);
             // A new ban of the same writer replaces the earlier one.
             tx.execute(
                 "DELETE FROM bans WHERE board = ?1 AND subject = ?2",
@@ -186,8 +194,15 @@ impl Moderation for SqliteStore {
             )
             .map_err(sql_error)?;
             tx.execute(
-                "INSERT INTO bans (id, board, subject, ban, expires) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![record.ban.id, board, subject, to_json(&record.ban)?, record.expires],
+                "INSERT INTO bans (id, board, subject, also_subject, ban, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    record.ban.id,
+                    board,
+                    subject,
+                    also,
+                    to_json(&record.ban)?,
+                    record.expires
+                ],
             )
             .map_err(sql_error)?;
             log(&tx, board, &entry)?;
@@ -200,16 +215,16 @@ impl Moderation for SqliteStore {
     async fn ban_by_id(&self, board: &BoardSlug, id: &BanId) -> StoreResult<Option<BanRecord>> {
         let (board, id) = (board.as_str().to_owned(), id.as_str().to_owned());
         self.with(move |conn| {
-            let found: Option<(String, String, Option<i64>)> = conn
+            let found: Option<BanRow> = conn
                 .query_row(
-                    "SELECT ban, subject, expires FROM bans WHERE id = ?1 AND board = ?2",
+                    "SELECT ban, subject, also_subject, expires FROM bans WHERE id = ?1 AND board = ?2",
                     params![id, board],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                    ban_row,
                 )
                 .optional()
                 .map_err(sql_error)?;
             found
-                .map(|(ban, subject, expires)| ban_from(&ban, &subject, expires))
+                .map(|(ban, subject, also, expires)| ban_from(&ban, &subject, also.as_deref(), expires))
                 .transpose()
         })
         .await

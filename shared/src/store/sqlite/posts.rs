@@ -13,7 +13,7 @@ use super::rows::{
 use super::{SqliteStore, sql_error};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
-    PostVersion, WriterKey,
+    PostVersion, Writer,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
 
@@ -40,13 +40,14 @@ impl Posts for SqliteStore {
     async fn create_post(
         &self,
         post: &Post,
-        writer: &WriterKey,
+        writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
-        let (post, writer, hash, done) = (
+        let (post, writer, range, hash, done) = (
             post.clone(),
-            writer.as_str().to_owned(),
+            writer.key.as_str().to_owned(),
+            writer.range.as_str().to_owned(),
             guest_password_hash.map(|h| h.as_str().to_owned()),
             done.cloned(),
         );
@@ -58,8 +59,9 @@ impl Posts for SqliteStore {
                 .map_err(sql_error)?;
             tx.execute(
                 "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
-                    guest_password_hash, created_at, updated_at, view_count, like_count, comment_count, writer_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11)",
+                    guest_password_hash, created_at, updated_at, view_count, like_count, comment_count, writer_key,
+                    writer_range)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11, ?12)",
                 params![
                     s.id,
                     s.board,
@@ -71,7 +73,8 @@ impl Posts for SqliteStore {
                     hash,
                     s.created_at,
                     post.updated_at,
-                    writer
+                    writer,
+                    range
                 ],
             )
             .map_err(sql_error)?;

@@ -76,7 +76,7 @@ pub(super) fn comment_from(row: &Row<'_>) -> rusqlite::Result<Comment> {
 
 /// What [`guard_from`] reads.
 pub(super) const GUARD_COLUMNS: &str =
-    "author_kind, author_nickname, author_member_id, guest_password_hash, writer_key";
+    "author_kind, author_nickname, author_member_id, guest_password_hash, writer_key, writer_range";
 
 pub(super) fn guard_from(row: &Row<'_>) -> rusqlite::Result<Guard> {
     let writer: Option<String> = row.get(4)?;
@@ -84,6 +84,7 @@ pub(super) fn guard_from(row: &Row<'_>) -> rusqlite::Result<Guard> {
         author: author_from(row.get(0)?, row.get(1)?, row.get(2)?, writer.clone()),
         guest_password_hash: row.get::<_, Option<String>>(3)?.map(PasswordHash::new),
         writer: writer.map(WriterKey::new),
+        writer_range: row.get::<_, Option<String>>(5)?.map(WriterKey::new),
     })
 }
 
