@@ -4,7 +4,8 @@
 //! mangled paths, methods, tokens, query strings, and bodies that are random
 //! bytes or JSON objects of the real field names holding any JSON value;
 //! (v3) content types other than JSON, `Idempotency-Key`s good and bad, NUL
-//! bytes in fields and text that renders as nothing.
+//! bytes in fields and text that renders as nothing; (v4) moderation bodies
+//! with a ban's `scope`.
 //! Every answer must be a documented status with the docs/API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
 
@@ -21,7 +22,7 @@ use test_support::router::POST_ID;
 use tower::ServiceExt;
 
 const OTHER_ID: &str = "01JD3Z8Q6W4G7T2N5B8K1M0AAB";
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 17] = [
     "username",
     "password",
     "nickname",
@@ -33,6 +34,13 @@ const FIELDS: [&str; 11] = [
     "current_password",
     "new_password",
     "delete_content",
+    // (v3) moderation bodies, and (v4) a ban's scope.
+    "reason",
+    "duration_s",
+    "member_id",
+    "post_id",
+    "comment_id",
+    "scope",
 ];
 
 #[derive(Debug, Clone)]
@@ -92,6 +100,13 @@ fn path() -> impl Strategy<Value = String> {
         Just("/members/me/password".to_owned()),
         Just("/members/me/posts".to_owned()),
         Just("/members/me/comments".to_owned()),
+        // (v3) Moderation: the harness's member is staff nowhere, so its
+        // writes are refused after their bodies are read; (v4) bans by scope.
+        Just("/boards/{a}/bans".to_owned()),
+        Just("/boards/{a}/bans/{b}".to_owned()),
+        Just("/boards/{a}/modlog".to_owned()),
+        Just("/boards/{a}/posts/{b}/remove".to_owned()),
+        Just("/boards/{a}/posts/{b}/reports".to_owned()),
         Just("/{a}/{b}/{c}".to_owned()),
     ];
     let query = prop_oneof![

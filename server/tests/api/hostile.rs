@@ -896,6 +896,23 @@ async fn hostile_moderation_requests_get_their_api_errors_and_change_nothing(bac
                 r#"{{"post_id": "{post}", "reason": "r", "duration_s": 100000000000000000000}}"#
             ))
             .expect(400, "malformed_json", "duration_s"),
+        // (v4) Scopes: only the two words, as text, and never widening a member id.
+        case("a scope that is a prefix length", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"post_id": post, "reason": "r", "scope": 16}))
+            .expect(400, "malformed_json", "scope"),
+        case("a scope in another case", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"post_id": post, "reason": "r", "scope": "Range"}))
+            .expect(400, "validation_failed", "scope"),
+        case("a scope that is a CIDR", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"post_id": post, "reason": "r", "scope": "0.0.0.0/0"}))
+            .expect(400, "validation_failed", "scope"),
+        case("a range through a member id", Method::POST, "/boards/free/bans")
+            .token(&boss)
+            .json(json!({"member_id": post, "reason": "r", "scope": "range"}))
+            .expect(400, "validation_failed", "scope"),
         case("a ban of every kind at once", Method::POST, "/boards/free/bans")
             .token(&boss)
             .json(json!({"member_id": post, "post_id": post, "comment_id": post, "reason": "r"}))
