@@ -378,12 +378,25 @@ impl Board {
 /// every create until it is answered. Without keys a create that timed out
 /// can still apply when DynamoDB resumes, and its retry adds it again; with
 /// its `Idempotency-Key` each ends exactly once.
+///
+/// (v4) Except what DynamoDB Local itself drops: it answers a
+/// `TransactWriteItems` before its SQLite `COMMIT` has run, so a stop
+/// (SIGTERM) just after can roll back a transaction it acknowledged
+/// ([`dynamodb_local_acknowledges_a_transaction_before_its_commit_and_a_stop_undoes_it`];
+/// DynamoDB acknowledges only durable writes). Such a create was answered
+/// `201` (not replayed) and is gone with its whole transaction: the comment,
+/// its count and the completion of its key's record, whose claim (a write
+/// of its own, committed before) is left without an answer. That is told
+/// apart here and counted, in the stop only; a keyed create missing any
+/// other way (answered by a replay, or its record completed without it),
+/// or written twice, fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_retried_with_their_keys_through_a_dynamodb_outage_happen_exactly_once() {
     let files = tempfile::tempdir().unwrap();
     let mut dynamodb = DynamoLocal::start(files.path(), free_port());
     let table = format!("faults-{}", shared::domain::new_id().to_lowercase());
     warm_up(&dynamodb.endpoint(), &table).await;
+    let table_name = table.clone();
     let app = spawn_app_in(
         Backend::Dynamo,
         &[
@@ -398,7 +411,12 @@ async fn creates_retried_with_their_keys_through_a_dynamodb_outage_happen_exactl
     )
     .await;
     let board = Board::new(app).await;
+    let records = IdempotencyRecords {
+        client: dynamo_client(&dynamodb.endpoint()).await,
+        table: table_name.clone(),
+    };
     let mut report = Vec::new();
+    let mut dropped_by_emulator = Vec::new();
     for keyed in [false, true] {
         for phase in ["hang", "stop"] {
             // Clients start 40 ms apart and the outage 300 ms in, so some
@@ -431,28 +449,204 @@ async fn creates_retried_with_their_keys_through_a_dynamodb_outage_happen_exactl
             let lost = written.iter().filter(|n| **n == 0).count();
             let attempts: u32 = answered.iter().map(|r| r.attempts).sum();
             let replays = answered.iter().filter(|r| r.replayed).count();
+            let mut dropped = 0;
             for (r, n) in answered.iter().zip(&written) {
-                if keyed {
-                    assert_eq!(*n, 1, "{:?} written {n} times", r.text);
+                if !keyed {
+                    continue;
+                }
+                assert!(*n <= 1, "{:?} written {n} times", r.text);
+                if *n == 0 {
+                    // Where did it go? Its key's record says.
+                    let record = records.of(&format!("key {}", r.text)).await;
+                    let answered_in_record = record.as_ref().is_some_and(|r| r.contains_key("status"));
+                    assert!(
+                        phase == "stop" && !r.replayed && !answered_in_record,
+                        "{:?} was answered 201 (replayed: {}) and is not stored; its key's record: {record:?}",
+                        r.text,
+                        r.replayed
+                    );
+                    dropped += 1;
+                    dropped_by_emulator.push(r.text.clone());
                 }
             }
-            report.push((keyed, phase, texts.len(), attempts, duplicates, lost, replays));
+            report.push((keyed, phase, texts.len(), attempts, duplicates, lost, replays, dropped));
         }
     }
-    println!("| keys | outage | creates | requests sent | duplicates | lost | answered by replay |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
-    for (keyed, phase, creates, attempts, duplicates, lost, replays) in &report {
-        println!("| {keyed} | {phase} | {creates} | {attempts} | {duplicates} | {lost} | {replays} |");
+    println!(
+        "| keys | outage | creates | requests sent | duplicates | lost | answered by replay | of the lost: acknowledged, then rolled back by DynamoDB Local's stop |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    for (keyed, phase, creates, attempts, duplicates, lost, replays, dropped) in &report {
+        println!("| {keyed} | {phase} | {creates} | {attempts} | {duplicates} | {lost} | {replays} | {dropped} |");
     }
-    for (keyed, phase, _, _, duplicates, lost, _) in &report {
+    if !dropped_by_emulator.is_empty() {
+        println!(
+            "acknowledged by DynamoDB Local and undone by its stop (the transaction's COMMIT had not run; \
+             the key's claim is there without an answer): {dropped_by_emulator:?}"
+        );
+    }
+    for (keyed, phase, _, _, duplicates, lost, _, dropped) in &report {
         if *keyed {
-            assert_eq!((*duplicates, *lost), (0, 0), "{phase} with keys");
+            assert_eq!(*duplicates, 0, "{phase} with keys");
+            assert_eq!(
+                lost, dropped,
+                "{phase} with keys: every lost create is one DynamoDB Local dropped"
+            );
         }
     }
     // Every comment there is counted.
     let detail = body(board.read_post().await).await;
     let listed = board.all_comments().await.len();
     assert_eq!(detail["comment_count"], listed, "comment_count counts the comments");
+}
+
+async fn dynamo_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
+    use shared::store::dynamo::{SdkTuning, client_config};
+    aws_sdk_dynamodb::Client::from_conf(
+        client_config(Some(endpoint), None, &SdkTuning::defaults(true))
+            .await
+            .unwrap()
+            .build(),
+    )
+}
+
+/// The idempotency records of a table, read directly (docs/storage.md:
+/// `IDEM#<owner> <key>` / `IDEM`, with `status` once answered).
+struct IdempotencyRecords {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+}
+
+impl IdempotencyRecords {
+    /// The record of the key ending in `key` (keys are scoped by owner).
+    async fn of(
+        &self,
+        key: &str,
+    ) -> Option<std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>> {
+        use aws_sdk_dynamodb::types::AttributeValue;
+        let mut found = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .filter_expression("begins_with(PK, :idem) AND SK = :sk")
+                .expression_attribute_values(":idem", AttributeValue::S("IDEM#".into()))
+                .expression_attribute_values(":sk", AttributeValue::S("IDEM".into()))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .unwrap();
+            found.extend(page.items().iter().cloned());
+            start = page.last_evaluated_key;
+            if start.is_none() {
+                break;
+            }
+        }
+        found.into_iter().find(|item| {
+            item.get("PK")
+                .and_then(|pk| pk.as_s().ok())
+                .is_some_and(|pk| pk.ends_with(&format!(" {key}")))
+        })
+    }
+}
+
+/// (v4) Why the outage test above tells DynamoDB Local's drops apart: the
+/// emulator answers `TransactWriteItems` before its SQLite `COMMIT` has
+/// run (DynamoDBLocal.jar, `SQLiteDBAccess.commitTransaction` queues the
+/// `COMMIT` job and returns without waiting for it), while a single
+/// `PutItem` waits for its write. Here another connection holds a read
+/// lock on the emulator's file, which keeps the `COMMIT` from happening (a
+/// slow fsync or a stop delays it the same way): the transaction is
+/// answered 200 all the same, the `PutItem` is refused, and after a stop
+/// (SIGTERM, as the outage test stops it) and a restart the acknowledged
+/// transaction is not there. If a DynamoDB Local release fixes this, this
+/// test fails, and the outage test can count every lost create as lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamodb_local_acknowledges_a_transaction_before_its_commit_and_a_stop_undoes_it() {
+    use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+    let files = tempfile::tempdir().unwrap();
+    let mut dynamodb = DynamoLocal::start(files.path(), free_port());
+    let table = format!("commit-{}", shared::domain::new_id().to_lowercase());
+    warm_up(&dynamodb.endpoint(), &table).await;
+    // The SDK's own retries would hide what one request was answered.
+    let client = {
+        use shared::store::dynamo::{SdkTuning, client_config};
+        let tuning = SdkTuning {
+            max_attempts: 1,
+            ..SdkTuning::defaults(true)
+        };
+        aws_sdk_dynamodb::Client::from_conf(
+            client_config(Some(&dynamodb.endpoint()), None, &tuning)
+                .await
+                .unwrap()
+                .build(),
+        )
+    };
+    let item = |pk: &str| {
+        [("PK", pk), ("SK", "IDEM")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), AttributeValue::S(v.to_owned())))
+            .collect::<std::collections::HashMap<_, _>>()
+    };
+    let stored = async |client: &aws_sdk_dynamodb::Client, pk: &str| {
+        client
+            .get_item()
+            .table_name(&table)
+            .set_key(Some(item(pk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap()
+            .item
+            .is_some()
+    };
+
+    let reader = rusqlite::Connection::open(files.path().join("shared-local-instance.db")).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    let _: i64 = reader
+        .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+        .unwrap();
+
+    let put = client
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(item("single-put")))
+        .send()
+        .await;
+    assert!(put.is_err(), "a PutItem waits for its write, and is refused: {put:?}");
+    let transaction = client
+        .transact_write_items()
+        .transact_items(
+            TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&table)
+                        .set_item(Some(item("acknowledged")))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await;
+    assert!(
+        transaction.is_ok(),
+        "the transaction is acknowledged though its COMMIT cannot happen: {transaction:?}"
+    );
+
+    tokio::task::block_in_place(|| dynamodb.stop());
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    tokio::task::block_in_place(|| dynamodb.restart());
+    let client = dynamo_client(&dynamodb.endpoint()).await;
+    assert!(
+        !stored(&client, "acknowledged").await,
+        "the acknowledged transaction is gone after the stop"
+    );
+    assert!(!stored(&client, "single-put").await);
 }
 
 /// The same with SQLite's file locked by another connection: clients retry
