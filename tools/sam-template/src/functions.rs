@@ -52,7 +52,11 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
+        // The comment transaction (put + shard update + condition check),
+        // (v4) the ban check (several subjects, the address and range keys:
+        // one batch get), keys' claims.
         Function::GuestComment => &[
+            "dynamodb:BatchGetItem",
             "dynamodb:ConditionCheckItem",
             "dynamodb:DeleteItem",
             "dynamodb:GetItem",

@@ -164,6 +164,7 @@ fn env_pairs(table: &str, endpoint: &str) -> Vec<(String, String)> {
         ("GUEST_TIER", "bcrypt:4"),
         ("HASH_FLOOR_OVERRIDE", "1"),
         ("ADMIN_USERNAMES", "boss"),
+        ("ADMIN_ENROLL_TOKEN", ENROLL),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -193,6 +194,7 @@ struct Call<'a> {
     body: Option<Value>,
     key: Option<&'a str>,
     from: &'a str,
+    enroll: bool,
 }
 
 fn call<'a>(method: &'a str, path: impl Into<String>) -> Call<'a> {
@@ -203,6 +205,7 @@ fn call<'a>(method: &'a str, path: impl Into<String>) -> Call<'a> {
         body: None,
         key: None,
         from: "203.0.113.7",
+        enroll: false,
     }
 }
 
@@ -223,6 +226,10 @@ impl<'a> Call<'a> {
         self.from = address;
         self
     }
+    fn enroll(mut self) -> Self {
+        self.enroll = true;
+        self
+    }
 
     fn event(&self) -> String {
         let (path, query) = self.path.split_once('?').unwrap_or((&self.path, ""));
@@ -238,6 +245,9 @@ impl<'a> Call<'a> {
         }
         if let Some(key) = self.key {
             headers["idempotency-key"] = json!(key);
+        }
+        if self.enroll {
+            headers["admin-enroll-token"] = json!(ENROLL);
         }
         json!({
             "version": "2.0",
@@ -343,6 +353,9 @@ fn policy(template: &str, binary: &str) -> Used {
 
 const GUEST_PW: &str = "guest-pw-1";
 
+/// (v4) What lets `boss`, a reserved admin name, sign up (docs/API.md).
+const ENROLL: &str = "iam-test-admin-enroll-token-0123456789";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     let recorder = Recorder::default();
@@ -365,7 +378,9 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
                 "203.0.113.16",
             ][i],
         );
-        signup.expect(201, if i == 0 { call.key(&key) } else { call }).await;
+        signup
+            .expect(201, if i == 0 { call.key(&key).enroll() } else { call })
+            .await;
     }
     signup
         .expect(
