@@ -28,6 +28,10 @@ where
                     | "ThrottlingException"
                     | "RequestLimitExceeded"
                     | "InternalServerError"
+                    // (v4) AWS's common 500: `503 unavailable`, as
+                    // docs/API.md, Errors, says of a store that fails
+                    // (DynamoDB Local answers it when its file is locked).
+                    | "InternalFailure"
                     | "ServiceUnavailable"
                     | "LimitExceededException"
             )
@@ -264,5 +268,35 @@ impl DynamoStore {
             .build()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         Ok(TransactWriteItem::builder().update(update).build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::error::{ErrorMetadata, SdkError};
+    use aws_sdk_dynamodb::operation::put_item::PutItemError;
+
+    use super::sdk_error;
+    use crate::store::StoreError;
+
+    fn answered(code: &str) -> StoreError {
+        let error = PutItemError::generic(ErrorMetadata::builder().code(code).build());
+        // The raw response is only printed: any `Debug` stands in for it.
+        sdk_error(SdkError::service_error(error, "a 500 answer"))
+    }
+
+    #[test]
+    fn a_store_that_fails_on_its_side_is_unavailable_and_a_refused_request_is_not() {
+        for code in [
+            "InternalServerError",
+            "InternalFailure",
+            "ServiceUnavailable",
+            "ThrottlingException",
+        ] {
+            assert!(matches!(answered(code), StoreError::Unavailable(_)), "{code}");
+        }
+        for code in ["ValidationException", "AccessDeniedException"] {
+            assert!(matches!(answered(code), StoreError::Internal(_)), "{code}");
+        }
     }
 }
