@@ -58,7 +58,7 @@ pub struct Writer {
 
 /// (v4) How wide an address ban reaches (docs/API.md, Hardening, Bans): the
 /// address key (an IPv4 address, an IPv6 /64) or its range (the IPv4 /24,
-/// the IPv6 /48), as Korean boards block a 대역.
+/// the IPv6 /48), as Korean boards block a whole address band.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
