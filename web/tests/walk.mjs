@@ -271,12 +271,12 @@ try {
   const requested = [];
   page.on("request", (r) => /^https?:/.test(r.url()) && requested.push(r.url()));
   await page.evaluate((origin) => localStorage.setItem("api-base", origin), attacker.origin);
-  const hostile = `?api=${encodeURIComponent(attacker.origin)}`;
-  await visit("#/account", "#password", hostile);
+  const hostileLink = `?api=${encodeURIComponent(attacker.origin)}`;
+  await visit("#/account", "#password", hostileLink);
   check((await text("main")).includes("kim"), "a hostile ?api= link's account page shows the member's own account");
   check((await page.evaluate(() => localStorage.getItem("api-base"))) === null, "a stale stored API base is removed on load");
   await page.evaluate(() => sessionStorage.clear());
-  await visit("#/login", "#login", hostile);
+  await visit("#/login", "#login", hostileLink);
   await fill("login", { username: "kim", password: "password-123" });
   await submit("login");
   await waitText("nav", "김철수 님");
