@@ -390,13 +390,13 @@ impl App {
             .store
             .list_bans(&page.board, page.limit, page.cursor(), now)
             .await?;
-        let mut named = std::collections::BTreeSet::new();
-        for ban in &bans.bans {
-            if let BanTarget::Member { member_id, .. } = &ban.target {
-                named.insert(member_id.clone());
-            }
-            named.extend(member_of(&ban.by).map(str::to_owned));
-        }
+        let named = named_members(bans.bans.iter().map(|ban| {
+            let target = match &ban.target {
+                BanTarget::Member { member_id, .. } => Some(member_id.as_str()),
+                _ => None,
+            };
+            (target, &ban.by)
+        }));
         let deleted = self.deleted_members(named).await?;
         for ban in &mut bans.bans {
             if matches!(&ban.target, BanTarget::Member { member_id, .. } if deleted.contains(member_id)) {
@@ -525,13 +525,13 @@ impl App {
     /// The public log: never an address, never a removed body.
     pub async fn modlog(&self, page: ModPage) -> Result<LogPage, ApiError> {
         let mut log = self.store.modlog(&page.board, page.limit, page.cursor()).await?;
-        let mut named = std::collections::BTreeSet::new();
-        for entry in &log.entries {
-            if let LogTarget::Member { member_id, .. } = &entry.target {
-                named.insert(member_id.clone());
-            }
-            named.extend(member_of(&entry.by).map(str::to_owned));
-        }
+        let named = named_members(log.entries.iter().map(|entry| {
+            let target = match &entry.target {
+                LogTarget::Member { member_id, .. } => Some(member_id.as_str()),
+                _ => None,
+            };
+            (target, &entry.by)
+        }));
         let deleted = self.deleted_members(named).await?;
         for entry in &mut log.entries {
             if matches!(&entry.target, LogTarget::Member { member_id, .. } if deleted.contains(member_id)) {
@@ -541,6 +541,15 @@ impl App {
         }
         Ok(log)
     }
+}
+
+/// The distinct members a page names, as its target or as who acted:
+/// collected before any await, so nothing borrowed is held across one.
+fn named_members<'a>(named: impl Iterator<Item = (Option<&'a str>, &'a Author)>) -> std::collections::BTreeSet<String> {
+    named
+        .flat_map(|(target, by)| target.into_iter().chain(member_of(by)))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The member an author object names, if any.
