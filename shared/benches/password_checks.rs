@@ -54,7 +54,7 @@ struct Target {
 
 async fn target(dir: &std::path::Path, v3: bool) -> Target {
     let app = app(dir, v3).await;
-    app.sign_up(shared::app::accounts::SignUp {
+    app.sign_up(shared::app::signup::SignUp {
         idempotency: None,
         admin_enroll_token: None,
         username: Username::parse("bench".into()).unwrap(),

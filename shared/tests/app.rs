@@ -3,10 +3,10 @@
 //! as every deployment (docs/DESIGN.md, Layout). Authorization, throttling,
 //! hashing and rehash are decided here, so they are tested here.
 
-use shared::app::accounts::SignUp;
 use shared::app::guest::{GuestEdit, GuestPost, GuestProof};
 use shared::app::posts::{EditPost, WritePost};
 use shared::app::sessions::LogIn;
+use shared::app::signup::SignUp;
 use shared::app::{App, ClientAddress, SignedIn};
 use shared::domain::{Nickname, Password, PostBody, PostId, PostKey, Title, Username};
 use shared::error::ApiError;

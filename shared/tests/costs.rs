@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use shared::app::accounts::SignUp;
 use shared::app::guest::{GuestComment, GuestPost, GuestProof};
 use shared::app::posts::WritePost;
 use shared::app::sessions::LogIn;
+use shared::app::signup::SignUp;
 use shared::app::{Answer, App, AppSettings, Boards, ClientAddress, IdempotencyKey, KeyOwner};
 use shared::domain::{CommentId, CommentKey, Nickname, Password, PostBody, PostId, PostKey, Title, Username, new_id};
 use shared::hashing::Hashing;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::accounts::{check_length, check_password};
+use super::passwords::{check_length, check_password};
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress, SignedIn, revoked, username_of};
 use crate::domain::{

@@ -11,7 +11,7 @@ use crate::domain::{
 use crate::error::ApiError;
 use crate::hashing::Tier;
 
-use super::accounts::{check_length, check_password};
+use super::passwords::{check_length, check_password};
 use super::posts::{EditPost, new_comment, new_post};
 use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};

@@ -7,19 +7,21 @@
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod account;
 #[cfg(feature = "hashing")]
-pub mod accounts;
-#[cfg(feature = "hashing")]
 mod errors;
 #[cfg(feature = "hashing")]
 pub mod guest;
 mod idempotency;
 pub mod likes;
 pub mod moderation;
+#[cfg(feature = "hashing")]
+mod passwords;
 pub mod posts;
 pub mod purge;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod sessions;
 mod settings;
+#[cfg(feature = "hashing")]
+pub mod signup;
 pub mod tags;
 pub mod throttle;
 #[cfg(feature = "tokens")]
@@ -145,8 +147,9 @@ impl App {
         self
     }
 
-    /// Present in functions that write on boards; a route that writes is
-    /// only mounted where it is, so its absence is a wiring bug.
+    /// Present in functions that write on boards; a configuration without it
+    /// for such a function is refused at start (`runtime::build`), so the
+    /// error here is only for an `App` assembled by hand.
     pub fn tags(&self) -> Result<&TagKeys, ApiError> {
         self.tags
             .as_deref()
@@ -275,8 +278,8 @@ impl App {
     }
 
     #[cfg(feature = "hashing")]
-    /// Present in functions that hash passwords; a route that hashes is only
-    /// mounted where it is, so its absence is a wiring bug.
+    /// Present in functions that hash passwords; refused at start without it
+    /// like [`App::tags`].
     pub fn hashing(&self) -> Result<&Hashing, ApiError> {
         self.hashing
             .as_ref()
@@ -284,6 +287,8 @@ impl App {
     }
 
     #[cfg(feature = "tokens")]
+    /// Present in functions that handle bearer tokens; refused at start
+    /// without it like [`App::tags`].
     pub fn tokens(&self) -> Result<&JwtKeys, ApiError> {
         self.tokens
             .as_deref()

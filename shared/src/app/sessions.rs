@@ -4,7 +4,7 @@ use crate::domain::{Member, Password, PasswordHash, Username};
 use crate::error::ApiError;
 use crate::hashing::{Hashing, Tier};
 
-use super::accounts::check_password;
+use super::passwords::check_password;
 use super::throttle::Refusal;
 use super::tokens::TOKEN_TTL_SECS;
 use super::{App, ClientAddress, throttle};

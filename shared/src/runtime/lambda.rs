@@ -25,7 +25,8 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     // run_concurrent needs answers that are Sync: axum's body is not, so
     // each answer is turned into a lambda_http response (as `run` does
     // internally) before it leaves the service.
-    let routes = router(state, &[function]).layer(axum::middleware::from_fn(crate::http::conventions::request_id));
+    // The router gives every answer its X-Request-Id (API Gateway's id) itself.
+    let routes = router(state, &[function]);
     // (v3) With traces on, each invocation's spans are sent before its
     // answer (docs/operations.md, Traces): the environment may freeze as
     // soon as it answers. lambda_runtime's OpenTelemetryLayer does the same

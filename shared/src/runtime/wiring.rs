@@ -12,6 +12,7 @@ use crate::http::AppState;
 /// The state serving `config`'s functions. Fails, naming what is wrong,
 /// before anything listens.
 pub async fn build(config: Config) -> anyhow::Result<AppState> {
+    check_wiring(&config)?;
     let store = config.store.open().await.context("opening the store")?;
     let app = App::new(store, config.app);
     #[cfg(feature = "hashing")]
@@ -45,4 +46,70 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         }
     }
     Ok(AppState::new(app, config.http))
+}
+
+/// A served function whose routes use hashing, tokens or the tag key must be
+/// given it: caught here, before anything listens, instead of as a `500`
+/// from [`App::hashing`] and its siblings on the first request that needs it
+/// (a hand-built [`Config`], as test harnesses and other entry points make).
+fn check_wiring(config: &Config) -> anyhow::Result<()> {
+    let needs = crate::function::Needs::of(&config.deployment.functions());
+    #[cfg(feature = "hashing")]
+    let hashing = config.hashing.is_some();
+    #[cfg(not(feature = "hashing"))]
+    let hashing = false;
+    let missing = [
+        (needs.hashing && !hashing, "password hashing (PEPPER and the tiers)"),
+        (needs.tokens && config.jwt_secret.is_none(), "a JWT secret (JWT_SECRET)"),
+        (needs.tags && config.tag_key.is_none(), "a tag key (TAG_KEY)"),
+    ];
+    let missing: Vec<&str> = missing
+        .iter()
+        .filter(|(absent, _)| *absent)
+        .map(|(_, what)| *what)
+        .collect();
+    anyhow::ensure!(
+        missing.is_empty(),
+        "the functions served ({:?}) need {}, which this configuration does not give",
+        config.deployment.functions(),
+        missing.join(", ")
+    );
+    Ok(())
+}
+
+#[cfg(all(test, feature = "hashing", feature = "dynamo"))]
+mod tests {
+    use super::*;
+    use crate::function::Function;
+    use crate::runtime::{Deployment, Env};
+
+    fn like_config(pairs: &[(&str, &str)]) -> Config {
+        let deployment = Deployment::Lambda {
+            functions: vec![Function::Like],
+        };
+        Config::from(deployment, &Env::from_pairs(pairs)).expect("a like configuration")
+    }
+
+    #[test]
+    fn a_configuration_missing_what_its_functions_use_is_refused_before_serving() {
+        let secret = "x".repeat(40);
+        let pairs = [
+            ("TABLE_NAME", "boards"),
+            ("JWT_SECRET", secret.as_str()),
+            ("TAG_KEY", secret.as_str()),
+        ];
+        assert!(check_wiring(&like_config(&pairs)).is_ok());
+        let mut without_tags = like_config(&pairs);
+        without_tags.tag_key = None;
+        let err = check_wiring(&without_tags).unwrap_err().to_string();
+        assert!(err.contains("a tag key (TAG_KEY)") && !err.contains("JWT"), "{err}");
+        let mut without_either = like_config(&pairs);
+        without_either.tag_key = None;
+        without_either.jwt_secret = None;
+        let err = check_wiring(&without_either).unwrap_err().to_string();
+        assert!(
+            err.contains("JWT_SECRET") && err.contains("TAG_KEY") && err.contains("Like"),
+            "{err}"
+        );
+    }
 }

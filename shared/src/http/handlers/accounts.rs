@@ -5,7 +5,7 @@ use secrecy::SecretString;
 use serde::Deserialize;
 
 use super::{Created, created};
-use crate::app::accounts::SignUp;
+use crate::app::signup::SignUp;
 use crate::domain::{Member, Nickname, Password, Username};
 use crate::error::ApiError;
 use crate::http::AppState;
