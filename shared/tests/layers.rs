@@ -148,7 +148,7 @@ impl<'ast> Visit<'ast> for Paths {
 fn module_of(src: &Path, file: &Path) -> Vec<String> {
     let relative = file.strip_prefix(src).unwrap().with_extension("");
     let mut parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
         parts.pop();
     }
     parts
@@ -196,9 +196,13 @@ struct Source {
 }
 
 fn read_sources() -> Vec<Source> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    read_sources_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// The sources of one crate's `src` (its binaries under `src/bin` left out).
+fn read_sources_in(src: &Path) -> Vec<Source> {
     let mut files = Vec::new();
-    sources(&src, &mut files);
+    sources(src, &mut files);
     files.sort();
     files
         .into_iter()
@@ -206,12 +210,12 @@ fn read_sources() -> Vec<Source> {
             let text = std::fs::read_to_string(&file).unwrap();
             let syntax = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             let mut visitor = Paths {
-                module: module_of(&src, &file),
+                module: module_of(src, &file),
                 found: Vec::new(),
             };
             visitor.visit_file(&syntax);
             Source {
-                file: file.strip_prefix(&src).unwrap().to_path_buf(),
+                file: file.strip_prefix(src).unwrap().to_path_buf(),
                 text,
                 paths: visitor.found,
             }
@@ -380,6 +384,136 @@ fn the_http_layer_reaches_the_store_only_through_the_use_cases() {
             );
         }
     }
+}
+
+/// Every crate of the workspace with a `src` folder: the library, the
+/// hashing crate, the server, the tools and the functions.
+fn workspace_crates() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut crates = Vec::new();
+    for dir in [root.clone(), root.join("tools"), root.join("functions")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.join("Cargo.toml").is_file() && path.join("src").is_dir() {
+                crates.push(path.join("src"));
+            }
+        }
+    }
+    crates.sort();
+    crates
+}
+
+/// The cycles among the modules of one folder: `a::b::x` imports something
+/// in its sibling `a::b::y` (itself or deeper), and `y` imports back into
+/// `x`, directly or through other siblings. What two siblings share
+/// belongs one floor down, in a module neither imports the other for.
+fn cycles_in_folders(sources: &[Source]) -> Vec<String> {
+    let modules: BTreeSet<Vec<String>> = sources
+        .iter()
+        .flat_map(|s| s.paths.iter().map(|n| n.module.clone()))
+        .chain(sources.iter().map(|s| {
+            let file = s.file.with_extension("");
+            let mut parts: Vec<String> = file.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+            if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+                parts.pop();
+            }
+            parts
+        }))
+        .collect();
+    // folder -> sibling -> the siblings it imports
+    let mut folders: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for import in imports(sources) {
+        let common = import.from.iter().zip(&import.to).take_while(|(a, b)| a == b).count();
+        let (Some(from), Some(to)) = (import.from.get(common), import.to.get(common)) else {
+            continue;
+        };
+        let folder = import.from[..common].to_vec();
+        let sibling = [folder.clone(), vec![to.clone()]].concat();
+        if modules.contains(&sibling) {
+            folders
+                .entry(folder)
+                .or_default()
+                .entry(from.clone())
+                .or_default()
+                .insert(to.clone());
+        }
+    }
+    let mut found = Vec::new();
+    for (folder, graph) in &folders {
+        fn visit<'a>(
+            node: &'a str,
+            graph: &'a BTreeMap<String, BTreeSet<String>>,
+            open: &mut Vec<&'a str>,
+            done: &mut BTreeSet<&'a str>,
+            found: &mut Vec<Vec<String>>,
+        ) {
+            if done.contains(node) {
+                return;
+            }
+            if let Some(at) = open.iter().position(|n| *n == node) {
+                let mut cycle: Vec<String> = open[at..].iter().map(|n| n.to_string()).collect();
+                cycle.push(node.to_owned());
+                found.push(cycle);
+                return;
+            }
+            open.push(node);
+            for next in graph.get(node).into_iter().flatten() {
+                visit(next, graph, open, done, found);
+            }
+            open.pop();
+            done.insert(node);
+        }
+        let mut done = BTreeSet::new();
+        let mut cycles = Vec::new();
+        for node in graph.keys() {
+            visit(node, graph, &mut Vec::new(), &mut done, &mut cycles);
+        }
+        for cycle in cycles {
+            let folder = if folder.is_empty() {
+                "the crate root".to_owned()
+            } else {
+                folder.join("::")
+            };
+            found.push(format!("in {folder}: {}", cycle.join(" -> ")));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_folder_holds_a_cycle_among_its_modules() {
+    let mut wrong = Vec::new();
+    for src in workspace_crates() {
+        let sources = read_sources_in(&src);
+        for cycle in cycles_in_folders(&sources) {
+            wrong.push(format!(
+                "{}: {cycle}",
+                src.parent().unwrap().file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "cycles inside folders (move what the siblings share one floor down):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_folder_check_finds_a_cycle_between_siblings() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("store/dynamo")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod store;").unwrap();
+    std::fs::write(src.join("store/mod.rs"), "pub mod dynamo;").unwrap();
+    std::fs::write(src.join("store/dynamo/mod.rs"), "mod a; mod b; mod c;").unwrap();
+    std::fs::write(src.join("store/dynamo/a.rs"), "use super::b::helper;").unwrap();
+    std::fs::write(src.join("store/dynamo/b.rs"), "use crate::store::dynamo::c::Thing;").unwrap();
+    std::fs::write(src.join("store/dynamo/c.rs"), "fn f() { super::a::g(); }").unwrap();
+    let cycles = cycles_in_folders(&read_sources_in(src));
+    assert_eq!(cycles, vec!["in store::dynamo: a -> b -> c -> a".to_owned()]);
+    std::fs::write(src.join("store/dynamo/c.rs"), "fn f() { super::helpers::g(); }").unwrap();
+    assert!(cycles_in_folders(&read_sources_in(src)).is_empty());
 }
 
 /// The checker itself, on paths that must be seen.
