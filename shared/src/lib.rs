@@ -6,8 +6,8 @@
 //! `tests/layers.rs`):
 //! - [`error`], [`function`], [`private_files`]: the one error type, the
 //!   function names, owner-only files;
-//! - [`domain`]: parsed, typed values; [`hashing`]: the model, importing
-//!   nothing else of this crate;
+//! - [`domain`]: parsed, typed values; [`hashing`]: the model, a crate of
+//!   its own that imports nothing of the board (re-exported here);
 //! - [`store`]: the ports, and their adapters (DynamoDB, SQLite) with
 //!   `aws` for the SDK clients;
 //! - [`app`]: one function per use case, the store's only caller;
@@ -21,7 +21,7 @@ pub mod aws;
 pub mod domain;
 pub mod error;
 pub mod function;
-pub mod hashing;
+pub use hashing;
 pub mod http;
 pub mod private_files;
 pub mod runtime;

@@ -2,7 +2,8 @@
 //! file of `shared/src` names (`use` trees, types, expressions, macro
 //! arguments) is resolved to the top-level module it points into, and a
 //! path that points up fails. `crate::`, `super::` and `self::` are
-//! resolved; paths into other crates are not this test's concern.
+//! resolved; paths into other crates are not this test's concern, but for
+//! the `hashing` crate, which must import nothing of the board.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,13 +12,14 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::Visit;
 
 /// What each top-level module may import, lowest layer first. `runtime`,
-/// the composition root, may import everything.
+/// the composition root, may import everything. `hashing` is the crate of
+/// that name, re-exported by lib.rs: it imports nothing of this one
+/// ([`the_hashing_crate_imports_nothing_of_the_board`]).
 const LAYERS: &[(&str, &[&str])] = &[
     ("error", &[]),
     ("function", &[]),
     ("private_files", &[]),
     ("domain", &["error"]),
-    ("hashing", &[]),
     ("aws", &[]),
     ("store", &["error", "domain", "private_files", "aws"]),
     ("app", &["error", "domain", "function", "hashing", "store"]),
@@ -47,7 +49,7 @@ impl Paths {
     fn push(&mut self, path: Vec<String>, line: usize) {
         if matches!(
             path.first().map(String::as_str),
-            Some("crate" | "super" | "self" | "std")
+            Some("crate" | "super" | "self" | "std" | "shared")
         ) {
             self.found.push(Named {
                 module: self.module.clone(),
@@ -199,7 +201,6 @@ fn read_sources() -> Vec<Source> {
     read_sources_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
 }
 
-/// The sources of one crate's `src` (its binaries under `src/bin` left out).
 fn read_sources_in(src: &Path) -> Vec<Source> {
     let mut files = Vec::new();
     sources(src, &mut files);
@@ -383,6 +384,83 @@ fn the_http_layer_reaches_the_store_only_through_the_use_cases() {
                 source.file.display()
             );
         }
+    }
+}
+
+/// The `hashing` crate stands alone: no path of its sources names `shared`
+/// or points outside its own modules and root re-exports, and its manifest
+/// depends on no crate of this workspace (so on nothing of the board).
+#[test]
+fn the_hashing_crate_imports_nothing_of_the_board() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let src = root.join("hashing/src");
+    let sources = read_sources_in(&src);
+    let lib = sources
+        .iter()
+        .find(|s| s.file == Path::new("lib.rs"))
+        .expect("hashing/src/lib.rs");
+    // Its modules, and what lib.rs re-exports at the root.
+    let mut own: BTreeSet<String> = sources
+        .iter()
+        .filter_map(|s| module_of(Path::new(""), &s.file).first().cloned())
+        .collect();
+    for item in syn::parse_file(&lib.text).unwrap().items {
+        if let syn::Item::Use(item) = item {
+            let mut out = Vec::new();
+            use_paths(&item.tree, &mut Vec::new(), &mut out);
+            own.extend(out.into_iter().filter_map(|path| path.last().cloned()));
+        }
+    }
+    let mut wrong = Vec::new();
+    for source in &sources {
+        for named in &source.paths {
+            let at = format!(
+                "hashing/src/{}:{}: {}",
+                source.file.display(),
+                named.line,
+                named.path.join("::")
+            );
+            let outside = resolve(&named.module, &named.path)
+                .is_some_and(|to| to.first().is_some_and(|first| !own.contains(first)));
+            if named.path[0] == "shared" || outside {
+                wrong.push(at);
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "hashing names what is not its own:\n{}",
+        wrong.join("\n")
+    );
+
+    let manifest = |path: &Path| -> toml::Table {
+        std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .parse()
+            .unwrap()
+    };
+    let workspace = manifest(&root.join("Cargo.toml"));
+    let shared_deps = workspace["workspace"]["dependencies"].as_table().unwrap();
+    let hashing = manifest(&root.join("hashing/Cargo.toml"));
+    let mut tables = Vec::new();
+    for kind in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        tables.extend(hashing.get(kind).and_then(|t| t.as_table()));
+        for target in hashing
+            .get("target")
+            .and_then(|t| t.as_table())
+            .into_iter()
+            .flat_map(|t| t.values())
+        {
+            tables.extend(target.get(kind).and_then(|t| t.as_table()));
+        }
+    }
+    for (name, spec) in tables.into_iter().flatten() {
+        let inherited = spec.get("workspace").and_then(|w| w.as_bool()) == Some(true);
+        let spec = if inherited { &shared_deps[name] } else { spec };
+        assert!(
+            name != "shared" && spec.get("path").is_none(),
+            "hashing depends on {name}, a crate of this workspace"
+        );
     }
 }
 

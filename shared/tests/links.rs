@@ -2,7 +2,8 @@
 //! What each binary links): read from the manifests themselves. A function
 //! that hashes no password (`read`, `member-write`, `like`, `moderation`)
 //! must not turn on `shared`'s `hashing` feature, and that feature must be
-//! the only way `shared` pulls a password-hashing crate in.
+//! the only way `shared` pulls a password-hashing crate in (through the
+//! `hashing` crate's `engine` feature).
 
 use shared::function::Function;
 
@@ -12,8 +13,8 @@ fn manifest(path: &str) -> toml::Table {
     text.parse().unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The crates `shared` hashes with: bcrypt through the batch engine's
-/// bcrypt-rust (docs/DESIGN.md, Batch hashing), and Argon2id.
+/// The crates the `hashing` crate hashes with: bcrypt through the batch
+/// engine's bcrypt-rust (docs/DESIGN.md, Batch hashing), and Argon2id.
 const HASHING_CRATES: [&str; 2] = ["bcrypt-rust", "argon2"];
 
 /// The features a function's manifest asks of `shared`.
@@ -36,30 +37,44 @@ fn shared_features(function: Function) -> Vec<String> {
         .collect()
 }
 
+/// The features of `manifest` that name `wanted` among what they enable.
+fn enabling<'a>(manifest: &'a toml::Table, wanted: &str) -> Vec<&'a String> {
+    manifest["features"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .filter(|(_, enables)| enables.as_array().unwrap().iter().any(|e| e.as_str() == Some(wanted)))
+        .map(|(feature, _)| feature)
+        .collect()
+}
+
 #[test]
 fn the_hashing_crates_come_only_with_the_hashing_feature() {
-    let library = manifest("shared/Cargo.toml");
-    let dependencies = library["dependencies"].as_table().unwrap();
-    let features = library["features"].as_table().unwrap();
+    let hashing = manifest("hashing/Cargo.toml");
+    let dependencies = hashing["dependencies"].as_table().unwrap();
     for name in HASHING_CRATES {
         assert_eq!(
             dependencies[name]["optional"].as_bool(),
             Some(true),
             "{name} is optional"
         );
-        let enabling: Vec<&String> = features
-            .iter()
-            .filter(|(_, enables)| {
-                enables
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|e| e.as_str() == Some(&format!("dep:{name}")))
-            })
-            .map(|(feature, _)| feature)
-            .collect();
-        assert_eq!(enabling, vec!["hashing"], "{name}");
+        assert_eq!(enabling(&hashing, &format!("dep:{name}")), vec!["engine"], "{name}");
     }
+    // `shared` takes the crate without its engine, which only `hashing` turns on.
+    let library = manifest("shared/Cargo.toml");
+    let workspace = manifest("Cargo.toml");
+    assert_eq!(
+        workspace["workspace"]["dependencies"]["hashing"]["default-features"].as_bool(),
+        Some(false),
+        "the workspace takes hashing without its engine"
+    );
+    for name in HASHING_CRATES {
+        assert!(
+            !library["dependencies"].as_table().unwrap().contains_key(name),
+            "{name}"
+        );
+    }
+    assert_eq!(enabling(&library, "hashing/engine"), vec!["hashing"]);
     // `default` and `openapi` bring `hashing`; no function takes them.
     for function in Function::ALL {
         let function_manifest = manifest(&format!("functions/{}/Cargo.toml", function.name()));

@@ -1,5 +1,5 @@
 //! `cargo run --release -p bcrypt-compare -- --costs 8,10`: times the Rust
-//! bcrypt crate, libxcrypt and the batch engine (`shared::hashing::batch`,
+//! bcrypt crate, libxcrypt and the batch engine (`hashing::batch`,
 //! alone and in batches of k) on the same passwords and salts, interleaved so
 //! machine noise hits all alike, checks that they agree, and prints the ratios.
 
@@ -8,7 +8,7 @@ mod libxcrypt;
 use std::time::Instant;
 
 use clap::Parser;
-use shared::hashing::batch::{self, BcryptInput};
+use hashing::batch::{self, BcryptInput};
 
 #[derive(Parser)]
 struct Cli {

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context as _;
-use shared::hashing::Algorithm;
-use shared::hashing::tier_file::{Machine, TierFile};
+use hashing::Algorithm;
+use hashing::tier_file::{Machine, TierFile};
 
 use measure::Samples;
 
@@ -49,7 +49,7 @@ pub fn build_tier_file(
     budgets_ms: &BTreeMap<String, f64>,
     machine: Machine,
     source: &str,
-    batch: Option<shared::hashing::tier_file::BatchThroughput>,
+    batch: Option<hashing::tier_file::BatchThroughput>,
 ) -> anyhow::Result<TierFile> {
     let model = model::lambda_model();
     let table: Vec<_> = samples
@@ -104,7 +104,7 @@ pub fn decide(file: &mut TierFile) -> anyhow::Result<()> {
     if file.gate_weights.is_empty() {
         file.gate_weights = model::default_gate_weights();
     }
-    // The server's hashing workers on the measuring machine (shared::runtime::Compute::Machine).
+    // The server's hashing workers on the measuring machine (hashing::Compute::Machine).
     let workers = file.machine.cores.saturating_sub(1).max(1);
     file.fixed_capacity = Some(model::choose_for_capacity(
         &file.lambda_model,

@@ -1,5 +1,5 @@
 //! Rebuilding the timing table from the functions' exported log lines: every
-//! hash and verify writes one record (`shared::hashing::timing`). On Lambda
+//! hash and verify writes one record (`hashing::timing`). On Lambda
 //! it is a CloudWatch EMF record (`op`, `algorithm` as `bcrypt:10`,
 //! `hash_ms`), as `sam logs` or a CloudWatch export prints it; on the server
 //! a log event (`op`, `algorithm`, `cost`, `duration_ms`, top level or under
@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use hashing::Algorithm;
 use serde_json::Value;
-use shared::hashing::Algorithm;
 
 use crate::measure::Samples;
 

@@ -85,7 +85,7 @@ fn main() -> anyhow::Result<()> {
         Command::Choose => {
             let json = std::fs::read_to_string(&cli.common.out)
                 .with_context(|| format!("reading {}", cli.common.out.display()))?;
-            let mut file = shared::hashing::tier_file::TierFile::parse(&json)?;
+            let mut file = hashing::tier_file::TierFile::parse(&json)?;
             file.budgets_ms = budgets.clone();
             calibrate::decide(&mut file)?;
             file

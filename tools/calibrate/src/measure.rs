@@ -5,11 +5,11 @@
 use std::time::Instant;
 
 use anyhow::Context as _;
+use hashing::tier_file::{BatchRow, BatchThroughput};
+use hashing::{Algorithm, PasswordEngine, Pepper, PepperRing, Policy, Tier};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom as _;
 use secrecy::SecretString;
-use shared::hashing::tier_file::{BatchRow, BatchThroughput};
-use shared::hashing::{Algorithm, PasswordEngine, Pepper, PepperRing, Policy, Tier};
 
 /// Raw samples in milliseconds.
 #[derive(Debug, Default, Clone)]
@@ -106,7 +106,7 @@ pub const BATCH_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
 /// (k = 1 on the scalar kernel, as a lone hash runs), interleaved in a fresh
 /// random order each round; hashes per second per worker at each k.
 pub fn measure_batches(costs: &[u32], rounds: usize) -> anyhow::Result<BatchThroughput> {
-    use shared::hashing::batch::{self, BcryptInput};
+    use hashing::batch::{self, BcryptInput};
     anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
     let backend = batch::backend_name().to_owned();
     let mut cells: Vec<(u32, usize, Vec<f64>)> = costs

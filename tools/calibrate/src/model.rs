@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use shared::hashing::Algorithm;
-use shared::hashing::tier_file::{
+use hashing::Algorithm;
+use hashing::tier_file::{
     BatchRow, BatchThroughput, ChosenTier, FixedCapacity, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
 };
 
@@ -122,7 +122,7 @@ pub fn default_gate_weights() -> BTreeMap<String, u32> {
 /// Fixed-capacity workers keep this much headroom for bursts and queueing.
 pub const MAX_UTILIZATION: f64 = 0.7;
 
-/// The bcrypt cost a pepper needs at least (the floors, `shared::hashing`).
+/// The bcrypt cost a pepper needs at least (the floors, `hashing`).
 const PEPPERED_FLOOR: u32 = 8;
 
 /// How busy `workers` are when `rates` hashes a second run at `tiers`'
@@ -147,7 +147,7 @@ pub fn utilization(
 }
 
 /// The batch section of the tier file from measured rows: the gate's rule
-/// for when a batch pays (`shared::hashing::batch::plan_from`), from the
+/// for when a batch pays (`hashing::batch::plan_from`), from the
 /// full batch's time at the dearest cost measured.
 pub fn batch_throughput(backend: String, lanes: usize, rows: Vec<BatchRow>) -> BatchThroughput {
     let dearest = rows.iter().map(|r| r.cost).max().unwrap_or(0);
@@ -158,7 +158,7 @@ pub fn batch_throughput(backend: String, lanes: usize, rows: Vec<BatchRow>) -> B
         .max_by_key(|r| r.k)
         .map(|r| r.batch_ms);
     let min_batch = match (at(1), full) {
-        (Some(single), Some(full)) => shared::hashing::batch::plan_from(lanes, single, full, "measured").min_batch,
+        (Some(single), Some(full)) => hashing::batch::plan_from(lanes, single, full, "measured").min_batch,
         _ => usize::MAX,
     };
     BatchThroughput {

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use hashing::Algorithm;
+use hashing::tier_file::TierFile;
 use plotters::prelude::*;
-use shared::hashing::Algorithm;
-use shared::hashing::tier_file::TierFile;
 
 pub fn markdown(file: &TierFile, chart_name: &str) -> String {
     let mut md = String::new();
@@ -93,7 +93,7 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
 }
 
 /// bcrypt batches on one worker: what the fixed-capacity rule counts on.
-pub fn batch_table(file: &TierFile, batch: &shared::hashing::tier_file::BatchThroughput) -> String {
+pub fn batch_table(file: &TierFile, batch: &hashing::tier_file::BatchThroughput) -> String {
     let mut md = String::new();
     let when = if batch.min_batch > batch.lanes {
         "never: a full batch is not 5% faster than its hashes one by one".to_owned()

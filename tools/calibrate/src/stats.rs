@@ -1,6 +1,6 @@
 //! Median and P95 of timing samples.
 
-use shared::hashing::tier_file::Stats;
+use hashing::tier_file::Stats;
 
 /// Nearest-rank percentile (`p` in 0..=100) of samples in milliseconds.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use calibrate::{Outputs, build_tier_file, logs, measure, model, this_machine, write_outputs};
-use shared::hashing::Algorithm;
-use shared::hashing::tier_file::{EMBEDDED, TierFile};
+use hashing::Algorithm;
+use hashing::tier_file::{EMBEDDED, TierChoices, TierFile};
 
 fn budgets(member: f64, guest: f64) -> BTreeMap<String, f64> {
     BTreeMap::from([("member".to_owned(), member), ("guest".to_owned(), guest)])
@@ -70,14 +70,10 @@ fn a_short_measurement_writes_a_tier_file_the_library_loads_plus_report_and_char
     let svg = std::fs::read_to_string(out.chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("member budget"));
 
-    let path = out.tier_file.to_str().unwrap().to_owned();
-    let config = shared::runtime::hashing_from(&shared::runtime::Env::new(|name| match name {
-        "TIERS_FILE" => Some(path.clone()),
-        "PEPPER" => Some("x".repeat(40)),
-        _ => None,
-    }))
-    .unwrap();
-    assert_eq!(config.member.algorithm, Algorithm::Bcrypt { cost: 5 });
+    // What a running process reads from it (classic Lambda's choice).
+    let choices = TierChoices::parse(&std::fs::read_to_string(out.tier_file).unwrap()).unwrap();
+    let member = choices.tier("member", false).unwrap().spec.parse::<Algorithm>();
+    assert_eq!(member, Ok(Algorithm::Bcrypt { cost: 5 }));
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -159,7 +155,7 @@ fn the_hashing_doc_shows_the_committed_timing_table() {
 #[test]
 fn from_logs_reads_the_emf_records_sam_logs_prints_and_recommends_tiers() {
     // What `sam logs` prints for two functions: START/END/REPORT lines, an
-    // access log event and one EMF record per hash (shared::hashing::timing).
+    // access log event and one EMF record per hash (hashing::timing).
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sam-logs-emf.txt");
     let out = tempfile::tempdir().unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_calibrate"))

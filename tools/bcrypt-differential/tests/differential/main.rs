@@ -8,7 +8,7 @@ use std::str::FromStr as _;
 
 mod vectors;
 
-use shared::hashing::batch::{self, BcryptInput};
+use hashing::batch::{self, BcryptInput};
 
 use vectors::VECTORS;
 

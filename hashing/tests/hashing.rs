@@ -1,14 +1,13 @@
-//! The tiered-hashing module's contract, through its public API.
+//! The tiered-hashing crate's contract, through its public API.
 
-use std::collections::HashMap;
-
+use hashing::batch::BatchPlan;
+use hashing::timing::TimingSink;
+use hashing::{
+    Algorithm, Batching, DEFAULT_QUEUE, EngineError, HashError, Hashing, HashingConfig, Overrides, PasswordEngine,
+    Pepper, PepperRing, Policy, StoredHash, Tier,
+};
 use proptest::prelude::*;
 use secrecy::SecretString;
-use shared::hashing::batch::BatchPlan;
-use shared::hashing::{
-    Algorithm, Batching, EngineError, Hashing, HashingConfig, PasswordEngine, Pepper, PepperRing, Policy, StoredHash,
-    Tier,
-};
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
 const OLD_PEPPER: &str = "old-pepper-0123456789-abcdefghijklmnopq";
@@ -249,96 +248,50 @@ fn malformed_stored_hashes_are_errors_not_matches() {
     }
 }
 
-fn config(vars: &[(&str, &str)]) -> Result<HashingConfig, shared::runtime::ConfigError> {
-    let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    shared::runtime::hashing_from(&shared::runtime::Env::new(|name| vars.get(name).cloned()))
+/// A service's settings: both tiers peppered (or neither), one worker, the
+/// default queue, every hash alone.
+fn config(member: &str, guest: &str, peppered: bool) -> HashingConfig {
+    let peppers = if peppered {
+        PepperRing::new(Some(pepper(PEPPER)), Vec::new())
+    } else {
+        PepperRing::default()
+    };
+    HashingConfig {
+        member: policy(member, peppered),
+        guest: policy(guest, peppered),
+        peppers,
+        workers: 1,
+        queue: DEFAULT_QUEUE,
+        weights: [1, 1],
+        batching: Batching::Off,
+        overrides: Overrides::default(),
+        timing: TimingSink::Log,
+    }
 }
 
-#[test]
-fn environment_tiers_win_over_the_tier_file() {
-    let cfg = config(&[
-        ("PEPPER", PEPPER),
-        ("MEMBER_TIER", "argon2id:19456:2:1"),
-        ("GUEST_TIER", "bcrypt:6"),
-    ])
-    .unwrap();
-    assert_eq!(
-        cfg.member.algorithm,
-        Algorithm::Argon2id {
-            m_kib: 19456,
-            t: 2,
-            p: 1
-        }
-    );
-    assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 6 });
-    assert!(cfg.member.peppered && cfg.guest.peppered);
-
-    let dir = std::env::temp_dir().join(format!("tiers-{}.json", std::process::id()));
-    let mut file: serde_json::Value = serde_json::from_str(shared::hashing::tier_file::EMBEDDED).unwrap();
-    file["tiers"]["member"]["spec"] = "bcrypt:12".into();
-    file["tiers"]["guest"]["spec"] = "bcrypt:7".into();
-    std::fs::write(&dir, file.to_string()).unwrap();
-    let path = dir.to_str().unwrap();
-    let cfg = config(&[("PEPPER", PEPPER), ("TIERS_FILE", path)]).unwrap();
-    assert_eq!(cfg.member.algorithm, Algorithm::Bcrypt { cost: 12 });
-    assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 7 });
-    let cfg = config(&[("PEPPER", PEPPER), ("TIERS_FILE", path), ("GUEST_TIER", "bcrypt:5")]).unwrap();
-    assert_eq!(cfg.guest.algorithm, Algorithm::Bcrypt { cost: 5 });
-    std::fs::remove_file(dir).unwrap();
+/// [`config`] with tiers under the floors allowed, as tests run them.
+fn cheap_config(member: &str, guest: &str) -> HashingConfig {
+    let mut config = config(member, guest, true);
+    config.overrides.below_floor = true;
+    config
 }
 
 #[test]
 fn a_weak_tier_without_a_pepper_fails_at_start_with_a_clear_error() {
-    let cfg = config(&[("MEMBER_TIER", "bcrypt:10"), ("GUEST_TIER", "bcrypt:8")]).unwrap();
-    let err = Hashing::new(cfg).unwrap_err();
+    let err = Hashing::new(config("bcrypt:10", "bcrypt:8", false)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "the guest tier (bcrypt:8) is weaker than bcrypt cost 10, so it must be peppered: set PEPPER, or raise GUEST_TIER"
     );
-    let cfg = config(&[("MEMBER_TIER", "bcrypt:10"), ("GUEST_TIER", "bcrypt:10")]).unwrap();
-    assert!(Hashing::new(cfg).is_ok(), "strong tiers may run unpeppered");
-}
-
-#[test]
-fn bad_settings_are_refused_naming_the_setting() {
-    let cases: [(&[(&str, &str)], &str); 6] = [
-        (
-            &[("MEMBER_TIER", "bcrypt:99")],
-            "MEMBER_TIER: bcrypt cost 99 is outside 4-31",
-        ),
-        (&[("GUEST_TIER", "md5")], "GUEST_TIER: `md5` is not a tier"),
-        (&[("PEPPER", "short")], "PEPPER must be at least 32 bytes (it is 5)"),
-        (
-            &[("PEPPER", PEPPER), ("PEPPER_PREVIOUS", "x")],
-            "PEPPER_PREVIOUS must be at least 32 bytes",
-        ),
-        (
-            &[("HASH_WORKERS", "0")],
-            "HASH_WORKERS must be a whole number of at least 1, got `0`",
-        ),
-        (
-            &[("TIERS_FILE", "/nonexistent/tiers.json")],
-            "tier file /nonexistent/tiers.json:",
-        ),
-    ];
-    for (vars, expected) in cases {
-        let err = config(vars).unwrap_err().to_string();
-        assert!(err.starts_with(expected), "{err:?} should start with {expected:?}");
-    }
-    let cfg = config(&[("PEPPER", PEPPER), ("HASH_WORKERS", "3"), ("HASH_QUEUE", "0")]).unwrap();
-    assert_eq!((cfg.workers, cfg.queue), (3, 0));
+    assert!(
+        Hashing::new(config("bcrypt:10", "bcrypt:10", false)).is_ok(),
+        "strong tiers may run unpeppered"
+    );
 }
 
 #[tokio::test]
 async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
-    let cfg = config(&[
-        ("PEPPER", PEPPER),
-        ("MEMBER_TIER", "bcrypt:4"),
-        ("GUEST_TIER", "bcrypt:4"),
-        ("HASH_FLOOR_OVERRIDE", "1"),
-    ])
-    .unwrap();
-    let hashing = Hashing::new(cfg).unwrap();
+    let hashing = Hashing::new(cheap_config("bcrypt:4", "bcrypt:4")).unwrap();
     let stored = hashing.hash(Tier::Member, secret("via the gate")).await.unwrap();
     let verdict = hashing
         .verify(Tier::Member, secret("via the gate"), stored)
@@ -348,15 +301,8 @@ async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
     assert!(hashing.verify_dummy(secret("nobody")).await.is_ok());
 
     // A gate with no queue and its only worker busy refuses the next request.
-    let cfg = config(&[
-        ("PEPPER", PEPPER),
-        ("MEMBER_TIER", "bcrypt:12"),
-        ("GUEST_TIER", "bcrypt:4"),
-        ("HASH_FLOOR_OVERRIDE", "1"),
-        ("HASH_WORKERS", "1"),
-        ("HASH_QUEUE", "0"),
-    ])
-    .unwrap();
+    let mut cfg = cheap_config("bcrypt:12", "bcrypt:4");
+    cfg.queue = 0;
     let hashing = Hashing::new(cfg).unwrap();
     let busy = {
         let hashing = hashing.clone();
@@ -364,10 +310,7 @@ async fn the_async_service_hashes_on_the_gate_and_refuses_when_it_is_full() {
     };
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let refused = hashing.hash(Tier::Guest, secret("next")).await;
-    assert!(
-        matches!(refused, Err(shared::hashing::HashError::Overloaded(_))),
-        "{refused:?}"
-    );
+    assert!(matches!(refused, Err(HashError::Overloaded(_))), "{refused:?}");
     assert!(busy.await.unwrap().is_ok());
 }
 
@@ -429,37 +372,19 @@ fn tiers_under_the_floors_fail_at_start_unless_overridden() {
         ),
     ];
     for (spec, expected) in cases {
-        let cfg = config(&[("PEPPER", PEPPER), ("MEMBER_TIER", spec), ("GUEST_TIER", "bcrypt:8")]).unwrap();
-        let err = Hashing::new(cfg).unwrap_err().to_string();
+        let err = Hashing::new(config(spec, "bcrypt:8", true)).unwrap_err().to_string();
         assert!(err.contains(expected) && err.contains("MEMBER_TIER"), "{spec}: {err}");
-        let cfg = config(&[
-            ("PEPPER", PEPPER),
-            ("MEMBER_TIER", spec),
-            ("GUEST_TIER", "bcrypt:8"),
-            ("HASH_FLOOR_OVERRIDE", "1"),
-        ])
-        .unwrap();
-        assert!(Hashing::new(cfg).is_ok(), "{spec} with the override");
+        assert!(
+            Hashing::new(cheap_config(spec, "bcrypt:8")).is_ok(),
+            "{spec} with the override"
+        );
     }
-    let at_floor = config(&[
-        ("PEPPER", PEPPER),
-        ("MEMBER_TIER", "bcrypt:8"),
-        ("GUEST_TIER", "argon2id:7168:5:1"),
-    ])
-    .unwrap();
-    assert!(Hashing::new(at_floor).is_ok());
+    assert!(Hashing::new(config("bcrypt:8", "argon2id:7168:5:1", true)).is_ok());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_hashes_and_verifies_of_one_tier_share_batches_and_every_answer_is_right() {
-    let mut cfg = config(&[
-        ("PEPPER", PEPPER),
-        ("MEMBER_TIER", "bcrypt:6"),
-        ("GUEST_TIER", "bcrypt:4"),
-        ("HASH_FLOOR_OVERRIDE", "1"),
-        ("HASH_WORKERS", "1"),
-    ])
-    .unwrap();
+    let mut cfg = cheap_config("bcrypt:6", "bcrypt:4");
     cfg.batching = Batching::Plan(BatchPlan {
         lanes: 8,
         min_batch: 2,

@@ -1,21 +1,34 @@
-//! Criterion benchmark of the hashing module per tier, with the tiers from the
+//! Criterion benchmark of the hashing crate per tier, with the tiers from the
 //! committed tier file (peppered, as deployed): one hash and one verify each.
-//! `cargo bench -p shared --bench hashing`
+//! `cargo bench -p hashing --bench hashing`
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use hashing::tier_file::{EMBEDDED, TierChoices};
+use hashing::{PasswordEngine, Pepper, PepperRing, Policy, Tier};
 use secrecy::SecretString;
-use shared::hashing::{PasswordEngine, Tier};
 
 fn engine() -> PasswordEngine {
-    let config = shared::runtime::hashing_from(&shared::runtime::Env::new(|name| match name {
-        "PEPPER" => Some("benchmark-pepper-not-a-secret-0123456789".to_owned()),
-        _ => None,
-    }))
-    .expect("the embedded tier file configures both tiers");
-    PasswordEngine::new(config.member, config.guest, config.peppers).expect("valid tiers")
+    let choices = TierChoices::parse(EMBEDDED).expect("the embedded tier file parses");
+    let policy = |tier: Tier| Policy {
+        algorithm: choices
+            .tier(tier.as_str(), false)
+            .expect("the embedded tier file configures both tiers")
+            .spec
+            .parse()
+            .expect("a valid tier spec"),
+        peppered: true,
+    };
+    let pepper = Pepper::parse("PEPPER", SecretString::from("benchmark-pepper-not-a-secret-0123456789"))
+        .expect("a long enough pepper");
+    PasswordEngine::new(
+        policy(Tier::Member),
+        policy(Tier::Guest),
+        PepperRing::new(Some(pepper), Vec::new()),
+    )
+    .expect("valid tiers")
 }
 
 fn per_tier(c: &mut Criterion) {

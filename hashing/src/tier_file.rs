@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The tier file embedded at build time, used when `TIERS_FILE` is not set.
-pub const EMBEDDED: &str = include_str!("../../../infra/tiers.json");
+pub const EMBEDDED: &str = include_str!("../../infra/tiers.json");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TierFile {
@@ -51,7 +51,7 @@ pub struct BatchThroughput {
     /// Hashes one batch holds.
     pub lanes: usize,
     /// The fewest waiting hashes a batch is worth it for (the gate's rule,
-    /// `shared::hashing::batch::plan_from`); more than `lanes`: never.
+    /// `hashing::batch::plan_from`); more than `lanes`: never.
     pub min_batch: usize,
     pub rows: Vec<BatchRow>,
 }
@@ -204,7 +204,7 @@ mod tests {
             let chosen = &file.tiers[tier];
             chosen
                 .spec
-                .parse::<crate::hashing::Algorithm>()
+                .parse::<crate::policy::Algorithm>()
                 .expect("tier spec parses");
         }
         assert!(!file.table.is_empty());

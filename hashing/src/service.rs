@@ -8,12 +8,11 @@ use secrecy::SecretString;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use super::engine::Job;
-use super::timing::{HashTiming, TimingSink};
-use super::{
-    Algorithm, ConfigError, EngineError, HashingConfig, HashingGate, Overloaded, PasswordEngine, QueueOwner,
-    StoredHash, Tier, Verification,
-};
+use crate::config::{ConfigError, HashingConfig, check_floors};
+use crate::engine::{HashError as EngineError, Job, PasswordEngine, StoredHash, Verification};
+use crate::gate::{HashingGate, Overloaded, QueueOwner};
+use crate::policy::{Algorithm, Tier};
+use crate::timing::{HashTiming, TimingSink};
 
 /// What can go wrong when a request hashes or verifies a password.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -42,7 +41,7 @@ pub struct Hashing {
 impl Hashing {
     pub fn new(config: HashingConfig) -> Result<Self, ConfigError> {
         let (member, guest) = (config.member.algorithm, config.guest.algorithm);
-        super::check_floors(config.member, config.guest, config.overrides)?;
+        check_floors(config.member, config.guest, config.overrides)?;
         let engine = PasswordEngine::new(config.member, config.guest, config.peppers)?
             .allowing_downgrade(config.overrides.downgrade);
         Ok(Hashing {
@@ -95,7 +94,7 @@ impl Hashing {
         job: Result<Job<T>, EngineError>,
     ) -> Result<T, HashError> {
         let asked = Instant::now();
-        // (v3) Traces: from asking to the answer, so the queue wait shows
+        // Traces: from asking to the answer, so the queue wait shows
         // (docs/operations.md, Traces); never created with traces off.
         let span = tracing::info_span!(
             target: "traces",

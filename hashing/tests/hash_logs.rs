@@ -1,14 +1,14 @@
 //! The hash timing events (docs/DESIGN.md, Tiered hashing): one per hash
 //! and verify that the service runs, with duration, queue wait, tier,
 //! algorithm and cost, never a password (on Lambda the same record is EMF:
-//! shared/src/hashing/timing.rs, tests/concurrency.rs of guest-comment).
+//! hashing/src/timing.rs, tests/concurrency.rs of guest-comment).
 //! A test binary of its own: it installs the global subscriber.
 
 use std::sync::{Arc, Mutex};
 
+use hashing::timing::TimingSink;
+use hashing::{Batching, Hashing, HashingConfig, Overrides, Pepper, PepperRing, Policy, Tier};
 use secrecy::SecretString;
-use shared::hashing::{Hashing, Tier};
-use shared::runtime::Env;
 
 const PEPPER: &str = "test-pepper-0123456789-abcdefghijklmnop";
 
@@ -42,13 +42,25 @@ async fn every_hash_and_verify_logs_duration_queue_wait_tier_algorithm_and_cost_
             .finish(),
     )
     .unwrap();
-    let settings = [
-        ("PEPPER", PEPPER),
-        ("MEMBER_TIER", "bcrypt:5"),
-        ("GUEST_TIER", "argon2id:64:1:1"),
-        ("HASH_FLOOR_OVERRIDE", "1"),
-    ];
-    let hashing = Hashing::new(shared::runtime::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
+    let policy = |spec: &str| Policy {
+        algorithm: spec.parse().unwrap(),
+        peppered: true,
+    };
+    let hashing = Hashing::new(HashingConfig {
+        member: policy("bcrypt:5"),
+        guest: policy("argon2id:64:1:1"),
+        peppers: PepperRing::new(Some(Pepper::parse("PEPPER", secret(PEPPER)).unwrap()), Vec::new()),
+        workers: 1,
+        queue: hashing::DEFAULT_QUEUE,
+        weights: [1, 1],
+        batching: Batching::Off,
+        overrides: Overrides {
+            below_floor: true,
+            downgrade: false,
+        },
+        timing: TimingSink::Log,
+    })
+    .unwrap();
     let stored = hashing.hash(Tier::Guest, secret("s3cret-guest-pw")).await.unwrap();
     hashing
         .verify(Tier::Guest, secret("s3cret-guest-pw"), stored)

@@ -9,10 +9,10 @@ use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use secrecy::{ExposeSecret, SecretString};
 
-use super::batch::{self, BcryptInput};
-use super::config::{ConfigError, validate_policy};
-use super::pepper::PepperRing;
-use super::policy::{Algorithm, Policy, Tier};
+use crate::batch::{self, BcryptInput};
+use crate::config::{ConfigError, validate_policy};
+use crate::pepper::PepperRing;
+use crate::policy::{Algorithm, Policy, Tier};
 
 /// bcrypt's input limit. Without a pepper, longer passwords are refused rather
 /// than silently truncated. (Not the crate's `non_truncating_*` API: it refuses

@@ -2,8 +2,10 @@
 //! (read from the environment by the composition root), and the rules every tier
 //! must keep, checked once at start with errors that name the setting.
 
-use super::pepper::{PepperRing, PepperTooShort};
-use super::policy::{Algorithm, AlgorithmParseError, Policy, Tier};
+use crate::batch::BatchPlan;
+use crate::pepper::{PepperRing, PepperTooShort};
+use crate::policy::{ARGON2_BASELINE_WORK, Algorithm, AlgorithmParseError, Policy, Tier};
+use crate::timing::TimingSink;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -40,7 +42,7 @@ pub enum ConfigError {
     Pepper(#[from] PepperTooShort),
 }
 
-/// Everything needed to build [`super::Hashing`].
+/// Everything needed to build [`crate::Hashing`].
 #[derive(Debug)]
 pub struct HashingConfig {
     pub member: Policy,
@@ -51,10 +53,10 @@ pub struct HashingConfig {
     /// The gate's time shares when both tiers wait: `[member, guest]`.
     pub weights: [u32; 2],
     /// Whether waiting bcrypt hashes run together (`HASH_BATCH`).
-    pub batching: super::gate::Batching,
+    pub batching: Batching,
     pub overrides: Overrides,
     /// Where each hash's timing goes: EMF on Lambda, a log event elsewhere.
-    pub timing: super::timing::TimingSink,
+    pub timing: TimingSink,
 }
 
 /// The redacted summary printed at start: whether a pepper is set, never it.
@@ -73,11 +75,25 @@ impl std::fmt::Display for HashingConfig {
             self.workers,
             self.queue,
             match self.batching {
-                super::gate::Batching::Off => "off",
+                Batching::Off => "off",
                 _ => "auto",
             }
         )
     }
+}
+
+/// Whether waiting bcrypt hashes of one tier and cost run together
+/// (docs/DESIGN.md, Batch hashing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batching {
+    /// Every hash alone.
+    Off,
+    /// By the plan measured once per process on this CPU
+    /// ([`BatchPlan::measure`], started in the background; hashes run
+    /// alone until it is known).
+    Measured,
+    /// By this plan.
+    Plan(BatchPlan),
 }
 
 /// Explicit exceptions to the hashing rules, each logged at start.
@@ -96,9 +112,7 @@ pub fn floor_of(policy: Policy) -> Option<&'static str> {
     match policy.algorithm {
         Algorithm::Bcrypt { cost } if policy.peppered && cost < 8 => Some("bcrypt 8 with a pepper"),
         Algorithm::Argon2id { m_kib, .. } if m_kib < 7_168 => Some("argon2id with at least 7168 KiB"),
-        Algorithm::Argon2id { m_kib, t, .. }
-            if u64::from(m_kib) * u64::from(t) < super::policy::ARGON2_BASELINE_WORK =>
-        {
+        Algorithm::Argon2id { m_kib, t, .. } if u64::from(m_kib) * u64::from(t) < ARGON2_BASELINE_WORK => {
             Some("argon2id m x t of at least 7168 KiB x 5")
         }
         _ => None,

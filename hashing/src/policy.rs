@@ -30,12 +30,12 @@ impl fmt::Display for Tier {
 }
 
 /// bcrypt costs the `bcrypt` crate accepts and that we consider sane.
-pub(super) const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=31;
+const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=31;
 
 /// OWASP lists five equivalent Argon2id settings (47104/1, 19456/2, 12288/3,
 /// 9216/4, 7168/5 KiB/passes); the least memory x passes among them (7168 x 5)
 /// is our floor. Below it an Argon2id tier counts as weaker than bcrypt cost 10.
-pub(super) const ARGON2_BASELINE_WORK: u64 = 7_168 * 5;
+pub(crate) const ARGON2_BASELINE_WORK: u64 = 7_168 * 5;
 
 /// A hashing algorithm and its work parameters. Written and parsed as
 /// `bcrypt:11` or `argon2id:<m KiB>:<t>:<p>`, e.g. `argon2id:19456:2:1`.
@@ -117,7 +117,7 @@ impl FromStr for Algorithm {
                 let (m_kib, t, p) = (number(m)?, number(t)?, number(p)?);
                 // The crate knows the exact bounds (m >= 8p, t >= 1, ...); ask it
                 // (in builds that hash: others only read tier specs).
-                #[cfg(feature = "hashing")]
+                #[cfg(feature = "engine")]
                 argon2::Params::new(m_kib, t, p, None).map_err(|e| AlgorithmParseError::Argon2 {
                     m_kib,
                     t,

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 
-use super::{Algorithm, Tier};
+use crate::policy::{Algorithm, Tier};
 
 /// The CloudWatch namespace of the hash metrics (the template's dashboard
 /// and alarms read it).
