@@ -25,7 +25,7 @@ async fn app(dir: &std::path::Path, v3: bool) -> App {
         ("GUEST_TIER", "bcrypt:4"),
         ("HASH_FLOOR_OVERRIDE", "1"),
         ("LIMIT_LOGIN_USER_ADDRESS", "off"),
-        ("LIMIT_LOGIN_USER", "off"),
+        ("LIMIT_LOGIN_FAILURES_USER", "off"),
         ("LIMIT_GUEST_TARGET_ADDRESS", "off"),
         ("LIMIT_GUEST_TARGET", "off"),
     ];

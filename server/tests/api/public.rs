@@ -233,7 +233,11 @@ async fn another_address_failing_against_a_username_does_not_lock_its_owner_out(
 async fn login_failures_are_limited_per_address_and_per_username_from_everywhere(backend: Backend) {
     let app = spawn_app_with(
         backend,
-        &[PROXY, ("LIMIT_LOGIN_ADDRESS", "3/5m"), ("LIMIT_LOGIN_USER", "4/15m")],
+        &[
+            PROXY,
+            ("LIMIT_LOGIN_ADDRESS", "3/5m"),
+            ("LIMIT_LOGIN_FAILURES_USER", "4/15m"),
+        ],
     )
     .await;
     assert_eq!(app.signup("target", "password-123").await.status(), 201);

@@ -115,7 +115,7 @@ impl Limits {
         [
             ("LIMIT_LOGIN_USER_ADDRESS", &mut self.login_user_address),
             ("LIMIT_LOGIN_ADDRESS", &mut self.login_address),
-            ("LIMIT_LOGIN_USER", &mut self.login_user),
+            ("LIMIT_LOGIN_FAILURES_USER", &mut self.login_user),
             ("LIMIT_GUEST_TARGET_ADDRESS", &mut self.guest_target_address),
             ("LIMIT_GUEST_TARGET", &mut self.guest_target),
             ("LIMIT_CREATES_ADDRESS", &mut self.creates_address),
@@ -402,9 +402,9 @@ mod tests {
         assert_eq!(Limit::parse("X", "off"), Ok(None));
         for bad in ["5", "0/5m", "5/0m", "5/5w", "five/5m", "5/m"] {
             assert!(
-                Limit::parse("LIMIT_LOGIN_USER", bad)
+                Limit::parse("LIMIT_LOGIN_FAILURES_USER", bad)
                     .unwrap_err()
-                    .starts_with("LIMIT_LOGIN_USER"),
+                    .starts_with("LIMIT_LOGIN_FAILURES_USER"),
                 "{bad}"
             );
         }

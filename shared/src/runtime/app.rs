@@ -1,5 +1,6 @@
-//! The application's settings from the environment: `BOARDS`, (v3) `ADMIN_USERNAMES` and `BLOCKED_WORDS`, (v4) `ADMIN_ENROLL_TOKEN`, and every
-//! `LIMIT_*` (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`).
+//! The application's settings from the environment: `BOARDS`, `ADMIN_USERNAMES`,
+//! `BLOCKED_WORDS`, `ADMIN_ENROLL_TOKEN`, and every `LIMIT_*`
+//! (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`).
 
 use super::{ConfigError, Env};
 use crate::app::AdminEnrollToken;
@@ -45,15 +46,111 @@ fn limits(env: &Env<'_>) -> Result<Limits, ConfigError> {
     for old in ["THROTTLE_LOGIN_USERNAME", "THROTTLE_LOGIN_IP", "THROTTLE_GUEST"] {
         if env.get(old).is_some() {
             return Err(ConfigError::invalid(format!(
-                "{old} is gone: set LIMIT_LOGIN_USER_ADDRESS, LIMIT_LOGIN_ADDRESS, LIMIT_LOGIN_USER, LIMIT_GUEST_TARGET_ADDRESS or LIMIT_GUEST_TARGET (docs/configuration.md)"
+                "{old} is gone: set LIMIT_LOGIN_USER_ADDRESS, LIMIT_LOGIN_ADDRESS, LIMIT_LOGIN_FAILURES_USER, LIMIT_GUEST_TARGET_ADDRESS or LIMIT_GUEST_TARGET (docs/configuration.md)"
             )));
         }
     }
     let mut limits = Limits::default();
     for (name, limit) in limits.named() {
-        if let Some(value) = env.get(name) {
-            *limit = Limit::parse(name, &value).map_err(ConfigError::Invalid)?;
+        if let Some((read, value)) = limit_setting(env, name) {
+            *limit = Limit::parse(read, &value).map_err(ConfigError::Invalid)?;
         }
     }
     Ok(limits)
+}
+
+/// `LIMIT_LOGIN_FAILURES_USER` was `LIMIT_LOGIN_USER`, one letter away from
+/// `LIMIT_LOGINS_USER` (successes). The old name is still read when the new
+/// one is unset; either way a deployment that sets it is warned at start.
+const LOGIN_FAILURES_USER: &str = "LIMIT_LOGIN_FAILURES_USER";
+const LOGIN_FAILURES_USER_DEPRECATED: &str = "LIMIT_LOGIN_USER";
+
+/// The value of the limit `name` and the setting it was read from.
+fn limit_setting(env: &Env<'_>, name: &'static str) -> Option<(&'static str, String)> {
+    let value = env.get(name);
+    if name != LOGIN_FAILURES_USER {
+        return value.map(|value| (name, value));
+    }
+    match (value, env.get(LOGIN_FAILURES_USER_DEPRECATED)) {
+        (value, None) => value.map(|value| (name, value)),
+        (None, Some(old)) => {
+            tracing::warn!(
+                "{LOGIN_FAILURES_USER_DEPRECATED} is deprecated: rename it {LOGIN_FAILURES_USER} (read as that for now)"
+            );
+            Some((LOGIN_FAILURES_USER_DEPRECATED, old))
+        }
+        (Some(value), Some(_)) => {
+            tracing::warn!(
+                "{LOGIN_FAILURES_USER_DEPRECATED} is deprecated and ignored: {LOGIN_FAILURES_USER} is set too, and wins"
+            );
+            Some((name, value))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// The limits of `pairs`, and what was logged while reading them.
+    fn limits_logged(pairs: &[(&str, &str)]) -> (Limits, String) {
+        let logged = Arc::new(Mutex::new(Vec::new()));
+        let writer = {
+            let logged = logged.clone();
+            move || LogBuffer(logged.clone())
+        };
+        let subscriber = tracing_subscriber::fmt().with_writer(writer).with_ansi(false).finish();
+        let limits = tracing::subscriber::with_default(subscriber, || limits(&Env::from_pairs(pairs))).unwrap();
+        let logged = String::from_utf8(logged.lock().unwrap().clone()).unwrap();
+        (limits, logged)
+    }
+
+    struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for LogBuffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_old_name_of_the_login_failures_limit_is_read_with_a_warning_and_the_new_one_wins() {
+        let (limits, logged) = limits_logged(&[("LIMIT_LOGIN_FAILURES_USER", "7/5m")]);
+        assert_eq!(limits.login_user, Some(Limit::new(7, 300)));
+        assert!(logged.is_empty(), "{logged}");
+
+        let (limits, logged) = limits_logged(&[("LIMIT_LOGIN_USER", "4/15m")]);
+        assert_eq!(limits.login_user, Some(Limit::new(4, 900)), "the old name is read");
+        assert!(
+            logged.contains("WARN")
+                && logged.contains("LIMIT_LOGIN_USER is deprecated: rename it LIMIT_LOGIN_FAILURES_USER"),
+            "{logged}"
+        );
+
+        let both = [("LIMIT_LOGIN_USER", "4/15m"), ("LIMIT_LOGIN_FAILURES_USER", "off")];
+        let (limits, logged) = limits_logged(&both);
+        assert_eq!(limits.login_user, None, "the new name wins");
+        assert!(
+            logged.contains("LIMIT_LOGIN_USER is deprecated and ignored: LIMIT_LOGIN_FAILURES_USER is set too"),
+            "{logged}"
+        );
+
+        let err = super::limits(&Env::from_pairs(&[("LIMIT_LOGIN_USER", "often")])).unwrap_err();
+        assert!(
+            err.to_string().starts_with("LIMIT_LOGIN_USER must be"),
+            "names the setting it read: {err}"
+        );
+        assert_eq!(
+            Limits::default().login_user,
+            Some(Limit::new(100, 900)),
+            "unset: the default"
+        );
+    }
 }

@@ -54,7 +54,7 @@ impl Spawned {
             // (the load generator is every user at once).
             .env("LIMIT_LOGIN_USER_ADDRESS", "5/5m")
             .env("LIMIT_LOGIN_ADDRESS", "50/5m")
-            .env("LIMIT_LOGIN_USER", "5/5m")
+            .env("LIMIT_LOGIN_FAILURES_USER", "5/5m")
             .env("LIMIT_CREATES_ADDRESS", "off")
             .env("LIMIT_CREATES_MEMBER", "off")
             .env("LIMIT_SIGNUPS_ADDRESS", "off")

@@ -1,0 +1,151 @@
+//! Likes and views: idempotent likes, exact counts under concurrency, nothing
+//! counted for a deleted post.
+
+use crate::{Dyn, board, comment, created_post, member_id, post_key, views, writer};
+use futures::future::join_all;
+use shared::domain::{MemberId, new_id};
+use shared::store::StoreError;
+
+conformance!(
+    liking_and_unliking_are_idempotent,
+    views_are_counted_one_by_one,
+    fifty_members_liking_one_post_at_once_are_all_counted,
+    one_member_liking_twenty_times_at_once_counts_once,
+    two_hundred_concurrent_views_count_exactly_two_hundred,
+    a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards,
+);
+
+async fn liking_and_unliking_are_idempotent(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let (m1, m2) = (member_id(), member_id());
+    for _ in 0..2 {
+        let state = store.like(&key, &m1).await.unwrap().unwrap();
+        assert!(state.liked);
+        assert_eq!(state.like_count, 1);
+    }
+    assert_eq!(store.like(&key, &m2).await.unwrap().unwrap().like_count, 2);
+    for _ in 0..2 {
+        let state = store.unlike(&key, &m1).await.unwrap().unwrap();
+        assert!(!state.liked);
+        assert_eq!(state.like_count, 1);
+    }
+    assert!(!store.has_liked(&key.post, &m1).await.unwrap());
+    assert!(store.has_liked(&key.post, &m2).await.unwrap());
+    assert_eq!(store.like(&post_key("free", &new_id()), &m1).await.unwrap(), None);
+    assert_eq!(store.unlike(&post_key("free", &new_id()), &m1).await.unwrap(), None);
+}
+
+async fn views_are_counted_one_by_one(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    for expected in 1..=3 {
+        assert_eq!(views(&store, &key).await, Some(expected));
+    }
+    assert_eq!(
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.view_count,
+        3
+    );
+    assert_eq!(views(&store, &post_key("free", &new_id())).await, None);
+}
+
+async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let members: Vec<MemberId> = (0..50).map(|_| member_id()).collect();
+    let likes = members.iter().map(|m| {
+        let (store, key, m) = (store.clone(), key.clone(), m.clone());
+        tokio::spawn(async move { store.like(&key, &m).await })
+    });
+    for result in join_all(likes).await {
+        assert!(result.unwrap().unwrap().unwrap().liked);
+    }
+    assert_eq!(
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
+        50
+    );
+    for m in &members {
+        assert!(store.has_liked(&key.post, m).await.unwrap());
+    }
+}
+
+async fn one_member_liking_twenty_times_at_once_counts_once(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let same_member = member_id();
+    let likes = (0..20).map(|_| {
+        let (store, key, m) = (store.clone(), key.clone(), same_member.clone());
+        tokio::spawn(async move { store.like(&key, &m).await })
+    });
+    for result in join_all(likes).await {
+        assert!(result.unwrap().unwrap().unwrap().liked);
+    }
+    assert_eq!(
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
+        1
+    );
+}
+
+async fn two_hundred_concurrent_views_count_exactly_two_hundred(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let views = (0..200).map(|_| {
+        let (store, key) = (store.clone(), key.clone());
+        tokio::spawn(async move { views(&store, &key).await })
+    });
+    let counts: Vec<u64> = join_all(views).await.into_iter().map(|r| r.unwrap().unwrap()).collect();
+    // Each answer includes its own view; concurrent views may or may not
+    // see each other (docs/API.md, Counting).
+    assert!(counts.iter().all(|c| (1..=200).contains(c)), "{counts:?}");
+    assert_eq!(
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.view_count,
+        200
+    );
+}
+
+/// Deletes racing the first views of their posts (each view may be the one
+/// that creates a counter shard) never leave a post that takes writes: after
+/// the race, every comment, like and view of a deleted post is refused as
+/// not found, and nothing is counted for it.
+async fn a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards(store: Dyn) {
+    let posts: Vec<String> = join_all((0..20).map(|_| created_post(&store, "free")))
+        .await
+        .into_iter()
+        .map(|p| p.summary.id)
+        .collect();
+    let races = posts.iter().map(|id| {
+        let (store, key) = (store.clone(), post_key("free", id));
+        tokio::spawn(async move {
+            let viewers = (0..4).map(|_| {
+                let (store, key) = (store.clone(), key.clone());
+                tokio::spawn(async move { store.view_post(&key).await })
+            });
+            let deleted = store.delete_post(&key);
+            let (deleted, viewed) = tokio::join!(deleted, join_all(viewers));
+            assert!(deleted.unwrap(), "each post is deleted once");
+            for view in viewed {
+                view.unwrap().unwrap(); // Some before the delete, None after: never an error
+            }
+        })
+    });
+    for race in join_all(races).await {
+        race.unwrap();
+    }
+    let m = member_id();
+    for id in &posts {
+        let key = post_key("free", id);
+        assert_eq!(
+            store.view_post(&key).await.unwrap(),
+            None,
+            "a view of deleted post {id}"
+        );
+        assert_eq!(store.like(&key, &m).await.unwrap(), None, "a like of deleted post {id}");
+        let c = comment(id, None, "too late");
+        assert_eq!(
+            store.create_comment(&board("free"), &c, &writer(), None, None).await,
+            Err(StoreError::NotFound),
+            "a comment on deleted post {id}"
+        );
+        assert_eq!(store.post_detail(&key).await.unwrap(), None);
+    }
+}

@@ -1,0 +1,140 @@
+//! What the scenarios act on, created before the clock starts: members,
+//! their tokens and posts, and bans.
+
+use serde_json::{Value, json};
+
+use super::{Api, GUEST_PASSWORD, PASSWORD};
+
+/// What the scenarios act on, created before the clock starts.
+pub(crate) struct Seed {
+    pub usernames: Vec<String>,
+    pub tokens: Vec<String>,
+    pub posts: Vec<String>,
+}
+
+pub(crate) async fn seed(api: &Api, members: usize, posts: usize, run_id: &str) -> anyhow::Result<Seed> {
+    let mut usernames = Vec::new();
+    let mut tokens = Vec::new();
+    let mut joins = Vec::new();
+    for i in 0..members {
+        let (api, username) = (api.clone(), format!("m{run_id}_{i}"));
+        joins.push(tokio::spawn(async move {
+            let body = json!({"username": username, "password": PASSWORD, "nickname": "load"});
+            let created = api
+                .http
+                .post(format!("{}/members", api.base))
+                .json(&body)
+                .send()
+                .await?;
+            anyhow::ensure!(
+                created.status().as_u16() == 201,
+                "seeding {username}: {}",
+                created.status()
+            );
+            let session: Value = api
+                .http
+                .post(format!("{}/sessions", api.base))
+                .json(&json!({"username": username, "password": PASSWORD}))
+                .send()
+                .await?
+                .json()
+                .await?;
+            let token = session["token"].as_str().unwrap_or_default().to_owned();
+            anyhow::ensure!(!token.is_empty(), "seeding {username}: no token");
+            Ok((username, token))
+        }));
+    }
+    for join in joins {
+        let (username, token) = join.await??;
+        usernames.push(username);
+        tokens.push(token);
+    }
+    let mut post_ids = Vec::new();
+    for i in 0..posts {
+        let token = &tokens[i % tokens.len().max(1)];
+        let post: Value = api
+            .http
+            .post(format!("{}/boards/free/posts", api.base))
+            .bearer_auth(token)
+            .json(&json!({"title": format!("seed {i}"), "body": "seeded for the load run"}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        post_ids.push(post["id"].as_str().unwrap_or_default().to_owned());
+    }
+    Ok(Seed {
+        usernames,
+        tokens,
+        posts: post_ids,
+    })
+}
+
+/// The admin mixed-moderated's server is told of (`ADMIN_USERNAMES`).
+pub(crate) const ADMIN: &str = "load_admin";
+/// What its signup carries: an unclaimed admin name is reserved.
+pub(crate) const ADMIN_ENROLL_TOKEN: &str = "load-admin-enroll-token";
+
+/// Bans on the board the load writes on, none of them of a loaded
+/// user: `members` members of their own and `guests` guests, each banned
+/// through a post from an address of its own (192.0.2.x), so every write's
+/// ban check reads a board that has bans. The server must trust the load
+/// generator's `X-Forwarded-For`.
+pub(crate) async fn seed_bans(api: &Api, run_id: &str, members: usize, guests: usize) -> anyhow::Result<usize> {
+    let post = |path: String, token: Option<&str>, body: Value, ip: Option<String>| {
+        let mut request = api.http.post(format!("{}{path}", api.base)).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(ip) = ip {
+            request = request.header("x-forwarded-for", ip);
+        }
+        request.send()
+    };
+    let account = json!({"username": ADMIN, "password": PASSWORD, "nickname": "admin"});
+    let _ = api
+        .http
+        .post(format!("{}/members", api.base))
+        .header("admin-enroll-token", ADMIN_ENROLL_TOKEN)
+        .json(&account)
+        .send()
+        .await?; // 409 on a rerun
+    let session: Value = post(
+        "/sessions".into(),
+        None,
+        json!({"username": ADMIN, "password": PASSWORD}),
+        None,
+    )
+    .await?
+    .json()
+    .await?;
+    let admin = session["token"].as_str().unwrap_or_default().to_owned();
+    anyhow::ensure!(!admin.is_empty(), "logging in {ADMIN}: no token");
+    let mut banned = 0;
+    for i in 0..members {
+        let username = format!("b{run_id}_{i}");
+        let body = json!({"username": username, "password": PASSWORD, "nickname": "banned"});
+        let member: Value = post("/members".into(), None, body, None).await?.json().await?;
+        let ban = json!({"member_id": member["id"], "reason": "seeded ban", "duration_s": 86_400});
+        let status = post("/boards/free/bans".into(), Some(&admin), ban, None)
+            .await?
+            .status();
+        anyhow::ensure!(status.as_u16() == 201, "banning {username}: {status}");
+        banned += 1;
+    }
+    for i in 0..guests {
+        let ip = format!("192.0.2.{}", i % 250 + 1);
+        let body = json!({"nickname": "spam", "password": GUEST_PASSWORD, "title": "spam", "body": "spam"});
+        let written: Value = post("/boards/free/posts/guest".into(), None, body, Some(ip))
+            .await?
+            .json()
+            .await?;
+        let ban = json!({"post_id": written["id"], "reason": "seeded ban"});
+        let status = post("/boards/free/bans".into(), Some(&admin), ban, None)
+            .await?
+            .status();
+        anyhow::ensure!(status.as_u16() == 201, "banning guest {i}: {status}");
+        banned += 1;
+    }
+    Ok(banned)
+}
