@@ -34,8 +34,8 @@ use crate::domain::{
 
 /// Every port, each method declared once, handed to `$then!`, which
 /// expands the list: into the traits below (`declare_ports!`) and into
-/// [`traced::TracedStore`]'s forwarders (`traced.rs`). A new port method is
-/// one declaration here; both adapters then implement it.
+/// `TracedStore`'s forwarders (`traced.rs`, with the `traces` feature). A
+/// new port method is one declaration here; both adapters then implement it.
 macro_rules! ports {
     ($then:ident) => {
         $then! {
@@ -286,6 +286,7 @@ macro_rules! ports {
         }
     };
 }
+#[cfg(feature = "traces")]
 pub(crate) use ports;
 
 /// Declares each port of `ports!` as an `async_trait` of the store.

@@ -345,7 +345,6 @@ mod tests {
     use super::*;
 
     #[test]
-    #[test]
     fn index_entries_name_what_they_index() {
         let entry = |pk: &str, owner_sk: &str| {
             Item::from([

@@ -156,7 +156,6 @@ mod tests {
     use super::*;
 
     #[test]
-    #[test]
     fn a_gone_account_stays_gone_and_an_epoch_only_grows_in_the_cache() {
         assert!(newer_than(&None, Some(3)), "a deletion is not undone by a slow read");
         assert!(newer_than(&Some(4), Some(3)));

@@ -38,7 +38,7 @@ pub(in crate::store::dynamo) fn live_member(item: Item) -> StoreResult<Option<Me
 /// beside them (the board index projects it; the writer key it comes from
 /// is not projected).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AuthorFields {
+pub(in crate::store::dynamo) struct AuthorFields {
     pub author_kind: String,
     pub author_nickname: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
