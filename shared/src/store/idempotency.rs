@@ -5,10 +5,6 @@
 //! either both exist or neither does, and a create whose claim was released
 //! or taken over can never apply late.
 
-use async_trait::async_trait;
-
-use super::StoreResult;
-
 /// How long a record answers replays (the API promises at least 24 hours).
 pub const RECORD_SECONDS: i64 = 24 * 60 * 60;
 
@@ -114,15 +110,6 @@ pub fn decide(record: Option<&Record>, claim: &Claim) -> Option<Claimed> {
         Some(response) => Some(Claimed::Replay(response.clone())),
         None => Some(Claimed::InProgress),
     }
-}
-
-#[async_trait]
-pub trait Idempotency: Send + Sync {
-    /// Claims `claim.key` for this request, or says why not.
-    async fn claim(&self, claim: &Claim) -> StoreResult<Claimed>;
-    /// Gives the key up (the request failed, nothing was created): only if
-    /// `token` still holds it and it is not completed.
-    async fn release(&self, key: &str, token: &str) -> StoreResult<()>;
 }
 
 #[cfg(test)]

@@ -1,5 +1,10 @@
-//! Storage ports: the small traits handlers depend on, and the two adapters
-//! behind them (DynamoDB single-table, embedded SQLite).
+//! Storage: the ports and their two adapters (DynamoDB single-table,
+//! embedded SQLite). The use cases (`app`) depend on the ports, the small
+//! traits `ports!` declares; the adapters implement them, and
+//! [`StoreSettings`] opens one (wrapped in [`traced::TracedStore`] when
+//! traces are on) for `runtime` to wire in. The HTTP handlers never name
+//! the store: they call the use cases. The store imports only `error`,
+//! `domain`, `private_files` and `aws` (tests/layers.rs checks the order).
 
 pub mod cursor;
 #[cfg(feature = "dynamo")]
@@ -14,7 +19,8 @@ pub mod traced;
 
 use async_trait::async_trait;
 pub use error::{StoreError, StoreResult};
-pub use idempotency::{Completion, Idempotency};
+use idempotency::Claimed;
+pub use idempotency::Completion;
 pub use settings::StoreSettings;
 
 pub use idempotency::Claim;
@@ -26,75 +32,288 @@ use crate::domain::{
     Window, Writer,
 };
 
-#[async_trait]
-pub trait Members: Send + Sync {
-    /// Fails with [`StoreError::UsernameTaken`] when the username exists.
-    /// With `done`, completes that idempotency record in the same write.
-    async fn create_member(
-        &self,
-        member: &Member,
-        password_hash: &PasswordHash,
-        done: Option<&Completion>,
-    ) -> StoreResult<()>;
-    async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>>;
-    /// (v3) Whether a signup with `username` would be refused: a member
-    /// has it, or had it (a deleted account keeps its username taken).
-    async fn username_taken(&self, username: &Username) -> StoreResult<bool>;
-    /// (v3) The member with this id (moderator appointments, bans).
-    async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>>;
-    /// Stores `new` only if the stored hash is still `old` (a rehash after
-    /// login); false when it changed meanwhile.
-    async fn replace_password_hash(
-        &self,
-        username: &Username,
-        old: &PasswordHash,
-        new: &PasswordHash,
-    ) -> StoreResult<bool>;
+/// Every port, each method declared once, handed to `$then!`, which
+/// expands the list: into the traits below (`declare_ports!`) and into
+/// `TracedStore`'s forwarders (`traced.rs`, with the `traces` feature). A
+/// new port method is one declaration here; both adapters then implement it.
+macro_rules! ports {
+    ($then:ident) => {
+        $then! {
+            pub trait Members {
+                /// Fails with [`StoreError::UsernameTaken`] when the username exists.
+                /// With `done`, completes that idempotency record in the same write.
+                async fn create_member(
+                    &self,
+                    member: &Member,
+                    password_hash: &PasswordHash,
+                    done: Option<&Completion>,
+                ) -> StoreResult<()>;
+                async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>>;
+                /// Whether a signup with `username` would be refused: a member
+                /// has it, or had it (a deleted account keeps its username taken).
+                async fn username_taken(&self, username: &Username) -> StoreResult<bool>;
+                /// The member with this id (moderator appointments, bans).
+                async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>>;
+                /// Stores `new` only if the stored hash is still `old` (a rehash after
+                /// login); false when it changed meanwhile.
+                async fn replace_password_hash(
+                    &self,
+                    username: &Username,
+                    old: &PasswordHash,
+                    new: &PasswordHash,
+                ) -> StoreResult<bool>;
+            }
+
+            pub trait Posts {
+                /// With `done`, completes that idempotency record in the same write.
+                async fn create_post(
+                    &self,
+                    post: &Post,
+                    writer: &Writer,
+                    guest_password_hash: Option<&PasswordHash>,
+                    done: Option<&Completion>,
+                ) -> StoreResult<()>;
+                /// The post with its first [`crate::domain::COMMENTS_PAGE`] comments
+                /// (oldest first) and the cursor to the rest: a bounded number of store
+                /// requests whatever the comment count.
+                async fn post_detail(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
+                /// A page of the post's comments, oldest first, strictly after `cursor`
+                /// (a `comments_next_cursor` or `next_cursor`); `None` when there is no
+                /// such post.
+                async fn list_comments(
+                    &self,
+                    key: &PostKey,
+                    limit: PageLimit,
+                    cursor: Option<&str>,
+                ) -> StoreResult<Option<CommentPage>>;
+                /// Counts one view and returns the post as [`Posts::post_detail`] does,
+                /// its `view_count` including this view (docs/API.md, Counting); `None`
+                /// when there is no such post. May serve the post and the other views'
+                /// count from a short-lived cache (DynamoDB's `READ_CACHE_TTL_MS`).
+                async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
+                /// Newest first; `cursor` is a page's `next_cursor`.
+                async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
+                async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
+                /// Changes title and body, atomically with the version check when the
+                /// edit has one.
+                async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
+                /// Deletes the post with its comments and likes; false when there was none.
+                /// Resolves (deletes) the open reports of the post and of its
+                /// comments with it, including any opened while it runs, so staff do
+                /// not see a report of something gone (on DynamoDB in the second step
+                /// of the delete, which resumes after an interruption).
+                async fn delete_post(&self, key: &PostKey) -> StoreResult<bool>;
+                async fn replace_post_guest_hash(&self, key: &PostKey, old: &PasswordHash, new: &PasswordHash)
+                -> StoreResult<bool>;
+            }
+
+            pub trait Comments {
+                /// Adds the comment and counts it on its post (and, with `done`,
+                /// completes that idempotency record), together or not at all.
+                /// [`StoreError::NotFound`] when the post is not on `board`.
+                async fn create_comment(
+                    &self,
+                    board: &BoardSlug,
+                    comment: &Comment,
+                    writer: &Writer,
+                    guest_password_hash: Option<&PasswordHash>,
+                    done: Option<&Completion>,
+                ) -> StoreResult<()>;
+                async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
+                /// The key of a comment on `board` known only by its id (a ban
+                /// through a comment).
+                async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>>;
+                /// Removes the comment and uncounts it; false when there was none.
+                /// Its replies stay (their `parent_id` names the removed comment).
+                /// Resolves (deletes) the comment's open report in the same write;
+                /// a report of the comment racing it is either resolved with it or
+                /// answers [`StoreError::NotFound`].
+                async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool>;
+                async fn replace_comment_guest_hash(
+                    &self,
+                    key: &CommentKey,
+                    old: &PasswordHash,
+                    new: &PasswordHash,
+                ) -> StoreResult<bool>;
+            }
+
+            pub trait Likes {
+                /// Idempotent; `None` when there is no such post.
+                async fn like(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
+                async fn unlike(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
+                async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool>;
+            }
+
+            /// The idempotency records of creates sent with an `Idempotency-Key`
+            /// ([`idempotency`]).
+            pub trait Idempotency {
+                /// Claims `claim.key` for this request, or says why not.
+                async fn claim(&self, claim: &Claim) -> StoreResult<Claimed>;
+                /// Gives the key up (the request failed, nothing was created): only if
+                /// `token` still holds it and it is not completed.
+                async fn release(&self, key: &str, token: &str) -> StoreResult<()>;
+            }
+
+            /// Moderators, bans, removals, reports and the moderation log
+            /// (docs/API.md, Roles and moderation). Every change a moderator makes is
+            /// written together with its log entry, or not at all.
+            pub trait Moderation {
+                async fn is_moderator(&self, board: &BoardSlug, member: &MemberId) -> StoreResult<bool>;
+                /// The board's moderators, in the order they were appointed.
+                async fn moderators(&self, board: &BoardSlug) -> StoreResult<Vec<Member>>;
+                /// Appoints `member`; false, and no entry written, when they already are one.
+                async fn add_moderator(&self, board: &BoardSlug, member: &Member, entry: &LogEntry) -> StoreResult<bool>;
+                /// Dismisses `member`; false, and no entry written, when they were not one.
+                async fn remove_moderator(&self, board: &BoardSlug, member: &MemberId, entry: &LogEntry) -> StoreResult<bool>;
+                /// The ban, active at `now` (Unix seconds), of any of `subjects` on
+                /// `board`: the ban check every write makes, one small read.
+                async fn active_ban(&self, board: &BoardSlug, subjects: &[BanSubject], now: i64) -> StoreResult<Option<BanRecord>>;
+                /// Stores the ban with its entry (and, with `done`, that idempotency
+                /// record); an earlier ban of the same subject on the board is replaced.
+                async fn ban(&self, ban: &BanRecord, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<()>;
+                async fn ban_by_id(&self, board: &BoardSlug, id: &BanId) -> StoreResult<Option<BanRecord>>;
+                /// Lifts the ban with its entry; false when it was lifted already.
+                async fn unban(&self, ban: &BanRecord, entry: &LogEntry) -> StoreResult<bool>;
+                /// Bans active at `now`, newest first, strictly after `cursor`.
+                async fn list_bans(
+                    &self,
+                    board: &BoardSlug,
+                    limit: PageLimit,
+                    cursor: Option<&str>,
+                    now: i64,
+                ) -> StoreResult<BanPage>;
+                /// Deletes the post as [`Posts::delete_post`] does, resolves its open
+                /// reports and those of its comments, and writes `entry`; false when
+                /// there was no such post.
+                async fn remove_post(&self, key: &PostKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool>;
+                /// Deletes the comment as [`Comments::delete_comment`] does (its
+                /// replies stay), resolves its open report and writes `entry`.
+                async fn remove_comment(&self, key: &CommentKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool>;
+                /// Opens `report` on its target, or counts `reporter` (`member:<id>`
+                /// or `address:<key>`) on the target's open report, once per reporter.
+                /// [`StoreError::NotFound`] when the target is not on `board`. With
+                /// `claim`, its record is completed with the answer (`201` opened,
+                /// `200` joined) in the same write.
+                async fn report(
+                    &self,
+                    board: &BoardSlug,
+                    report: &Report,
+                    reporter: &str,
+                    claim: Option<&Claim>,
+                ) -> StoreResult<Reported>;
+                /// Open reports with their reporter counts, newest first.
+                async fn list_reports(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<ReportPage>;
+                /// Closes an open report; false when there is no such open report.
+                async fn resolve_report(&self, board: &BoardSlug, id: &ReportId, done: Option<&Completion>) -> StoreResult<bool>;
+                /// The board's moderation log, newest first.
+                async fn modlog(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<LogPage>;
+            }
+
+            /// A member's control of their own account (docs/API.md, Accounts).
+            /// A member is named by both id and username: the id is what their content
+            /// is indexed by, the username what their record is keyed by on DynamoDB.
+            /// A deleted account is gone for every method here: its username stays
+            /// taken, and nothing else of it is found.
+            pub trait Accounts {
+                /// The session epoch every valid token of the member carries; `None`
+                /// when there is no such (live) account. DynamoDB may answer from this
+                /// process's memory of the last [`SESSION_TTL`].
+                async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>>;
+                /// Advances the epoch, so every token issued before stops; false when
+                /// there is no such account.
+                async fn end_sessions(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
+                /// Stores `new` and advances the epoch, together.
+                async fn change_password(&self, id: &MemberId, username: &Username, new: &PasswordHash) -> StoreResult<bool>;
+                /// Step 1 of a deletion, in one write: the account's credentials,
+                /// nickname and its appointments on `moderates` (what
+                /// [`Accounts::moderated_boards`] found) go (its username stays, taken),
+                /// its epoch advances, and a [`PendingDeletion`] is recorded. False when
+                /// the account was gone already.
+                async fn close_account(
+                    &self,
+                    id: &MemberId,
+                    username: &Username,
+                    delete_content: bool,
+                    moderates: &[BoardSlug],
+                ) -> StoreResult<bool>;
+                /// Deletions whose step 2 has not finished, oldest first.
+                async fn pending_deletions(&self, limit: usize) -> StoreResult<Vec<PendingDeletion>>;
+                /// Up to `limit` of the posts and comments the member is still the
+                /// author of, and with `likes` their likes: the work step 2 has left.
+                /// What was deleted or disowned is no longer found (on DynamoDB once
+                /// the index has caught up: an item may be found again a moment after).
+                async fn owned(&self, member: &MemberId, likes: bool, limit: usize) -> StoreResult<Vec<Owned>>;
+                /// Makes `deleted_member` the author of these posts and comments and
+                /// erases their writer keys (likes are left as they are). Idempotent.
+                async fn disown(&self, member: &MemberId, items: &[Owned]) -> StoreResult<()>;
+                /// Ends a pending deletion (step 2 done).
+                async fn finish_deletion(&self, member: &MemberId) -> StoreResult<()>;
+                /// The boards among `boards` the member moderates.
+                async fn moderated_boards(&self, member: &MemberId, boards: &[BoardSlug]) -> StoreResult<Vec<BoardSlug>>;
+                /// The member's posts on every board, newest first.
+                async fn member_posts(&self, member: &MemberId, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
+                /// The member's comments on every post, newest first.
+                async fn member_comments(
+                    &self,
+                    member: &MemberId,
+                    limit: PageLimit,
+                    cursor: Option<&str>,
+                ) -> StoreResult<CommentPage>;
+            }
+
+            pub trait Attempts {
+                /// Counts one failure for `key` in `window` and returns the window's count.
+                async fn record_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
+                /// Takes one counted failure back (never below zero): an attempt counted
+                /// before hashing turned out to be a success.
+                async fn forgive_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<()>;
+                async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
+            }
+
+            /// The second step of a post's delete, off the request (docs/storage.md,
+            /// Deleting a post): on DynamoDB a delete or removal writes the post's
+            /// removal and a purge marker, and the children go later (the `purge`
+            /// function on the table's stream, or the server's background task). SQLite
+            /// deletes everything in the post's own transaction: nothing is ever pending.
+            pub trait Purges {
+                /// Up to `limit` deleted posts whose children are still stored.
+                async fn pending_purges(&self, limit: usize) -> StoreResult<Vec<PendingPurge>>;
+                /// Deletes the children of a deleted post, then its marker. Idempotent:
+                /// a purge done already, or cut short anywhere, is finished by running
+                /// it again. A post that is not deleted is left alone.
+                async fn purge(&self, pending: &PendingPurge) -> StoreResult<()>;
+            }
+        }
+    };
+}
+#[cfg(feature = "traces")]
+pub(crate) use ports;
+
+/// Declares each port of `ports!` as an `async_trait` of the store.
+macro_rules! declare_ports {
+    ($(
+        $(#[$port_doc:meta])*
+        pub trait $port:ident {
+            $(
+                $(#[$method_doc:meta])*
+                async fn $method:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty;
+            )*
+        }
+    )*) => {
+        $(
+            $(#[$port_doc])*
+            #[async_trait]
+            pub trait $port: Send + Sync {
+                $(
+                    $(#[$method_doc])*
+                    async fn $method(&self $(, $arg: $ty)*) -> $ret;
+                )*
+            }
+        )*
+    };
 }
 
-#[async_trait]
-pub trait Posts: Send + Sync {
-    /// With `done`, completes that idempotency record in the same write.
-    async fn create_post(
-        &self,
-        post: &Post,
-        writer: &Writer,
-        guest_password_hash: Option<&PasswordHash>,
-        done: Option<&Completion>,
-    ) -> StoreResult<()>;
-    /// The post with its first [`crate::domain::COMMENTS_PAGE`] comments
-    /// (oldest first) and the cursor to the rest: a bounded number of store
-    /// requests whatever the comment count.
-    async fn post_detail(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
-    /// A page of the post's comments, oldest first, strictly after `cursor`
-    /// (a `comments_next_cursor` or `next_cursor`); `None` when there is no
-    /// such post.
-    async fn list_comments(
-        &self,
-        key: &PostKey,
-        limit: PageLimit,
-        cursor: Option<&str>,
-    ) -> StoreResult<Option<CommentPage>>;
-    /// Counts one view and returns the post as [`Posts::post_detail`] does,
-    /// its `view_count` including this view (docs/API.md, Counting); `None`
-    /// when there is no such post. May serve the post and the other views'
-    /// count from a short-lived cache (DynamoDB's `READ_CACHE_TTL_MS`).
-    async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
-    /// Newest first; `cursor` is a page's `next_cursor`.
-    async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
-    async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
-    /// Changes title and body, atomically with the version check when the
-    /// edit has one.
-    async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
-    /// Deletes the post with its comments and likes; false when there was none.
-    /// (v3) Resolves (deletes) the open reports of the post and of its
-    /// comments with it, including any opened while it runs, so staff do
-    /// not see a report of something gone (on DynamoDB in the second step
-    /// of the delete, which resumes after an interruption).
-    async fn delete_post(&self, key: &PostKey) -> StoreResult<bool>;
-    async fn replace_post_guest_hash(&self, key: &PostKey, old: &PasswordHash, new: &PasswordHash)
-    -> StoreResult<bool>;
-}
+ports!(declare_ports);
 
 /// A post's new title and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +321,7 @@ pub struct PostEdit {
     pub title: Title,
     pub body: PostBody,
     pub updated_at: String,
-    /// (v3) `If-Match`: edit only a post at one of these versions.
+    /// `If-Match`: edit only a post at one of these versions.
     pub if_version: Option<Vec<PostVersion>>,
 }
 
@@ -115,155 +334,7 @@ pub enum Edited {
     OtherVersion,
 }
 
-#[async_trait]
-pub trait Comments: Send + Sync {
-    /// Adds the comment and counts it on its post (and, with `done`,
-    /// completes that idempotency record), together or not at all.
-    /// [`StoreError::NotFound`] when the post is not on `board`.
-    async fn create_comment(
-        &self,
-        board: &BoardSlug,
-        comment: &Comment,
-        writer: &Writer,
-        guest_password_hash: Option<&PasswordHash>,
-        done: Option<&Completion>,
-    ) -> StoreResult<()>;
-    async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
-    /// (v3) The key of a comment on `board` known only by its id (a ban
-    /// through a comment).
-    async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>>;
-    /// Removes the comment and uncounts it; false when there was none.
-    /// Its replies stay (their `parent_id` names the removed comment).
-    /// (v3) Resolves (deletes) the comment's open report in the same write;
-    /// a report of the comment racing it is either resolved with it or
-    /// answers [`StoreError::NotFound`].
-    async fn delete_comment(&self, key: &CommentKey) -> StoreResult<bool>;
-    async fn replace_comment_guest_hash(
-        &self,
-        key: &CommentKey,
-        old: &PasswordHash,
-        new: &PasswordHash,
-    ) -> StoreResult<bool>;
-}
-
-#[async_trait]
-pub trait Likes: Send + Sync {
-    /// Idempotent; `None` when there is no such post.
-    async fn like(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
-    async fn unlike(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
-    async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool>;
-}
-
-/// (v3) Moderators, bans, removals, reports and the moderation log
-/// (docs/API.md, Roles and moderation). Every change a moderator makes is
-/// written together with its log entry, or not at all.
-#[async_trait]
-pub trait Moderation: Send + Sync {
-    async fn is_moderator(&self, board: &BoardSlug, member: &MemberId) -> StoreResult<bool>;
-    /// The board's moderators, in the order they were appointed.
-    async fn moderators(&self, board: &BoardSlug) -> StoreResult<Vec<Member>>;
-    /// Appoints `member`; false, and no entry written, when they already are one.
-    async fn add_moderator(&self, board: &BoardSlug, member: &Member, entry: &LogEntry) -> StoreResult<bool>;
-    /// Dismisses `member`; false, and no entry written, when they were not one.
-    async fn remove_moderator(&self, board: &BoardSlug, member: &MemberId, entry: &LogEntry) -> StoreResult<bool>;
-    /// The ban, active at `now` (Unix seconds), of any of `subjects` on
-    /// `board`: the ban check every write makes, one small read.
-    async fn active_ban(&self, board: &BoardSlug, subjects: &[BanSubject], now: i64) -> StoreResult<Option<BanRecord>>;
-    /// Stores the ban with its entry (and, with `done`, that idempotency
-    /// record); an earlier ban of the same subject on the board is replaced.
-    async fn ban(&self, ban: &BanRecord, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<()>;
-    async fn ban_by_id(&self, board: &BoardSlug, id: &BanId) -> StoreResult<Option<BanRecord>>;
-    /// Lifts the ban with its entry; false when it was lifted already.
-    async fn unban(&self, ban: &BanRecord, entry: &LogEntry) -> StoreResult<bool>;
-    /// Bans active at `now`, newest first, strictly after `cursor`.
-    async fn list_bans(
-        &self,
-        board: &BoardSlug,
-        limit: PageLimit,
-        cursor: Option<&str>,
-        now: i64,
-    ) -> StoreResult<BanPage>;
-    /// Deletes the post as [`Posts::delete_post`] does, resolves its open
-    /// reports and those of its comments, and writes `entry`; false when
-    /// there was no such post.
-    async fn remove_post(&self, key: &PostKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool>;
-    /// Deletes the comment as [`Comments::delete_comment`] does (its
-    /// replies stay), resolves its open report and writes `entry`.
-    async fn remove_comment(&self, key: &CommentKey, entry: &LogEntry, done: Option<&Completion>) -> StoreResult<bool>;
-    /// Opens `report` on its target, or counts `reporter` (`member:<id>`
-    /// or `address:<key>`) on the target's open report, once per reporter.
-    /// [`StoreError::NotFound`] when the target is not on `board`. With
-    /// `claim`, its record is completed with the answer (`201` opened,
-    /// `200` joined) in the same write.
-    async fn report(
-        &self,
-        board: &BoardSlug,
-        report: &Report,
-        reporter: &str,
-        claim: Option<&Claim>,
-    ) -> StoreResult<Reported>;
-    /// Open reports with their reporter counts, newest first.
-    async fn list_reports(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<ReportPage>;
-    /// Closes an open report; false when there is no such open report.
-    async fn resolve_report(&self, board: &BoardSlug, id: &ReportId, done: Option<&Completion>) -> StoreResult<bool>;
-    /// The board's moderation log, newest first.
-    async fn modlog(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<LogPage>;
-}
-
-/// (v3) A member's control of their own account (docs/API.md, Accounts).
-/// A member is named by both id and username: the id is what their content
-/// is indexed by, the username what their record is keyed by on DynamoDB.
-/// A deleted account is gone for every method here: its username stays
-/// taken, and nothing else of it is found.
-#[async_trait]
-pub trait Accounts: Send + Sync {
-    /// The session epoch every valid token of the member carries; `None`
-    /// when there is no such (live) account. DynamoDB may answer from this
-    /// process's memory of the last [`SESSION_TTL`].
-    async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>>;
-    /// Advances the epoch, so every token issued before stops; false when
-    /// there is no such account.
-    async fn end_sessions(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
-    /// Stores `new` and advances the epoch, together.
-    async fn change_password(&self, id: &MemberId, username: &Username, new: &PasswordHash) -> StoreResult<bool>;
-    /// Step 1 of a deletion, in one write: the account's credentials,
-    /// nickname and its appointments on `moderates` (what
-    /// [`Accounts::moderated_boards`] found) go (its username stays, taken),
-    /// its epoch advances, and a [`PendingDeletion`] is recorded. False when
-    /// the account was gone already.
-    async fn close_account(
-        &self,
-        id: &MemberId,
-        username: &Username,
-        delete_content: bool,
-        moderates: &[BoardSlug],
-    ) -> StoreResult<bool>;
-    /// Deletions whose step 2 has not finished, oldest first.
-    async fn pending_deletions(&self, limit: usize) -> StoreResult<Vec<PendingDeletion>>;
-    /// Up to `limit` of the posts and comments the member is still the
-    /// author of, and with `likes` their likes: the work step 2 has left.
-    /// What was deleted or disowned is no longer found (on DynamoDB once
-    /// the index has caught up: an item may be found again a moment after).
-    async fn owned(&self, member: &MemberId, likes: bool, limit: usize) -> StoreResult<Vec<Owned>>;
-    /// Makes `deleted_member` the author of these posts and comments and
-    /// (v4) erases their writer keys (likes are left as they are). Idempotent.
-    async fn disown(&self, member: &MemberId, items: &[Owned]) -> StoreResult<()>;
-    /// Ends a pending deletion (step 2 done).
-    async fn finish_deletion(&self, member: &MemberId) -> StoreResult<()>;
-    /// The boards among `boards` the member moderates.
-    async fn moderated_boards(&self, member: &MemberId, boards: &[BoardSlug]) -> StoreResult<Vec<BoardSlug>>;
-    /// The member's posts on every board, newest first.
-    async fn member_posts(&self, member: &MemberId, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
-    /// The member's comments on every post, newest first.
-    async fn member_comments(
-        &self,
-        member: &MemberId,
-        limit: PageLimit,
-        cursor: Option<&str>,
-    ) -> StoreResult<CommentPage>;
-}
-
-/// (v3) How long a process may trust what it read of a member's session
+/// How long a process may trust what it read of a member's session
 /// epoch (docs/API.md, Accounts: at most 10 seconds on Lambda).
 pub const SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -277,37 +348,12 @@ impl AttemptKey {
     }
 }
 
-#[async_trait]
-pub trait Attempts: Send + Sync {
-    /// Counts one failure for `key` in `window` and returns the window's count.
-    async fn record_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
-    /// Takes one counted failure back (never below zero): an attempt counted
-    /// before hashing turned out to be a success.
-    async fn forgive_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<()>;
-    async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
-}
-
-/// (v3) A deleted post whose children (comments, likes, reports, counter
+/// A deleted post whose children (comments, likes, reports, counter
 /// shards) are still stored, and the board it was on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingPurge {
     pub board: String,
     pub post: String,
-}
-
-/// (v3) The second step of a post's delete, off the request (docs/storage.md,
-/// Deleting a post): on DynamoDB a delete or removal writes the post's
-/// removal and a purge marker, and the children go later (the `purge`
-/// function on the table's stream, or the server's background task). SQLite
-/// deletes everything in the post's own transaction: nothing is ever pending.
-#[async_trait]
-pub trait Purges: Send + Sync {
-    /// Up to `limit` deleted posts whose children are still stored.
-    async fn pending_purges(&self, limit: usize) -> StoreResult<Vec<PendingPurge>>;
-    /// Deletes the children of a deleted post, then its marker. Idempotent:
-    /// a purge done already, or cut short anywhere, is finished by running
-    /// it again. A post that is not deleted is left alone.
-    async fn purge(&self, pending: &PendingPurge) -> StoreResult<()>;
 }
 
 /// Everything a deployment needs from its store.

@@ -44,12 +44,28 @@ pub(super) fn number(item: &Item, name: &str) -> StoreResult<u64> {
         .ok_or_else(|| StoreError::Internal(format!("item has no number `{name}`")))
 }
 
-/// The partition key of an item or key (for the capacity meter).
 /// A string attribute of an item, if it has one.
 pub(super) fn text<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
     item.get(name).and_then(|v| v.as_s().ok()).map(String::as_str)
 }
 
+/// The partition key of an item or key (for the capacity meter).
 pub(super) fn pk_of(item: &Item) -> String {
     item.get("PK").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default()
+}
+
+/// What a read returns of each item: a projection expression and the
+/// attribute names it uses.
+pub(super) struct Projection {
+    pub expression: &'static str,
+    pub names: &'static [(&'static str, &'static str)],
+}
+
+impl Projection {
+    pub(super) fn names(&self) -> HashMap<String, String> {
+        self.names
+            .iter()
+            .map(|(placeholder, name)| ((*placeholder).to_owned(), (*name).to_owned()))
+            .collect()
+    }
 }

@@ -1,14 +1,14 @@
 //! [`Comments`] on DynamoDB: comment items under their post's partition,
 //! each written or deleted in one transaction with its count on a counter
-//! shard; (v3) a delete resolves the comment's open report in it.
+//! shard; a delete resolves the comment's open report in it.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::DynamoStore;
 use super::attributes::{from_item, key, s, to_item};
 use super::items::{CommentItem, ReportPointerItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of};
-use super::moderation::{RACES, failed_at, pause_after_race};
+use super::transact::{Race, failed_at, retry_races};
 use crate::domain::{
     BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer, WriterKey,
 };
@@ -28,7 +28,7 @@ impl DynamoStore {
     /// The comment's report pointer (GetItem), then one transaction: the
     /// comment's delete, its count on its shard, the delete of its open
     /// report and of the pointer (conditioned on naming that report), or
-    /// the check that it has no pointer, and `extra` (v3: a removal's log
+    /// the check that it has no pointer, and `extra` (a removal's log
     /// entry and completion). A report of the comment opened or resolved
     /// between the read and the transaction starts it over, so no report
     /// of a deleted comment stays open.
@@ -43,11 +43,10 @@ impl DynamoStore {
             comment_key.comment.as_str(),
         );
         let shard = shard_of(comment_id, self.layout.counter_shards);
-        let pointer_key = key(post_pk(post_id), comment_pointer_sk(comment_id));
-        for attempt in 0..RACES {
-            if attempt > 0 {
-                pause_after_race(attempt).await;
-            }
+        let pointer_key = &key(post_pk(post_id), comment_pointer_sk(comment_id));
+        let extra = &extra;
+        let gave_up = "the delete kept racing reports of the comment";
+        retry_races(gave_up, (), |()| async move {
             let pointer = self
                 .get(pointer_key.clone())
                 .await?
@@ -73,20 +72,18 @@ impl DynamoStore {
             items.extend(extra.iter().cloned());
             let result = self.transact_counting(board, post_id, shard, 1, items).await;
             self.cache.forget_post(post_id);
-            match result? {
-                Some(Ok(())) => return Ok(CommentDeleted::Deleted),
-                None => return Ok(CommentDeleted::NoSuchComment),
-                Some(Err(failed)) if failed_at(&failed, 0) => return Ok(CommentDeleted::NoSuchComment),
+            Ok(match result? {
+                Some(Ok(())) => Race::Done(CommentDeleted::Deleted),
+                None => Race::Done(CommentDeleted::NoSuchComment),
+                Some(Err(failed)) if failed_at(&failed, 0) => Race::Done(CommentDeleted::NoSuchComment),
                 // Its report was opened or resolved since the read.
-                Some(Err(failed)) if failed_at(&failed, pointer_at) => continue,
+                Some(Err(failed)) if failed_at(&failed, pointer_at) => Race::Lost(()),
                 Some(Err(failed)) => {
-                    return Ok(CommentDeleted::ExtraFailed(failed.into_iter().skip(extra_at).collect()));
+                    Race::Done(CommentDeleted::ExtraFailed(failed.into_iter().skip(extra_at).collect()))
                 }
-            }
-        }
-        Err(StoreError::Unavailable(
-            "the delete kept racing reports of the comment".into(),
-        ))
+            })
+        })
+        .await
     }
 }
 
@@ -109,13 +106,11 @@ impl Comments for DynamoStore {
             self.count_on_shard(board, post_id, shard, "comments", 1)?,
         ];
         if let Some(parent) = &comment.parent_id {
-            let check = ConditionCheck::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(post_pk(post_id), comment_sk(parent))))
-                .condition_expression("attribute_exists(PK) AND attribute_not_exists(parent_id)")
-                .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))?;
-            items.push(TransactWriteItem::builder().condition_check(check).build());
+            items.push(self.check(
+                key(post_pk(post_id), comment_sk(parent)),
+                "attribute_exists(PK) AND attribute_not_exists(parent_id)",
+                &[],
+            )?);
         }
         let parent_at = comment.parent_id.as_ref().map(|_| items.len() - 1);
         let claim_at = items.len();
@@ -124,12 +119,12 @@ impl Comments for DynamoStore {
         }
         let result = self.transact_counting(board, post_id, shard, 1, items).await;
         self.cache.forget_post(post_id);
-        let failed_at = |failed: &[bool], at: Option<usize>| at.is_some_and(|i| failed.get(i) == Some(&true));
+        let failed_at_if = |failed: &[bool], at: Option<usize>| at.is_some_and(|i| failed_at(failed, i));
         match result? {
             Some(Ok(())) => Ok(()),
             None => Err(StoreError::NotFound),
-            Some(Err(failed)) if failed_at(&failed, parent_at) => Err(StoreError::InvalidParent),
-            Some(Err(failed)) if failed_at(&failed, done.map(|_| claim_at)) => Err(StoreError::ClaimLost),
+            Some(Err(failed)) if failed_at_if(&failed, parent_at) => Err(StoreError::InvalidParent),
+            Some(Err(failed)) if failed_at_if(&failed, done.map(|_| claim_at)) => Err(StoreError::ClaimLost),
             Some(Err(_)) => Err(StoreError::Internal("comment id collision".into())),
         }
     }
@@ -159,7 +154,7 @@ impl Comments for DynamoStore {
         }))
     }
 
-    /// (v3) A Query of `ById` for the comment's key (the item under
+    /// A Query of `ById` for the comment's key (the item under
     /// `POST#<post id>` whose SK is `COMMENT#<id>`), then the comment and
     /// its post's purge marker side by side (as [`Self::comment_guard`]):
     /// found only on the comment's own board, and not while its post's
@@ -190,7 +185,7 @@ impl Comments for DynamoStore {
         )
     }
 
-    /// (v3) With its open report ([`DynamoStore::delete_comment_with`]):
+    /// With its open report ([`DynamoStore::delete_comment_with`]):
     /// the pointer's GetItem, then the one transaction.
     async fn delete_comment(&self, comment_key: &CommentKey) -> StoreResult<bool> {
         match self.delete_comment_with(comment_key, Vec::new()).await? {

@@ -11,26 +11,18 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use aws_sdk_dynamodb::types::{ConditionCheck, ReturnConsumedCapacity, ReturnValue, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
 use futures_util::future::try_join_all;
 
 use super::DynamoStore;
-use super::attributes::{Item, key, n, s};
-use super::items::{Counts, POST_ON_BOARD, POST_SK, counter_pk, post_pk};
-use super::requests::Projection;
+use super::attributes::{Item, Projection, key, n, s};
+use super::items::{Counts, POST_ON_BOARD, POST_SK, counter_pk, post_pk, shard_key};
+use super::requests::BATCH_KEYS;
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
-use crate::store::{StoreError, StoreResult};
-
-/// BatchGetItem takes at most 100 keys.
-const BATCH_KEYS: usize = 100;
+use crate::store::StoreResult;
 
 /// A post's shards, index = shard number; a shard not written yet counts 0.
 pub(super) type Shards = Vec<Counts>;
-
-/// Shard `shard` of post `post_id` of `board`.
-pub(super) fn shard_key(board: &str, post_id: &str, shard: u32) -> Item {
-    key(counter_pk(board, shard), post_id.to_owned())
-}
 
 fn counts_of(item: &Item) -> Counts {
     let number = |name: &str| {
@@ -237,24 +229,19 @@ impl DynamoStore {
     /// after its post is gone (which would let later comments and likes on
     /// the deleted post through). False when the post is not there.
     pub(super) async fn ensure_shard(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<bool> {
-        let post_is_there = ConditionCheck::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .condition_expression(POST_ON_BOARD)
-            .expression_attribute_values(":board", s(board))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
-        let create = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(shard_key(board, post_id, shard)))
-            .update_expression("SET #views = if_not_exists(#views, :zero)")
-            .expression_attribute_names("#views", "views")
-            .expression_attribute_values(":zero", n(0))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
         let items = vec![
-            TransactWriteItem::builder().condition_check(post_is_there).build(),
-            TransactWriteItem::builder().update(create).build(),
+            self.check(
+                key(post_pk(post_id), POST_SK.into()),
+                POST_ON_BOARD,
+                &[(":board", s(board))],
+            )?,
+            self.update(
+                shard_key(board, post_id, shard),
+                "SET #views = if_not_exists(#views, :zero)",
+                None,
+                &[("#views", "views")],
+                &[(":zero", n(0))],
+            )?,
         ];
         match self.transact(items).await {
             Ok(()) => Ok(true),

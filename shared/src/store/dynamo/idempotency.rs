@@ -3,7 +3,7 @@
 //! response once answered, and `expires_at` (TTL; reads ignore an expired
 //! record, since TTL deletion is late). See `crate::store::idempotency`.
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, s};
@@ -44,20 +44,18 @@ impl DynamoStore {
     /// The transaction item that completes `done`'s record, only while its
     /// request still holds the claim.
     pub(super) fn complete(&self, done: &Completion) -> StoreResult<TransactWriteItem> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(idem_pk(&done.key), IDEM_SK.into())))
-            .update_expression("SET #status = :status, body = :body, expires_at = :expires_at")
-            .condition_expression("#token = :token AND attribute_not_exists(#status)")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_names("#token", "token")
-            .expression_attribute_values(":status", n(i64::from(done.response.status)))
-            .expression_attribute_values(":body", s(done.response.body.clone()))
-            .expression_attribute_values(":expires_at", n(done.expires_at))
-            .expression_attribute_values(":token", s(done.token.clone()))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        self.update(
+            key(idem_pk(&done.key), IDEM_SK.into()),
+            "SET #status = :status, body = :body, expires_at = :expires_at",
+            Some("#token = :token AND attribute_not_exists(#status)"),
+            &[("#status", "status"), ("#token", "token")],
+            &[
+                (":status", n(i64::from(done.response.status))),
+                (":body", s(done.response.body.clone())),
+                (":expires_at", n(done.expires_at)),
+                (":token", s(done.token.clone())),
+            ],
+        )
     }
 
     /// Writes a fresh claim over what `found` was (nothing, an expired

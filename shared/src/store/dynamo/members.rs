@@ -6,9 +6,8 @@
 use async_trait::async_trait;
 
 use super::DynamoStore;
-use super::accounts::live_member;
 use super::attributes::{key, to_item};
-use super::items::{MEMBER_SK, MemberItem, member_pk};
+use super::items::{MEMBER_SK, MemberItem, live_member, member_pk};
 use crate::domain::{Member, MemberCredentials, MemberId, PasswordHash, Username};
 use crate::store::{Completion, Members, StoreError, StoreResult};
 

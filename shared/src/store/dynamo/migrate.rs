@@ -20,17 +20,16 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, pk_of, s, text};
-use super::counters::shard_key;
 use super::items::{
     COMMENT_SK_PREFIX, POST_SK, legacy_likes_pk, like_sk, likes_pk, owned_comment_sk, owned_like_sk, owned_post_sk,
-    post_pk,
+    post_pk, shard_key,
 };
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
-use crate::store::{StoreError, StoreResult};
+use crate::store::StoreResult;
 
 /// What a backfill run changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -246,18 +245,15 @@ impl DynamoStore {
             Err(TxFailure::Conditions(_)) => return Ok(true),
             Err(TxFailure::Store(e)) => return Err(e),
         }
-        let uncount = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post), POST_SK.into())))
-            .update_expression("ADD like_count :minus_one")
-            .condition_expression("like_count > :zero")
-            .expression_attribute_values(":minus_one", n(-1))
-            .expression_attribute_values(":zero", n(0))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
         let items = vec![
             self.delete(old, Some("attribute_exists(PK)"))?,
-            TransactWriteItem::builder().update(uncount).build(),
+            self.update(
+                key(post_pk(post), POST_SK.into()),
+                "ADD like_count :minus_one",
+                Some("like_count > :zero"),
+                &[],
+                &[(":minus_one", n(-1)), (":zero", n(0))],
+            )?,
         ];
         match self.transact(items).await {
             Ok(()) => Ok(false),
@@ -282,36 +278,28 @@ impl DynamoStore {
             count(&post, "comment_count"),
         );
         let same = |name: &str, placeholder: &str| format!("(attribute_not_exists({name}) OR {name} = {placeholder})");
-        let clear = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(id), POST_SK.into())))
-            .update_expression("REMOVE view_count, like_count, comment_count")
-            .condition_expression(format!(
-                "attribute_exists(PK) AND {} AND {} AND {}",
-                same("view_count", ":views"),
-                same("like_count", ":likes"),
-                same("comment_count", ":comments")
-            ))
-            .expression_attribute_values(":views", n(views))
-            .expression_attribute_values(":likes", n(likes))
-            .expression_attribute_values(":comments", n(comments))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
-        let add = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(shard_key(board, id, 0)))
-            .update_expression("ADD #views :views, #likes :likes, #comments :comments")
-            .expression_attribute_names("#views", "views")
-            .expression_attribute_names("#likes", "likes")
-            .expression_attribute_names("#comments", "comments")
-            .expression_attribute_values(":views", n(views))
-            .expression_attribute_values(":likes", n(likes))
-            .expression_attribute_values(":comments", n(comments))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let condition = format!(
+            "attribute_exists(PK) AND {} AND {} AND {}",
+            same("view_count", ":views"),
+            same("like_count", ":likes"),
+            same("comment_count", ":comments")
+        );
+        let values = [(":views", n(views)), (":likes", n(likes)), (":comments", n(comments))];
         let items = vec![
-            TransactWriteItem::builder().update(clear).build(),
-            TransactWriteItem::builder().update(add).build(),
+            self.update(
+                key(post_pk(id), POST_SK.into()),
+                "REMOVE view_count, like_count, comment_count",
+                Some(&condition),
+                &[],
+                &values,
+            )?,
+            self.update(
+                shard_key(board, id, 0),
+                "ADD #views :views, #likes :likes, #comments :comments",
+                None,
+                &[("#views", "views"), ("#likes", "likes"), ("#comments", "comments")],
+                &values,
+            )?,
         ];
         match self.transact(items).await {
             Ok(()) => Ok(true),

@@ -4,7 +4,8 @@
 //! comment is never counted without existing.
 //!
 //! One file per port (`members`, `posts`, `comments`, `likes`, `attempts`,
-//! `idempotency`, v3 `moderation` and `accounts`); what several share is in files of its own: the settings,
+//! `idempotency`; `moderation` and `accounts` are folders, a file per part
+//! of the port); what several share is in files of its own: the settings,
 //! attribute helpers, transactions, single-item requests and the read cache.
 
 mod accounts;

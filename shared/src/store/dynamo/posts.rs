@@ -71,7 +71,7 @@ impl DynamoStore {
         consistent: bool,
     ) -> StoreResult<Option<(PostItem, CommentPage)>> {
         let (post, page) = tokio::try_join!(
-            self.get_with(key(post_pk(post_id), POST_SK.into()), consistent),
+            self.get_with(key(post_pk(post_id), POST_SK.into()), consistent, None),
             self.comments_page(post_id, COMMENTS_PAGE, None, consistent),
         )?;
         Ok(post.map(from_item::<PostItem>).transpose()?.map(|post| (post, page)))

@@ -20,7 +20,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{Delete, DeleteRequest, Put, ReturnConsumedCapacity, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::types::{DeleteRequest, ReturnConsumedCapacity, TransactWriteItem, WriteRequest};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
@@ -65,25 +65,18 @@ impl DynamoStore {
         post_id: &str,
         extra: Vec<TransactWriteItem>,
     ) -> StoreResult<Marked> {
-        let post = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .condition_expression(POST_ON_BOARD)
-            .expression_attribute_values(":board", s(board))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
-        let marker = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(HashMap::from([
-                ("PK".to_owned(), s(PURGE_PK)),
-                ("SK".to_owned(), s(post_id)),
-                ("board".to_owned(), s(board)),
-            ])))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let marker = HashMap::from([
+            ("PK".to_owned(), s(PURGE_PK)),
+            ("SK".to_owned(), s(post_id)),
+            ("board".to_owned(), s(board)),
+        ]);
         let mut items = vec![
-            TransactWriteItem::builder().delete(post).build(),
-            TransactWriteItem::builder().put(marker).build(),
+            self.delete_if(
+                key(post_pk(post_id), POST_SK.into()),
+                POST_ON_BOARD,
+                &[(":board", s(board))],
+            )?,
+            self.overwrite(marker)?,
         ];
         for shard in self.shard_keys(board, post_id) {
             items.push(self.delete(shard, None)?);
@@ -181,10 +174,7 @@ impl DynamoStore {
             let mut pending: Vec<WriteRequest> = chunk
                 .iter()
                 .map(|k| {
-                    let delete = DeleteRequest::builder()
-                        .set_key(Some(k.clone()))
-                        .build()
-                        .map_err(|e| StoreError::Internal(e.to_string()))?;
+                    let delete = DeleteRequest::builder().set_key(Some(k.clone())).build()?;
                     Ok(WriteRequest::builder().delete_request(delete).build())
                 })
                 .collect::<StoreResult<_>>()?;

@@ -1,66 +1,35 @@
 //! The single-item requests several ports share: a get, a post's board, a
 //! put of a new item (with its idempotency completion when there is one)
 //! and the guarded replace of a password hash; and the reads by many keys
-//! (BatchGetItem) and (v3) by id (the `ById` index).
+//! (BatchGetItem) and by id (the `ById` index).
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity};
 
 use super::DynamoStore;
-use super::attributes::{Item, key, pk_of, s};
+use super::attributes::{Item, Projection, key, pk_of, s};
 use super::items::{BY_ID_INDEX, POST_SK, post_pk};
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::store::{Completion, StoreError, StoreResult};
 
-/// What a read returns of each item: a projection expression and the
-/// attribute names it uses.
-pub(super) struct Projection {
-    pub expression: &'static str,
-    pub names: &'static [(&'static str, &'static str)],
-}
-
-impl Projection {
-    pub(super) fn names(&self) -> HashMap<String, String> {
-        self.names
-            .iter()
-            .map(|(placeholder, name)| ((*placeholder).to_owned(), (*name).to_owned()))
-            .collect()
-    }
-}
+/// BatchGetItem takes at most 100 keys.
+pub(super) const BATCH_KEYS: usize = 100;
 
 impl DynamoStore {
-    /// A consistent GetItem.
+    /// A consistent GetItem of the whole item.
     pub(super) async fn get(&self, key: Item) -> StoreResult<Option<Item>> {
-        self.get_with(key, true).await
+        self.get_with(key, true, None).await
     }
 
-    /// A GetItem, eventually consistent (half the cost) unless `consistent`.
-    pub(super) async fn get_with(&self, key: Item, consistent: bool) -> StoreResult<Option<Item>> {
-        let touched = [pk_of(&key)];
-        let out = self
-            .client()
-            .await
-            .get_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(key))
-            .consistent_read(consistent)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched))
-            .map_err(sdk_error)?;
-        Ok(out.item)
-    }
-
-    /// (v3) A GetItem of `projection` only: less to send back (the units
-    /// are the whole item's).
-    pub(super) async fn get_projected(
+    /// A GetItem, eventually consistent (half the cost) unless
+    /// `consistent`; with `projection`, of those attributes only (less to
+    /// send back: the units are the whole item's).
+    pub(super) async fn get_with(
         &self,
         key: Item,
         consistent: bool,
-        projection: &Projection,
+        projection: Option<&Projection>,
     ) -> StoreResult<Option<Item>> {
         let touched = [pk_of(&key)];
         let out = self
@@ -70,8 +39,9 @@ impl DynamoStore {
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
-            .projection_expression(projection.expression)
-            .set_expression_attribute_names((!projection.names.is_empty()).then(|| projection.names()))
+            .set_projection_expression(projection.map(|p| p.expression.to_owned()))
+            // DynamoDB refuses an empty map of names.
+            .set_expression_attribute_names(projection.filter(|p| !p.names.is_empty()).map(Projection::names))
             .consistent_read(consistent)
             .send()
             .await
@@ -113,8 +83,7 @@ impl DynamoStore {
                 // DynamoDB refuses an empty map of names.
                 .set_expression_attribute_names(projection.filter(|p| !p.names.is_empty()).map(Projection::names))
                 .consistent_read(consistent)
-                .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))?;
+                .build()?;
             let mut out = self
                 .client()
                 .await
@@ -139,7 +108,7 @@ impl DynamoStore {
         unreachable!("the loop returns")
     }
 
-    /// (v3) The keys (`PK`, `SK`) of the items whose `id` is `id`: one
+    /// The keys (`PK`, `SK`) of the items whose `id` is `id`: one
     /// Query on the keys-only index `ById` (posts, comments and members
     /// carry `id`). Index reads are eventually consistent: an item written
     /// a moment ago may be missing.
@@ -170,21 +139,14 @@ impl DynamoStore {
 
     /// The board of a post (one consistent GetItem), `None` when there is no such post.
     pub(super) async fn post_board(&self, post_id: &str) -> StoreResult<Option<String>> {
-        let out = self
-            .client()
-            .await
-            .get_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .projection_expression("board")
-            .consistent_read(true)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[post_pk(post_id)]))
-            .map_err(sdk_error)?;
-        Ok(out
-            .item
+        const BOARD: Projection = Projection {
+            expression: "board",
+            names: &[],
+        };
+        let item = self
+            .get_with(key(post_pk(post_id), POST_SK.into()), true, Some(&BOARD))
+            .await?;
+        Ok(item
             .and_then(|mut item| item.remove("board"))
             .and_then(|board| board.as_s().ok().cloned()))
     }

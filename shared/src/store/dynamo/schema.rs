@@ -86,7 +86,7 @@ fn keys(elements: &[KeyElement]) -> Result<Vec<KeySchemaElement>, StoreError> {
                 .attribute_name(&k.attribute_name)
                 .key_type(KeyType::from(k.key_type.as_str()))
                 .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))
+                .map_err(StoreError::from)
         })
         .collect()
 }
@@ -109,7 +109,7 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
                 .attribute_name(&a.attribute_name)
                 .attribute_type(ScalarAttributeType::from(a.attribute_type.as_str()))
                 .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))
+                .map_err(StoreError::from)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let indexes = def
@@ -128,7 +128,7 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
                 .set_key_schema(Some(keys(&index.key_schema)?))
                 .projection(projection)
                 .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))
+                .map_err(StoreError::from)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let created = client
@@ -152,7 +152,7 @@ pub async fn ensure_table(client: &Client, table: &str) -> Result<(), StoreError
         .attribute_name(&def.time_to_live_specification.attribute_name)
         .enabled(def.time_to_live_specification.enabled)
         .build()
-        .map_err(|e| StoreError::Internal(e.to_string()))?;
+        .map_err(StoreError::from)?;
     client
         .update_time_to_live()
         .table_name(table)

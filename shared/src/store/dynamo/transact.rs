@@ -1,17 +1,20 @@
 //! Transactions and how requests fail: the SDK error mapping every request
 //! shares, a transaction run with retries on conflicts (and on a counter
-//! shard created on first use), and the items transactions are made of.
+//! shard created on first use), the retry of a write that lost a race with
+//! another, and the items transactions are made of.
 
+use std::future::Future;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{BuildError, DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, TransactWriteItem, Update,
 };
 
+use super::DynamoStore;
 use super::attributes::{Item, n, pk_of};
-use super::{DynamoStore, counters};
+use super::items::shard_key;
 use crate::store::{StoreError, StoreResult};
 
 /// Throttling, timeouts and unreachable endpoints are "unavailable" (503).
@@ -46,10 +49,69 @@ where
     }
 }
 
+/// A request the adapter built without a field it requires: a bug (500).
+impl From<BuildError> for StoreError {
+    fn from(err: BuildError) -> Self {
+        StoreError::Internal(err.to_string())
+    }
+}
+
 /// Whether a single-item write failed only because its condition did not hold.
 pub(super) fn is_conditional_failure<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
     err.as_service_error()
         .is_some_and(|e| e.code() == Some("ConditionalCheckFailedException"))
+}
+
+/// How often a write that lost a race (another ban of the same subject,
+/// another first report of the same target, a report of a comment being
+/// deleted or removed) starts over before giving up: each lost race is another
+/// write's win, so this many writers at once all get through.
+const RACES: u32 = 16;
+
+/// A short jittered pause before starting over after a lost race, growing
+/// with `attempt`, so racing writers do not meet again at once.
+async fn pause_after_race(attempt: u32) {
+    let ceiling = 5u64 << attempt.min(5);
+    tokio::time::sleep(Duration::from_millis(rand::random::<u64>() % (ceiling + 1))).await;
+}
+
+/// Whether the condition of item `at` failed.
+pub(super) fn failed_at(failed: &[bool], at: usize) -> bool {
+    failed.get(at) == Some(&true)
+}
+
+/// How one attempt of a write that reads, then writes in a transaction
+/// conditioned on what it read, ended.
+pub(super) enum Race<T, S> {
+    /// The answer.
+    Done(T),
+    /// Another write came between the read and the transaction: read again
+    /// and start over with `S`, after a short pause.
+    Lost(S),
+    /// Start over at once with `S`, which already says what changed.
+    Again(S),
+}
+
+/// Runs `attempt` (a read, then a transaction) until it answers, starting
+/// over when it lost a race; [`StoreError::Unavailable`] with `gave_up`
+/// after [`RACES`] attempts. `state` is what one attempt tells the next.
+pub(super) async fn retry_races<S, T, F, Fut>(gave_up: &str, mut state: S, mut attempt: F) -> StoreResult<T>
+where
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = StoreResult<Race<T, S>>>,
+{
+    let mut lost = false;
+    for count in 0..RACES {
+        if lost {
+            pause_after_race(count).await;
+        }
+        (state, lost) = match attempt(state).await? {
+            Race::Done(answer) => return Ok(answer),
+            Race::Lost(next) => (next, true),
+            Race::Again(next) => (next, false),
+        };
+    }
+    Err(StoreError::Unavailable(gave_up.to_owned()))
 }
 
 /// How a transaction ended when it did not commit.
@@ -71,6 +133,16 @@ fn values_of(values: &[(&str, AttributeValue)]) -> Option<std::collections::Hash
         values
             .iter()
             .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect()
+    })
+}
+
+/// An expression's attribute names; none when it has none.
+fn names_of(names: &[(&str, &str)]) -> Option<std::collections::HashMap<String, String>> {
+    (!names.is_empty()).then(|| {
+        names
+            .iter()
+            .map(|(placeholder, name)| ((*placeholder).to_owned(), (*name).to_owned()))
             .collect()
     })
 }
@@ -172,18 +244,13 @@ impl DynamoStore {
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression(condition)
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+            .build()?;
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
     /// A transaction item that puts `item` over whatever is there.
     pub(super) fn overwrite(&self, item: Item) -> StoreResult<TransactWriteItem> {
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let put = Put::builder().table_name(&self.table).set_item(Some(item)).build()?;
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
@@ -193,8 +260,7 @@ impl DynamoStore {
             .table_name(&self.table)
             .set_key(Some(key))
             .set_condition_expression(condition.map(str::to_owned))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+            .build()?;
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
@@ -210,8 +276,7 @@ impl DynamoStore {
             .set_item(Some(item))
             .condition_expression(condition)
             .set_expression_attribute_values(values_of(values))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+            .build()?;
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
@@ -227,8 +292,7 @@ impl DynamoStore {
             .set_key(Some(key))
             .condition_expression(condition)
             .set_expression_attribute_values(values_of(values))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+            .build()?;
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
@@ -244,9 +308,29 @@ impl DynamoStore {
             .set_key(Some(key))
             .condition_expression(condition)
             .set_expression_attribute_values(values_of(values))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
+            .build()?;
         Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    /// A transaction item that applies `expression` to `key`, if `condition`
+    /// holds when given; `names` and `values` are the placeholders both use.
+    pub(super) fn update(
+        &self,
+        key: Item,
+        expression: &str,
+        condition: Option<&str>,
+        names: &[(&str, &str)],
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .update_expression(expression)
+            .set_condition_expression(condition.map(str::to_owned))
+            .set_expression_attribute_names(names_of(names))
+            .set_expression_attribute_values(values_of(values))
+            .build()?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// `ADD <counter> <delta>` on counter shard `shard` of a post of `board`.
@@ -258,16 +342,13 @@ impl DynamoStore {
         counter: &str,
         delta: i64,
     ) -> StoreResult<TransactWriteItem> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(counters::shard_key(board, post_id, shard)))
-            .update_expression("ADD #counter :delta")
-            .condition_expression(SHARD_EXISTS)
-            .expression_attribute_names("#counter", counter)
-            .expression_attribute_values(":delta", n(delta))
-            .build()
-            .map_err(|e| StoreError::Internal(e.to_string()))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        self.update(
+            shard_key(board, post_id, shard),
+            "ADD #counter :delta",
+            Some(SHARD_EXISTS),
+            &[("#counter", counter)],
+            &[(":delta", n(delta))],
+        )
     }
 }
 

@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
+use super::cascade::delete_comment_row;
 use super::idempotency::complete;
-use super::moderation::resolve_reports_of;
 use super::rows::{author_columns, guard_from, post_exists};
 use super::{SqliteStore, sql_error};
 use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer};
@@ -166,33 +166,4 @@ impl Comments for SqliteStore {
         })
         .await
     }
-}
-
-/// Deletes a comment of a post on `board`, uncounts it and resolves its
-/// open report (its reporters cascade), inside `tx`; false when there was
-/// none. An author's delete and a moderator's removal both go through it.
-pub(super) fn delete_comment_row(
-    tx: &rusqlite::Transaction<'_>,
-    board: &str,
-    post_id: &str,
-    comment_id: &str,
-) -> StoreResult<bool> {
-    if !post_exists(tx, board, post_id)? {
-        return Ok(false);
-    }
-    let deleted = tx
-        .execute(
-            "DELETE FROM comments WHERE id = ?1 AND post_id = ?2",
-            params![comment_id, post_id],
-        )
-        .map_err(sql_error)?;
-    if deleted == 1 {
-        tx.execute(
-            "UPDATE posts SET comment_count = comment_count - 1 WHERE id = ?1",
-            [post_id],
-        )
-        .map_err(sql_error)?;
-        resolve_reports_of(tx, post_id, Some(comment_id))?;
-    }
-    Ok(deleted == 1)
 }

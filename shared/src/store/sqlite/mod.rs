@@ -13,6 +13,7 @@
 
 mod accounts;
 mod attempts;
+mod cascade;
 mod comments;
 mod idempotency;
 mod likes;

@@ -6,10 +6,9 @@
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::comments::delete_comment_row;
+use super::cascade::{delete_comment_row, delete_post_row};
 use super::idempotency::complete;
 use super::members::member_from;
-use super::posts::delete_post_row;
 use super::{SqliteStore, sql_error};
 use crate::domain::{
     Ban, BanId, BanPage, BanRecord, BanSubject, BoardSlug, CommentKey, LogEntry, LogPage, Member, MemberId, PageLimit,
@@ -66,19 +65,6 @@ fn paged<T>(mut items: Vec<(String, T)>, limit: usize) -> (Vec<T>, Option<String
     items.truncate(limit);
     let next = more.then(|| items.last().map(|(id, _)| cursor::encode(id))).flatten();
     (items.into_iter().map(|(_, item)| item).collect(), next)
-}
-
-/// Resolves (deletes) the open reports of `post_id` itself and of its
-/// comments; or, with `comment_id`, of that one comment. Their reporters go
-/// with them (ON DELETE CASCADE). A delete or removal calls it in its own
-/// transaction, so a report of what it deletes is never left open.
-pub(super) fn resolve_reports_of(tx: &Transaction<'_>, post_id: &str, comment_id: Option<&str>) -> StoreResult<()> {
-    match comment_id {
-        None => tx.execute("DELETE FROM reports WHERE post_id = ?1", [post_id]),
-        Some(comment) => tx.execute("DELETE FROM reports WHERE target = ?1", [format!("comment:{comment}")]),
-    }
-    .map_err(sql_error)?;
-    Ok(())
 }
 
 fn immediate(conn: &mut rusqlite::Connection) -> StoreResult<Transaction<'_>> {

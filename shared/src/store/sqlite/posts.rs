@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::cascade::delete_post_row;
 use super::idempotency::complete;
-use super::moderation::resolve_reports_of;
 use super::rows::{
     COMMENT_COLUMNS, GUARD_COLUMNS, POST_COLUMNS, author_columns, comment_from, guard_from, post_exists, post_from,
     summary_from,
@@ -274,23 +274,6 @@ impl Posts for SqliteStore {
         })
         .await
     }
-}
-
-/// Deletes a post on `board` inside `tx`, its comments and likes with it
-/// (ON DELETE CASCADE, in the same statement), and resolves its open
-/// reports and its comments' (their reporters cascade); false when there was
-/// none. An author's delete and a moderator's removal both go through it.
-pub(super) fn delete_post_row(tx: &rusqlite::Transaction<'_>, board: &str, post_id: &str) -> StoreResult<bool> {
-    let deleted = tx
-        .execute(
-            "DELETE FROM posts WHERE id = ?1 AND board = ?2",
-            params![post_id, board],
-        )
-        .map_err(sql_error)?;
-    if deleted == 1 {
-        resolve_reports_of(tx, post_id, None)?;
-    }
-    Ok(deleted == 1)
 }
 
 #[cfg(test)]
