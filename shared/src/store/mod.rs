@@ -361,7 +361,6 @@ pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + M
 
 impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges> Store for T {}
 
-
 /// Records an adapter keeps as their JSON (bans, reports, log entries).
 #[cfg(any(feature = "sqlite", feature = "dynamo"))]
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> StoreResult<String> {
