@@ -1,6 +1,6 @@
 //! The route table is the source: the OpenAPI document (`docs/openapi.json`),
-//! the `cargo lambda watch` router and README's function table are generated
-//! from it, and docs/API.md's route table (read from the file) must match it.
+//! the `cargo lambda watch` router, README's function table and docs/API.md's
+//! route table are generated from it (`cargo run -p sam-template`).
 
 use std::collections::BTreeSet;
 
@@ -209,20 +209,18 @@ fn every_route_of_api_md_is_served_by_the_function_api_md_names() {
     assert_eq!(served, documented);
 }
 
+/// docs/openapi.json, the `cargo lambda watch` router, README's function
+/// table and docs/API.md's route table (the SAM templates: sam-template's
+/// tests) are what the route table and the types say.
 #[test]
-fn the_watch_router_and_the_readme_function_table_are_the_ones_generated_from_the_route_table() {
-    use shared::http::route_docs::{function_table, replace_block, watch_router};
-    for (file, comment, block) in [
-        ("Cargo.toml", "# ", watch_router()),
-        ("README.md", "<!-- ", function_table()),
-    ] {
-        let path = format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"));
-        let current = std::fs::read_to_string(path).unwrap();
-        let wanted = replace_block(&current, comment, &block).expect("the generated block's markers");
-        assert!(
-            current == wanted,
-            "{file}'s generated block is stale: run `cargo run -p shared --bin openapi`"
-        );
+fn every_file_derived_from_the_route_table_is_current() {
+    use shared::http::route_docs::{REGENERATE, derived};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let files = derived(&root);
+    assert_eq!(files.len(), 4);
+    for (file, texts) in files {
+        let (current, wanted) = texts.unwrap_or_else(|e| panic!("{e}"));
+        assert!(current == wanted, "{file} is stale: run `{REGENERATE}`");
     }
 }
 
@@ -246,14 +244,4 @@ fn cargo_lambda_watch_routes_every_path_to_its_function() {
         .collect();
     served.insert(("GET".into(), "/health".into(), "read".into()));
     assert_eq!(watched, served);
-}
-
-#[test]
-fn the_openapi_document_is_the_one_generated_from_the_code() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/openapi.json");
-    let current = std::fs::read_to_string(path).unwrap();
-    assert!(
-        current == shared::http::openapi::rendered(),
-        "docs/openapi.json is stale: run `cargo run -p shared --bin openapi`"
-    );
 }

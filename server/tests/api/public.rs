@@ -2,7 +2,8 @@
 //! users. Paged comments and the member comment delete, the three login
 //! limits, the two guest password limits, write quotas, the client address
 //! behind trusted proxies (IPv6 by /64), the v2 field rules and NFKC
-//! passwords, and every login failure answering alike. Each on both stores.
+//! passwords, and every login failure answering alike; one comment read by
+//! its id. Each on both stores.
 
 use std::time::Instant;
 
@@ -30,6 +31,7 @@ on_both_stores!(
     forwarded_entries_with_ports_or_garbage_to_the_left_keep_the_client_counted,
     a_password_typed_in_full_width_logs_in_as_typed_in_ascii,
     a_stored_hash_that_cannot_be_checked_answers_invalid_credentials_and_counts,
+    one_comment_reads_as_its_page_shows_it_and_only_under_its_own_post,
 );
 
 const PROXY: (&str, &str) = ("TRUSTED_PROXIES", "127.0.0.1/32");
@@ -205,6 +207,70 @@ async fn a_member_deletes_only_their_own_comment_and_counts_stay_exact(backend: 
     let detail = body(app.get(&format!("/boards/free/posts/{post}")).await).await;
     assert_eq!(detail["comment_count"], 1);
     assert_eq!(detail["comments"][0]["parent_id"], parent.as_str(), "the reply stays");
+}
+
+/// `GET .../comments/{comment_id}`: the comment as its post's pages show it,
+/// past the first page too; `404` under another post, and once deleted or
+/// removed (no page shows it then), while its reply still reads.
+async fn one_comment_reads_as_its_page_shows_it_and_only_under_its_own_post(backend: Backend) {
+    let app = spawn_app_with(backend, &[("ADMIN_USERNAMES", "boss")]).await;
+    let kim = app.member_token("kim").await;
+    let boss = app.member_token("boss").await;
+    let post = app.member_post(&kim).await;
+    let other_post = app.member_post(&kim).await;
+    let mut written = Vec::new();
+    for i in 0..55 {
+        written.push(comment(&app, &kim, &post, &format!("c{i}")).await);
+    }
+    let (first, last) = (&written[0], &written[54]);
+    for shown in [first, last] {
+        let id = shown["id"].as_str().unwrap();
+        let response = app.get(&format!("/boards/free/posts/{post}/comments/{id}")).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(&body(response).await, shown, "as the create and the pages show it");
+    }
+    let first_id = first["id"].as_str().unwrap();
+    let reply = app
+        .request(
+            Method::POST,
+            &format!("/boards/free/posts/{post}/comments"),
+            Some(&kim),
+            Some(json!({"body": "reply", "parent_id": first_id})),
+        )
+        .await;
+    assert_eq!(reply.status(), 201);
+    let reply = body(reply).await;
+    let reply_id = reply["id"].as_str().unwrap();
+
+    let unknown = shared::domain::new_id();
+    for path in [
+        format!("/boards/free/posts/{other_post}/comments/{first_id}"),
+        format!("/boards/free/posts/{post}/comments/{unknown}"),
+        format!("/boards/free/posts/{post}/comments/not-an-id"),
+        format!("/boards/qna/posts/{post}/comments/{first_id}"),
+    ] {
+        assert_error(app.get(&path).await, 404, "not_found", "").await;
+    }
+
+    let path = format!("/boards/free/posts/{post}/comments/{first_id}");
+    assert_eq!(app.request(Method::DELETE, &path, Some(&kim), None).await.status(), 204);
+    assert_error(app.get(&path).await, 404, "not_found", "comment").await;
+    let kept = app.get(&format!("/boards/free/posts/{post}/comments/{reply_id}")).await;
+    assert_eq!(kept.status(), 200, "its reply stays");
+    assert_eq!(body(kept).await, reply);
+
+    let last_id = last["id"].as_str().unwrap();
+    let path = format!("/boards/free/posts/{post}/comments/{last_id}");
+    let removed = app
+        .request(
+            Method::POST,
+            &format!("{path}/remove"),
+            Some(&boss),
+            Some(json!({"reason": "rude"})),
+        )
+        .await;
+    assert_eq!(removed.status(), 204);
+    assert_error(app.get(&path).await, 404, "not_found", "comment").await;
 }
 
 async fn another_address_failing_against_a_username_does_not_lock_its_owner_out(backend: Backend) {

@@ -12,6 +12,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 use super::AppState;
 use super::handlers as h;
 use super::input::MAX_BODY_BYTES;
+use crate::domain as d;
 use crate::error::ApiError;
 use crate::function::Function;
 
@@ -49,11 +50,64 @@ pub struct Doc {
     pub details: &'static str,
     pub status: u16,
     pub description: &'static str,
-    pub request: Option<&'static str>,
-    pub response: Option<&'static str>,
+    pub request: Option<BodyType>,
+    pub response: Option<BodyType>,
     pub errors: &'static [&'static str],
     /// Another success status with the same body (a repeated report: `200`).
     pub also: Option<(u16, &'static str)>,
+    /// docs/API.md's route table: who may call it (`-`, `bearer, staff`...).
+    pub auth: &'static str,
+    /// docs/API.md's route table: what it answers, in words.
+    pub answer: &'static str,
+}
+
+/// A request or response body as a row names it: by its Rust type, whose
+/// schema (and those it refers to, recursively) the OpenAPI document
+/// lists, so the document's schemas are exactly the ones the rows name.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyType {
+    #[cfg(feature = "openapi")]
+    name: fn() -> std::borrow::Cow<'static, str>,
+    #[cfg(feature = "openapi")]
+    schemas: fn(&mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>),
+}
+
+#[cfg(feature = "openapi")]
+impl BodyType {
+    /// Its schema's name in `components.schemas`.
+    pub fn name(&self) -> String {
+        (self.name)().into_owned()
+    }
+
+    /// Adds its schema and every schema it refers to.
+    pub fn collect_schemas(&self, into: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        (self.schemas)(into);
+    }
+}
+
+/// What a type must be to be a body in the route table: a schema, where
+/// the document is built (feature `openapi`); anything, elsewhere.
+pub trait NamedBody {
+    const TYPE: BodyType;
+}
+
+#[cfg(feature = "openapi")]
+impl<T: utoipa::ToSchema> NamedBody for T {
+    const TYPE: BodyType = BodyType {
+        name: T::name,
+        schemas: schemas_of::<T>,
+    };
+}
+
+#[cfg(not(feature = "openapi"))]
+impl<T> NamedBody for T {
+    const TYPE: BodyType = BodyType {};
+}
+
+#[cfg(feature = "openapi")]
+fn schemas_of<T: utoipa::ToSchema>(into: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+    into.push((T::name().into_owned(), T::schema()));
+    T::schemas(into);
 }
 
 const fn doc(operation_id: &'static str, summary: &'static str, status: u16, description: &'static str) -> Doc {
@@ -67,6 +121,17 @@ const fn doc(operation_id: &'static str, summary: &'static str, status: u16, des
         response: None,
         errors: &[],
         also: None,
+        auth: "-",
+        answer: "",
+    }
+}
+
+impl Doc {
+    /// Its row in docs/API.md's route table: who may call it and what it answers.
+    const fn listed(mut self, auth: &'static str, answer: &'static str) -> Self {
+        self.auth = auth;
+        self.answer = answer;
+        self
     }
 }
 
@@ -78,13 +143,13 @@ impl Doc {
         self
     }
 
-    const fn takes(mut self, schema: &'static str) -> Self {
-        self.request = Some(schema);
+    const fn takes<T: NamedBody>(mut self) -> Self {
+        self.request = Some(T::TYPE);
         self
     }
 
-    const fn returns(mut self, schema: &'static str) -> Self {
-        self.response = Some(schema);
+    const fn returns<T: NamedBody>(mut self) -> Self {
+        self.response = Some(T::TYPE);
         self
     }
 
@@ -134,181 +199,222 @@ macro_rules! routes_table {
 
 routes_table! {
     #[cfg(feature = "hashing")]
-    Signup POST "/members" => h::accounts::signup,
+    Signup POST "/members" => h::signup::signup,
         doc("createMember", "Sign up", 201, "The new member")
             .details("Creates a member account (the member tier hashes the password). Log in with `createSession` for a token. Counted against the signup quota of the client address.")
-            .takes("SignUpRequest").returns("Member").errors(&["username_taken", "rate_limited"]);
+            .takes::<h::signup::SignUpRequest>().returns::<d::Member>().errors(&["username_taken", "rate_limited"])
+            .listed("-", "`201` member");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Login POST "/sessions" => h::sessions::login,
         doc("createSession", "Log in", 200, "A session with its bearer token")
             .details("Checks a member's password and answers a bearer token for the member routes. Every cause of a failed login answers the same `401 invalid_credentials`; repeated failures for one username from one address are throttled (`429 too_many_attempts`, before any hashing).")
-            .takes("LogInRequest").returns("Session").errors(&["invalid_credentials", "too_many_attempts"]);
+            .takes::<h::sessions::LogInRequest>().returns::<crate::app::sessions::Session>().errors(&["invalid_credentials", "too_many_attempts"])
+            .listed("-", "`200` session");
     Read GET "/boards/{slug}/posts" => h::read::list_posts,
         doc("listPosts", "List a board's posts, newest first", 200, "A page of post summaries")
             .details("A page of a board's post summaries, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
-            .returns("Page").errors(&["validation_failed", "not_found"]);
+            .returns::<d::Page>().errors(&["validation_failed", "not_found"])
+            .listed("-", "`200` page of post summaries");
     Read GET "/boards/{slug}/posts/{post_id}" => h::read::get_post,
         doc("getPost", "Read a post with its comments (counts this view)", 200, "The post")
             .details("The post with its first page of comments; counts this view (a `HEAD` does not). Its `ETag` names this version of the title and body, for `If-Match` on an edit.")
-            .returns("PostDetail").errors(&["not_found"]);
+            .returns::<d::PostDetail>().errors(&["not_found"])
+            .listed("-", "`200` post detail; counts this view");
     Read GET "/boards/{slug}/posts/{post_id}/comments" => h::read::list_comments,
         doc("listComments", "Page through a post's comments, oldest first", 200, "A page of comments")
             .details("A page of a post's comments, oldest first; pass `next_cursor` (or the post's `comments_next_cursor`) as `cursor` for the next one.")
-            .returns("CommentPage").errors(&["validation_failed", "not_found"]);
+            .returns::<d::CommentPage>().errors(&["validation_failed", "not_found"])
+            .listed("-", "**(v2)** `200` page of comments");
+    Read GET "/boards/{slug}/posts/{post_id}/comments/{comment_id}" => h::read::get_comment,
+        doc("getComment", "Read one comment of a post", 200, "The comment")
+            .details("One comment of a post, as its comment pages show it. A comment of another post, or one deleted or removed, is `404`.")
+            .returns::<d::Comment>().errors(&["not_found"])
+            .listed("-", "**(v4)** `200` comment");
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
         doc("createMemberPost", "Create a member post", 201, "The new post")
             .details("Posts on a board as the signed-in member. Counted against the write quotas of the member and of the client address.")
-            .takes("PostRequest").returns("PostDetail").errors(&["not_found", "rate_limited"]);
+            .takes::<h::member::PostRequest>().returns::<d::PostDetail>().errors(&["not_found", "rate_limited"])
+            .listed("bearer", "`201` post detail");
     #[cfg(feature = "tokens")]
     MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::member::update_post,
         doc("updateMemberPost", "Edit your post", 200, "The edited post")
             .details("Replaces the title and body of a post the signed-in member wrote. With `If-Match` naming another version than the current one: `412` and nothing changes; without it the last edit wins.")
-            .takes("PostRequest").returns("PostDetail").errors(&["forbidden", "not_found", "precondition_failed"]);
+            .takes::<h::member::PostRequest>().returns::<d::PostDetail>().errors(&["forbidden", "not_found", "precondition_failed"])
+            .listed("bearer, author", "`200` post detail");
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}" => h::member::delete_post,
         doc("deleteMemberPost", "Delete your post", 204, "Deleted")
             .details("Deletes a post the signed-in member wrote.")
-            .errors(&["forbidden", "not_found"]);
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, author", "`204`");
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
         doc("createMemberComment", "Comment as a member", 201, "The new comment")
             .details("Comments on a post as the signed-in member; `parent_id` makes it a reply to a top-level comment of the same post. Counted against the write quotas.")
-            .takes("CommentRequest").returns("Comment").errors(&["not_found", "rate_limited"]);
+            .takes::<h::member::CommentRequest>().returns::<d::Comment>().errors(&["not_found", "rate_limited"])
+            .listed("bearer", "`201` comment");
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}" => h::member::delete_comment,
         doc("deleteMemberComment", "Delete your comment (its replies stay)", 204, "Deleted")
             .details("Deletes a comment the signed-in member wrote; its replies stay in place.")
-            .errors(&["forbidden", "not_found"]);
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, author", "**(v2)** `204`");
     #[cfg(feature = "hashing")]
     GuestPost POST "/boards/{slug}/posts/guest" => h::guest::create_guest_post,
         doc("createGuestPost", "Create a guest post", 201, "The new post")
             .details("Posts on a board without an account: the guest password (guest tier hashing) is what later edits and deletes the post. Counted against the write quota of the client address.")
-            .takes("GuestPostRequest").returns("PostDetail").errors(&["not_found", "rate_limited"]);
+            .takes::<h::guest::GuestPostRequest>().returns::<d::PostDetail>().errors(&["not_found", "rate_limited"])
+            .listed("guest password", "`201` post detail");
     #[cfg(feature = "hashing")]
     GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::guest::update_guest_post,
         doc("updateGuestPost", "Edit a guest post with its password", 200, "The edited post")
             .details("Replaces the title and body of a guest post, with its guest password. Wrong passwords are throttled per post and client address (`429 too_many_attempts`). With `If-Match` naming another version than the current one: `412` and nothing changes.")
-            .takes("GuestEditRequest").returns("PostDetail").errors(&["wrong_password", "forbidden", "not_found", "precondition_failed", "too_many_attempts"]);
+            .takes::<h::guest::GuestEditRequest>().returns::<d::PostDetail>().errors(&["wrong_password", "forbidden", "not_found", "precondition_failed", "too_many_attempts"])
+            .listed("guest password", "`200` post detail");
     #[cfg(feature = "hashing")]
     GuestPost DELETE "/boards/{slug}/posts/{post_id}/guest" => h::guest::delete_guest_post,
         doc("deleteGuestPost", "Delete a guest post with its password", 204, "Deleted")
             .details("Deletes a guest post, with its guest password (in the body). Wrong passwords are throttled per post and client address.")
-            .takes("GuestProofRequest").errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"]);
+            .takes::<h::guest::GuestProofRequest>().errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"])
+            .listed("guest password", "`204`");
     #[cfg(feature = "hashing")]
     GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,
         doc("createGuestComment", "Comment as a guest", 201, "The new comment")
             .details("Comments on a post without an account: the guest password is what later deletes the comment; `parent_id` makes it a reply. Counted against the write quota of the client address.")
-            .takes("GuestCommentRequest").returns("Comment").errors(&["not_found", "rate_limited"]);
+            .takes::<h::guest::GuestCommentRequest>().returns::<d::Comment>().errors(&["not_found", "rate_limited"])
+            .listed("guest password", "`201` comment");
     #[cfg(feature = "hashing")]
     GuestComment DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}/guest" => h::guest::delete_guest_comment,
         doc("deleteGuestComment", "Delete a guest comment with its password", 204, "Deleted")
             .details("Deletes a guest comment, with its guest password (in the body); its replies stay. Wrong passwords are throttled per comment and client address.")
-            .takes("GuestProofRequest").errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"]);
+            .takes::<h::guest::GuestProofRequest>().errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"])
+            .listed("guest password", "`204`");
     #[cfg(feature = "tokens")]
     Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
         doc("likePost", "Like a post (idempotent)", 200, "The like state")
             .details("The signed-in member likes the post; liking again changes nothing. Guests cannot like.")
-            .returns("LikeState").errors(&["not_found"]);
+            .returns::<d::LikeState>().errors(&["not_found"])
+            .listed("bearer", "`200` like state");
     #[cfg(feature = "tokens")]
     Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
         doc("unlikePost", "Unlike a post (idempotent)", 200, "The like state")
             .details("The signed-in member takes back a like; unliking again changes nothing.")
-            .returns("LikeState").errors(&["not_found"]);
+            .returns::<d::LikeState>().errors(&["not_found"])
+            .listed("bearer", "`200` like state");
     Read GET "/boards/{slug}/moderators" => h::read::list_moderators,
         doc("listModerators", "List a board's moderators", 200, "The board's moderators")
             .details("The members an admin appointed to moderate this board, in the order they were appointed. Admins (`ADMIN_USERNAMES`) are staff of every board and are not listed.")
-            .returns("Moderators").errors(&["not_found"]);
+            .returns::<d::Moderators>().errors(&["not_found"])
+            .listed("-", "**(v3)** `200 {\"moderators\": [<member>...]}`");
     Read GET "/boards/{slug}/modlog" => h::read::modlog,
         doc("listModerationLog", "Read a board's moderation log, newest first", 200, "A page of log entries")
             .details("Every removal, ban, unban and appointment on the board, newest first: who did it, to what, and why. It never shows an address, and a removed post's entry keeps its title but not its body.")
-            .returns("LogPage").errors(&["validation_failed", "not_found"]);
+            .returns::<d::LogPage>().errors(&["validation_failed", "not_found"])
+            .listed("-", "**(v3)** `200` page of moderation log entries, newest first");
     #[cfg(feature = "tokens")]
     Moderation PUT "/boards/{slug}/moderators/{member_id}" => h::moderation::appoint,
         doc("appointModerator", "Appoint a moderator (admins)", 204, "Appointed")
             .details("An admin makes a member a moderator of the board; appointing again changes nothing. Logged as `add_moderator`.")
-            .errors(&["forbidden", "not_found"]);
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, admin", "**(v3)** `204`");
     #[cfg(feature = "tokens")]
     Moderation DELETE "/boards/{slug}/moderators/{member_id}" => h::moderation::dismiss,
         doc("dismissModerator", "Dismiss a moderator (admins)", 204, "Dismissed")
             .details("An admin takes a member's moderation of the board away; dismissing one who is not a moderator changes nothing. Logged as `remove_moderator`.")
-            .errors(&["forbidden", "not_found"]);
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, admin", "**(v3)** `204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/remove" => h::moderation::remove_post,
         doc("removePost", "Remove a post (staff)", 204, "Removed")
             .details("Staff of the board remove a post with a reason: it goes as if its author had deleted it (its comments and likes too), its open reports and those of its comments are resolved, and the log keeps its title.")
-            .takes("ReasonRequest").errors(&["forbidden", "not_found"]);
+            .takes::<h::moderation::ReasonRequest>().errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/comments/{comment_id}/remove" => h::moderation::remove_comment,
         doc("removeComment", "Remove a comment (staff)", 204, "Removed")
             .details("Staff of the board remove a comment with a reason; its replies stay, its open report is resolved, and the log records it without its body.")
-            .takes("ReasonRequest").errors(&["forbidden", "not_found"]);
+            .takes::<h::moderation::ReasonRequest>().errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/bans" => h::moderation::ban,
         doc("createBan", "Ban a writer from a board (staff)", 201, "The ban")
             .details("Bans a member (`member_id`), or the writer of a post or comment (`post_id`, `comment_id`): its member, or for a guest the address it was written from, never shown (the ban shows the guest's tag). For `duration_s` seconds, or for good when it is absent or null. While it lasts every write on the board by that member, or from that address, answers `403 banned`. A new ban of the same writer replaces the old one. Staff of the board cannot be banned (`403 forbidden`).")
-            .takes("BanRequest").returns("Ban").errors(&["forbidden", "not_found"]);
+            .takes::<h::moderation::BanRequest>().returns::<d::Ban>().errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `201` ban");
     #[cfg(feature = "tokens")]
     Moderation GET "/boards/{slug}/bans" => h::moderation::list_bans,
         doc("listBans", "List a board's active bans (staff)", 200, "A page of bans, newest first")
             .details("The bans in force on the board, newest first; expired and lifted bans are not listed.")
-            .returns("BanPage").errors(&["validation_failed", "forbidden", "not_found"]);
+            .returns::<d::BanPage>().errors(&["validation_failed", "forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `200` page of active bans, newest first");
     #[cfg(feature = "tokens")]
     Moderation DELETE "/boards/{slug}/bans/{ban_id}" => h::moderation::unban,
         doc("deleteBan", "Lift a ban (staff)", 204, "Lifted")
             .details("Lifts a ban at once: the writer's next write goes through. Logged as `unban`.")
-            .errors(&["forbidden", "not_found"]);
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/reports" => h::moderation::report_post,
         doc("reportPost", "Report a post", 201, "The post's report, opened by this request")
             .details("Anyone reports a post to the board's staff, signed in or not. A post has one open report: the first answers `201`, every later one `200` with the same report, and each reporter (a member, or an address) is counted once. Counted against the reports quota of the client address (`429 rate_limited`).")
             .or(200, "The post's open report, which this reporter joined")
-            .takes("ReasonRequest").returns("Report").errors(&["unauthorized", "banned", "not_found", "rate_limited"]);
+            .takes::<h::moderation::ReasonRequest>().returns::<d::Report>().errors(&["unauthorized", "banned", "not_found", "rate_limited"])
+            .listed("- (bearer optional)", "**(v3)** `201` report (`200` when it joins the open one)");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/comments/{comment_id}/reports" => h::moderation::report_comment,
         doc("reportComment", "Report a comment", 201, "The comment's report, opened by this request")
             .details("Anyone reports a comment, as a post is reported: one open report per comment, each reporter counted once.")
             .or(200, "The comment's open report, which this reporter joined")
-            .takes("ReasonRequest").returns("Report").errors(&["unauthorized", "banned", "not_found", "rate_limited"]);
+            .takes::<h::moderation::ReasonRequest>().returns::<d::Report>().errors(&["unauthorized", "banned", "not_found", "rate_limited"])
+            .listed("- (bearer optional)", "**(v3)** `201` report (`200` when it joins the open one)");
     #[cfg(feature = "tokens")]
     Moderation GET "/boards/{slug}/reports" => h::moderation::list_reports,
         doc("listReports", "List a board's open reports (staff)", 200, "A page of open reports, newest first")
             .details("The open reports of the board's posts and comments, newest first, each with `reporters`: how many distinct reporters it has.")
-            .returns("ReportPage").errors(&["validation_failed", "forbidden", "not_found"]);
+            .returns::<d::ReportPage>().errors(&["validation_failed", "forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `200` page of open reports, newest first");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/reports/{report_id}/resolve" => h::moderation::resolve_report,
         doc("resolveReport", "Resolve a report (staff)", 204, "Resolved")
             .details("Closes an open report: it leaves the open list. A later report of the same target opens a new one.")
-            .errors(&["forbidden", "not_found"]);
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v3)** `204`");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account GET "/members/me" => h::account::me,
         doc("getMe", "Your account and roles", 200, "The signed-in member with their roles")
             .details("The signed-in member as stored, with `roles`: whether they are an admin, and the boards they moderate. With `listMyPosts` and `listMyComments` it is the member's data export.")
-            .returns("Me");
+            .returns::<d::Me>()
+            .listed("bearer", "**(v3)** `200` me");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account PUT "/members/me/password" => h::account::change_password,
         doc("changePassword", "Change your password", 204, "Changed; every earlier token stops working")
             .details("Checks `current_password` as a login does (a wrong one is `401 invalid_credentials` and counts as a failed login under the login limits), stores `new_password` under the member tier, and ends every session: every token issued before, this one included, answers `401` from now on. Log in again with the new password.")
-            .takes("ChangePasswordRequest").errors(&["invalid_credentials", "too_many_attempts"]);
+            .takes::<h::account::ChangePasswordRequest>().errors(&["invalid_credentials", "too_many_attempts"])
+            .listed("bearer", "**(v3)** `204`");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account DELETE "/members/me/sessions" => h::account::end_sessions,
         doc("deleteSessions", "Sign out everywhere", 204, "Every earlier token stops working")
-            .details("Ends every session of the member: every token issued before this call, the one that made it included, answers `401`. On Lambda another execution environment may still accept one for up to 10 seconds; on the server it takes effect at once.");
+            .details("Ends every session of the member: every token issued before this call, the one that made it included, answers `401`. On Lambda another execution environment may still accept one for up to 10 seconds; on the server it takes effect at once.")
+            .listed("bearer", "**(v3)** `204`: sign out everywhere");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account DELETE "/members/me" => h::account::delete_account,
         doc("deleteMe", "Delete your account", 204, "Deleted")
             .details("With the member's password (a wrong one is `401 invalid_credentials`, counted as a failed login). With `delete_content` true every post and comment the member wrote is deleted and their likes are withdrawn, every count staying exact; with false the posts and comments stay, written by `{\"kind\": \"deleted_member\", \"nickname\": \"deleted member\"}`. Either way the tokens stop working, the username stays taken and nothing of the account can be read under its id again.")
-            .takes("DeleteAccountRequest").errors(&["invalid_credentials", "too_many_attempts"]);
+            .takes::<h::account::DeleteAccountRequest>().errors(&["invalid_credentials", "too_many_attempts"])
+            .listed("bearer", "**(v3)** `204`: delete the account");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account GET "/members/me/posts" => h::account::my_posts,
         doc("listMyPosts", "Your posts on every board, newest first", 200, "A page of your post summaries")
             .details("The signed-in member's posts on every board, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
-            .returns("Page").errors(&["validation_failed"]);
+            .returns::<d::Page>().errors(&["validation_failed"])
+            .listed("bearer", "**(v3)** `200` page of post summaries, newest first");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account GET "/members/me/comments" => h::account::my_comments,
         doc("listMyComments", "Your comments on every post, newest first", 200, "A page of your comments")
             .details("The signed-in member's comments on every post of every board, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
-            .returns("CommentPage").errors(&["validation_failed"]);
+            .returns::<d::CommentPage>().errors(&["validation_failed"])
+            .listed("bearer", "**(v3)** `200` page of comments, newest first");
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths

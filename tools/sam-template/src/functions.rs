@@ -2,6 +2,7 @@
 //! its reserved concurrency, the read cache it runs with.
 
 use shared::function::Function;
+use shared::hashing::tier_file::TierFile;
 
 /// The `read` function's cache: each execution environment reads a hot
 /// post, board page and counts once a second instead of once per request
@@ -123,3 +124,30 @@ pub fn reserved_concurrency_default(function: Function) -> Option<u32> {
         _ => None,
     }
 }
+
+/// The hashing functions of each tier, `[(tier, [function names])]`, from
+/// the tier file (the EMF `function` dimension is the function's name).
+pub(crate) fn functions_by_tier(tiers: &TierFile) -> Vec<(&'static str, Vec<&str>)> {
+    ["member", "guest"]
+        .into_iter()
+        .map(|tier| {
+            let names = tiers
+                .functions
+                .iter()
+                .filter(|(_, sizing)| sizing.tier.as_deref() == Some(tier))
+                .map(|(name, _)| name.as_str())
+                .collect();
+            (tier, names)
+        })
+        .filter(|(_, names): &(_, Vec<&str>)| !names.is_empty())
+        .collect()
+}
+
+/// Every function may send its spans to X-Ray's OTLP endpoint
+/// (`TracesEndpoint`; docs/operations.md, Traces), which authorizes them as
+/// `xray:PutTraceSegments`, an action with no resource to scope it to.
+pub(crate) const TRACES_STATEMENT: &str = "            - Effect: Allow
+              Action:
+                - xray:PutTraceSegments
+              Resource: '*'
+";

@@ -1,8 +1,8 @@
 //! The SAM template is generated, not hand-edited: its routes come from the
 //! route table, the memory sizes and tier parameters from the measured tier
 //! file, the table from `infra/table.json`. `cargo run -p sam-template`
-//! rewrites `infra/template.yaml`; a test fails when the committed template
-//! disagrees with what these sources say.
+//! rewrites both templates and every other file generated from the route
+//! table ([`generated`]); tests fail while one disagrees with its sources.
 //!
 //! One plain template per compute mode ([`ComputeMode`]): `classic` Lambda
 //! (`infra/template.yaml`), and Lambda Managed Instances
@@ -13,58 +13,56 @@
 //! a SAM-only property (which plain SAM and older cfn-lint releases refuse).
 
 mod costs;
+mod function_resources;
 mod functions;
 mod managed;
+mod mode;
 mod monitoring;
+mod parameters;
 mod purge;
+mod shared_resources;
 mod template;
+mod yaml;
 
 pub use costs::{ASSUMED_IO_MS, cost_table};
 pub use functions::{READ_CACHE_TTL_MS, dynamodb_actions, reserved_concurrency_default};
 pub use managed::{
     MANAGED_INSTANCE_TYPES, MANAGED_MEMORY_GIB_PER_VCPU, MANAGED_MEMORY_MB, fixed_capacity_tier, managed_concurrency,
 };
+pub use mode::ComputeMode;
 pub use purge::{PURGE_ACTIONS, PURGE_SCHEDULE, purge_filter};
-use shared::hashing::tier_file::TierFile;
-use shared::store::dynamo::schema::TableDefinition;
 pub use template::generate;
 
-/// Where a function runs, and so which template deploys it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ComputeMode {
-    /// One request per execution environment, billed per request.
-    Classic,
-    /// Lambda Managed Instances: many requests per environment on EC2
-    /// instances Lambda manages, billed per instance-hour.
-    ManagedInstances,
-}
+use std::path::{Path, PathBuf};
 
-impl ComputeMode {
-    pub const ALL: [ComputeMode; 2] = [ComputeMode::Classic, ComputeMode::ManagedInstances];
-
-    /// The committed template of this mode.
-    pub fn template_path(self) -> &'static str {
-        match self {
-            ComputeMode::Classic => concat!(env!("CARGO_MANIFEST_DIR"), "/../../infra/template.yaml"),
-            ComputeMode::ManagedInstances => {
-                concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/../../infra/template-managed-instances.yaml"
-                )
-            }
-        }
-    }
-
-    /// As samconfig's environments and the docs name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            ComputeMode::Classic => "classic",
-            ComputeMode::ManagedInstances => "managed-instances",
-        }
-    }
-}
+use shared::hashing::tier_file::TierFile;
+use shared::http::route_docs::{Texts, derived};
+use shared::store::dynamo::schema::TableDefinition;
 
 pub fn generate_from_repo(mode: ComputeMode) -> anyhow::Result<String> {
     let tiers = TierFile::parse(shared::hashing::tier_file::EMBEDDED)?;
     generate(&tiers, &TableDefinition::load(), mode)
+}
+
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every generated file, by its path from the workspace root, as it is and
+/// as it should be: both templates, and what `shared` derives from the
+/// route table (docs/openapi.json, the watch router, the route tables).
+pub fn generated() -> Vec<(&'static str, Texts)> {
+    let root = workspace_root();
+    let mut all: Vec<(&'static str, Texts)> = ComputeMode::ALL
+        .into_iter()
+        .map(|mode| {
+            let file = mode.template_file();
+            let current = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+            let wanted = generate_from_repo(mode).map_err(|e| format!("{file}: {e:#}"));
+            (file, wanted.map(|wanted| (current, wanted)))
+        })
+        .collect();
+    all.extend(derived(&root));
+    all
 }

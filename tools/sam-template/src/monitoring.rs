@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use crate::ComputeMode;
+use crate::functions::functions_by_tier;
 use crate::managed::fixed_capacity_tier;
-use crate::template::{functions_by_tier, pascal};
+use crate::mode::ComputeMode;
+use crate::yaml::pascal;
 use shared::hashing::tier_file::TierFile;
 
 /// The CloudWatch namespace the functions' EMF hash records go to

@@ -194,6 +194,6 @@ pub(crate) fn purge_resources() -> String {
 ",
         filter = purge_filter(),
         schedule = PURGE_SCHEDULE,
-        traces = crate::template::TRACES_STATEMENT,
+        traces = crate::functions::TRACES_STATEMENT,
     )
 }

@@ -796,14 +796,23 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         )
         .await;
 
-    // read: pages, a post, its comments, the staff, the log.
+    // read: pages, a post, its comments, one comment, the staff, the log.
     let read = build(Function::Read).await;
     read.expect(200, call("GET", "/boards/free/posts?limit=1")).await;
     read.expect(200, call("GET", format!("/boards/free/posts/{kept}")))
         .await;
     read.expect(200, call("GET", format!("/boards/free/posts/{}", fresh().await)))
         .await;
-    read.expect(200, call("GET", format!("/boards/free/posts/{kept}/comments?limit=1")))
+    let page = read
+        .expect(200, call("GET", format!("/boards/free/posts/{kept}/comments?limit=1")))
+        .await;
+    let first_comment = page["comments"][0]["id"].as_str().unwrap();
+    read.expect(
+        200,
+        call("GET", format!("/boards/free/posts/{kept}/comments/{first_comment}")),
+    )
+    .await;
+    read.expect(404, call("GET", format!("/boards/free/posts/{kept}/comments/{gone}")))
         .await;
     read.expect(404, call("GET", format!("/boards/free/posts/{doomed}")))
         .await;

@@ -28,6 +28,18 @@ fn each_committed_template_matches_the_tier_file_the_table_and_the_routes() {
     }
 }
 
+/// What `cargo run -p sam-template -- --check` checks: every generated
+/// file, the templates and what `shared` derives from the route table.
+#[test]
+fn every_generated_file_is_current() {
+    let files = sam_template::generated();
+    assert_eq!(files.len(), 6);
+    for (file, texts) in files {
+        let (current, wanted) = texts.unwrap_or_else(|e| panic!("{e}"));
+        assert!(current == wanted, "{file} is stale: run `cargo run -p sam-template`");
+    }
+}
+
 #[test]
 fn each_function_gets_the_memory_and_tiers_the_tier_file_names() {
     let tiers = TierFile::parse(EMBEDDED).unwrap();

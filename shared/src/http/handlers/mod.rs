@@ -7,8 +7,6 @@
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub(super) mod account;
 #[cfg(feature = "hashing")]
-pub(super) mod accounts;
-#[cfg(feature = "hashing")]
 pub(super) mod guest;
 #[cfg(feature = "tokens")]
 pub(super) mod member;
@@ -17,6 +15,8 @@ pub(super) mod moderation;
 pub(super) mod read;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub(super) mod sessions;
+#[cfg(feature = "hashing")]
+pub(super) mod signup;
 
 use axum::Json;
 use serde_json::{Value, json};

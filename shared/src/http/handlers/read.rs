@@ -1,5 +1,5 @@
-//! read: board listings and post details; (v3) a board's moderators and
-//! its moderation log.
+//! read: board listings, post details and comments; a board's moderators
+//! and its moderation log.
 
 use axum::Json;
 use axum::extract::State;
@@ -8,10 +8,10 @@ use http::Method;
 use super::WithEtag;
 use crate::app::moderation::ModPage;
 use crate::app::posts::ListPosts;
-use crate::domain::{COMMENTS_PAGE, CommentPage, LogPage, Moderators, Page};
+use crate::domain::{COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators, Page};
 use crate::error::ApiError;
 use crate::http::AppState;
-use crate::http::paths::{BoardPath, DEFAULT_POSTS_PAGE, DEFAULT_V3_PAGE, PageQuery, PostPath};
+use crate::http::paths::{BoardPath, CommentPath, DEFAULT_POSTS_PAGE, DEFAULT_V3_PAGE, PageQuery, PostPath};
 
 pub(crate) async fn list_posts(
     State(state): State<AppState>,
@@ -53,7 +53,15 @@ pub(crate) async fn list_comments(
         .map(Json)
 }
 
-/// (v3) A board's moderators, public.
+/// One comment of a post.
+pub(crate) async fn get_comment(
+    State(state): State<AppState>,
+    CommentPath(key): CommentPath,
+) -> Result<Json<Comment>, ApiError> {
+    state.app.get_comment(&key).await.map(Json)
+}
+
+/// A board's moderators, public.
 pub(crate) async fn list_moderators(
     State(state): State<AppState>,
     BoardPath(board): BoardPath,
@@ -61,7 +69,7 @@ pub(crate) async fn list_moderators(
     state.app.list_moderators(&board).await.map(Json)
 }
 
-/// (v3) A board's moderation log, public, newest first.
+/// A board's moderation log, public, newest first.
 pub(crate) async fn modlog(
     State(state): State<AppState>,
     BoardPath(board): BoardPath,

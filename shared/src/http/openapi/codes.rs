@@ -1,0 +1,191 @@
+//! The error codes of each operation: those every route of a kind answers
+//! (a body, an `Idempotency-Key`, a bearer token, a ban check, any route)
+//! and the route's own, each status one response naming its codes, with
+//! the headers those codes come with.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::kinds::{checks_bans, takes_bearer};
+use super::{header_ref, json_body, pascal};
+use crate::error::ApiError;
+use crate::http::Route;
+
+/// Every error code the server answers, in docs/API.md's table order, read
+/// from [`ApiError`] itself, with its status.
+pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
+    let unavailable = ApiError::Unavailable {
+        message: String::new(),
+        retry_after: 1,
+    };
+    let mut codes: Vec<(&'static str, u16)> = [
+        ApiError::MalformedJson(String::new()),
+        ApiError::Validation(String::new()),
+        ApiError::Unauthorized(String::new()),
+        ApiError::InvalidCredentials,
+        ApiError::WrongPassword,
+        ApiError::Forbidden(String::new()),
+        ApiError::Banned(String::new()),
+        ApiError::NotFound(String::new()),
+        ApiError::MethodNotAllowed(String::new()),
+        ApiError::UsernameTaken,
+        ApiError::RequestInProgress { retry_after: 1 },
+        ApiError::PayloadTooLarge,
+        ApiError::UnsupportedMediaType,
+        ApiError::IdempotencyKeyReused,
+        ApiError::PreconditionFailed,
+        ApiError::TooManyAttempts { retry_after: 1 },
+        ApiError::RateLimited { retry_after: 1 },
+        unavailable,
+        ApiError::Internal(String::new()),
+    ]
+    .iter()
+    .map(|e| (e.code(), e.status().as_u16()))
+    .collect();
+    codes.sort_by_key(|(_, status)| *status);
+    codes
+}
+
+/// What each code means (docs/API.md, the error table). A code without a
+/// meaning here stops the generator: a new `ApiError` variant gets one.
+fn meaning(code: &str) -> &'static str {
+    match code {
+        "malformed_json" => "the body is not JSON, or not the expected JSON types",
+        "validation_failed" => "a field (or the query, or a header) breaks a rule; the message names it",
+        "unauthorized" => "the bearer token is missing, malformed, tampered with or expired",
+        "invalid_credentials" => {
+            "login failed: the same code, message and timing for every cause (unknown user, wrong password)"
+        }
+        "wrong_password" => "the guest password does not match",
+        "forbidden" => {
+            "what this changes was written by someone else (another member, or a member on a guest route), or (v3) a staff route called by someone who is not staff of the board"
+        }
+        "banned" => {
+            "(v3) the member, or the client address, is banned from this board; the message says until when (or that it is permanent) and why"
+        }
+        "not_found" => "unknown board, post or comment (or one of another board or post)",
+        "method_not_allowed" => "this path with another method; the `Allow` header lists those it serves",
+        "username_taken" => "a member already has this username",
+        "request_in_progress" => "this `Idempotency-Key`'s first request is still being processed; see `Retry-After`",
+        "precondition_failed" => "`If-Match` names another version of the post; nothing changed",
+        "payload_too_large" => "the body (by its `Content-Length` or as read) is over 64 KiB; the connection is closed",
+        "unsupported_media_type" => {
+            "a body without `Content-Type: application/json`, decided before the body is read; the connection is closed"
+        }
+        "idempotency_key_reused" => "this `Idempotency-Key` was used for a different request",
+        "too_many_attempts" => "too many failed passwords; see `Retry-After` (seconds)",
+        "rate_limited" => "over a write quota; see `Retry-After` (seconds)",
+        "unavailable" => {
+            "store or hashing capacity unavailable, or the request took too long; see `Retry-After`. It may or may not have been applied: a create retried with its `Idempotency-Key` applies once"
+        }
+        "internal" => "a bug or a broken configuration, logged with the request id; no details",
+        other => panic!("error code {other} has no meaning in openapi.rs"),
+    }
+}
+
+/// Codes that come with `Retry-After`.
+const RETRY_AFTER: &[&str] = &[
+    "request_in_progress",
+    "too_many_attempts",
+    "rate_limited",
+    "unavailable",
+];
+
+/// Every code `route` can answer: those of every route (the body limit
+/// stands before every handler, and reads only the declared length), of a
+/// route with a body, with an `Idempotency-Key`, with a bearer token, and its own.
+pub(super) fn codes(route: &Route) -> Vec<&'static str> {
+    let mut codes = vec!["method_not_allowed", "payload_too_large", "unavailable", "internal"];
+    if route.doc.request.is_some() {
+        codes.extend(["malformed_json", "validation_failed", "unsupported_media_type"]);
+    }
+    if route.takes_idempotency_key() {
+        codes.extend(["validation_failed", "request_in_progress", "idempotency_key_reused"]);
+    }
+    if takes_bearer(route) {
+        codes.push("unauthorized");
+    }
+    if checks_bans(route) {
+        codes.push("banned");
+    }
+    codes.extend(route.doc.errors);
+    in_table_order(codes)
+}
+
+pub(super) fn in_table_order(mut codes: Vec<&'static str>) -> Vec<&'static str> {
+    let known = known_codes();
+    let rank = |code: &str| {
+        known
+            .iter()
+            .position(|(known, _)| *known == code)
+            .unwrap_or_else(|| panic!("the route table names an unknown error code {code}"))
+    };
+    codes.sort_by_key(|code| rank(code));
+    codes.dedup();
+    codes
+}
+
+fn status_of(code: &str) -> u16 {
+    known_codes()
+        .into_iter()
+        .find(|(known, _)| *known == code)
+        .map(|(_, status)| status)
+        .expect("a known code")
+}
+
+/// The response of one status, for these codes of it: its component name
+/// (from the codes) and the response itself.
+fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
+    let name = codes.iter().map(|code| pascal(code)).collect::<Vec<_>>().join("Or");
+    let description = codes
+        .iter()
+        .map(|code| format!("`{code}`: {}", meaning(code)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut headers = Map::new();
+    headers.insert("X-Request-Id".into(), header_ref("RequestId"));
+    if codes.iter().any(|code| RETRY_AFTER.contains(code)) {
+        headers.insert("Retry-After".into(), header_ref("RetryAfter"));
+    }
+    if status == 401 {
+        headers.insert("WWW-Authenticate".into(), header_ref("WwwAuthenticate"));
+    }
+    let response = json!({
+        "description": description,
+        "headers": headers,
+        "content": json_body("Error"),
+    });
+    (name, response)
+}
+
+/// What hyper answers for a request head over the server's cap, before any
+/// of the service runs: no body, no request id.
+const HEADER_CAP: (&str, &str) = (
+    "HeaderFieldsTooLarge",
+    "The request head (request line and headers) is over the single-process server's cap (`SERVER_MAX_HEADER_BYTES`, 64 KiB by default): answered by the HTTP layer before the service, with no body and no `X-Request-Id`, and the connection closed",
+);
+
+/// The error responses of an operation answering `codes`, by status, as
+/// references to `components` (where each is added), and the header cap's.
+pub(super) fn error_responses(codes: &[&'static str], components: &mut Map<String, Value>) -> Map<String, Value> {
+    let mut by_status: BTreeMap<u16, Vec<&'static str>> = BTreeMap::new();
+    for code in codes {
+        by_status.entry(status_of(code)).or_default().push(*code);
+    }
+    let mut responses = Map::new();
+    for (status, codes) in by_status {
+        let (name, response) = error_response(status, &codes);
+        components.insert(name.clone(), response);
+        responses.insert(
+            status.to_string(),
+            json!({"$ref": format!("#/components/responses/{name}")}),
+        );
+    }
+    components.insert(HEADER_CAP.0.into(), json!({"description": HEADER_CAP.1}));
+    responses.insert(
+        "431".into(),
+        json!({"$ref": format!("#/components/responses/{}", HEADER_CAP.0)}),
+    );
+    responses
+}

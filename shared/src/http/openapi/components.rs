@@ -1,0 +1,130 @@
+//! `components`: the schemas of the bodies the route table names (and
+//! those they refer to), the error and health bodies, and the headers and
+//! parameters the operations refer to.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::codes::known_codes;
+use super::pascal;
+use crate::http::routes;
+
+/// The schemas of every body a row of the route table names, with the
+/// schemas they refer to (utoipa's `ToSchema::schemas`, recursively): a new
+/// route's types are listed by naming them in its row.
+fn body_schemas() -> Map<String, Value> {
+    let mut collected = Vec::new();
+    for route in routes() {
+        for body in [route.doc.request, route.doc.response].into_iter().flatten() {
+            body.collect_schemas(&mut collected);
+        }
+    }
+    let by_name: BTreeMap<String, _> = collected.into_iter().collect();
+    match serde_json::to_value(by_name).expect("schemas serialize") {
+        Value::Object(schemas) => schemas,
+        _ => unreachable!("a map serializes to an object"),
+    }
+}
+
+pub(super) fn components(responses: Map<String, Value>) -> Value {
+    let mut schemas = body_schemas();
+    // Each kind of author (and of ban, report and log target) gets a name:
+    // generated clients name its type from it (`GuestAuthor`, not
+    // `AuthorType1`).
+    for union in ["Author", "BanTarget", "ReportTarget", "LogTarget"] {
+        if let Some(variants) = schemas
+            .get_mut(union)
+            .and_then(|schema| schema.get_mut("oneOf"))
+            .and_then(Value::as_array_mut)
+        {
+            for variant in variants {
+                if let Some(kind) = variant["properties"]["kind"]["enum"][0].as_str() {
+                    variant["title"] = format!("{}{union}", pascal(kind)).into();
+                }
+            }
+        }
+    }
+    let known: Vec<&str> = known_codes().into_iter().map(|(code, _)| code).collect();
+    schemas.insert(
+        "Error".into(),
+        json!({
+            "type": "object",
+            "required": ["error"],
+            "properties": {"error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {
+                    "code": {
+                        "type": "string",
+                        "description": format!(
+                            "A stable machine code. An open set: new versions may add codes, so treat an unknown one by the response's status. Known codes: {}",
+                            known.join(", ")
+                        ),
+                        "x-extensible-enum": known,
+                        "examples": ["validation_failed"]
+                    },
+                    "message": {"type": "string", "description": "Names the field and the rule"}
+                }
+            }}
+        }),
+    );
+    schemas.insert(
+        "Health".into(),
+        json!({"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "ok"}}}),
+    );
+    json!({
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                                       "description": "The token of `createSession` (POST /sessions)"}},
+        "headers": {
+            "RetryAfter": {"description": "Seconds to wait before retrying", "schema": {"type": "integer", "minimum": 1}},
+            "IdempotentReplayed": {"description": "true: this is the remembered answer to an earlier request with the same Idempotency-Key; nothing was written",
+                                   "schema": {"type": "string", "const": "true"}},
+            "RequestId": {"description": "This request's id, as logged: the client's `X-Request-Id` when it is 1-64 characters of `[A-Za-z0-9._-]`, else a fresh one",
+                          "schema": {"type": "string"}},
+            "ETag": {"description": "This version of the post's title and body (a quoted opaque string; view, like and comment counts do not change it): send it as `If-Match` on an edit",
+                     "schema": {"type": "string"}},
+            "Location": {"description": "The new post: `/boards/{slug}/posts/{post_id}`",
+                         "schema": {"type": "string", "format": "uri-reference"}},
+            "WwwAuthenticate": {"description": "`Bearer` (RFC 6750), with `error=\"invalid_token\"` when a token was sent and refused",
+                                "schema": {"type": "string"}}
+        },
+        "parameters": {
+            "Slug": {"name": "slug", "in": "path", "required": true,
+                     "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,40}$"},
+                     "description": "A configured board (default free, qna, notice)", "example": "free"},
+            "PostId": {"name": "post_id", "in": "path", "required": true, "schema": {"type": "string"},
+                       "description": "A post's id (a ULID); anything else names no post (404)"},
+            "CommentId": {"name": "comment_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A comment's id (a ULID); anything else names no comment (404)"},
+            "MemberId": {"name": "member_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A member's id (a ULID); anything else names no member (404)"},
+            "BanId": {"name": "ban_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A ban's id (a ULID); anything else names no ban (404)"},
+            "ReportId": {"name": "report_id", "in": "path", "required": true, "schema": {"type": "string"},
+                          "description": "A report's id (a ULID); anything else names no report (404)"},
+            "ListLimit": {"name": "limit", "in": "query", "required": false,
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::http::paths::DEFAULT_V3_PAGE},
+                      "description": "Items per page"},
+            "Limit": {"name": "limit", "in": "query", "required": false,
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::http::paths::DEFAULT_POSTS_PAGE},
+                      "description": "Posts per page"},
+            "CommentLimit": {"name": "limit", "in": "query", "required": false,
+                      "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": crate::domain::COMMENTS_PAGE},
+                      "description": "Comments per page"},
+            "Cursor": {"name": "cursor", "in": "query", "required": false, "schema": {"type": "string"},
+                       "description": "A page's next_cursor (or a post's comments_next_cursor)"},
+            "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false,
+                       "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\u0020-\\u007e]+$"},
+                       "description": "Makes the create safe to retry: the same key with the same request answers the first answer again for 24 hours"},
+            "IfMatch": {"name": "If-Match", "in": "header", "required": false, "schema": {"type": "string"},
+                        "description": "The post's `ETag` this edit was made from: when the post is now at another version, `412 precondition_failed` and nothing changes. Without it the last edit wins"},
+            "AdminEnrollToken": {"name": "Admin-Enroll-Token", "in": "header", "required": false, "schema": {"type": "string"},
+                        "description": "(v4) Only to sign up a name `ADMIN_USERNAMES` lists that no account holds yet: equal to the deployment's `ADMIN_ENROLL_TOKEN`, else such a name answers `409 username_taken`"},
+            "RequestId": {"name": "X-Request-Id", "in": "header", "required": false, "schema": {"type": "string"},
+                          "description": "Kept, logged and echoed when it is 1-64 characters of `[A-Za-z0-9._-]`; any other value is replaced by a fresh id"}
+        },
+        "responses": responses,
+        "schemas": schemas,
+    })
+}

@@ -1,0 +1,110 @@
+//! What a route's kind implies for its operation: its security, its tag
+//! and its parameters, read from its function, method and path.
+
+use serde_json::Value;
+
+use super::parameter_ref;
+use crate::function::Function;
+use crate::http::Route;
+
+/// Members' and staff routes: a bearer token.
+pub(super) fn takes_bearer(route: &Route) -> bool {
+    matches!(
+        route.function,
+        Function::MemberWrite | Function::Like | Function::Moderation | Function::Account
+    ) && !bearer_optional(route)
+}
+
+/// Reports: anyone, with a bearer token or without.
+pub(super) fn bearer_optional(route: &Route) -> bool {
+    route.function == Function::Moderation && route.path.ends_with("/reports") && route.method == http::Method::POST
+}
+
+/// Every write on a board is checked for bans.
+pub(super) fn checks_bans(route: &Route) -> bool {
+    matches!(
+        route.function,
+        Function::MemberWrite | Function::Like | Function::GuestPost | Function::GuestComment
+    )
+}
+
+/// The tag of an operation: the resource its path names last.
+pub(super) fn tag(path: &str) -> &'static str {
+    if path.starts_with("/members/me") {
+        return "account";
+    }
+    let resource = path
+        .split('/')
+        .rfind(|segment| !segment.is_empty() && !segment.starts_with('{') && *segment != "guest");
+    match resource {
+        Some("members") => "members",
+        Some("sessions") => "sessions",
+        Some("posts") => "posts",
+        Some("comments") => "comments",
+        Some("like") => "likes",
+        Some("moderators" | "modlog" | "remove" | "bans" | "reports" | "resolve") => "moderation",
+        Some("health") => "health",
+        _ => panic!("{path} has no tag in openapi.rs"),
+    }
+}
+
+pub(super) const TAGS: &[(&str, &str)] = &[
+    ("members", "Member accounts"),
+    ("sessions", "Logging in: the bearer token of the member routes"),
+    ("posts", "A board's posts, by members and by guests"),
+    ("comments", "A post's comments, by members and by guests"),
+    ("likes", "Members' likes of posts"),
+    (
+        "moderation",
+        "(v3) Moderators, removals, bans, reports and the public moderation log",
+    ),
+    (
+        "account",
+        "(v3) A member's own account: password, sessions, their posts and comments, deletion",
+    ),
+    ("health", "Liveness of a deployment"),
+];
+
+/// An operation's parameters: its path's, a page's `limit` and `cursor`, the
+/// headers its kind reads (`codes`: the codes it answers), and the request id.
+pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
+    let mut parameters: Vec<Value> = [
+        ("{slug}", "Slug"),
+        ("{post_id}", "PostId"),
+        ("{comment_id}", "CommentId"),
+        ("{member_id}", "MemberId"),
+        ("{ban_id}", "BanId"),
+        ("{report_id}", "ReportId"),
+    ]
+    .iter()
+    .filter(|(segment, _)| route.path.contains(segment))
+    .map(|(_, name)| parameter_ref(name))
+    .collect();
+    if route.method == http::Method::GET && route.path.ends_with("/posts") {
+        parameters.push(parameter_ref("Limit"));
+        parameters.push(parameter_ref("Cursor"));
+    }
+    if route.method == http::Method::GET && route.path.ends_with("/comments") {
+        parameters.push(parameter_ref("CommentLimit"));
+        parameters.push(parameter_ref("Cursor"));
+    }
+    if route.method == http::Method::GET
+        && ["/bans", "/reports", "/modlog"]
+            .iter()
+            .any(|end| route.path.ends_with(end))
+    {
+        parameters.push(parameter_ref("ListLimit"));
+        parameters.push(parameter_ref("Cursor"));
+    }
+    if route.takes_idempotency_key() {
+        parameters.push(parameter_ref("IdempotencyKey"));
+    }
+    if codes.contains(&"precondition_failed") {
+        parameters.push(parameter_ref("IfMatch"));
+    }
+    if route.doc.operation_id == "createMember" {
+        parameters.push(parameter_ref("AdminEnrollToken"));
+    }
+    parameters.push(parameter_ref("RequestId"));
+    parameters
+}
