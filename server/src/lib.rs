@@ -67,7 +67,7 @@ async fn access_log(request: Request, next: Next) -> Response {
 
 /// Every route, wrapped for server mode. `cors_origins` empty: no CORS headers.
 pub fn app(state: AppState, cors_origins: &[String]) -> Router {
-    // (v3) The reference web client at `/` and `/assets/*` (server/src/web.rs).
+    // The reference web client at `/` and `/assets/*` (server/src/web.rs).
     let mut app = router(state, &Function::ALL)
         .merge(web::routes())
         .layer(middleware::from_fn(access_log));

@@ -31,20 +31,20 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// From the headers to the last byte of the answer (the body included).
     pub request_timeout: Duration,
-    /// **(v4)** How long an answer may make no progress (its client reads
+    /// How long an answer may make no progress (its client reads
     /// nothing, so not a byte can be written) before its connection is
     /// closed (`SERVER_WRITE_TIMEOUT_MS`).
     pub write_timeout: Duration,
     /// At the cap, the connection idle longest between requests is closed
     /// to admit another.
     pub max_connections: usize,
-    /// **(v3)** The largest request head (request line, header lines and
+    /// The largest request head (request line, header lines and
     /// the blank line, as hyper counts it) in bytes; larger: `431`, closed.
     /// Also what an unfinished head may hold of memory.
     pub max_header_bytes: usize,
-    /// **(v3)** Connections one TCP peer address may hold at once
+    /// Connections one TCP peer address may hold at once
     /// (`MAX_CONNECTIONS_PER_ADDRESS`): one client cannot hold every slot.
-    /// **(v4)** An IPv6 peer counts by its /64 (one host's usual share) and
+    /// An IPv6 peer counts by its /64 (one host's usual share) and
     /// also by its /48 at 8 times this (one site's).
     pub per_address: usize,
     /// Peers without a per-address cap: the trusted proxies, which carry

@@ -1,4 +1,4 @@
-//! (v3) The reference web client (`web/`, README: Open it), served at `/`
+//! The reference web client (`web/`, README: Open it), served at `/`
 //! and `/assets/*` beside the API's routes, which keep their paths. The
 //! files are built into the binary, so `cargo run -p server` serves them
 //! from any directory; on AWS the same folder goes to S3 + CloudFront

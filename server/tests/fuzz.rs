@@ -3,8 +3,8 @@
 //! gives it 60). Requests are generated around the real routes: known and
 //! mangled paths, methods, tokens, query strings, and bodies that are random
 //! bytes or JSON objects of the real field names holding any JSON value;
-//! (v3) content types other than JSON, `Idempotency-Key`s good and bad, NUL
-//! bytes in fields and text that renders as nothing; (v4) moderation bodies
+//! content types other than JSON, `Idempotency-Key`s good and bad, NUL
+//! bytes in fields and text that renders as nothing; moderation bodies
 //! with a ban's `scope`.
 //! Every answer must be a documented status with the docs/API.md error shape; a
 //! panic, a 500 or an undocumented status fails, and proptest shrinks it.
@@ -34,7 +34,7 @@ const FIELDS: [&str; 17] = [
     "current_password",
     "new_password",
     "delete_content",
-    // (v3) moderation bodies, and (v4) a ban's scope.
+    // moderation bodies, and a ban's scope.
     "reason",
     "duration_s",
     "member_id",
@@ -50,12 +50,12 @@ struct Fuzzed {
     token: Option<String>,
     /// `X-Forwarded-For`, believed from the harness's trusted proxy (127.0.0.1).
     forwarded: Option<String>,
-    /// (v3) `Content-Type`: JSON mostly, else what a cross-site form or a
+    /// `Content-Type`: JSON mostly, else what a cross-site form or a
     /// careless client sends (415 before the body is read).
     content_type: Option<String>,
     /// `Idempotency-Key` on any route (only creates read it).
     idempotency_key: Option<String>,
-    /// (v3) `If-Match` on any route (only post edits read it).
+    /// `If-Match` on any route (only post edits read it).
     if_match: Option<String>,
     body: Vec<u8>,
 }
@@ -92,7 +92,7 @@ fn path() -> impl Strategy<Value = String> {
         Just("/boards/{a}/posts/{b}/comments/guest".to_owned()),
         Just("/boards/{a}/posts/{b}/comments/{c}".to_owned()),
         Just("/boards/{a}/posts/{b}/comments/{c}/guest".to_owned()),
-        // (v3) The account routes, but for signing out everywhere, which
+        // The account routes, but for signing out everywhere, which
         // would end the harness's token for the rest of the run (the e2e
         // tests have it); the password routes need a password the fuzzer
         // never has.
@@ -100,8 +100,8 @@ fn path() -> impl Strategy<Value = String> {
         Just("/members/me/password".to_owned()),
         Just("/members/me/posts".to_owned()),
         Just("/members/me/comments".to_owned()),
-        // (v3) Moderation: the harness's member is staff nowhere, so its
-        // writes are refused after their bodies are read; (v4) bans by scope.
+        // Moderation: the harness's member is staff nowhere, so its
+        // writes are refused after their bodies are read; bans by scope.
         Just("/boards/{a}/bans".to_owned()),
         Just("/boards/{a}/bans/{b}".to_owned()),
         Just("/boards/{a}/modlog".to_owned()),
@@ -128,7 +128,7 @@ fn json_value() -> impl Strategy<Value = Value> {
         ".{0,40}".prop_map(Value::String),
         "[a-z0-9_]{0,35}".prop_map(Value::String),
         (0usize..300).prop_map(|n| Value::String("é".repeat(n))),
-        // (v3) NUL in a password, text that renders as nothing.
+        // NUL in a password, text that renders as nothing.
         "[a-z]{0,6}\u{0}[a-z]{0,6}".prop_map(Value::String),
         prop::sample::select(vec![
             "\u{3164}",

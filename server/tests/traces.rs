@@ -1,4 +1,4 @@
-//! (v3) Traces end to end (docs/operations.md, Traces): the server's real
+//! Traces end to end (docs/operations.md, Traces): the server's real
 //! telemetry set-up exports over OTLP/HTTP to a receiver started here, which
 //! decodes what arrives as OpenTelemetry's own protobuf. A guest post sent
 //! with a W3C `traceparent` must come back as one trace: the request's span

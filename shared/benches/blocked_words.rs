@@ -1,4 +1,4 @@
-//! (v4) What screening for blocked words costs (docs/API.md, Hardening):
+//! What screening for blocked words costs (docs/API.md, Hardening):
 //! 3,000 blocked words against a 20,000-character body, plain Hangul beside
 //! one of U+FDFA (18 characters each under NFKC), and beside a body of the
 //! same length that does not fold at all. The audit measured 123-128 ms for

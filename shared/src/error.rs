@@ -24,7 +24,7 @@ pub enum ApiError {
     WrongPassword,
     #[error("{0}")]
     Forbidden(String),
-    /// (v3) The member or the client address is banned from the board: the
+    /// The member or the client address is banned from the board: the
     /// message says until when and why.
     #[error("{0}")]
     Banned(String),
@@ -38,7 +38,7 @@ pub enum ApiError {
     RequestInProgress { retry_after: u64 },
     #[error("this Idempotency-Key was used for a different request")]
     IdempotencyKeyReused,
-    /// (v3) `If-Match` names another version of the post: nothing changed.
+    /// `If-Match` names another version of the post: nothing changed.
     #[error("the post has changed since the version If-Match names; read it again")]
     PreconditionFailed,
     #[error("request body must be at most 65536 bytes")]

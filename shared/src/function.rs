@@ -11,9 +11,9 @@ pub enum Function {
     GuestPost,
     GuestComment,
     Like,
-    /// (v3) Staff routes and reports: tokens and tag keys, no hashing.
+    /// Staff routes and reports: tokens and tag keys, no hashing.
     Moderation,
-    /// (v3) The `/members/me` routes: member hashing and tokens.
+    /// The `/members/me` routes: member hashing and tokens.
     Account,
 }
 
@@ -60,7 +60,7 @@ impl Function {
 }
 
 /// Password hashing (tiers, pepper, gate), bearer tokens (JWT secret) and
-/// (v3) writer keys (the tag key: every write is checked for bans).
+/// writer keys (the tag key: every write is checked for bans).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Needs {
     pub hashing: bool,

@@ -11,7 +11,7 @@
 //! - [`store`]: the ports, and their adapters (DynamoDB, SQLite) with
 //!   `aws` for the SDK clients;
 //! - [`app`]: one function per use case, the store's only caller;
-//! - [`http`]: typed extractors, handlers, the route table; (v3) `stream`:
+//! - [`http`]: typed extractors, handlers, the route table; `stream`:
 //!   the `purge` function's DynamoDB stream records;
 //! - [`runtime`]: the composition root, which alone reads the environment.
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-/// Creates `dir` (and its parents) readable by the owner only. (v4) An
+/// Creates `dir` (and its parents) readable by the owner only. An
 /// existing `dir` that group or others can open is made owner-only, with a
 /// warning (docs/API.md, Hardening): it holds the database and the secrets.
 /// A shared directory such as `/tmp` (sticky, open to all) is refused

@@ -1,12 +1,12 @@
-//! (v3) The `purge` function's entry adapter: DynamoDB stream records in,
+//! The `purge` function's entry adapter: DynamoDB stream records in,
 //! [`App::purge`] per deleted post, the records that failed out
 //! (docs/storage.md, Deleting a post). The event source mapping's filter
 //! delivers only the inserts of purge markers; anything else is skipped
 //! here too, so a wider filter costs an invocation, never a wrong delete.
 //!
-//! (v4) The same function runs on a schedule (EventBridge), and then
+//! The same function runs on a schedule (EventBridge), and then
 //! finishes what account deletions and post purges left pending
-//! ([`App::resume_pending`]; docs/DESIGN.md, Accounts (v3)).
+//! ([`App::resume_pending`]; docs/DESIGN.md, Accounts).
 
 use std::time::{Duration, Instant};
 
@@ -59,7 +59,7 @@ pub async fn purge_records(app: &App, event: Event) -> DynamoDbEventResponse {
     response
 }
 
-/// (v4) What invoked the `purge` function.
+/// What invoked the `purge` function.
 #[derive(Debug)]
 pub enum Invocation {
     /// The table's stream: a batch of records.

@@ -327,7 +327,7 @@ async fn likes_are_idempotent_and_views_count_into_the_detail() {
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 2);
 }
 
-/// docs/API.md, Throttling and quotas (v3): one hash per password check. A
+/// docs/API.md, Throttling and quotas: one hash per password check. A
 /// v1 hash (named by its pepper's v1 id, made from the password as typed) is
 /// checked as typed, once, and rehashed normalized; any other hash is
 /// checked normalized only, so a wrong password NFKC changes costs one hash.

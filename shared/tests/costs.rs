@@ -482,7 +482,7 @@ async fn consumed_capacity_per_operation_for_a_small_and_a_maximum_size_post() {
             let like = measured.of(what, size);
             assert_eq!(gsi(&like).write, 0.0, "{what} {size}: {like:?}");
             assert_eq!(on(&like, Partition::Post), Units::default(), "{what} {size}: {like:?}");
-            // (v3) The like item's `ByOwner` entry (an account deletion
+            // The like item's `ByOwner` entry (an account deletion
             // withdraws the member's likes by it) doubles what DynamoDB
             // Local reports for the transaction, split over its two items.
             assert!(on(&like, Partition::CounterShard).write <= 4.0, "{like:?}");
@@ -752,7 +752,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
     );
 }
 
-/// docs/API.md, Idempotent creates (v3): a key is claimed only after the
+/// docs/API.md, Idempotent creates: a key is claimed only after the
 /// limits. A create over its quota costs its quota counts and their
 /// give-backs, and writes no claim (v2 claimed first: 52-70% of 1,000
 /// cut-off requests over quota left one).
@@ -790,7 +790,7 @@ async fn a_create_over_its_quota_claims_no_key() {
     assert_eq!(units.table.read, 0.0, "no ban found, no key looked up");
 }
 
-/// (v3) The store and its meters, for the account measurements (which
+/// The store and its meters, for the account measurements (which
 /// seed through the store: the write quotas would stop a seed of thousands).
 async fn metered_store(layout: Layout) -> (Arc<DynamoStore>, RequestCounter, CapacityMeter) {
     metered_store_at(layout, &format!("costs-{}", new_id().to_lowercase())).await
@@ -838,7 +838,7 @@ fn total(c: &Consumed) -> Units {
     })
 }
 
-/// (v3) docs/API.md, Accounts: every request with a token reads its
+/// docs/API.md, Accounts: every request with a token reads its
 /// member's session epoch; on DynamoDB one consistent GetItem of three
 /// attributes, then nothing for 10 seconds in that process. Printed beside
 /// today's check (the signature alone) in one run.
@@ -889,7 +889,7 @@ async fn the_session_check_is_one_small_read_then_cached_in_the_process() {
     );
 }
 
-/// (v3) The figure: deleting an account with 1,000 posts and 5,000
+/// The figure: deleting an account with 1,000 posts and 5,000
 /// comments (half on its own posts, half on others'), with its content and
 /// keeping it, on DynamoDB Local: requests, units and seconds of step 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

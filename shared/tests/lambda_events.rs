@@ -115,7 +115,7 @@ async fn like_likes_the_seeded_post() {
     assert_eq!(body, serde_json::json!({"liked": true, "like_count": 1}));
 }
 
-/// (v3) The account function: the token's member, with the session epoch
+/// The account function: the token's member, with the session epoch
 /// checked against the store, and their roles.
 #[tokio::test]
 async fn account_answers_the_signed_in_member_and_their_roles() {
@@ -142,7 +142,7 @@ async fn a_request_routed_to_the_wrong_function_is_404_or_405_not_a_panic() {
     assert_eq!((status, body), (200, serde_json::json!({"status": "ok"})));
 }
 
-/// docs/API.md, Conventions (v3): on Lambda a request without a tidy
+/// docs/API.md, Conventions: on Lambda a request without a tidy
 /// `X-Request-Id` is known by API Gateway's request id; a tidy one is kept.
 #[tokio::test]
 async fn a_lambda_answer_carries_the_api_gateway_request_id_unless_the_client_sent_a_tidy_one() {
@@ -165,7 +165,7 @@ async fn a_lambda_answer_carries_the_api_gateway_request_id_unless_the_client_se
     assert_eq!(answer(with_header("not tidy")).await, "CfJ3xjY0FiAEMbw=");
 }
 
-/// (v3) An anonymous report: its reporter is the address API Gateway saw,
+/// An anonymous report: its reporter is the address API Gateway saw,
 /// kept only as a keyed writer key (docs/API.md, Guest tag).
 #[tokio::test]
 async fn moderation_takes_an_anonymous_report_keyed_by_the_api_gateway_source_ip() {

@@ -1,4 +1,4 @@
-//! (v3) The spans a Lambda invocation opens (docs/operations.md, Traces),
+//! The spans a Lambda invocation opens (docs/operations.md, Traces),
 //! from a real API Gateway v2 event through lambda_http's conversion: the
 //! request's span carries API Gateway's request id and the route, and the
 //! store calls and the hash are its children. A capturing layer stands in

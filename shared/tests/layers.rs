@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("store", &["error", "domain", "private_files", "aws"]),
     ("app", &["error", "domain", "function", "hashing", "store"]),
     ("http", &["error", "domain", "function", "app"]),
-    // (v3) The `purge` function's entry, beside `http`: stream records in.
+    // The `purge` function's entry, beside `http`: stream records in.
     ("stream", &["app", "store"]),
 ];
 

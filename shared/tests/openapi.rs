@@ -82,7 +82,7 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
     }
 }
 
-/// docs/API.md, Conventions (v3): every status and header each route can answer.
+/// docs/API.md, Conventions: every status and header each route can answer.
 #[test]
 fn every_operation_declares_its_statuses_and_headers() {
     let doc = document();
@@ -160,7 +160,7 @@ fn every_operation_declares_its_statuses_and_headers() {
     }
 }
 
-/// docs/API.md, Conventions (v3): no raw control or invisible characters
+/// docs/API.md, Conventions: no raw control or invisible characters
 /// (patterns escape them), and the error code is an open set.
 #[test]
 fn the_document_is_printable_ascii_and_error_codes_are_open() {

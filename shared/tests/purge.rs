@@ -1,4 +1,4 @@
-//! (v3) The `purge` function's handler against DynamoDB Local
+//! The `purge` function's handler against DynamoDB Local
 //! (docs/storage.md, Deleting a post): fed the records the table's own
 //! stream holds, it deletes every deleted post's children and markers, does
 //! nothing more when they are delivered again, finishes a purge that was cut
@@ -10,10 +10,10 @@
 //! source mapping (its filter, retries and dead-letter queue) cannot run
 //! here; its settings are checked in the template (tools/sam-template).
 //!
-//! (v4) Its schedule: an EventBridge scheduled event (the committed
+//! Its schedule: an EventBridge scheduled event (the committed
 //! fixture) finishes an account deletion whose step 2 was left pending, and
 //! the pending purges, within the invocation's time (docs/DESIGN.md,
-//! Accounts (v3)).
+//! Accounts).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -592,7 +592,7 @@ async fn one_entry_tells_a_stream_batch_from_a_scheduled_event() {
     assert!(handle(&app, json!({ "hello": 1 }), Instant::now()).await.is_err());
 }
 
-/// (v4) A deletion's comment and like on a post deleted moments before,
+/// A deletion's comment and like on a post deleted moments before,
 /// whose purge has not run (its stream record not yet handled): step 2
 /// purges that post to take them, instead of finding them again batch after
 /// batch and stopping as stuck (the scheduled test found this).

@@ -128,7 +128,7 @@ async fn a_function_reads_only_its_own_secrets_and_a_missing_one_names_its_setti
     assert!(err.to_string().contains("JWT_SECRET_ARN"), "{err}");
 }
 
-/// (v3) The tag key is read by ARN like the others, and its previous
+/// The tag key is read by ARN like the others, and its previous
 /// version (a rotation) becomes `TAG_KEY_PREVIOUS`, which keeps address
 /// bans made under it working (docs/API.md, Guest tag).
 #[tokio::test]

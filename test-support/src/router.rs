@@ -43,7 +43,7 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
     let state = shared::runtime::build(config).await.unwrap();
     let now_secs = shared::app::throttle::unix_now() as u64;
     let token = state.app.tokens().unwrap().issue(&member(), 0, now_secs).unwrap();
-    // (v3) A token works while its member's session does: the member exists.
+    // A token works while its member's session does: the member exists.
     state
         .app
         .store()

@@ -1,4 +1,4 @@
-//! Lambda function `account` (v3): config, store and hashing are built once per cold
+//! Lambda function `account`: config, store and hashing are built once per cold
 //! start by `shared::runtime::lambda`, which then serves this function's routes.
 
 #[tokio::main]

@@ -1,4 +1,4 @@
-//! (v3) A member's own account (docs/API.md, Accounts) over real HTTP, each
+//! A member's own account (docs/API.md, Accounts) over real HTTP, each
 //! on both stores: roles, password change, sign-out everywhere, their own
 //! posts and comments, and deletion both ways with every count exact.
 
@@ -147,7 +147,7 @@ async fn signup_with(app: &TestApp, username: &str, enroll: Option<&str>) -> req
     request.send().await.unwrap()
 }
 
-/// (v4) docs/API.md, Hardening: whoever signed up a listed admin name first
+/// docs/API.md, Hardening: whoever signed up a listed admin name first
 /// was admin.
 async fn an_unclaimed_admin_name_is_taken_unless_the_signup_carries_the_enroll_token(backend: Backend) {
     let app = account_app(backend).await;

@@ -42,7 +42,7 @@ on_both_stores!(
     every_api_answer_says_nosniff,
 );
 
-/// (v4) docs/API.md, Hardening: successes, refusals and the router's own
+/// docs/API.md, Hardening: successes, refusals and the router's own
 /// answers alike.
 async fn every_api_answer_says_nosniff(backend: Backend) {
     let app = spawn_app(backend).await;

@@ -379,7 +379,7 @@ impl Board {
 /// can still apply when DynamoDB resumes, and its retry adds it again; with
 /// its `Idempotency-Key` each ends exactly once.
 ///
-/// (v4) Except what DynamoDB Local itself drops: it answers a
+/// Except what DynamoDB Local itself drops: it answers a
 /// `TransactWriteItems` before its SQLite `COMMIT` has run, so a stop
 /// (SIGTERM) just after can roll back a transaction it acknowledged
 /// ([`dynamodb_local_acknowledges_a_transaction_before_its_commit_and_a_stop_undoes_it`];
@@ -553,7 +553,7 @@ impl IdempotencyRecords {
     }
 }
 
-/// (v4) Why the outage test above tells DynamoDB Local's drops apart: the
+/// Why the outage test above tells DynamoDB Local's drops apart: the
 /// emulator answers `TransactWriteItems` before its SQLite `COMMIT` has
 /// run (DynamoDBLocal.jar, `SQLiteDBAccess.commitTransaction` queues the
 /// `COMMIT` job and returns without waiting for it), while a single

@@ -17,7 +17,7 @@ pub(crate) static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(
 
 pub(crate) const PEPPER: &str = "e2e-test-pepper-0123456789abcdefghijklmnop";
 pub(crate) const JWT_SECRET: &str = "e2e-test-jwt-secret-0123456789abcdefghijk";
-/// (v4) Every test signup carries it: the admin names a test sets are
+/// Every test signup carries it: the admin names a test sets are
 /// reserved for it (docs/API.md, Hardening), and other names ignore it.
 pub(crate) const ADMIN_ENROLL_TOKEN: &str = "e2e-test-admin-enroll-token-0123456789";
 

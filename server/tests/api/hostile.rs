@@ -235,7 +235,7 @@ async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backen
             .token(&token)
             .json(json!({"title": "\u{1b}[31mred", "body": "b"}))
             .expect(400, "validation_failed", "title"),
-        // (v3) If-Match: garbage, a stale version, a weak tag, on both edits.
+        // If-Match: garbage, a stale version, a weak tag, on both edits.
         case("an If-Match without quotes", Method::PUT, &mine)
             .token(&token)
             .header("if-match", "abc")
@@ -259,7 +259,7 @@ async fn hostile_requests_get_their_api_errors_and_write_nothing(backend: Backen
             .header("if-match", vec!["\"a\""; 17].join(","))
             .json(json!({"title": "t", "body": "b"}))
             .expect(400, "validation_failed", "If-Match"),
-        // (v3) A NUL in a password, on a create and a login.
+        // A NUL in a password, on a create and a login.
         case("a NUL in a guest password", Method::POST, &guest_posts)
             .json(json!({"nickname": "n", "password": "pw\u{0}pw", "title": "t", "body": "b"}))
             .expect(400, "validation_failed", "NUL"),
@@ -593,7 +593,7 @@ async fn long_passwords_are_fully_significant_when_peppered(backend: Backend) {
     assert_eq!(right.status(), 204);
 }
 
-/// docs/API.md, Field rules (v3): bcrypt ends its input at a NUL, so without
+/// docs/API.md, Field rules: bcrypt ends its input at a NUL, so without
 /// a pepper "\0\0\0\0" would verify as "\0\0\0\0\0\0\0". A password with a
 /// NUL is refused on every route, peppered or not, before any hash or count.
 async fn passwords_with_a_nul_are_refused_before_any_hash(backend: Backend) {
@@ -725,7 +725,7 @@ async fn extra_fields_cannot_set_what_the_server_decides(backend: Backend) {
     assert_eq!(app.login("sneaky", "password-1").await.status(), 200);
 }
 
-/// docs/API.md, Conventions (v3): a page on another origin can POST
+/// docs/API.md, Conventions: a page on another origin can POST
 /// `text/plain` (or a form) without a CORS preflight; such a body is `415`
 /// before the key is claimed, the quota counted or a password hashed.
 async fn a_body_that_is_not_declared_json_is_refused_before_any_claim_limit_or_hash(backend: Backend) {
@@ -815,7 +815,7 @@ async fn a_body_that_is_not_declared_json_is_refused_before_any_claim_limit_or_h
     assert!(response.headers().get("idempotent-replayed").is_none());
 }
 
-/// (v3) The staff routes and reports under hostile input: wrong roles,
+/// The staff routes and reports under hostile input: wrong roles,
 /// broken reasons and durations, ids that are not ids, an address offered
 /// as a ban target. Nothing is removed, banned, reported or logged.
 async fn hostile_moderation_requests_get_their_api_errors_and_change_nothing(backend: Backend) {
@@ -896,7 +896,7 @@ async fn hostile_moderation_requests_get_their_api_errors_and_change_nothing(bac
                 r#"{{"post_id": "{post}", "reason": "r", "duration_s": 100000000000000000000}}"#
             ))
             .expect(400, "malformed_json", "duration_s"),
-        // (v4) Scopes: only the two words, as text, and never widening a member id.
+        // Scopes: only the two words, as text, and never widening a member id.
         case("a scope that is a prefix length", Method::POST, "/boards/free/bans")
             .token(&boss)
             .json(json!({"post_id": post, "reason": "r", "scope": 16}))

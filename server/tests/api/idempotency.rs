@@ -123,7 +123,7 @@ async fn every_create_route_replays_its_answer_for_the_same_key_without_writing_
 }
 
 /// The same owner's key for another request is `422`; another owner's is
-/// its own key (v3).
+/// its own key.
 async fn a_key_reused_for_another_request_is_refused_with_422(backend: Backend) {
     let app = spawn_app(backend).await;
     let kim = app.member_token("idem_kim").await;
@@ -252,7 +252,7 @@ async fn malformed_keys_are_refused_naming_the_header(backend: Backend) {
     );
 }
 
-/// docs/API.md, Idempotent creates (v3): keys are scoped by identity (the
+/// docs/API.md, Idempotent creates: keys are scoped by identity (the
 /// bearer's member, else the client address). Another client with the same
 /// key and the same body gets its own create, not the first one's replay;
 /// another body from another client is no `422` either.

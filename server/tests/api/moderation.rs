@@ -1,4 +1,4 @@
-//! (v3) Roles and moderation, guest tags and blocked words (docs/API.md),
+//! Roles and moderation, guest tags and blocked words (docs/API.md),
 //! over real HTTP, each on both stores. The client address of a request is
 //! set with `X-Forwarded-For` from a trusted 127.0.0.1.
 
@@ -978,7 +978,7 @@ async fn address_bans_hold_across_a_tag_key_rotation_while_the_old_key_is_kept(b
     assert_eq!(free.status(), 201);
 }
 
-/// (v4) docs/API.md, Hardening, Key rotation: without `TAG_KEY` the server
+/// docs/API.md, Hardening, Key rotation: without `TAG_KEY` the server
 /// derives the tag key from the pepper, and rotating the pepper lifted every
 /// guest ban. The key derived from `PEPPER_PREVIOUS` keeps them, across a
 /// restart with the new pepper, and what was written keeps its tag.
@@ -1081,7 +1081,7 @@ async fn guest_write_status(app: &TestApp, address: &str) -> u16 {
     .as_u16()
 }
 
-/// (v4) docs/API.md, Hardening, Bans: a banned member went on writing as a
+/// docs/API.md, Hardening, Bans: a banned member went on writing as a
 /// guest from the same address.
 async fn a_ban_through_a_members_post_also_stops_guest_writes_from_where_it_was_written(backend: Backend) {
     let app = board_app(backend, &[]).await;
@@ -1137,7 +1137,7 @@ async fn a_ban_through_a_members_post_also_stops_guest_writes_from_where_it_was_
     assert_eq!(member_post_from(&app, home, &lee, "free").await.status(), 201);
 }
 
-/// (v4) docs/API.md, Hardening, Bans: `"scope": "range"` bans the IPv4 /24
+/// docs/API.md, Hardening, Bans: `"scope": "range"` bans the IPv4 /24
 /// or the IPv6 /48 a post was written from, guests and members alike;
 /// staff stay exempt.
 async fn a_range_ban_stops_the_whole_24_or_48_and_its_target_says_so(backend: Backend) {
@@ -1222,7 +1222,7 @@ async fn a_range_ban_stops_the_whole_24_or_48_and_its_target_says_so(backend: Ba
     assert_error(wide, 400, "validation_failed", "scope").await;
 }
 
-/// (v4) docs/API.md, Hardening, Bans: appointing a banned member lifted the
+/// docs/API.md, Hardening, Bans: appointing a banned member lifted the
 /// ban in effect; a member made admin while banned lifted their own.
 async fn a_banned_member_is_not_appointed_and_nobody_lifts_their_own_ban(backend: Backend) {
     let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
@@ -1262,7 +1262,7 @@ async fn a_banned_member_is_not_appointed_and_nobody_lifts_their_own_ban(backend
     );
 }
 
-/// (v4) docs/API.md, Hardening, Bans: deleting an account erases its writer
+/// docs/API.md, Hardening, Bans: deleting an account erases its writer
 /// keys (a ban through what it left named an address with a public tag),
 /// and the log and the bans show the deleted member as `deleted_member`.
 async fn a_deleted_accounts_leftovers_ban_no_one_and_show_as_deleted_member(backend: Backend) {
@@ -1320,7 +1320,7 @@ async fn a_deleted_accounts_leftovers_ban_no_one_and_show_as_deleted_member(back
     );
 }
 
-/// (v4) docs/API.md, Hardening, Blocked words: screened after the ban
+/// docs/API.md, Hardening, Blocked words: screened after the ban
 /// check and the quotas, so a banned or over-quota writer is refused for
 /// that (and pays no screening); a refused text gives its quota back.
 async fn blocked_words_are_screened_after_the_ban_check_and_the_quotas(backend: Backend) {

@@ -145,7 +145,7 @@ async fn loop_correct_logins(
     }
 }
 
-/// docs/API.md, Throttling and quotas (v3): 10 accounts on 2 addresses loop
+/// docs/API.md, Throttling and quotas: 10 accounts on 2 addresses loop
 /// their right passwords (4 loops each) against one hashing worker with a
 /// queue of 8; another member's 5 logins meanwhile all answer 200. Run twice:
 /// with the v3 limits at their defaults (each address can pass at most 120

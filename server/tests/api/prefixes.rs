@@ -1,4 +1,4 @@
-//! docs/API.md, Hardening (v4): prefixes everywhere (the hashing queue's
+//! docs/API.md, Hardening: prefixes everywhere (the hashing queue's
 //! share holds per /48 too, a shed 503 spends a password check, an IPv4
 //! address in 6to4 or NAT64 form is that IPv4 address), and guest authors
 //! keep their posts whatever other addresses try.

@@ -379,7 +379,7 @@ async fn ipv6_clients_share_their_64(backend: Backend) {
     );
 }
 
-/// docs/API.md, Throttling and quotas (v3): each /64 of one /48 has its own
+/// docs/API.md, Throttling and quotas: each /64 of one /48 has its own
 /// budget, but the /48 together has 8 times one; another /48 is untouched.
 async fn ipv6_clients_of_one_48_share_eight_times_a_budget(backend: Backend) {
     // A day's window: counts start over at each window's start (fixed
@@ -421,7 +421,7 @@ async fn ipv6_clients_of_one_48_share_eight_times_a_budget(backend: Backend) {
     assert_eq!(other.status(), 201, "another /48");
 }
 
-/// docs/API.md, Client address (v3): an entry with a port counts by its
+/// docs/API.md, Client address: an entry with a port counts by its
 /// address, and a bad entry further left never frees the client behind it.
 async fn forwarded_entries_with_ports_or_garbage_to_the_left_keep_the_client_counted(backend: Backend) {
     let app = spawn_app_with(backend, &[PROXY, ("LIMIT_CREATES_ADDRESS", "1/10m")]).await;
@@ -609,7 +609,7 @@ async fn text_is_stored_nfc_and_invisible_or_deceptive_characters_are_refused(ba
     assert_error(nickname, 400, "validation_failed", "nickname").await;
 }
 
-/// docs/API.md, Field rules (v3): Hangul fillers (the usual blank nickname
+/// docs/API.md, Field rules: Hangul fillers (the usual blank nickname
 /// on Korean boards), the blank Braille pattern, variation selectors, the
 /// combining grapheme joiner and combining marks with no base character
 /// are blank; each field names itself, nothing is written and no guest
@@ -667,7 +667,7 @@ async fn text_that_renders_as_nothing_is_blank_and_refused_before_any_hash(backe
     assert_eq!(app.post("/boards/free/posts/guest", shown).await.status(), 201);
 }
 
-/// docs/API.md, Counting (v3): `HEAD` answers as `GET` does, without a
+/// docs/API.md, Counting: `HEAD` answers as `GET` does, without a
 /// body, and counts nothing.
 async fn a_head_request_counts_no_view(backend: Backend) {
     let app = spawn_app_with(backend, &[]).await;

@@ -1,11 +1,11 @@
-//! (v3) A post's delete answers before its children go (docs/storage.md,
+//! A post's delete answers before its children go (docs/storage.md,
 //! Deleting a post): on DynamoDB the request writes the removal and its
 //! purge marker, and the server's background task deletes the comments; on
 //! SQLite the one transaction does both. Prints the delete times side by
 //! side; asserts what the answer and the store show.
 //!
-//! (v4) The same background task finishes the account deletions an earlier
-//! process left pending (docs/DESIGN.md, Accounts (v3)).
+//! The same background task finishes the account deletions an earlier
+//! process left pending (docs/DESIGN.md, Accounts).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

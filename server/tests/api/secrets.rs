@@ -2,7 +2,7 @@
 //! tokens clients sent or received, and what the server answered. When the
 //! app is dropped at the end of its test, no response and no log line may
 //! hold a password, a password hash, the pepper or the token secret, or
-//! (v3) a client address a request came from (docs/API.md, Guest tag).
+//! a client address a request came from (docs/API.md, Guest tag).
 
 use std::sync::{Arc, Mutex};
 

@@ -2,7 +2,7 @@
 //! stalled or slow clients are cut off by the header and request timeouts,
 //! idle kept-alive connections are closed, and at most
 //! `SERVER_MAX_CONNECTIONS` are served at once, while health still answers;
-//! (v4) answers nobody reads are cut off by the write timeout and closed
+//! answers nobody reads are cut off by the write timeout and closed
 //! first at the cap, and pipelining is bounded.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -167,7 +167,7 @@ async fn a_body_sent_too_slowly_is_cut_off_by_the_request_timeout() {
     );
 }
 
-/// docs/API.md, Throttling and quotas (v3): one address holding 1,100
+/// docs/API.md, Throttling and quotas: one address holding 1,100
 /// kept-alive connections gets its 64, and a second address is still
 /// answered at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -258,7 +258,7 @@ fn signup_in_two_parts(username: &str) -> (Vec<u8>, Vec<u8>) {
     (first, body.as_bytes()[10..].to_vec())
 }
 
-/// docs/API.md, Throttling and quotas (v3): at the global cap the
+/// docs/API.md, Throttling and quotas: at the global cap the
 /// longest-idle kept-alive connection is closed to admit a new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_cap_the_longest_idle_connection_is_closed_to_admit_a_new_one() {
@@ -650,7 +650,7 @@ fn loopback_holds_unread_at_most() -> usize {
     largest_send_buffer + 2 * 4096
 }
 
-/// docs/API.md, Hardening (v4), Connections: 16 addresses x 64 connections
+/// docs/API.md, Hardening, Connections: 16 addresses x 64 connections
 /// (the per-address cap) fill the global cap of 1,024, each sending 200
 /// pipelined requests for a 25 KB script and reading nothing. A bystander
 /// is still answered at once, 4 times over 20 s: at the cap a stalled
@@ -827,7 +827,7 @@ async fn clients_that_never_read_cannot_keep_a_bystander_out_at_the_cap() {
     );
 }
 
-/// docs/API.md, Hardening (v4): an answer that makes no progress for
+/// docs/API.md, Hardening: an answer that makes no progress for
 /// `SERVER_WRITE_TIMEOUT_MS` has its connection closed (reset).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_its_client_never_reads_is_closed_after_the_write_timeout() {
@@ -898,7 +898,7 @@ async fn a_client_that_reads_at_its_own_pace_keeps_its_connection() {
     assert!(!was_reset(&stream));
 }
 
-/// docs/API.md, Hardening (v4): pipelined requests are begun at most 16
+/// docs/API.md, Hardening: pipelined requests are begun at most 16
 /// ahead of what the socket takes. 200 pairs of a 25 KB script and a small
 /// answer, never read: the requests the app has begun (their access-log
 /// lines) stop at what loopback's buffers hold of the answers (1.4-2.8 MB

@@ -1,4 +1,4 @@
-//! (v3) The reference web client (web/, server/src/web.rs) is served at `/`
+//! The reference web client (web/, server/src/web.rs) is served at `/`
 //! beside the API, with a policy that runs only its own scripts. Its pages
 //! are walked in a real browser by `scripts/web-test`.
 
@@ -16,7 +16,7 @@ async fn the_web_client_is_served_at_the_root_with_its_assets_and_a_strict_conte
         "{policy}"
     );
     assert_eq!(index.headers()["x-content-type-options"], "nosniff");
-    // (v4) The page may connect to its own origin and nowhere else: a policy
+    // The page may connect to its own origin and nowhere else: a policy
     // allowing any https origin let a link send the token elsewhere.
     let connect_src: Vec<&str> = policy
         .split("; ")

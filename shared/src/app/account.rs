@@ -1,4 +1,4 @@
-//! (v3) A member's own account (docs/API.md, Accounts): who they are, their
+//! A member's own account (docs/API.md, Accounts): who they are, their
 //! password, their sessions, their posts and comments, and leaving.
 
 use std::time::Duration;
@@ -103,8 +103,8 @@ impl App {
     /// `DELETE /members/me`: step 1 (the account closed, its tokens ended)
     /// in one write, then step 2 (the content, in batches:
     /// [`App::finish_deletion`]). Once step 1 is written the deletion is
-    /// answered as done: a step 2 cut short stays pending, and (v4) the
-    /// background purge finishes it (docs/DESIGN.md, Accounts (v3)): on
+    /// answered as done: a step 2 cut short stays pending, and the
+    /// background purge finishes it (docs/DESIGN.md, Accounts): on
     /// Lambda the `purge` function's schedule, on the server its background
     /// task at the next start; the next account deletion sweeps one too.
     pub async fn delete_account(&self, command: DeleteAccount) -> Result<(), ApiError> {

@@ -35,7 +35,7 @@ pub struct GuestEdit {
     pub title: Title,
     pub body: PostBody,
     pub client: ClientAddress,
-    /// (v3) `If-Match`: the versions this edit may change; `None` for any.
+    /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
 }
 
@@ -223,7 +223,7 @@ impl App {
             // Counted as a failure and as a check.
             return Err(ApiError::WrongPassword);
         }
-        // A right password stays counted as a check (v3).
+        // A right password stays counted as a check.
         throttle::forgive(&*self.store, failures).await;
         if !verdict.needs_rehash {
             return Ok(None);

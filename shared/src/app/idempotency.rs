@@ -234,7 +234,7 @@ mod tests {
         App::new(Arc::new(store), AppSettings::default())
     }
 
-    /// docs/API.md, Idempotent creates (v3): a request dropped while its
+    /// docs/API.md, Idempotent creates: a request dropped while its
     /// create runs (the client hung up) gives its key back at once, not
     /// after its lease.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

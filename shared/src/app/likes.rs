@@ -7,7 +7,7 @@ use crate::error::ApiError;
 use super::{App, ClientAddress, SignedIn};
 
 impl App {
-    /// The store changes the count only when the state changes. (v3) A
+    /// The store changes the count only when the state changes. A
     /// banned member, or one writing from a banned address, may not.
     pub async fn set_like(
         &self,

@@ -50,7 +50,7 @@ use tags::TagKeys;
 pub struct ClientAddress(pub String);
 
 impl ClientAddress {
-    /// (v4) The range around this address key, as a `"range"` ban names it
+    /// The range around this address key, as a `"range"` ban names it
     /// (docs/API.md, Hardening, Bans): the IPv4 /24 or the IPv6 /48. A key
     /// that is neither (`unknown`) is its own range.
     pub fn range(&self) -> ClientAddress {
@@ -72,7 +72,7 @@ impl ClientAddress {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedIn {
     pub id: MemberId,
-    /// (v3) What `ADMIN_USERNAMES` names.
+    /// What `ADMIN_USERNAMES` names.
     pub username: String,
     pub nickname: String,
 }
@@ -97,18 +97,18 @@ pub struct App {
     hashing: Option<Hashing>,
     #[cfg(feature = "tokens")]
     tokens: Option<Arc<JwtKeys>>,
-    /// (v3) Present in functions that write on boards or check bans.
+    /// Present in functions that write on boards or check bans.
     tags: Option<Arc<TagKeys>>,
     pub boards: Boards,
     pub limits: Limits,
-    /// (v3) `ADMIN_USERNAMES`.
+    /// `ADMIN_USERNAMES`.
     admins: Arc<Vec<String>>,
-    /// (v3) `BLOCKED_WORDS`.
+    /// `BLOCKED_WORDS`.
     blocked: Arc<BlockedWords>,
-    /// (v4) `ADMIN_ENROLL_TOKEN`: only signup reads it.
+    /// `ADMIN_ENROLL_TOKEN`: only signup reads it.
     #[cfg(feature = "hashing")]
     admin_enroll_token: Option<Arc<AdminEnrollToken>>,
-    /// (v3) Wakes the background purge after a post's delete ([`purge`]).
+    /// Wakes the background purge after a post's delete ([`purge`]).
     purge_wake: Arc<tokio::sync::Notify>,
 }
 
@@ -156,7 +156,7 @@ impl App {
             .ok_or_else(|| ApiError::Internal("this function was built without a tag key".into()))
     }
 
-    /// (v3) `400 validation_failed` naming the first field that holds a
+    /// `400 validation_failed` naming the first field that holds a
     /// blocked word (docs/API.md, Field rules). Called after the ban check
     /// and the quotas, so a refused writer pays nothing for it, and before
     /// anything is written. Without a list, nothing is done; a text that
@@ -206,7 +206,7 @@ impl App {
         }
     }
 
-    /// (v3) Whether the member is staff of the board: an admin by username
+    /// Whether the member is staff of the board: an admin by username
     /// (from the token, no read), else one small read (docs/DESIGN.md,
     /// Moderation: how fresh it is).
     pub async fn is_staff(&self, board: &BoardSlug, member: &SignedIn) -> Result<bool, ApiError> {
@@ -220,9 +220,9 @@ impl App {
         self.admins.iter().any(|admin| admin == &member.username)
     }
 
-    /// (v3) `403 banned` when the writer is banned from the board, before
+    /// `403 banned` when the writer is banned from the board, before
     /// any hashing or counting: one store read (a member's id, the address
-    /// key and (v4) its range's, and for a guest the guest-only subjects a
+    /// key and its range's, and for a guest the guest-only subjects a
     /// ban through a member's post adds; each under the previous tag keys
     /// too after a rotation). Staff of the board are never stopped by an
     /// address or range ban. Answers the keys what they write is stored with.
@@ -314,7 +314,7 @@ impl App {
     }
 
     #[cfg(feature = "tokens")]
-    /// (v3) The member a bearer token names while its session lasts: the
+    /// The member a bearer token names while its session lasts: the
     /// signature, then the member's stored session epoch (one small read;
     /// docs/API.md, Accounts). A token of an earlier epoch, or of an
     /// account that is gone, is `401` with `invalid_token`.
@@ -355,18 +355,18 @@ impl App {
     }
 }
 
-/// (v3) The most characters of folded text [`App::screen`] searches on the
+/// The most characters of folded text [`App::screen`] searches on the
 /// request's own thread: about 20 µs of work, no more than handing it to
 /// the blocking pool costs. A nickname or a short comment stays in place.
 const SCREEN_IN_PLACE: usize = 1_000;
 
-/// (v3) A token whose session ended (docs/API.md, Accounts).
+/// A token whose session ended (docs/API.md, Accounts).
 #[cfg(feature = "tokens")]
 pub(crate) fn revoked() -> ApiError {
     ApiError::InvalidToken("bearer token has been revoked: log in again".into())
 }
 
-/// (v3) The username a verified token carries (it was valid when signed).
+/// The username a verified token carries (it was valid when signed).
 #[cfg(feature = "tokens")]
 pub(crate) fn username_of(member: &SignedIn) -> Result<crate::domain::Username, ApiError> {
     crate::domain::Username::parse(member.username.clone()).map_err(|_| revoked())

@@ -35,7 +35,7 @@ pub struct EditPost {
     pub key: PostKey,
     pub title: Title,
     pub body: PostBody,
-    /// (v3) `If-Match`: the versions this edit may change; `None` for any.
+    /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
 }
 

@@ -1,11 +1,11 @@
-//! (v3) The second step of a post's delete, off the request (docs/storage.md,
+//! The second step of a post's delete, off the request (docs/storage.md,
 //! Deleting a post). A delete or removal returns once the post is marked;
 //! its children are deleted by the `purge` Lambda function (the table's
 //! stream delivers each new marker) or, on the server, by
 //! [`App::purge_in_background`], which a delete wakes.
 //!
-//! (v4) The same background purge resumes what an account deletion's step
-//! 2 left pending (docs/DESIGN.md, Accounts (v3)): on Lambda the `purge`
+//! The same background purge resumes what an account deletion's step
+//! 2 left pending (docs/DESIGN.md, Accounts): on Lambda the `purge`
 //! function's schedule calls [`App::resume_pending`] within the
 //! invocation's time; on the server the background task does on its first
 //! look after a start.
@@ -88,11 +88,11 @@ impl App {
         }
     }
 
-    /// (v4) Finishes the pending post purges, then the pending account
+    /// Finishes the pending post purges, then the pending account
     /// deletions, oldest first, until `deadline` (purges first: a
     /// deletion's comments on a post still to be purged go with it). Work cut off by the deadline
     /// stays pending and resumes where it stopped (both are idempotent:
-    /// docs/DESIGN.md, Accounts (v3)). A deletion that fails is logged,
+    /// docs/DESIGN.md, Accounts). A deletion that fails is logged,
     /// counted and left for the next run; the others go on.
     pub async fn resume_pending(&self, deadline: Instant) -> Result<Resumed, ApiError> {
         let mut resumed = Resumed::default();
@@ -137,10 +137,10 @@ impl App {
     /// The server's step 2: purges whenever a delete wakes it, and every
     /// [`LOOK_EVERY`] besides. Runs until the process ends.
     ///
-    /// (v4) Its first look also finishes the account deletions an earlier
+    /// Its first look also finishes the account deletions an earlier
     /// process left pending (a crash, a stop). Later looks leave them: this
     /// process's own deletions run to their end in their own tasks
-    /// (docs/DESIGN.md, Accounts (v3)), and a second run of one would only
+    /// (docs/DESIGN.md, Accounts), and a second run of one would only
     /// double its work.
     pub async fn purge_in_background(self) {
         let mut deletions_resumed = false;
@@ -263,7 +263,7 @@ impl App {
                 }
                 Ok::<(), StoreError>(())
             }
-            // (v4) A comment or like that cannot be deleted or taken back
+            // A comment or like that cannot be deleted or taken back
             // any more is on a deleted post whose purge has not run yet (on
             // DynamoDB the stream's, or a pending one): purging that post
             // takes it, or the next batch would find it again and the

@@ -42,7 +42,7 @@ impl App {
     /// wrong password, a stored hash that can no longer be checked, a
     /// password too long to have been stored), answers the same
     /// `invalid_credentials` after the same hashing work, and is counted.
-    /// (v3) Every check also counts against the address's password checks,
+    /// Every check also counts against the address's password checks,
     /// and a success against the username's successful logins: right
     /// passwords cannot be looped for free either.
     pub async fn log_in(&self, command: LogIn) -> Result<Session, ApiError> {

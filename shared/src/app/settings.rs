@@ -13,11 +13,11 @@ use crate::domain::{BlockedWords, Boards};
 pub struct AppSettings {
     pub boards: Boards,
     pub limits: Limits,
-    /// (v3) `ADMIN_USERNAMES`: the members who are staff of every board.
+    /// `ADMIN_USERNAMES`: the members who are staff of every board.
     pub admins: Vec<String>,
-    /// (v3) `BLOCKED_WORDS`.
+    /// `BLOCKED_WORDS`.
     pub blocked_words: BlockedWords,
-    /// (v4) `ADMIN_ENROLL_TOKEN`: what a signup of a name in `admins` that
+    /// `ADMIN_ENROLL_TOKEN`: what a signup of a name in `admins` that
     /// no account holds yet must carry (docs/API.md, Hardening). None: such
     /// a name cannot be signed up.
     pub admin_enroll_token: Option<AdminEnrollToken>,

@@ -20,7 +20,7 @@ pub struct SignUp {
     pub password: Password,
     pub nickname: Nickname,
     pub client: ClientAddress,
-    /// (v4) The request's `Admin-Enroll-Token`, if it came with one.
+    /// The request's `Admin-Enroll-Token`, if it came with one.
     pub admin_enroll_token: Option<SecretString>,
 }
 
@@ -64,7 +64,7 @@ impl App {
         created
     }
 
-    /// (v4) A name `ADMIN_USERNAMES` lists is taken unless the signup
+    /// A name `ADMIN_USERNAMES` lists is taken unless the signup
     /// carries `ADMIN_ENROLL_TOKEN` (docs/API.md, Hardening): whoever came
     /// first to an unclaimed admin name would be admin. Answered as taken,
     /// so it counts like one and says nothing more.
@@ -79,7 +79,7 @@ impl App {
         !enrolled
     }
 
-    /// (v4) The names `ADMIN_USERNAMES` lists that no account holds yet:
+    /// The names `ADMIN_USERNAMES` lists that no account holds yet:
     /// reserved, and warned about at start, each by name.
     pub async fn warn_about_unclaimed_admin_names(&self) -> Result<Vec<String>, ApiError> {
         let mut unclaimed = Vec::new();

@@ -1,10 +1,10 @@
-//! (v3) Writer keys and guest tags (docs/API.md, Guest tag): a client's
+//! Writer keys and guest tags (docs/API.md, Guest tag): a client's
 //! address key under the server's tag key, HMAC-SHA-256, base32. The tag
 //! key is `TAG_KEY` where set (required on Lambda, one secret for every
 //! function), else, on the server, derived from the pepper (docs/DESIGN.md,
 //! Moderation). `TAG_KEY_PREVIOUS` keeps address bans made under the key
 //! before a rotation working: a ban check asks for the writer's key under
-//! both. (v4) A derived key has its previous ones too, derived from
+//! both. A derived key has its previous ones too, derived from
 //! `PEPPER_PREVIOUS`: rotating the pepper lifted every guest ban (docs/API.md,
 //! Hardening, Key rotation). What was written keeps its stored key, so its
 //! tag never changes.
@@ -82,7 +82,7 @@ impl TagKeys {
         key_under(&self.current, client)
     }
 
-    /// (v4) The keys what `client` writes is stored with: its address key
+    /// The keys what `client` writes is stored with: its address key
     /// and its range's.
     pub fn writer(&self, client: &ClientAddress) -> Writer {
         Writer {
@@ -91,7 +91,7 @@ impl TagKeys {
         }
     }
 
-    /// (v4) Every key a range ban of `client` may be stored under, as
+    /// Every key a range ban of `client` may be stored under, as
     /// [`TagKeys::writer_keys`].
     pub fn range_keys(&self, client: &ClientAddress) -> Vec<WriterKey> {
         self.writer_keys(&client.range())

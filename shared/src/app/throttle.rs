@@ -83,11 +83,11 @@ pub struct Limits {
     pub creates_member: Option<Limit>,
     /// Signups per client address.
     pub signups_address: Option<Limit>,
-    /// (v3) Successful logins per username.
+    /// Successful logins per username.
     pub logins_user: Option<Limit>,
-    /// (v3) Password checks of every kind, right or wrong, per client address.
+    /// Password checks of every kind, right or wrong, per client address.
     pub password_checks_address: Option<Limit>,
-    /// (v3) Reports per client address.
+    /// Reports per client address.
     pub reports_address: Option<Limit>,
 }
 
@@ -302,7 +302,7 @@ pub fn login_keys(limits: &Limits, username: &str, address: &str) -> Vec<(Attemp
     keys
 }
 
-/// (v3) Every password check, right or wrong: per address.
+/// Every password check, right or wrong: per address.
 pub fn password_check_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
     per_address(
         address,
@@ -310,7 +310,7 @@ pub fn password_check_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, L
     )
 }
 
-/// (v3) Successful logins per username.
+/// Successful logins per username.
 pub fn login_success_keys(limits: &Limits, username: &str) -> Vec<(AttemptKey, Limit)> {
     keyed([(format!("login:ok:user:{username}"), limits.logins_user)])
 }
@@ -346,7 +346,7 @@ pub fn create_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<
     keys
 }
 
-/// (v3) Reports per address.
+/// Reports per address.
 pub fn report_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
     per_address(
         address,

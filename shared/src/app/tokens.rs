@@ -20,7 +20,7 @@ pub struct Claims {
     pub nickname: String,
     pub iat: u64,
     pub exp: u64,
-    /// (v3) The member's session epoch when it was issued: the token works
+    /// The member's session epoch when it was issued: the token works
     /// while the stored epoch is the same (docs/API.md, Accounts). Tokens
     /// from before v3 carry none: 0, every member's first epoch.
     #[serde(default)]

@@ -1,6 +1,6 @@
 //! `TABLE_NAME=<table> cargo run -p shared --bin backfill`: moves a v1
 //! table's counts and likes to the v2 layout (docs/storage.md, "Upgrading
-//! a v1 table") and (v3) gives a v2 table's member posts, comments and
+//! a v1 table") and gives a v2 table's member posts, comments and
 //! likes their `ByOwner` keys ("Upgrading a v2 table"). `DYNAMODB_ENDPOINT`
 //! points it at DynamoDB Local. Idempotent.
 

@@ -1,4 +1,4 @@
-//! (v3) A member's own account (docs/API.md, Accounts): what `GET
+//! A member's own account (docs/API.md, Accounts): what `GET
 //! /members/me` answers and what an account deletion works through.
 
 use serde::{Deserialize, Serialize};

@@ -43,13 +43,13 @@ pub enum Author {
     },
     Guest {
         nickname: String,
-        /// (v3) The writer's tag (docs/API.md, Guest tag); absent on what
+        /// The writer's tag (docs/API.md, Guest tag); absent on what
         /// was written before v3.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
         tag: Option<String>,
     },
-    /// (v3) What a deleted account left (docs/API.md, Accounts): nickname
+    /// What a deleted account left (docs/API.md, Accounts): nickname
     /// [`DELETED_MEMBER_NICKNAME`], no member id, no tag.
     #[serde(rename = "deleted_member")]
     DeletedMember { nickname: String },
@@ -88,7 +88,7 @@ pub struct Member {
 pub struct MemberCredentials {
     pub member: Member,
     pub password_hash: PasswordHash,
-    /// (v3) What every token issued now carries (docs/API.md, Accounts).
+    /// What every token issued now carries (docs/API.md, Accounts).
     pub session_epoch: u64,
 }
 
@@ -197,10 +197,10 @@ pub struct LikeState {
 pub struct Guard {
     pub author: Author,
     pub guest_password_hash: Option<PasswordHash>,
-    /// (v3) The writer's address key; none on what was written before v3
-    /// and (v4) on what a deleted account left.
+    /// The writer's address key; none on what was written before v3
+    /// and on what a deleted account left.
     pub writer: Option<WriterKey>,
-    /// (v4) The key of the range around it; none before v4.
+    /// The key of the range around it; none before v4.
     pub writer_range: Option<WriterKey>,
 }
 

@@ -27,7 +27,7 @@ impl FromRequestParts<AppState> for AuthMember {
     }
 }
 
-/// (v3) The member a bearer token names, where a route takes one but does
+/// The member a bearer token names, where a route takes one but does
 /// not need it (reports): no `Authorization` header is anonymous; a header
 /// that is sent must hold a valid token (`401` otherwise).
 #[derive(Debug, Clone)]

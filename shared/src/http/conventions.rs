@@ -50,7 +50,7 @@ pub async fn request_id(mut request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
     headers.insert(REQUEST_ID, id);
-    // (v4) Every answer, as docs/API.md (Hardening) says: a JSON body is
+    // Every answer, as docs/API.md (Hardening) says: a JSON body is
     // never to be taken for a script or a page, whatever a browser guesses.
     headers.insert(
         http::header::X_CONTENT_TYPE_OPTIONS,
@@ -77,7 +77,7 @@ pub(crate) fn gateway_request_id(_request: &Request) -> Option<HeaderValue> {
     None
 }
 
-/// A post edit's `If-Match` (v3): the versions it may change, `None` when
+/// A post edit's `If-Match`: the versions it may change, `None` when
 /// the header is absent or `*`.
 #[derive(Debug, Clone, Default)]
 pub struct IfMatch(pub Option<Vec<PostVersion>>);

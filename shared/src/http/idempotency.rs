@@ -3,7 +3,7 @@
 //! fingerprint (method, path, identity, body) computed, and both are given
 //! to the handler as an [`IdempotencyKey`] of this request's owner (its
 //! member, else its client address). The create use case claims it after
-//! the request passed validation and its limits (v3): a key already answered
+//! the request passed validation and its limits: a key already answered
 //! for the same request replays that answer without a hash or a write, a
 //! key answered for another request is `422`, a key held by a request still
 //! running `409`. The use case writes the answer into the record in its

@@ -122,7 +122,7 @@ struct RawReport {
     report_id: String,
 }
 
-/// (v3) `/boards/{slug}/moderators/{member_id}`
+/// `/boards/{slug}/moderators/{member_id}`
 #[derive(Debug)]
 pub struct BoardMemberPath(pub BoardSlug, pub MemberId);
 
@@ -138,7 +138,7 @@ impl FromRequestParts<AppState> for BoardMemberPath {
     }
 }
 
-/// (v3) `/boards/{slug}/bans/{ban_id}`
+/// `/boards/{slug}/bans/{ban_id}`
 #[derive(Debug)]
 pub struct BanPath(pub BoardSlug, pub BanId);
 
@@ -151,7 +151,7 @@ impl FromRequestParts<AppState> for BanPath {
     }
 }
 
-/// (v3) `/boards/{slug}/reports/{report_id}/...`
+/// `/boards/{slug}/reports/{report_id}/...`
 #[derive(Debug)]
 pub struct ReportPath(pub BoardSlug, pub ReportId);
 
@@ -184,7 +184,7 @@ impl PageQuery {
 /// Posts are listed 20 to a page unless `limit` says otherwise.
 pub const DEFAULT_POSTS_PAGE: usize = 20;
 
-/// (v3) Every v3 list (bans, reports, the moderation log) too.
+/// Every v3 list (bans, reports, the moderation log) too.
 pub const DEFAULT_V3_PAGE: usize = 20;
 
 impl<S: Send + Sync> FromRequestParts<S> for PageQuery {

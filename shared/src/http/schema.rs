@@ -163,7 +163,7 @@ pub fn username() -> Schema {
     string(None, None, Some("^[a-z0-9_]{3,30}$".into()), None)
 }
 
-/// (v3) No NUL in a password (docs/API.md, Field rules).
+/// No NUL in a password (docs/API.md, Field rules).
 fn password(min: usize) -> Schema {
     string(
         Some(min),
@@ -214,7 +214,7 @@ pub fn parent_id() -> Schema {
         .into()
 }
 
-/// (v3) A moderator's or reporter's reason: the title's rules, 1-500.
+/// A moderator's or reporter's reason: the title's rules, 1-500.
 pub fn reason() -> Schema {
     trimmed_text(
         500,
@@ -224,12 +224,12 @@ pub fn reason() -> Schema {
     )
 }
 
-/// (v3) An id in a body: a ULID.
+/// An id in a body: a ULID.
 pub fn ulid() -> Schema {
     string(None, None, Some("^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$".into()), None)
 }
 
-/// (v3) A ban's length in seconds, or null for a permanent ban.
+/// A ban's length in seconds, or null for a permanent ban.
 pub fn duration_s() -> Schema {
     ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))

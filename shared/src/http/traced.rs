@@ -1,4 +1,4 @@
-//! (v3) A span per request (docs/operations.md, Traces): the method and
+//! A span per request (docs/operations.md, Traces): the method and
 //! route (`POST /boards/{slug}/posts`), the status, the function that serves
 //! the route, the operation id, the request id and, on Lambda, API Gateway's
 //! own request id. A W3C `traceparent` from the caller makes it a child of

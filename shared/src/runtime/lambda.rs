@@ -27,7 +27,7 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     // internally) before it leaves the service.
     // The router gives every answer its X-Request-Id (API Gateway's id) itself.
     let routes = router(state, &[function]);
-    // (v3) With traces on, each invocation's spans are sent before its
+    // With traces on, each invocation's spans are sent before its
     // answer (docs/operations.md, Traces): the environment may freeze as
     // soon as it answers. lambda_runtime's OpenTelemetryLayer does the same
     // but its service is not Clone, which run_concurrent needs.
@@ -43,10 +43,10 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     lambda_http::run_concurrent(service).await
 }
 
-/// (v3) The `purge` function's `main`: no route, no secret; the table's
+/// The `purge` function's `main`: no route, no secret; the table's
 /// stream hands it the inserts of purge markers (docs/storage.md, Deleting
 /// a post), one batch at a time, and it answers which record failed.
-/// (v4) Its schedule invokes it too, to finish what account deletions and
+/// Its schedule invokes it too, to finish what account deletions and
 /// purges left pending within the invocation's time (`crate::stream::handle`).
 #[cfg(feature = "stream")]
 pub async fn run_purge() -> Result<(), lambda_http::Error> {

@@ -1,5 +1,5 @@
 //! Structured JSON logs (CloudWatch on Lambda, stdout on the server) and,
-//! when the `OTEL_*` settings name an endpoint, (v3) spans exported over
+//! when the `OTEL_*` settings name an endpoint, spans exported over
 //! OTLP (`super::traces`; docs/operations.md, Traces).
 //!
 //! Spans are on the target `traces` (request, store call, hash): the log

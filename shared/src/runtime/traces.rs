@@ -1,4 +1,4 @@
-//! (v3) Traces over OTLP/HTTP protobuf (docs/operations.md, Traces).
+//! Traces over OTLP/HTTP protobuf (docs/operations.md, Traces).
 //!
 //! Off unless the standard settings name an endpoint:
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or

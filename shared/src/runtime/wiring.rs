@@ -34,11 +34,11 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         }
         None => app,
     };
-    // (v3) The server purges deleted posts' children off the request; on
+    // The server purges deleted posts' children off the request; on
     // Lambda the `purge` function does, on the table's stream.
     if matches!(config.deployment, super::Deployment::Server) {
         tokio::spawn(app.clone().purge_in_background());
-        // (v4) One read per admin name, at start: not on a Lambda cold start.
+        // One read per admin name, at start: not on a Lambda cold start.
         // A store that cannot answer now is no reason not to start.
         #[cfg(feature = "hashing")]
         if let Err(e) = app.warn_about_unclaimed_admin_names().await {

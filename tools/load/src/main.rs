@@ -51,7 +51,7 @@ enum Command {
         #[command(flatten)]
         opts: Opts,
     },
-    /// (v3) What moderation costs: `mixed` on `--baseline-server` (a build
+    /// What moderation costs: `mixed` on `--baseline-server` (a build
     /// from before moderation; default: this one), then `mixed-moderated`
     /// on `--server`, side by side, with the goal (whole-mix average and
     /// P99 within 5%).

@@ -104,7 +104,7 @@ pub(crate) struct Report {
     pub rows: Vec<Row>,
     /// Hashes and verifies the server ran (counted from its log, when this tool started it).
     pub hashes_run: Option<u64>,
-    /// (v3) Of those, the ones that ran in a bcrypt batch of two or more,
+    /// Of those, the ones that ran in a bcrypt batch of two or more,
     /// and the batch plan the server measured at start (its log line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hashes_batched: Option<u64>,
@@ -210,7 +210,7 @@ fn met(ok: bool) -> &'static str {
     if ok { "yes" } else { "**no**" }
 }
 
-/// (v3) Issue 25's goal: with 1% reports and the ban check on every write,
+/// Issue 25's goal: with 1% reports and the ban check on every write,
 /// the whole mix's average and P99 stay within 5% of the baseline's.
 pub(crate) fn moderation_goals(baseline: &Report, moderated: &Report) -> String {
     let (Some(b), Some(m)) = (baseline.row("all"), moderated.row("all")) else {

@@ -63,13 +63,13 @@ impl Spawned {
             // own tests and `login-attack` measure them).
             .env("LIMIT_LOGINS_USER", "off")
             .env("LIMIT_PASSWORD_CHECKS_ADDRESS", "off")
-            // (v3) mixed-moderated's admin, and no report quota (the load
+            // mixed-moderated's admin, and no report quota (the load
             // generator is one address). A build from before v3 ignores both.
             .env("ADMIN_USERNAMES", crate::scenarios::ADMIN)
-            // (v4) The admin name is reserved for a signup with the token.
+            // The admin name is reserved for a signup with the token.
             .env("ADMIN_ENROLL_TOKEN", crate::scenarios::ADMIN_ENROLL_TOKEN)
             .env("LIMIT_REPORTS_ADDRESS", "off")
-            // (v3) Up to 100 users on one address: the server's cap of 64
+            // Up to 100 users on one address: the server's cap of 64
             // connections per address would close theirs (status 0 in the
             // reports, most of a mixed-overload run's requests).
             .env("MAX_CONNECTIONS_PER_ADDRESS", "1024")

@@ -84,7 +84,7 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
         if function == Function::Read {
             writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
         }
-        // (v3) Whoever checks bans decides staff: moderation, and the
+        // Whoever checks bans decides staff: moderation, and the
         // writers (staff are never stopped by an address ban); and the
         // account function tells a member their roles.
         if needs.tags || function == Function::Account {

@@ -10,7 +10,7 @@ use shared::hashing::tier_file::TierFile;
 pub const READ_CACHE_TTL_MS: u64 = 1_000;
 
 /// DynamoDB actions each function needs, exactly those its code asks for
-/// (a transaction needs the per-item actions of its parts). (v4)
+/// (a transaction needs the per-item actions of its parts).
 /// `tests/iam.rs` runs every route of each function against DynamoDB
 /// Local, records the actions, and fails when this table grants one more
 /// or one less (docs/deploy.md, Permissions).
@@ -54,7 +54,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:UpdateItem",
         ],
         // The comment transaction (put + shard update + condition check),
-        // (v4) the ban check (several subjects, the address and range keys:
+        // the ban check (several subjects, the address and range keys:
         // one batch get), keys' claims.
         Function::GuestComment => &[
             "dynamodb:BatchGetItem",
@@ -64,7 +64,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:PutItem",
             "dynamodb:UpdateItem",
         ],
-        // (v3) Staff routes and reports: moderators, bans and reports are
+        // Staff routes and reports: moderators, bans and reports are
         // items of their own (get, query, put, update, delete), a removal is
         // the post delete (transaction) plus the log entry, a member or
         // comment by id is a query on ById. Children go by the purge function.
@@ -77,7 +77,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
-        // (v3) The member's own account: the member item (get, update), the
+        // The member's own account: the member item (get, update), the
         // deletion's step 1 (a transaction of update, put and deletes), its
         // step 2 (the index by owner, the post purge's batch writes, the
         // comment delete and unlike transactions), `ById` for the member.
@@ -104,9 +104,9 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
     }
 }
 
-/// Whether a function reads an index: the board index (GSI1), or (v3)
+/// Whether a function reads an index: the board index (GSI1), or
 /// `ById` (a member or a comment by its id, for appointments and bans),
-/// or (v3) `ByOwner` (a member's own posts, comments and likes).
+/// or `ByOwner` (a member's own posts, comments and likes).
 pub(crate) fn uses_index(function: Function) -> bool {
     matches!(function, Function::Read | Function::Moderation | Function::Account)
 }
@@ -118,7 +118,7 @@ pub fn reserved_concurrency_default(function: Function) -> Option<u32> {
     match function {
         Function::Signup => Some(20),
         Function::Login => Some(50),
-        // (v3) Password changes and deletions hash at the member tier too.
+        // Password changes and deletions hash at the member tier too.
         Function::Account => Some(20),
         Function::GuestPost | Function::GuestComment => Some(30),
         _ => None,

@@ -97,7 +97,7 @@ pub(crate) fn monitoring_resources(tiers: &TierFile, mode: ComputeMode) -> anyho
             "yAxis": {"left": {"min": 0}}
         }
     }));
-    // (v3) The purge off the request (tools/sam-template/src/purge.rs).
+    // The purge off the request (tools/sam-template/src/purge.rs).
     widgets.push(serde_json::json!({
         "type": "metric",
         "x": 0, "y": y + 6, "width": 24, "height": 6,

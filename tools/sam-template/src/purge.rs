@@ -1,4 +1,4 @@
-//! (v3) The `purge` function (docs/storage.md, Deleting a post): a post's
+//! The `purge` function (docs/storage.md, Deleting a post): a post's
 //! delete writes its purge marker and returns; the table's stream delivers
 //! the marker's insert here, filtered by the event source mapping, and the
 //! function deletes the post's children. Failures are retried from the
@@ -6,15 +6,15 @@
 //! queue with an alarm. The same in both templates: the function waits on
 //! DynamoDB, so it runs on classic Lambda in either mode.
 //!
-//! (v4) It also runs on a schedule ([`PURGE_SCHEDULE`]): each run finishes
+//! It also runs on a schedule ([`PURGE_SCHEDULE`]): each run finishes
 //! the pending purges and the account deletions whose step 2 was cut short
-//! (docs/DESIGN.md, Accounts (v3)), within its invocation's time.
+//! (docs/DESIGN.md, Accounts), within its invocation's time.
 
 use shared::store::dynamo::PURGE_PK;
 
 /// The DynamoDB actions of the purge function (tests/iam.rs records them):
 /// a purge reads the marker (GetItem), the keys under the post's partitions
-/// (Query) and deletes them (BatchWriteItem); (v4) its schedule also
+/// (Query) and deletes them (BatchWriteItem); its schedule also
 /// finishes pending account deletions: the pending marks (Query), the index
 /// by owner (Query on `ByOwner`), the post, comment and like deletes
 /// (transactions: PutItem, UpdateItem, DeleteItem, ConditionCheckItem),
@@ -30,7 +30,7 @@ pub const PURGE_ACTIONS: &[&str] = &[
     "dynamodb:UpdateItem",
 ];
 
-/// (v4) How often the purge function runs without a stream record, to
+/// How often the purge function runs without a stream record, to
 /// finish what account deletions and purges left pending (docs/operations.md).
 pub const PURGE_SCHEDULE: &str = "rate(5 minutes)";
 
@@ -70,7 +70,7 @@ pub(crate) fn purge_resources() -> String {
       # A purge of 10,000 children is ~400 BatchWriteItems: seconds, not
       # minutes; a scheduled run stops 10 s before this to answer.
       Timeout: 120
-      # (v4) A failed scheduled run is not retried: the next one, 5 minutes
+      # A failed scheduled run is not retried: the next one, 5 minutes
       # on, does the same work (the stream's retries are its own).
       EventInvokeConfig:
         MaximumRetryAttempts: 0
@@ -109,7 +109,7 @@ pub(crate) fn purge_resources() -> String {
               OnFailure:
                 Type: SQS
                 Destination: !GetAtt PurgeDeadLetters.Arn
-        # (v4) Finishes the account deletions and purges left pending
+        # Finishes the account deletions and purges left pending
         # (docs/operations.md, The purge of a deleted post's children).
         PendingWork:
           Type: Schedule

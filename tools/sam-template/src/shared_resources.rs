@@ -99,7 +99,7 @@ Resources:
             comment: Encrypted at rest with the AWS-owned key (SSESpecification); a CMK adds per-request KMS cost.
     Properties:
       BillingMode: {billing}
-      # (v3) The purge function reads the inserts of purge markers from it.
+      # The purge function reads the inserts of purge markers from it.
       StreamSpecification:
         StreamViewType: {stream_view}
       PointInTimeRecoverySpecification:

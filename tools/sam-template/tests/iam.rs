@@ -1,4 +1,4 @@
-//! (v4) Least privilege, checked against the code: every Lambda function's
+//! Least privilege, checked against the code: every Lambda function's
 //! DynamoDB actions in the committed template are exactly those its code
 //! asks DynamoDB for (docs/security.md; docs/deploy.md, Permissions).
 //!
@@ -353,7 +353,7 @@ fn policy(template: &str, binary: &str) -> Used {
 
 const GUEST_PW: &str = "guest-pw-1";
 
-/// (v4) What lets `boss`, a reserved admin name, sign up (docs/API.md).
+/// What lets `boss`, a reserved admin name, sign up (docs/API.md).
 const ENROLL: &str = "iam-test-admin-enroll-token-0123456789";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

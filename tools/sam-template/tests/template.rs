@@ -396,9 +396,9 @@ fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_wit
         .map(|a| a.trim_start_matches("dynamodb:"))
         .collect();
     assert_eq!(actions, expected);
-    // (v4) The schedule's account deletions read the index by owner.
+    // The schedule's account deletions read the index by owner.
     assert!(!purge.contains("secretsmanager") && purge.contains("!Sub '${Table.Arn}/index/*'"));
-    // (v4) Its schedule: what account deletions and purges left pending,
+    // Its schedule: what account deletions and purges left pending,
     // never retried by Lambda (the next run is the retry), watched by an alarm.
     assert!(purge.contains(&format!(
         "          Type: Schedule\n          Properties:\n            Schedule: {}\n",
@@ -417,7 +417,7 @@ fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_wit
     assert!(behind.contains("      MetricName: IteratorAge\n") && behind.contains("Value: !Ref PurgeFunction\n"));
 }
 
-/// (v3) docs/operations.md, Traces: one parameter turns them on for every
+/// docs/operations.md, Traces: one parameter turns them on for every
 /// function (off by default), and every function's role may send them to
 /// X-Ray's OTLP endpoint.
 #[test]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::WriterKey;
 use crate::domain::Author;
 
-/// (v4) How wide an address ban reaches (docs/API.md, Hardening, Bans): the
+/// How wide an address ban reaches (docs/API.md, Hardening, Bans): the
 /// address key (an IPv4 address, an IPv6 /64) or its range (the IPv4 /24,
 /// the IPv6 /48), as Korean boards block a whole address band.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -73,7 +73,7 @@ pub enum BanTarget {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
         member_id: String,
         nickname: String,
-        /// (v4) A ban through the member's post or comment: how wide it
+        /// A ban through the member's post or comment: how wide it
         /// also stops guest writes from where that was written.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scope: Option<BanScope>,
@@ -81,11 +81,11 @@ pub enum BanTarget {
     Guest {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
         tag: String,
-        /// (v4) `address` on bans from before v4.
+        /// `address` on bans from before v4.
         #[serde(default)]
         scope: BanScope,
     },
-    /// (v4) A banned member whose account is deleted since.
+    /// A banned member whose account is deleted since.
     #[serde(rename = "deleted_member")]
     DeletedMember {},
 }

@@ -35,18 +35,18 @@ pub enum LogTarget {
     Member {
         member_id: String,
         nickname: String,
-        /// (v4) As the ban's target says.
+        /// As the ban's target says.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scope: Option<BanScope>,
     },
     Guest {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z2-7]{8}$"))]
         tag: String,
-        /// (v4) On bans: as the ban's target says.
+        /// On bans: as the ban's target says.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scope: Option<BanScope>,
     },
-    /// (v4) A member whose account is deleted since.
+    /// A member whose account is deleted since.
     #[serde(rename = "deleted_member")]
     DeletedMember {},
 }

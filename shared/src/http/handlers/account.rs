@@ -1,4 +1,4 @@
-//! (v3) account: the `/members/me` routes (docs/API.md, Accounts).
+//! account: the `/members/me` routes (docs/API.md, Accounts).
 
 use axum::Json;
 use axum::extract::State;

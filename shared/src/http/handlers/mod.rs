@@ -55,7 +55,7 @@ fn created<T>(answer: crate::app::Answer<T>) -> Created<T> {
     Created(answer)
 }
 
-/// (v3) An action that answers `204`, or its remembered answer replayed.
+/// An action that answers `204`, or its remembered answer replayed.
 #[cfg(feature = "tokens")]
 pub(crate) struct DoneOnce(crate::app::Answer<()>);
 

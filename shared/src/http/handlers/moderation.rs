@@ -1,4 +1,4 @@
-//! (v3) moderation: the staff routes and reports (docs/API.md, Roles and
+//! moderation: the staff routes and reports (docs/API.md, Roles and
 //! moderation). The moderators list and the log are `read`'s (`read.rs`).
 
 use axum::Json;
@@ -43,13 +43,13 @@ pub(crate) struct BanRequest {
     /// 60 to 31,536,000 seconds; absent or null: permanent.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::duration_s))]
     duration_s: Option<i64>,
-    /// (v4) How wide the address part reaches: `address` (default: the IPv4
+    /// How wide the address part reaches: `address` (default: the IPv4
     /// address or the IPv6 /64) or `range` (the IPv4 /24 or the IPv6 /48).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::BanScope>))]
     scope: Option<String>,
 }
 
-/// (v4) `"address"`, `"range"`, or absent.
+/// `"address"`, `"range"`, or absent.
 fn scope(value: Option<&str>) -> Result<Option<BanScope>, ApiError> {
     match value {
         None => Ok(None),

@@ -24,7 +24,7 @@ pub(crate) struct SignUpRequest {
     nickname: Option<String>,
 }
 
-/// (v4) Signs up a name `ADMIN_USERNAMES` reserves (docs/API.md, Hardening).
+/// Signs up a name `ADMIN_USERNAMES` reserves (docs/API.md, Hardening).
 const ADMIN_ENROLL_TOKEN: &str = "admin-enroll-token";
 
 pub(crate) async fn signup(

@@ -174,7 +174,7 @@ pub fn document() -> Value {
         "info": {
             "title": "Community boards",
             "version": "1.0.0",
-            "description": "The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p shared --bin openapi`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation.",
+            "description": "The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p sam-template`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation.",
             "license": {"name": "MIT", "identifier": "MIT"}
         },
         "servers": [{"url": "http://127.0.0.1:3000", "description": "local single-process server"}],

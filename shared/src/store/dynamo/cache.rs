@@ -10,7 +10,7 @@
 //! What this process writes it removes from its cache at once, so a process
 //! reads its own writes; other processes see them within the TTL.
 //!
-//! **(v3)** Each kind is a bounded cache with scan-resistant eviction
+//! Each kind is a bounded cache with scan-resistant eviction
 //! (`quick_cache`: CLOCK-Pro, close to S3-FIFO and W-TinyLFU in hit rate)
 //! and a per-entry expiry kept beside each value: a few hot posts stay
 //! cached while a crawler reads a thousand cold ones, where v2's map, emptied
@@ -41,16 +41,16 @@ pub(super) struct ReadCache {
     pub(super) shards: TtlMap<String, counters::Shards>,
     /// A board-index page (limit + 1 summaries) by board, cursor and limit.
     pub(super) pages: TtlMap<(String, Option<String>, usize), Arc<Vec<SummaryFields>>>,
-    /// (v3) Whether a member moderates a board, by (board, member id), for
+    /// Whether a member moderates a board, by (board, member id), for
     /// [`MODERATOR_TTL`] whatever `READ_CACHE_TTL_MS` says.
     pub(super) moderators: TtlMap<(String, String), bool>,
-    /// (v3) A member's session epoch by (member id, username), `None` for
+    /// A member's session epoch by (member id, username), `None` for
     /// an account that is gone, for [`crate::store::SESSION_TTL`] whatever
     /// `READ_CACHE_TTL_MS` says.
     pub(super) sessions: TtlMap<(String, String), Option<u64>>,
 }
 
-/// (v3) How long a process trusts what it read of a moderator appointment:
+/// How long a process trusts what it read of a moderator appointment:
 /// every staff route and every write from an address that is banned asks,
 /// and one small read per request is what the cache saves. An appointment or
 /// dismissal made by another process (another Lambda execution environment)
@@ -315,7 +315,7 @@ mod tests {
         (hits as f64 / reads as f64, v2_hits as f64 / reads as f64, map.stats())
     }
 
-    /// docs/DESIGN.md, "At internet scale" (v3): hot posts stay cached while
+    /// docs/DESIGN.md, "At internet scale": hot posts stay cached while
     /// 1,000 cold ones are read once each, whatever the share of cold reads.
     #[test]
     fn hot_posts_stay_cached_under_a_scan_of_a_thousand_cold_ones() {

@@ -63,15 +63,15 @@ pub enum Partition {
     Likes,
     /// `GSI1`: the board index (all its partitions together).
     BoardIndex,
-    /// `MEMBER#<username>`; (v3) and `ACCOUNT_PURGE`, the pending deletions.
+    /// `MEMBER#<username>`; and `ACCOUNT_PURGE`, the pending deletions.
     Member,
     Attempt,
-    /// (v3) `MODS#`, `BANS#`, `BAN#`, `MODLOG#`, `REPORTS#`: a board's
+    /// `MODS#`, `BANS#`, `BAN#`, `MODLOG#`, `REPORTS#`: a board's
     /// moderators, bans (and each banned subject's item), log and reports.
     Moderation,
-    /// (v3) `ById`: the keys-only index by id (all its partitions together).
+    /// `ById`: the keys-only index by id (all its partitions together).
     IdIndex,
-    /// (v3) `ByOwner`: a member's posts, comments and likes (all its
+    /// `ByOwner`: a member's posts, comments and likes (all its
     /// partitions together).
     OwnerIndex,
 }
@@ -87,7 +87,7 @@ impl Partition {
             Some("MODS" | "BANS" | "BAN" | "MODLOG" | "REPORTS") => Partition::Moderation,
             Some("ById") => Partition::IdIndex,
             Some("ByOwner") => Partition::OwnerIndex,
-            // (v3) Pending account deletions.
+            // Pending account deletions.
             Some("ACCOUNT_PURGE") => Partition::Member,
             _ => Partition::Post,
         }

@@ -153,7 +153,7 @@ impl DynamoStore {
         self.cached_shards_read(board, posts, true).await
     }
 
-    /// (v3) Shards of posts of `board` from this process's cache where
+    /// Shards of posts of `board` from this process's cache where
     /// fresh, the rest read by key (eventually consistent, one BatchGetItem
     /// per 100 shards) and cached: for posts that need not be neighbours on
     /// their board (a member's posts), where a Query of the range between

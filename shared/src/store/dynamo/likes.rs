@@ -1,6 +1,6 @@
 //! [`Likes`] on DynamoDB: a like item per member, spread over the post's
 //! like partitions, and its count on the member's counter shard, changed
-//! together in one transaction. (v3) A like item names its post's board
+//! together in one transaction. A like item names its post's board
 //! and is indexed under its member in `ByOwner` (`LIKE#<post id>`), so an
 //! account deletion finds a member's likes and withdraws each by its post's key.
 

@@ -1,5 +1,5 @@
 //! [`Members`] on DynamoDB: one item per member, keyed by username, so a
-//! taken username is a failed condition on the put. (v3) A deleted
+//! taken username is a failed condition on the put. A deleted
 //! account's item stays as a tombstone ([`super::accounts`]): its username
 //! stays taken, and nothing here finds it.
 
@@ -55,7 +55,7 @@ impl Members for DynamoStore {
         }))
     }
 
-    /// (v3) Two requests: a Query of `ById` for the member item's key (the
+    /// Two requests: a Query of `ById` for the member item's key (the
     /// item keyed by username whose SK is `MEMBER`), then that item
     /// (consistent GetItem). The index is eventually consistent: a member
     /// who signed up a moment ago may not be found yet, and a deleted one

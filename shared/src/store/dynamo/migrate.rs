@@ -10,7 +10,7 @@
 //!    goes and the post's v1 like count loses the duplicate.
 //! 2. Each post's v1 counts move to its counter shard 0 and leave the post
 //!    item (and the board index).
-//! 3. **(v3)** Each member's post, comment and like gains its `ByOwner`
+//! 3. Each member's post, comment and like gains its `ByOwner`
 //!    keys (`owner`, the member id, and `owner_sk`), a like also its post's
 //!    `board` (read from the post: a like of a post being deleted is left to
 //!    its purge). One scan, then one UpdateItem per item, conditioned on the
@@ -38,11 +38,11 @@ pub struct Backfill {
     /// Likes a member gave twice across the upgrade, counted once now.
     pub duplicate_likes: u64,
     pub posts_folded: u64,
-    /// (v3) Members' posts given their `ByOwner` keys.
+    /// Members' posts given their `ByOwner` keys.
     pub posts_owned: u64,
-    /// (v3) Members' comments given their `ByOwner` keys.
+    /// Members' comments given their `ByOwner` keys.
     pub comments_owned: u64,
-    /// (v3) Likes given their `ByOwner` keys and their post's board.
+    /// Likes given their `ByOwner` keys and their post's board.
     pub likes_owned: u64,
 }
 
@@ -92,7 +92,7 @@ impl DynamoStore {
         Ok(done)
     }
 
-    /// Step 3 (v3): one scan for every member's post and comment and every
+    /// Step 3: one scan for every member's post and comment and every
     /// v2 like without `owner`, then each item's conditional update.
     async fn index_by_owner(&self, done: &mut Backfill) -> StoreResult<()> {
         let unindexed = self

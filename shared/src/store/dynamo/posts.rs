@@ -273,7 +273,7 @@ impl Posts for DynamoStore {
         }))
     }
 
-    /// (v3) With `If-Match`: items written since v3 carry their version, so
+    /// With `If-Match`: items written since v3 carry their version, so
     /// the check rides on the one conditional write; when it fails, a read
     /// tells a gone post from another version, and an item from before v3
     /// (no version stored) at the asked version is written once more,

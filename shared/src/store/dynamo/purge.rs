@@ -2,13 +2,13 @@
 //! its board), its counter shards and a purge marker `PURGE` / `<post id>`:
 //! from then on nothing of the post can be read, counted or reported (a
 //! comment's guard and a report of a comment require the marker's absence).
-//! It is all the delete request does. **(v3)** Step 2, the [`Purges`] port,
+//! It is all the delete request does. Step 2, the [`Purges`] port,
 //! runs off the request: the `purge` function on the table's stream (the
 //! marker's insert triggers it) or the server's background task (which also
 //! finds markers left by an interrupted run). It deletes the comments and
 //! likes, then the marker; cut short anywhere, the marker stays and running
 //! it again finishes it.
-//! **(v3)** Step 2 also resolves the open reports of the post and of its
+//! Step 2 also resolves the open reports of the post and of its
 //! comments: it deletes the report items (`REPORTS#<board>`) named by the
 //! report pointers and reporters in the post's partition, before those
 //! pointers and reporters, so a purge interrupted anywhere still finds them
@@ -102,7 +102,7 @@ impl DynamoStore {
     }
 
     /// Step 2: the open reports its report pointers and reporters name
-    /// (v3), then the post's comments, pointers, reporters, likes and counter
+    ///, then the post's comments, pointers, reporters, likes and counter
     /// shards (step 1 took the shards; a table written before shard
     /// creation checked its post may hold one more), then its marker.
     /// Idempotent: a report deleted already (by a removal's step 1, by a

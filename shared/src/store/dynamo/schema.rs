@@ -20,7 +20,7 @@ pub struct TableDefinition {
     pub key_schema: Vec<KeyElement>,
     pub global_secondary_indexes: Vec<IndexDef>,
     pub billing_mode: String,
-    /// (v3) The stream the `purge` function reads (the marker's new image
+    /// The stream the `purge` function reads (the marker's new image
     /// names its board). In the template only: local tables are created
     /// without it, since the server purges by itself and DynamoDB Local
     /// would keep a record of every write of a test suite (the purge
@@ -176,7 +176,7 @@ mod tests {
             def.global_secondary_indexes[0].index_name,
             super::super::items::BOARD_INDEX
         );
-        // (v3) `ById`: hash key `id` only, keys only.
+        // `ById`: hash key `id` only, keys only.
         let by_id = def
             .global_secondary_indexes
             .iter()
@@ -194,7 +194,7 @@ mod tests {
                 .iter()
                 .any(|a| a.attribute_name == "id" && a.attribute_type == "S")
         );
-        // (v3) `ByOwner`: `owner` / `owner_sk`, projecting what a member's
+        // `ByOwner`: `owner` / `owner_sk`, projecting what a member's
         // listings and an account deletion read, never a body.
         let by_owner = def
             .global_secondary_indexes

@@ -31,7 +31,7 @@ where
                     | "ThrottlingException"
                     | "RequestLimitExceeded"
                     | "InternalServerError"
-                    // (v4) AWS's common 500: `503 unavailable`, as
+                    // AWS's common 500: `503 unavailable`, as
                     // docs/API.md, Errors, says of a store that fails
                     // (DynamoDB Local answers it when its file is locked).
                     | "InternalFailure"

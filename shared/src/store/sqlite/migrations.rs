@@ -68,7 +68,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ) WITHOUT ROWID;
     CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);",
     ),
-    // (v3) Moderation (docs/API.md, Roles and moderation; Guest tag): every
+    // Moderation (docs/API.md, Roles and moderation; Guest tag): every
     // post and comment keeps its writer's address key (a keyed hash, never
     // the address); moderators, bans, open reports with their distinct
     // reporters, and the public log. A resolved report is deleted.
@@ -112,7 +112,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     );
     CREATE INDEX modlog_by_board ON modlog (board, id);",
     ),
-    // (v3) Accounts (docs/API.md, Accounts): the session epoch every token
+    // Accounts (docs/API.md, Accounts): the session epoch every token
     // carries; a deleted account keeps its row (the username stays taken)
     // with `deleted_at` set and its credentials blanked; what a deletion
     // still has to do; and the indexes by author and by liker that serve
@@ -132,7 +132,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     CREATE INDEX comments_by_author ON comments (author_member_id, id) WHERE author_member_id IS NOT NULL;
     CREATE INDEX likes_by_member ON likes (member_id);",
     ),
-    // (v4) Hardening (docs/API.md): every post and comment keeps the key of
+    // Hardening (docs/API.md): every post and comment keeps the key of
     // its writer's range too (the IPv4 /24 or IPv6 /48 under the tag key),
     // which a `"range"` ban names; a ban keeps a second subject (guest
     // writes from where a banned member's post was written).
