@@ -173,6 +173,9 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         post: key.clone(),
         comment: CommentId::parse(&comment.id).unwrap(),
     };
+    let (read_one, one) = requests(&counter, app.get_comment(&comment_key)).await;
+    assert_eq!(one.unwrap().id, comment.id);
+    rows.push(("read one comment (comment + purge marker GetItems)", read_one, 2));
     let (wrong_guest, refused) = requests(&counter, app.delete_guest_comment(&comment_key, proof("0000"))).await;
     assert!(refused.is_err());
     rows.push((

@@ -204,32 +204,11 @@ impl App {
     /// One comment of a post, as its post's comment pages show it: `404`
     /// when the post has no such comment (another post's, or deleted or
     /// removed, which no page shows either).
-    ///
-    /// The store has no read of one comment: this checks the comment exists
-    /// (`comment_guard`), then reads the post's pages from its start until it
-    /// meets it (ids grow with time, so it stops at the first id past it).
-    /// A `Comments::comment(&CommentKey)` port method would read it at once.
     pub async fn get_comment(&self, key: &CommentKey) -> Result<Comment, ApiError> {
-        let not_found = || ApiError::not_found("comment");
-        self.store.comment_guard(key).await?.ok_or_else(not_found)?;
-        let limit = PageLimit::parse(None, crate::domain::COMMENTS_PAGE)?;
-        let wanted = key.comment.as_str();
-        let mut cursor: Option<String> = None;
-        loop {
-            let page = self
-                .store
-                .list_comments(&key.post, limit, cursor.as_deref())
-                .await?
-                .ok_or_else(not_found)?;
-            if let Some(found) = page.comments.iter().position(|c| c.id == wanted) {
-                return Ok(page.comments.into_iter().nth(found).expect("found at this position"));
-            }
-            let past_it = page.comments.last().is_some_and(|c| c.id.as_str() > wanted);
-            match page.next_cursor {
-                Some(next) if !past_it => cursor = Some(next),
-                _ => return Err(not_found()),
-            }
-        }
+        self.store
+            .comment(key)
+            .await?
+            .ok_or_else(|| ApiError::not_found("comment"))
     }
 
     /// The author member deletes their comment; its replies stay.

@@ -119,6 +119,10 @@ macro_rules! ports {
                     guest_password_hash: Option<&PasswordHash>,
                     done: Option<&Completion>,
                 ) -> StoreResult<()>;
+                /// The comment as its post's pages show it, read by its key (not by
+                /// paging); `None` when the post, on the key's board, has no such
+                /// comment: deleted, removed or never there.
+                async fn comment(&self, key: &CommentKey) -> StoreResult<Option<Comment>>;
                 async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
                 /// The key of a comment on `board` known only by its id (a ban
                 /// through a comment).

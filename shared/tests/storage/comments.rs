@@ -1,12 +1,14 @@
-//! Comments: replies, deletes, counts and paging.
+//! Comments: replies, deletes, counts, paging and the read of one comment.
 
 use std::collections::HashSet;
 
+use crate::moderation::log_entry;
 use crate::{
-    Dyn, add_comments, board, comment, comment_count, comment_key, created_post, ids, limit, post_key, writer,
+    Dyn, add_comments, board, comment, comment_by, comment_count, comment_key, created_post, hash, id_of, ids, limit,
+    member, post_key, writer,
 };
 use futures::future::join_all;
-use shared::domain::{COMMENTS_PAGE, new_id};
+use shared::domain::{COMMENTS_PAGE, LogAction, LogTarget, Owned, new_id};
 use shared::store::{StoreError, cursor};
 
 conformance!(
@@ -17,6 +19,7 @@ conformance!(
     exactly_a_page_of_comments_leaves_no_cursor,
     comments_of_a_missing_or_foreign_post_are_not_listed,
     a_comments_cursor_outlives_the_comment_it_names,
+    one_comment_reads_as_its_page_shows_it_and_only_under_its_own_post,
 );
 
 async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
@@ -225,4 +228,87 @@ async fn a_comments_cursor_outlives_the_comment_it_names(store: Dyn) {
         .unwrap()
         .unwrap();
     assert_eq!((third.comments, third.next_cursor), (all[4..].to_vec(), None));
+}
+
+async fn one_comment_reads_as_its_page_shows_it_and_only_under_its_own_post(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let other = created_post(&store, "free").await;
+    let pid = p.summary.id.as_str();
+    let guests = add_comments(&store, "free", pid, 3).await;
+    let (kim, leaving) = (member("kim"), member("leaving"));
+    for m in [&kim, &leaving] {
+        store.create_member(m, &hash("h"), None).await.unwrap();
+    }
+    let kims = comment_by(&store, "free", pid, &kim).await;
+    let disowned = comment_by(&store, "free", pid, &leaving).await;
+    let disowned_key = comment_key("free", pid, &disowned.id);
+    store
+        .disown(&id_of(&leaving), &[Owned::Comment(disowned_key)])
+        .await
+        .unwrap();
+    let reply = comment(pid, Some(&guests[0].id), "reply");
+    store
+        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .await
+        .unwrap();
+
+    let read = |board_slug: &'static str, post: String, id: String| {
+        let store = store.clone();
+        async move { store.comment(&comment_key(board_slug, &post, &id)).await.unwrap() }
+    };
+    let page = store
+        .list_comments(&post_key("free", pid), limit(20), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(page.comments.len(), 6);
+    for shown in &page.comments {
+        assert_eq!(
+            read("free", pid.to_owned(), shown.id.clone()).await.as_ref(),
+            Some(shown),
+            "a guest's, a member's, a deleted member's and a reply, as the page shows them"
+        );
+    }
+    assert!(page.comments.contains(&kims));
+
+    let first = guests[0].id.clone();
+    assert_eq!(
+        read("free", other.summary.id.clone(), first.clone()).await,
+        None,
+        "another post"
+    );
+    assert_eq!(read("qna", pid.to_owned(), first.clone()).await, None, "another board");
+    assert_eq!(read("free", pid.to_owned(), new_id()).await, None, "no such comment");
+    assert_eq!(read("free", new_id(), first.clone()).await, None, "no such post");
+
+    assert!(store.delete_comment(&comment_key("free", pid, &first)).await.unwrap());
+    assert_eq!(read("free", pid.to_owned(), first).await, None, "deleted");
+    assert_eq!(
+        read("free", pid.to_owned(), reply.id.clone()).await,
+        Some(reply),
+        "its reply stays"
+    );
+
+    let removed = guests[1].id.clone();
+    let target = LogTarget::Comment {
+        post_id: pid.to_owned(),
+        comment_id: removed.clone(),
+    };
+    let entry = log_entry(LogAction::RemoveComment, target);
+    assert!(
+        store
+            .remove_comment(&comment_key("free", pid, &removed), &entry, None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(read("free", pid.to_owned(), removed).await, None, "removed");
+
+    // A deleted post's comments, before its purge has run (DynamoDB).
+    let last = &guests[2];
+    assert!(store.delete_post(&post_key("free", pid)).await.unwrap());
+    assert_eq!(
+        read("free", pid.to_owned(), last.id.clone()).await,
+        None,
+        "its post is deleted"
+    );
 }

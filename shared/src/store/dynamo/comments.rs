@@ -25,6 +25,27 @@ pub(super) enum CommentDeleted {
 }
 
 impl DynamoStore {
+    /// The comment item, on the key's board, read beside its post's purge
+    /// marker (a small item, unlike the post): two consistent GetItems side
+    /// by side. A comment of a deleted post whose purge is pending is not
+    /// found, as no page of the post shows it; after the purge it is gone.
+    async fn live_comment(&self, comment_key: &CommentKey) -> StoreResult<Option<CommentItem>> {
+        let (board, post_id, comment_id) = (
+            comment_key.post.board.as_str(),
+            comment_key.post.post.as_str(),
+            comment_key.comment.as_str(),
+        );
+        let (item, purging) = tokio::try_join!(
+            self.get(key(post_pk(post_id), comment_sk(comment_id))),
+            self.purge_pending(post_id)
+        )?;
+        let Some(item) = item.filter(|_| !purging) else {
+            return Ok(None);
+        };
+        let comment: CommentItem = from_item(item)?;
+        Ok((comment.board == board).then_some(comment))
+    }
+
     /// The comment's report pointer (GetItem), then one transaction: the
     /// comment's delete, its count on its shard, the delete of its open
     /// report and of the pointer (conditioned on naming that report), or
@@ -129,24 +150,15 @@ impl Comments for DynamoStore {
         }
     }
 
-    /// The comment and its post's purge marker side by side (a small item,
-    /// unlike the post): a comment of a deleted post whose purge is pending
-    /// has no guard; after the purge the comment is gone.
+    /// The comment item's GetItem beside its post's purge marker's
+    /// ([`DynamoStore::live_comment`]), both consistent as a comments
+    /// page's reads are; never a Query of the post's comments.
+    async fn comment(&self, comment_key: &CommentKey) -> StoreResult<Option<Comment>> {
+        Ok(self.live_comment(comment_key).await?.map(CommentItem::into_comment))
+    }
+
     async fn comment_guard(&self, comment_key: &CommentKey) -> StoreResult<Option<Guard>> {
-        let (board, post_id, comment_id) = (
-            comment_key.post.board.as_str(),
-            comment_key.post.post.as_str(),
-            comment_key.comment.as_str(),
-        );
-        let (item, purging) = tokio::try_join!(
-            self.get(key(post_pk(post_id), comment_sk(comment_id))),
-            self.purge_pending(post_id)
-        )?;
-        let Some(item) = item.filter(|_| !purging) else {
-            return Ok(None);
-        };
-        let comment: CommentItem = from_item(item)?;
-        Ok((comment.board == board).then(|| Guard {
+        Ok(self.live_comment(comment_key).await?.map(|comment| Guard {
             author: comment.author.into(),
             guest_password_hash: comment.guest_password_hash.map(PasswordHash::new),
             writer: comment.writer_key.map(WriterKey::new),

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::cascade::delete_comment_row;
 use super::idempotency::complete;
-use super::rows::{author_columns, guard_from, post_exists};
+use super::rows::{COMMENT_COLUMNS, author_columns, comment_from, guard_from, post_exists};
 use super::{SqliteStore, sql_error};
 use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
@@ -75,6 +75,28 @@ impl Comments for SqliteStore {
             .map_err(sql_error)?;
             complete(&tx, done.as_ref())?;
             tx.commit().map_err(sql_error)
+        })
+        .await
+    }
+
+    /// One lookup of the primary key, its post's board checked in the same query.
+    async fn comment(&self, key: &CommentKey) -> StoreResult<Option<Comment>> {
+        let (board, post_id, comment_id) = (
+            key.post.board.as_str().to_owned(),
+            key.post.post.as_str().to_owned(),
+            key.comment.as_str().to_owned(),
+        );
+        self.with(move |conn| {
+            conn.query_row(
+                &format!(
+                    "SELECT {COMMENT_COLUMNS} FROM comments
+                     WHERE id = ?1 AND post_id = ?2 AND post_id IN (SELECT id FROM posts WHERE board = ?3)"
+                ),
+                params![comment_id, post_id, board],
+                comment_from,
+            )
+            .optional()
+            .map_err(sql_error)
         })
         .await
     }
