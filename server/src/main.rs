@@ -16,6 +16,7 @@ async fn main() -> anyhow::Result<()> {
     // A trusted proxy carries many clients' connections: no per-address cap.
     connections.exempt = config.http.trusted_proxies.clone();
     let state = shared::runtime::build(config).await?;
+    let app_at_shutdown = state.app.clone();
     let address = (settings.bind.as_str(), settings.port);
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -28,6 +29,11 @@ async fn main() -> anyhow::Result<()> {
         shutdown_signal(),
     )
     .await?;
+    // Views counted in memory since the last flush (docs/operations.md).
+    match app_at_shutdown.flush_views().await {
+        Ok(flushed) => tracing::info!(posts = flushed.posts, views = flushed.views, "wrote the counted views"),
+        Err(e) => tracing::error!(error = %e, "could not write the counted views at shutdown: they are lost"),
+    }
     // The spans of the last requests (batched on the server).
     telemetry.shutdown().await;
     Ok(())

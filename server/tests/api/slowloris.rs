@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
 use crate::helpers::{Backend, TestApp, spawn_app_with};
+use crate::process::ServerProcess;
 
 /// This process's resident memory in KiB (the server runs in it).
 fn rss_kib() -> u64 {
@@ -486,7 +487,7 @@ async fn unfinished_heads_hold_little_memory() {
 /// 300 connections each send `head` and hold it; how many were answered
 /// 431, and how much the server's RSS grew while they were open.
 async fn hold_unfinished_heads(server: &ServerProcess, head: &[u8], name: &str) -> (usize, u64) {
-    let before = server.rss_kib();
+    let before = status_rss_kib(&format!("/proc/{}/status", server.pid()));
     let mut connections = Vec::new();
     for _ in 0..300 {
         let mut stream = TcpStream::connect(&server.host).await.unwrap();
@@ -494,7 +495,7 @@ async fn hold_unfinished_heads(server: &ServerProcess, head: &[u8], name: &str) 
         connections.push(stream);
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let during = server.rss_kib();
+    let during = status_rss_kib(&format!("/proc/{}/status", server.pid()));
     let mut refused = 0;
     for stream in &mut connections {
         let mut buffer = [0u8; 64];
@@ -512,67 +513,6 @@ async fn hold_unfinished_heads(server: &ServerProcess, head: &[u8], name: &str) 
     drop(connections);
     tokio::time::sleep(Duration::from_millis(200)).await;
     (refused, grew)
-}
-
-/// The `server` binary run as its own process on SQLite with the test
-/// settings (port 0, a fresh data directory), killed when dropped.
-struct ServerProcess {
-    child: std::process::Child,
-    host: String,
-    _data: tempfile::TempDir,
-}
-
-impl ServerProcess {
-    fn start(overrides: &[(&str, &str)]) -> Self {
-        use std::io::BufRead as _;
-        let data = tempfile::tempdir().unwrap();
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_server"));
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .envs(crate::helpers::test_settings())
-            .env("PORT", "0")
-            .env("DATA_DIR", data.path())
-            .envs(overrides.iter().copied())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit());
-        let mut child = command.spawn().expect("the server binary starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tell, told) = std::sync::mpsc::channel();
-        // Reads the log for the bound address, then drains it (a full pipe
-        // would stall the server).
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if line.contains("\"listening\"") {
-                    let log: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-                    if let Some(address) = log["fields"]["address"].as_str() {
-                        let _ = tell.send(address.to_owned());
-                    }
-                }
-            }
-        });
-        let host = told
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the server logs the address it listens on");
-        Self {
-            child,
-            host,
-            _data: data,
-        }
-    }
-
-    /// The server process's resident set, in KiB.
-    fn rss_kib(&self) -> u64 {
-        status_rss_kib(&format!("/proc/{}/status", self.child.id()))
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A connection from `source` with a small receive buffer: an answer its

@@ -60,7 +60,9 @@ impl App {
     }
 
     pub async fn my_posts(&self, member: &SignedIn, limit: PageLimit, cursor: Option<&str>) -> Result<Page, ApiError> {
-        Ok(self.store.member_posts(&member.id, limit, cursor).await?)
+        let mut page = self.store.member_posts(&member.id, limit, cursor).await?;
+        self.with_counted_views(&mut page);
+        Ok(page)
     }
 
     pub async fn my_comments(

@@ -17,6 +17,8 @@ pub mod moderation;
 mod passwords;
 pub mod posts;
 pub mod purge;
+mod read_cache;
+pub mod reads;
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod sessions;
 mod settings;
@@ -26,6 +28,7 @@ pub mod tags;
 pub mod throttle;
 #[cfg(feature = "tokens")]
 pub mod tokens;
+pub mod views;
 
 use std::sync::Arc;
 
@@ -110,6 +113,8 @@ pub struct App {
     admin_enroll_token: Option<Arc<AdminEnrollToken>>,
     /// Wakes the background purge after a post's delete ([`purge`]).
     purge_wake: Arc<tokio::sync::Notify>,
+    /// The read cache and view buffer of a process that owns its store ([`reads`]).
+    reads: Option<Arc<reads::Reads>>,
 }
 
 impl std::fmt::Debug for App {
@@ -139,6 +144,7 @@ impl App {
             #[cfg(feature = "hashing")]
             admin_enroll_token: settings.admin_enroll_token.map(Arc::new),
             purge_wake: Arc::new(tokio::sync::Notify::new()),
+            reads: None,
         }
     }
 

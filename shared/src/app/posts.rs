@@ -4,8 +4,8 @@
 use super::{Answer, IdempotencyKey};
 use crate::domain::moderation::Screened;
 use crate::domain::{
-    Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, Page, PageLimit, Post,
-    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
+    Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, PageLimit, Post, PostBody,
+    PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
 };
 use crate::error::ApiError;
 use crate::store::{Edited, PostEdit};
@@ -89,21 +89,6 @@ fn require_author(guard: &Guard, member: &SignedIn, what: &str) -> Result<(), Ap
 }
 
 impl App {
-    pub async fn list_posts(&self, query: ListPosts) -> Result<Page, ApiError> {
-        let cursor = query.cursor.as_deref().filter(|c| !c.is_empty());
-        Ok(self.store.list_posts(&query.board, query.limit, cursor).await?)
-    }
-
-    /// Counts the view; the detail includes it (docs/API.md, Counting).
-    pub async fn read_post(&self, key: &PostKey) -> Result<PostDetail, ApiError> {
-        self.store.view_post(key).await?.ok_or_else(|| self.not_found_post())
-    }
-
-    /// The detail without counting a view: what a `HEAD` looks at.
-    pub async fn peek_post(&self, key: &PostKey) -> Result<PostDetail, ApiError> {
-        self.store.post_detail(key).await?.ok_or_else(|| self.not_found_post())
-    }
-
     pub async fn create_member_post(
         &self,
         member: &SignedIn,
@@ -159,10 +144,13 @@ impl App {
             Edited::NoSuchPost => return Err(self.not_found_post()),
             Edited::OtherVersion => return Err(ApiError::PreconditionFailed),
         }
-        self.store
+        let mut detail = self
+            .store
             .post_detail(&command.key)
             .await?
-            .ok_or_else(|| self.not_found_post())
+            .ok_or_else(|| self.not_found_post())?;
+        self.with_counted_view(&mut detail);
+        Ok(detail)
     }
 
     pub async fn delete_member_post(

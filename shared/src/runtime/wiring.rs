@@ -36,6 +36,15 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
     };
     // The server purges deleted posts' children off the request; on
     // Lambda the `purge` function does, on the table's stream.
+    let app = match config.deployment {
+        // The one process that writes its SQLite file keeps pages and
+        // details until a write changes them, and counts views in memory.
+        super::Deployment::Server => app.with_owned_store_reads(),
+        _ => app,
+    };
+    if app.buffers_views() {
+        tokio::spawn(app.clone().flush_views_in_background());
+    }
     if matches!(config.deployment, super::Deployment::Server) {
         tokio::spawn(app.clone().purge_in_background());
         // One read per admin name, at start: not on a Lambda cold start.

@@ -93,6 +93,10 @@ macro_rules! ports {
                 async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
                 /// Newest first; `cursor` is a page's `next_cursor`.
                 async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
+                /// Adds views counted elsewhere (the server's view buffer,
+                /// `app::views`) in one write: `(post, how many)`, each post
+                /// once. A post that is gone takes nothing.
+                async fn add_views(&self, views: &[(PostKey, u64)]) -> StoreResult<()>;
                 async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
                 /// Changes title and body, atomically with the version check when the
                 /// edit has one.
@@ -360,10 +364,28 @@ pub struct PendingPurge {
     pub post: String,
 }
 
-/// Everything a deployment needs from its store.
-pub trait Store: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges {}
+/// Whether what this process read may be kept until a write changes it
+/// (`app::read_cache`).
+pub trait Freshness: Send + Sync {
+    /// A number that grows after every write that may change a board page
+    /// or a post detail, when this process is the store's only writer (the
+    /// server's SQLite file); `None` when other processes write too, so
+    /// nothing read may be kept as exact.
+    fn generation(&self) -> Option<u64> {
+        None
+    }
+}
 
-impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges> Store for T {}
+/// Everything a deployment needs from its store.
+pub trait Store:
+    Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges + Freshness
+{
+}
+
+impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges + Freshness> Store
+    for T
+{
+}
 
 /// Records an adapter keeps as their JSON (bans, reports, log entries).
 #[cfg(any(feature = "sqlite", feature = "dynamo"))]

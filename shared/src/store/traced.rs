@@ -138,3 +138,9 @@ macro_rules! traced_ports {
 }
 
 ports!(traced_ports);
+
+impl Freshness for TracedStore {
+    fn generation(&self) -> Option<u64> {
+        self.inner.generation()
+    }
+}

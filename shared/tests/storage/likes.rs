@@ -1,7 +1,7 @@
 //! Likes and views: idempotent likes, exact counts under concurrency, nothing
 //! counted for a deleted post.
 
-use crate::{Dyn, board, comment, created_post, member_id, post_key, views, writer};
+use crate::{Dyn, board, comment, created_post, limit, member_id, post_key, views, writer};
 use futures::future::join_all;
 use shared::domain::{MemberId, new_id};
 use shared::store::StoreError;
@@ -9,6 +9,7 @@ use shared::store::StoreError;
 conformance!(
     liking_and_unliking_are_idempotent,
     views_are_counted_one_by_one,
+    views_added_in_a_batch_count_once_each_and_a_gone_post_takes_none,
     fifty_members_liking_one_post_at_once_are_all_counted,
     one_member_liking_twenty_times_at_once_counts_once,
     two_hundred_concurrent_views_count_exactly_two_hundred,
@@ -148,4 +149,49 @@ async fn a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards(st
         );
         assert_eq!(store.post_detail(&key).await.unwrap(), None);
     }
+}
+
+/// The server's view buffer writes many posts' views in one call: each
+/// post gets exactly its own, added to what single views counted, and a
+/// deleted post (gone before the flush) gets nothing and no error.
+async fn views_added_in_a_batch_count_once_each_and_a_gone_post_takes_none(store: Dyn) {
+    let posts: Vec<String> = join_all((0..3).map(|_| created_post(&store, "free")))
+        .await
+        .into_iter()
+        .map(|p| p.summary.id)
+        .collect();
+    let keys: Vec<_> = posts.iter().map(|id| post_key("free", id)).collect();
+    assert_eq!(views(&store, &keys[0]).await, Some(1));
+    assert!(store.delete_post(&keys[2]).await.unwrap());
+
+    let batch = [(keys[0].clone(), 41), (keys[1].clone(), 7), (keys[2].clone(), 5)];
+    store.add_views(&batch).await.unwrap();
+    store.add_views(&batch[..1]).await.unwrap();
+
+    let count = |key| {
+        let store = store.clone();
+        async move {
+            store
+                .post_detail(&key)
+                .await
+                .unwrap()
+                .map(|d| d.post.summary.view_count)
+        }
+    };
+    assert_eq!(count(keys[0].clone()).await, Some(83));
+    assert_eq!(count(keys[1].clone()).await, Some(7));
+    assert_eq!(count(keys[2].clone()).await, None);
+    assert_eq!(
+        views(&store, &keys[1]).await,
+        Some(8),
+        "single views go on from the batch"
+    );
+    let page = store.list_posts(&board("free"), limit(50), None).await.unwrap();
+    let listed: Vec<u64> = page
+        .posts
+        .iter()
+        .filter(|s| posts[..2].contains(&s.id))
+        .map(|s| s.view_count)
+        .collect();
+    assert_eq!(listed.iter().sum::<u64>(), 83 + 8, "board pages show the batch too");
 }

@@ -120,6 +120,22 @@ impl axum::response::IntoResponse for WithEtag {
     }
 }
 
+/// A board page or a post detail serialized by the use case (its
+/// cache keeps them serialized), with a detail's `ETag`.
+pub(crate) struct RenderedJson(crate::app::reads::Rendered);
+
+impl axum::response::IntoResponse for RenderedJson {
+    fn into_response(self) -> axum::response::Response {
+        let json = http::HeaderValue::from_static("application/json");
+        let mut response = ([(http::header::CONTENT_TYPE, json)], self.0.json).into_response();
+        if let Some(version) = &self.0.version {
+            let value = http::HeaderValue::from_str(&version.etag()).expect("hex in quotes is a header value");
+            response.headers_mut().insert(http::header::ETAG, value);
+        }
+        response
+    }
+}
+
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 fn parent(parent_id: Option<String>) -> Result<Option<crate::domain::CommentId>, crate::error::ApiError> {
     parent_id

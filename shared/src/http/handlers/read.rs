@@ -5,10 +5,10 @@ use axum::Json;
 use axum::extract::State;
 use http::Method;
 
-use super::WithEtag;
+use super::RenderedJson;
 use crate::app::moderation::ModPage;
 use crate::app::posts::ListPosts;
-use crate::domain::{COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators, Page};
+use crate::domain::{COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::paths::{BoardPath, CommentPath, DEFAULT_POSTS_PAGE, DEFAULT_V3_PAGE, PageQuery, PostPath};
@@ -17,13 +17,13 @@ pub(crate) async fn list_posts(
     State(state): State<AppState>,
     BoardPath(board): BoardPath,
     page: PageQuery,
-) -> Result<Json<Page>, ApiError> {
+) -> Result<RenderedJson, ApiError> {
     let query = ListPosts {
         board,
         limit: page.limit(DEFAULT_POSTS_PAGE)?,
         cursor: page.cursor,
     };
-    state.app.list_posts(query).await.map(Json)
+    state.app.list_posts_json(query).await.map(RenderedJson)
 }
 
 /// axum answers `HEAD` with this handler too (and drops the body): a `HEAD`
@@ -32,11 +32,11 @@ pub(crate) async fn get_post(
     State(state): State<AppState>,
     method: Method,
     PostPath(key): PostPath,
-) -> Result<WithEtag, ApiError> {
+) -> Result<RenderedJson, ApiError> {
     if method == Method::HEAD {
-        state.app.peek_post(&key).await.map(WithEtag)
+        state.app.peek_post_json(&key).await.map(RenderedJson)
     } else {
-        state.app.read_post(&key).await.map(WithEtag)
+        state.app.read_post_json(&key).await.map(RenderedJson)
     }
 }
 

@@ -201,6 +201,17 @@ impl DynamoStore {
     /// after it, `None` when the shard does not exist (then see
     /// [`Self::ensure_shard`]).
     pub(super) async fn add_view(&self, board: &str, post_id: &str, shard: u32) -> StoreResult<Option<Counts>> {
+        self.add_views_to(board, post_id, shard, 1).await
+    }
+
+    /// Adds `views` to one shard; `None` when the shard does not exist.
+    pub(super) async fn add_views_to(
+        &self,
+        board: &str,
+        post_id: &str,
+        shard: u32,
+        views: u64,
+    ) -> StoreResult<Option<Counts>> {
         let out = self
             .client()
             .await
@@ -208,10 +219,10 @@ impl DynamoStore {
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(shard_key(board, post_id, shard)))
-            .update_expression("ADD #views :one")
+            .update_expression("ADD #views :views")
             .condition_expression("attribute_exists(PK)")
             .expression_attribute_names("#views", "views")
-            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":views", n(i64::try_from(views).unwrap_or(i64::MAX)))
             .return_values(ReturnValue::AllNew)
             .send()
             .await

@@ -56,6 +56,10 @@ pub struct DynamoStore {
     meter: Option<CapacityMeter>,
 }
 
+/// Lambda functions and other processes write the same table: nothing
+/// read here is exact for longer than it takes another writer to act.
+impl super::Freshness for DynamoStore {}
+
 impl DynamoStore {
     /// The store of `table`. With a local `endpoint` it connects now and
     /// creates the table when missing; with AWS itself the client is built

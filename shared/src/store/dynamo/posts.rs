@@ -259,6 +259,22 @@ impl Posts for DynamoStore {
         Ok(cursor::page_of(&mut posts, limit))
     }
 
+    /// One counter-shard write per post (one write unit each, whatever the
+    /// number of views it adds), side by side.
+    async fn add_views(&self, views: &[(PostKey, u64)]) -> StoreResult<()> {
+        let adds = views.iter().map(|(key, views)| async move {
+            let (board, post_id) = (key.board.as_str(), key.post.as_str());
+            let shard = self.random_shard();
+            if self.add_views_to(board, post_id, shard, *views).await?.is_none()
+                && self.ensure_shard(board, post_id, shard).await?
+            {
+                self.add_views_to(board, post_id, shard, *views).await?;
+            }
+            StoreResult::Ok(())
+        });
+        futures_util::future::try_join_all(adds).await.map(drop)
+    }
+
     async fn post_guard(&self, post_key: &PostKey) -> StoreResult<Option<Guard>> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
         let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {

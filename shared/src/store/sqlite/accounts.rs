@@ -34,7 +34,7 @@ impl Accounts for SqliteStore {
     /// takes effect at once on the server.
     async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>> {
         let (id, username) = (id.as_str().to_owned(), username.as_str().to_owned());
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.prepare_cached(&format!("SELECT session_epoch FROM members WHERE {LIVE}"))
                 .and_then(|mut stmt| {
                     stmt.query_row(params![id, username], |row| row.get::<_, i64>(0))
@@ -116,7 +116,7 @@ impl Accounts for SqliteStore {
     }
 
     async fn pending_deletions(&self, limit: usize) -> StoreResult<Vec<PendingDeletion>> {
-        self.with(move |conn| {
+        self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT member_id, delete_content FROM account_deletions ORDER BY started, member_id LIMIT ?1",
@@ -136,7 +136,7 @@ impl Accounts for SqliteStore {
 
     async fn owned(&self, member: &MemberId, likes: bool, limit: usize) -> StoreResult<Vec<Owned>> {
         let member = member.as_str().to_owned();
-        self.with(move |conn| {
+        self.read(move |conn| {
             let n = limit_of(limit);
             let mut found: Vec<Owned> = conn
                 .prepare_cached("SELECT board, id FROM posts WHERE author_member_id = ?1 ORDER BY id LIMIT ?2")
@@ -224,7 +224,7 @@ impl Accounts for SqliteStore {
 
     async fn moderated_boards(&self, member: &MemberId, boards: &[BoardSlug]) -> StoreResult<Vec<BoardSlug>> {
         let (member, boards) = (member.as_str().to_owned(), boards.to_vec());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let appointed: Vec<String> = conn
                 .prepare_cached("SELECT board FROM moderators WHERE member_id = ?1")
                 .and_then(|mut stmt| stmt.query_map([member], |row| row.get(0))?.collect())
@@ -240,7 +240,7 @@ impl Accounts for SqliteStore {
     async fn member_posts(&self, member: &MemberId, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (member, limit) = (member.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let mut posts = conn
                 .prepare_cached(&format!(
                     "SELECT {POST_COLUMNS} FROM posts WHERE author_member_id = ?1 AND (?2 IS NULL OR id < ?2)
@@ -264,7 +264,7 @@ impl Accounts for SqliteStore {
     ) -> StoreResult<CommentPage> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (member, limit) = (member.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let comments = conn
                 .prepare_cached(&format!(
                     "SELECT {COMMENT_COLUMNS} FROM comments WHERE author_member_id = ?1 AND (?2 IS NULL OR id < ?2)

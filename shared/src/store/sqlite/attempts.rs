@@ -13,7 +13,7 @@ use crate::store::{AttemptKey, Attempts, StoreResult};
 impl Attempts for SqliteStore {
     async fn record_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<u64> {
         let key = key.as_str().to_owned();
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             // Old windows are useless once over; sweep them as we go.
             conn.execute("DELETE FROM attempts WHERE expires_at < ?1", [window.start])
                 .map_err(sql_error)?;
@@ -31,7 +31,7 @@ impl Attempts for SqliteStore {
 
     async fn forgive_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<()> {
         let key = key.as_str().to_owned();
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             conn.execute(
                 "UPDATE attempts SET count = count - 1 WHERE key = ?1 AND window_start = ?2 AND count > 0",
                 params![key, window.start],
@@ -44,7 +44,7 @@ impl Attempts for SqliteStore {
 
     async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64> {
         let key = key.as_str().to_owned();
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT count FROM attempts WHERE key = ?1 AND window_start = ?2",
                 params![key, window.start],

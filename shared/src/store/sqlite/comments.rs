@@ -86,7 +86,7 @@ impl Comments for SqliteStore {
             key.post.post.as_str().to_owned(),
             key.comment.as_str().to_owned(),
         );
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 &format!(
                     "SELECT {COMMENT_COLUMNS} FROM comments
@@ -107,7 +107,7 @@ impl Comments for SqliteStore {
             key.post.post.as_str().to_owned(),
             key.comment.as_str().to_owned(),
         );
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT c.author_kind, c.author_nickname, c.author_member_id, c.guest_password_hash, c.writer_key,
                     c.writer_range
@@ -126,7 +126,7 @@ impl Comments for SqliteStore {
         let (board_slug, comment_id) = (board.clone(), comment.clone());
         let (board, comment) = (board.as_str().to_owned(), comment.as_str().to_owned());
         let post_id: Option<String> = self
-            .with(move |conn| {
+            .read(move |conn| {
                 conn.query_row(
                     "SELECT c.post_id FROM comments c JOIN posts p ON p.id = c.post_id WHERE c.id = ?1 AND p.board = ?2",
                     params![comment, board],
@@ -175,7 +175,7 @@ impl Comments for SqliteStore {
             old.as_str().to_owned(),
             new.as_str().to_owned(),
         );
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             let changed = conn
                 .execute(
                     "UPDATE comments SET guest_password_hash = ?1

@@ -36,7 +36,7 @@ pub(super) fn complete(tx: &rusqlite::Transaction<'_>, done: Option<&Completion>
 impl Idempotency for SqliteStore {
     async fn claim(&self, claim: &Claim) -> StoreResult<Claimed> {
         let claim = claim.clone();
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_error)?;
@@ -84,7 +84,7 @@ impl Idempotency for SqliteStore {
 
     async fn release(&self, key: &str, token: &str) -> StoreResult<()> {
         let (key, token) = (key.to_owned(), token.to_owned());
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             conn.execute(
                 "DELETE FROM idempotency WHERE key = ?1 AND token = ?2 AND status IS NULL",
                 params![key, token],

@@ -30,7 +30,7 @@ impl Likes for SqliteStore {
 
     async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
         let (post_id, member_id) = (post.as_str().to_owned(), member.as_str().to_owned());
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND member_id = ?2)",
                 params![post_id, member_id],

@@ -37,7 +37,7 @@ impl Members for SqliteStore {
 
     async fn member_by_id(&self, id: &MemberId) -> StoreResult<Option<Member>> {
         let id = id.as_str().to_owned();
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT id, username, nickname, created_at FROM members WHERE id = ?1 AND deleted_at IS NULL",
                 [id],
@@ -51,7 +51,7 @@ impl Members for SqliteStore {
 
     async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>> {
         let username = username.as_str().to_owned();
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT id, username, nickname, created_at, password_hash, session_epoch FROM members
                  WHERE username = ?1 AND deleted_at IS NULL",
@@ -77,7 +77,7 @@ impl Members for SqliteStore {
 
     async fn username_taken(&self, username: &Username) -> StoreResult<bool> {
         let username = username.as_str().to_owned();
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT EXISTS (SELECT 1 FROM members WHERE username = ?1)",
                 [username],
@@ -99,7 +99,7 @@ impl Members for SqliteStore {
             old.as_str().to_owned(),
             new.as_str().to_owned(),
         );
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             let changed = conn
                 .execute(
                     "UPDATE members SET password_hash = ?1

@@ -1,7 +1,14 @@
 //! The embedded adapter: one SQLite file (WAL, foreign keys, migrations at
-//! open). All work runs on the blocking pool over one connection behind a
+//! open). Writes run on the blocking pool over one connection behind a
 //! mutex: SQLite has one writer anyway, its statements take microseconds, and
-//! one connection makes every read-modify-write trivially atomic.
+//! one connection makes every read-modify-write trivially atomic. Reads run
+//! beside it on a few read-only connections ([`READERS`]): in WAL mode a
+//! reader sees every commit made before it began and never waits for the
+//! writer.
+//!
+//! This process is the file's only writer, so it knows when what it read is
+//! still current: every write that may change a board page or a post detail
+//! advances [`Freshness::generation`] once it is done (`app::read_cache`).
 //!
 //! When the file is locked or unwritable, every call fails within the busy
 //! timeout (`SQLITE_BUSY_TIMEOUT_MS`, default 2 s) counted from when it asked
@@ -26,18 +33,33 @@ mod rows;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode};
 use rusqlite_migration::Migrations;
 
-use super::{StoreError, StoreResult};
+use super::{Freshness, StoreError, StoreResult};
 use crate::private_files;
 
 #[derive(Clone)]
 pub struct SqliteStore {
     conn: Arc<tokio::sync::Mutex<Connection>>,
+    readers: Arc<Readers>,
+    /// Advanced after every write that may change what readers see.
+    generation: Arc<AtomicU64>,
     busy_timeout: Duration,
+}
+
+/// How many read-only connections serve reads beside the writer: more
+/// than the cores, so a read that waits on the disk does not hold up the
+/// others, few enough that each keeps its statement cache warm.
+pub const READERS: usize = 4;
+
+/// Idle read-only connections; a permit stands for one of them.
+struct Readers {
+    idle: std::sync::Mutex<Vec<Connection>>,
+    permits: Arc<tokio::sync::Semaphore>,
 }
 
 /// How long a call may wait for the connection and the file lock together.
@@ -97,13 +119,92 @@ impl SqliteStore {
         Migrations::from_slice(migrations::MIGRATIONS)
             .to_latest(&mut conn)
             .map_err(|e| StoreError::Internal(format!("migrating {}: {e}", path.display())))?;
+        let readers = (0..READERS)
+            .map(|_| open_reader(path, busy_timeout))
+            .collect::<StoreResult<Vec<_>>>()?;
         Ok(SqliteStore {
             conn: Arc::new(tokio::sync::Mutex::new(conn)),
+            readers: Arc::new(Readers {
+                idle: std::sync::Mutex::new(readers),
+                permits: Arc::new(tokio::sync::Semaphore::new(READERS)),
+            }),
+            generation: Arc::new(AtomicU64::new(0)),
             busy_timeout,
         })
     }
 
+    /// A write that may change a board page or a post detail: readers'
+    /// caches are told once it is done, whether it succeeded or not (a
+    /// failure may come after the commit).
     async fn with<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let result = self.write(work).await;
+        self.generation.fetch_add(1, Ordering::Release);
+        result
+    }
+
+    /// A write that changes nothing a board page or a post detail shows
+    /// (failure counters, idempotency records, rehashes, buffered views).
+    async fn with_unseen<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        self.write(work).await
+    }
+
+    /// A read on one of the read-only connections.
+    async fn read<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let permit = tokio::time::timeout(self.busy_timeout, Arc::clone(&self.readers.permits).acquire_owned())
+            .await
+            .map_err(|_| self.stayed_busy())?
+            .map_err(|_| StoreError::Internal("the readers were closed".into()))?;
+        let mut conn = self
+            .readers
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
+            .ok_or_else(|| StoreError::Internal("a reader permit without a connection".into()))?;
+        let readers = Arc::clone(&self.readers);
+        let done = tokio::task::spawn_blocking(move || {
+            let result = work(&mut conn);
+            readers
+                .idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(conn);
+            result
+        })
+        .await;
+        match done {
+            Ok(result) => {
+                drop(permit);
+                result
+            }
+            // The connection went down with the task: one reader fewer.
+            Err(e) => {
+                permit.forget();
+                Err(StoreError::Internal(format!("sqlite read failed: {e}")))
+            }
+        }
+    }
+
+    fn stayed_busy(&self) -> StoreError {
+        StoreError::Unavailable(format!(
+            "the database stayed busy for {} ms",
+            self.busy_timeout.as_millis()
+        ))
+    }
+
+    async fn write<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
@@ -111,12 +212,7 @@ impl SqliteStore {
         let deadline = Instant::now() + self.busy_timeout;
         let mut conn = tokio::time::timeout(self.busy_timeout, Arc::clone(&self.conn).lock_owned())
             .await
-            .map_err(|_| {
-                StoreError::Unavailable(format!(
-                    "the database stayed busy for {} ms",
-                    self.busy_timeout.as_millis()
-                ))
-            })?;
+            .map_err(|_| self.stayed_busy())?;
         tokio::task::spawn_blocking(move || {
             let left = deadline.saturating_duration_since(Instant::now());
             conn.busy_timeout(left.max(Duration::from_millis(1)))
@@ -126,6 +222,22 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Internal(format!("sqlite task failed: {e}")))?
     }
+}
+
+impl Freshness for SqliteStore {
+    fn generation(&self) -> Option<u64> {
+        Some(self.generation.load(Ordering::Acquire))
+    }
+}
+
+/// A read-only connection: `query_only` makes a write on it an error
+/// instead of a second writer.
+fn open_reader(path: &Path, busy_timeout: Duration) -> StoreResult<Connection> {
+    let conn = Connection::open(path).map_err(sql_error)?;
+    conn.busy_timeout(busy_timeout).map_err(sql_error)?;
+    conn.pragma_update(None, "query_only", "ON").map_err(sql_error)?;
+    conn.pragma_update(None, "foreign_keys", "ON").map_err(sql_error)?;
+    Ok(conn)
 }
 
 /// Disk, lock and permission trouble is "unavailable" (503, retry later); the rest is a bug.

@@ -76,7 +76,7 @@ fn immediate(conn: &mut rusqlite::Connection) -> StoreResult<Transaction<'_>> {
 impl Moderation for SqliteStore {
     async fn is_moderator(&self, board: &BoardSlug, member: &MemberId) -> StoreResult<bool> {
         let (board, member) = (board.as_str().to_owned(), member.as_str().to_owned());
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 "SELECT EXISTS (SELECT 1 FROM moderators WHERE board = ?1 AND member_id = ?2)",
                 params![board, member],
@@ -89,7 +89,7 @@ impl Moderation for SqliteStore {
 
     async fn moderators(&self, board: &BoardSlug) -> StoreResult<Vec<Member>> {
         let board = board.as_str().to_owned();
-        self.with(move |conn| {
+        self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT m.id, m.username, m.nickname, m.created_at FROM moderators d
@@ -144,7 +144,7 @@ impl Moderation for SqliteStore {
     async fn active_ban(&self, board: &BoardSlug, subjects: &[BanSubject], now: i64) -> StoreResult<Option<BanRecord>> {
         let board = board.as_str().to_owned();
         let keys: Vec<String> = subjects.iter().map(BanSubject::key).collect();
-        self.with(move |conn| {
+        self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT ban, subject, also_subject, expires FROM bans
@@ -200,7 +200,7 @@ impl Moderation for SqliteStore {
 
     async fn ban_by_id(&self, board: &BoardSlug, id: &BanId) -> StoreResult<Option<BanRecord>> {
         let (board, id) = (board.as_str().to_owned(), id.as_str().to_owned());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let found: Option<BanRow> = conn
                 .query_row(
                     "SELECT ban, subject, also_subject, expires FROM bans WHERE id = ?1 AND board = ?2",
@@ -245,7 +245,7 @@ impl Moderation for SqliteStore {
     ) -> StoreResult<BanPage> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (board, limit) = (board.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let rows = newest_first(
                 conn,
                 "SELECT id, ban FROM bans WHERE board = ?1 AND (?2 IS NULL OR id < ?2)
@@ -395,7 +395,7 @@ impl Moderation for SqliteStore {
     async fn list_reports(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<ReportPage> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (board, limit) = (board.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
             let mut stmt = conn
                 .prepare_cached(
@@ -444,7 +444,7 @@ impl Moderation for SqliteStore {
     async fn modlog(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<LogPage> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (board, limit) = (board.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let rows = newest_first(
                 conn,
                 "SELECT id, entry FROM modlog WHERE board = ?1 AND (?2 IS NULL OR id < ?2)

@@ -86,7 +86,7 @@ impl Posts for SqliteStore {
 
     async fn post_detail(&self, key: &PostKey) -> StoreResult<Option<PostDetail>> {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let tx = conn.transaction().map_err(sql_error)?;
             let post = tx
                 .query_row(
@@ -115,7 +115,7 @@ impl Posts for SqliteStore {
     ) -> StoreResult<Option<CommentPage>> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (board, post_id, limit) = (key.board.as_str().to_owned(), key.post.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             // One read transaction: the post check and the page see the same snapshot.
             let tx = conn.transaction().map_err(sql_error)?;
             if !post_exists(&tx, &board, &post_id)? {
@@ -162,7 +162,7 @@ impl Posts for SqliteStore {
     async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
         let after = cursor.map(cursor::decode).transpose()?;
         let (board, limit) = (board.as_str().to_owned(), limit.get());
-        self.with(move |conn| {
+        self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(&format!(
                     "SELECT {POST_COLUMNS} FROM posts WHERE board = ?1 AND (?2 IS NULL OR id < ?2)
@@ -179,9 +179,34 @@ impl Posts for SqliteStore {
         .await
     }
 
+    /// One transaction for the whole batch. Views change only counts, which
+    /// the view buffer adds to what readers cached: no generation change.
+    async fn add_views(&self, views: &[(PostKey, u64)]) -> StoreResult<()> {
+        let views: Vec<(String, String, i64)> = views
+            .iter()
+            .map(|(key, n)| {
+                let n = i64::try_from(*n).unwrap_or(i64::MAX);
+                (key.board.as_str().to_owned(), key.post.as_str().to_owned(), n)
+            })
+            .collect();
+        self.with_unseen(move |conn| {
+            let tx = conn.transaction().map_err(sql_error)?;
+            {
+                let mut add = tx
+                    .prepare_cached("UPDATE posts SET view_count = view_count + ?3 WHERE id = ?2 AND board = ?1")
+                    .map_err(sql_error)?;
+                for (board, post_id, n) in &views {
+                    add.execute(params![board, post_id, n]).map_err(sql_error)?;
+                }
+            }
+            tx.commit().map_err(sql_error)
+        })
+        .await
+    }
+
     async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>> {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
-        self.with(move |conn| {
+        self.read(move |conn| {
             conn.query_row(
                 &format!("SELECT {GUARD_COLUMNS} FROM posts WHERE id = ?1 AND board = ?2"),
                 params![post_id, board],
@@ -262,7 +287,7 @@ impl Posts for SqliteStore {
             old.as_str().to_owned(),
             new.as_str().to_owned(),
         );
-        self.with(move |conn| {
+        self.with_unseen(move |conn| {
             let changed = conn
                 .execute(
                     "UPDATE posts SET guest_password_hash = ?1
