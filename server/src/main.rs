@@ -5,6 +5,9 @@ use anyhow::Context as _;
 use server::{ServerSettings, app, serve, shutdown_signal};
 use shared::runtime::{Config, Deployment, Env};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let env = Env::process();

@@ -39,7 +39,7 @@ async fn app(dir: &std::path::Path, v3: bool) -> App {
         [("LIMIT_LOGINS_USER", "off"), ("LIMIT_PASSWORD_CHECKS_ADDRESS", "off")]
     });
     let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();
-    shared::runtime::build(config).await.unwrap().app
+    shared::runtime::build(config).await.unwrap().app.clone()
 }
 
 /// Each request from its own address, so no per-address limit is reached.

@@ -35,7 +35,7 @@ async fn app_with(settings: &[(&str, &str)]) -> TestApp {
     let config = Config::from(Deployment::Server, &Env::from_pairs(&all)).unwrap();
     let state = shared::runtime::build(config).await.unwrap();
     TestApp {
-        app: state.app,
+        app: state.app.clone(),
         _dir: dir,
     }
 }

@@ -34,9 +34,15 @@ pub use settings::HttpSettings;
 
 use crate::app::App;
 
-/// What every handler gets: built once per process (per cold start on Lambda).
+/// What every handler gets: built once per process (per cold start on
+/// Lambda), shared behind one `Arc`, since every request and every
+/// middleware clones its state.
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct AppState(std::sync::Arc<Handled>);
+
+/// What [`AppState`] shares.
+#[derive(Debug)]
+pub struct Handled {
     pub app: App,
     /// Server mode only: proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
@@ -44,10 +50,18 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(app: App, settings: HttpSettings) -> Self {
-        AppState {
+        AppState(std::sync::Arc::new(Handled {
             app,
             trusted_proxies: settings.trusted_proxies,
-        }
+        }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Handled;
+
+    fn deref(&self) -> &Handled {
+        &self.0
     }
 }
 

@@ -56,7 +56,7 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
     let telemetry = super::telemetry::init("purge", &env)?;
     let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
     tracing::info!(function = "purge", config = %config, "configuration");
-    let app = super::wiring::build(config).await?.app;
+    let app = super::wiring::build(config).await?.app.clone();
     tracing::info!(function = "purge", "cold start complete");
     let (app, telemetry) = (&app, &telemetry);
     lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {

@@ -880,7 +880,8 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     let purge_app = shared::runtime::build(config(Vec::new(), &table, &endpoint))
         .await
         .unwrap()
-        .app;
+        .app
+        .clone();
     let store = purge_app.store().clone();
     let doomed_too = write
         .expect(
