@@ -226,3 +226,60 @@ async fn hot_posts_stay_in_the_read_cache_under_a_scan_of_a_thousand_cold_posts(
     );
     assert!(hot_rate > 0.95, "the hot posts stayed cached: {hot_rate}");
 }
+
+/// DynamoDB only: what a view writes, alone and in the batches a
+/// long-lived process could write (docs/storage.md, Views in batches). A
+/// counter-shard update is billed by the item's size, not by how much it
+/// adds: 100 views of one post cost 100 write units one by one and 1 as
+/// one batch; 10 posts with 10 views each, 10 units.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_views_writes_one_unit_per_post_whatever_its_views() {
+    let one_shard = Layout {
+        counter_shards: 1,
+        ..Layout::default()
+    };
+    let (dynamo, counter, meter) = crate::dynamo::metered_dynamo_store(one_shard).await;
+    let store: Dyn = dynamo.clone();
+    let posts: Vec<String> = join_all((0..10).map(|_| created_post(&store, "free")))
+        .await
+        .into_iter()
+        .map(|p| p.summary.id)
+        .collect();
+    let keys: Vec<_> = posts.iter().map(|id| post_key("free", id)).collect();
+    // One shard per post, made by a first view: no write below creates one.
+    for key in &keys {
+        views(&store, key).await.unwrap();
+    }
+    meter.take();
+    let before = counter.count();
+    for _ in 0..100 {
+        store.add_views(&[(keys[0].clone(), 1)]).await.unwrap();
+    }
+    let one_by_one = (counter.count() - before, meter.take().table.write);
+    let batch_of_one_post = {
+        let before = counter.count();
+        store.add_views(&[(keys[0].clone(), 100)]).await.unwrap();
+        (counter.count() - before, meter.take().table.write)
+    };
+    let batch_of_ten_posts = {
+        let before = counter.count();
+        let batch: Vec<_> = keys.iter().map(|key| (key.clone(), 10)).collect();
+        store.add_views(&batch).await.unwrap();
+        (counter.count() - before, meter.take().table.write)
+    };
+    println!(
+        "100 views of one post: one by one {} requests / {} WCU; one batch {} / {} WCU; \
+         10 posts x 10 views in one batch {} / {} WCU",
+        one_by_one.0,
+        one_by_one.1,
+        batch_of_one_post.0,
+        batch_of_one_post.1,
+        batch_of_ten_posts.0,
+        batch_of_ten_posts.1
+    );
+    assert_eq!(one_by_one, (100, 100.0));
+    assert_eq!(batch_of_one_post, (1, 1.0));
+    assert_eq!(batch_of_ten_posts, (10, 10.0));
+    let detail = store.post_detail(&keys[0]).await.unwrap().unwrap();
+    assert_eq!(detail.post.summary.view_count, 1 + 100 + 100 + 10);
+}
