@@ -41,6 +41,23 @@ pub struct TierFile {
     /// Batch hashing), which the fixed-capacity choice counts on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<BatchThroughput>,
+    /// The seed's baseline, timed in the same run as `table`: bcrypt through
+    /// the established `bcrypt` crate. Its verify P95 caps the latency budget
+    /// of the tiers it names (docs/hashing.md, "The tier rule").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceRow>,
+}
+
+/// A timing of the seed's own hashing, beside the table of our engine's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceRow {
+    /// What was timed, for people: `bcrypt crate, cost 10`.
+    pub name: String,
+    /// The tiers whose budget this row's verify P95 caps: those whose
+    /// budget the operator did not give explicitly.
+    pub caps: Vec<String>,
+    #[serde(flatten)]
+    pub timing: TimingRow,
 }
 
 /// How many bcrypt hashes a second one worker finishes when k wait.

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use hashing::Algorithm;
-use hashing::tier_file::{Machine, TierFile};
+use hashing::tier_file::{Machine, ReferenceRow, TierFile};
 
 use measure::Samples;
 
@@ -44,12 +44,14 @@ pub fn this_machine() -> Machine {
 }
 
 /// Turns samples into the tier file: the table, the chosen tiers, the sizing.
+/// `reference` (the seed's baseline) caps the budgets of the tiers it names.
 pub fn build_tier_file(
     samples: &[(Algorithm, Samples)],
     budgets_ms: &BTreeMap<String, f64>,
     machine: Machine,
     source: &str,
     batch: Option<hashing::tier_file::BatchThroughput>,
+    reference: Option<ReferenceRow>,
 ) -> anyhow::Result<TierFile> {
     let model = model::lambda_model();
     let table: Vec<_> = samples
@@ -80,19 +82,22 @@ pub fn build_tier_file(
         fixed_capacity: None,
         gate_weights: model::default_gate_weights(),
         batch,
+        reference,
     };
     decide(&mut file)?;
     Ok(file)
 }
 
 /// The decisions from a tier file's table: the latency tiers (classic
-/// Lambda), the fixed-capacity tiers (the server, Lambda Managed Instances)
-/// for its peak rates, and each function's memory.
+/// Lambda) within each budget as the reference caps it, the fixed-capacity
+/// tiers (the server, Lambda Managed Instances) for its peak rates, and each
+/// function's memory.
 pub fn decide(file: &mut TierFile) -> anyhow::Result<()> {
     file.tiers = file
         .budgets_ms
         .iter()
-        .map(|(name, &budget)| {
+        .map(|(name, &configured)| {
+            let budget = model::latency_budget(name, configured, file.reference.as_ref());
             let chosen = model::choose_tier(&file.lambda_model, &file.table, budget)
                 .context("the table has no bcrypt row to choose from")?;
             Ok((name.clone(), chosen))

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
-use calibrate::{Outputs, build_tier_file, logs, measure, report, this_machine, write_outputs};
+use calibrate::{Outputs, build_tier_file, logs, measure, model, report, stats, this_machine, write_outputs};
 
 #[derive(Parser)]
 #[command(about = "Measure password-hash timings and write the tier file")]
@@ -46,12 +46,15 @@ struct MeasureArgs {
 
 #[derive(Args)]
 struct Common {
-    /// Hashing budget per request for member passwords, in ms.
-    #[arg(long, global = true, default_value_t = 250.0)]
-    member_budget_ms: f64,
-    /// Hashing budget per request for guest passwords, in ms.
-    #[arg(long, global = true, default_value_t = 25.0)]
-    guest_budget_ms: f64,
+    /// Hashing budget per request for member passwords, in ms. Default: 250,
+    /// capped by the seed's baseline (the bcrypt crate's cost-10 verify P95,
+    /// measured in the same run); a budget given here is not capped.
+    #[arg(long, global = true)]
+    member_budget_ms: Option<f64>,
+    /// Hashing budget per request for guest passwords, in ms. Default: 25,
+    /// capped like the member budget; a budget given here is not capped.
+    #[arg(long, global = true)]
+    guest_budget_ms: Option<f64>,
     #[arg(long, global = true, default_value = "infra/tiers.json")]
     out: PathBuf,
     #[arg(long, global = true, default_value = "infra/timing-report.md")]
@@ -62,10 +65,20 @@ struct Common {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let budgets = BTreeMap::from([
-        ("member".to_owned(), cli.common.member_budget_ms),
-        ("guest".to_owned(), cli.common.guest_budget_ms),
-    ]);
+    let given = [
+        ("member", cli.common.member_budget_ms, model::DEFAULT_MEMBER_BUDGET_MS),
+        ("guest", cli.common.guest_budget_ms, model::DEFAULT_GUEST_BUDGET_MS),
+    ];
+    let budgets: BTreeMap<String, f64> = given
+        .iter()
+        .map(|&(name, explicit, default)| (name.to_owned(), explicit.unwrap_or(default)))
+        .collect();
+    // The seed's baseline caps the budgets the operator left at their default.
+    let capped: Vec<String> = given
+        .iter()
+        .filter(|(_, explicit, _)| explicit.is_none())
+        .map(|(name, _, _)| (*name).to_owned())
+        .collect();
     let file = match cli.command.unwrap_or(Command::Measure(MeasureArgs {
         rounds: 31,
         min_cost: 4,
@@ -78,15 +91,34 @@ fn main() -> anyhow::Result<()> {
                 eprintln!("warning: a debug build measures slow code; use `cargo run --release -p calibrate`");
             }
             let candidates = measure::default_candidates(args.min_cost, args.max_cost);
-            let samples = measure::measure(&candidates, args.rounds)?;
+            let measured = measure::measure(&candidates, Some(model::REFERENCE_COST), args.rounds)?;
             let batch = measure::measure_batches(&args.batch_costs, args.batch_rounds)?;
-            build_tier_file(&samples, &budgets, this_machine(), "calibrate", Some(batch))?
+            let reference = measured.reference.as_ref().map(|samples| {
+                model::reference_row(
+                    &model::lambda_model(),
+                    model::REFERENCE_COST,
+                    stats::summarize(&samples.hash),
+                    stats::summarize(&samples.verify),
+                    capped.clone(),
+                )
+            });
+            build_tier_file(
+                &measured.candidates,
+                &budgets,
+                this_machine(),
+                "calibrate",
+                Some(batch),
+                reference,
+            )?
         }
         Command::Choose => {
             let json = std::fs::read_to_string(&cli.common.out)
                 .with_context(|| format!("reading {}", cli.common.out.display()))?;
             let mut file = hashing::tier_file::TierFile::parse(&json)?;
             file.budgets_ms = budgets.clone();
+            if let Some(reference) = &mut file.reference {
+                reference.caps = capped.clone();
+            }
             calibrate::decide(&mut file)?;
             file
         }
@@ -106,7 +138,8 @@ fn main() -> anyhow::Result<()> {
             machine.cpu = format!("production logs ({} lines)", used);
             // Logs hold single hashes only (batched ones are skipped): no
             // batch section, so the capacity rule counts one hash at a time.
-            build_tier_file(&samples, &budgets, machine, "logs", None)?
+            // Nor a reference row: logs do not time the seed's crate.
+            build_tier_file(&samples, &budgets, machine, "logs", None, None)?
         }
     };
     write_outputs(
@@ -122,6 +155,12 @@ fn main() -> anyhow::Result<()> {
         println!(
             "{name}: {} (verify P95 {} ms, budget {} ms)",
             tier.spec, tier.verify_p95_ms, tier.budget_ms
+        );
+    }
+    if let Some(reference) = &file.reference {
+        println!(
+            "reference: {} (verify P95 {} ms) caps {:?}",
+            reference.name, reference.timing.verify.p95_ms, reference.caps
         );
     }
     println!(

@@ -1,6 +1,7 @@
 //! Timing one hash and one verify per candidate on this machine: a warm-up,
 //! then rounds in which every candidate runs in a fresh random order, so that
-//! noise from the rest of the machine hits all candidates alike.
+//! noise from the rest of the machine hits all candidates alike (the seed's
+//! baseline through the `bcrypt` crate among them).
 
 use std::time::Instant;
 
@@ -9,7 +10,7 @@ use hashing::tier_file::{BatchRow, BatchThroughput};
 use hashing::{Algorithm, PasswordEngine, Pepper, PepperRing, Policy, Tier};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom as _;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret as _, SecretString};
 
 /// Raw samples in milliseconds.
 #[derive(Debug, Default, Clone)]
@@ -32,7 +33,41 @@ pub fn default_candidates(min_cost: u32, max_cost: u32) -> Vec<Algorithm> {
 const REPEAT_TARGET_MS: f64 = 60.0;
 const MAX_REPEATS: usize = 12;
 
-pub fn measure(candidates: &[Algorithm], rounds: usize) -> anyhow::Result<Vec<(Algorithm, Samples)>> {
+/// One measurement run: our engine at each candidate and, timed in the same
+/// shuffled rounds, the seed's baseline through the `bcrypt` crate.
+#[derive(Debug)]
+pub struct Measured {
+    pub candidates: Vec<(Algorithm, Samples)>,
+    pub reference: Option<Samples>,
+}
+
+/// What a round times once: our engine at a candidate, or the `bcrypt`
+/// crate at a cost (unpeppered, as the seed hashed).
+enum Timer {
+    Engine(PasswordEngine),
+    Crate { cost: u32 },
+}
+
+impl Timer {
+    fn time_once(&self, password: &SecretString) -> anyhow::Result<(f64, f64)> {
+        match self {
+            Self::Engine(engine) => time_once(engine, password),
+            Self::Crate { cost } => {
+                let password = password.expose_secret();
+                let started = Instant::now();
+                let stored = bcrypt::hash(password, *cost)?;
+                let hash_ms = started.elapsed().as_secs_f64() * 1e3;
+                let started = Instant::now();
+                let matched = bcrypt::verify(password, &stored)?;
+                let verify_ms = started.elapsed().as_secs_f64() * 1e3;
+                anyhow::ensure!(matched, "a fresh bcrypt crate hash did not verify");
+                Ok((hash_ms, verify_ms))
+            }
+        }
+    }
+}
+
+pub fn measure(candidates: &[Algorithm], reference_cost: Option<u32>, rounds: usize) -> anyhow::Result<Measured> {
     anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
     // The deployed default is peppered, so measure the peppered path (the HMAC adds microseconds).
     let ring = || -> anyhow::Result<PepperRing> {
@@ -42,42 +77,45 @@ pub fn measure(candidates: &[Algorithm], rounds: usize) -> anyhow::Result<Vec<(A
         )?;
         Ok(PepperRing::new(Some(pepper), vec![]))
     };
-    let engines = candidates
+    let mut timers = candidates
         .iter()
         .map(|&algorithm| {
             let policy = Policy {
                 algorithm,
                 peppered: true,
             };
-            PasswordEngine::new(policy, policy, ring()?).with_context(|| format!("candidate {algorithm}"))
+            let engine =
+                PasswordEngine::new(policy, policy, ring()?).with_context(|| format!("candidate {algorithm}"))?;
+            Ok((algorithm.to_string(), Timer::Engine(engine)))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    timers.extend(reference_cost.map(|cost| (format!("bcrypt crate {cost}"), Timer::Crate { cost })));
     let password = SecretString::from("Tr0ub4dor&3-calibration");
 
     // Warm-up: caches, page faults, CPU frequency; also sizes the repeats.
-    let progress = ProgressBar::new((rounds * candidates.len()) as u64 + candidates.len() as u64);
+    let progress = ProgressBar::new((rounds * timers.len()) as u64 + timers.len() as u64);
     progress.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}")
             .expect("valid template"),
     );
     let mut repeats = Vec::new();
-    for (algorithm, engine) in candidates.iter().zip(&engines) {
-        progress.set_message(format!("warm-up {algorithm}"));
-        let (hash_ms, verify_ms) = time_once(engine, &password)?;
+    for (label, timer) in &timers {
+        progress.set_message(format!("warm-up {label}"));
+        let (hash_ms, verify_ms) = timer.time_once(&password)?;
         let per_pair = hash_ms + verify_ms;
         repeats.push(((REPEAT_TARGET_MS / per_pair).round() as usize).clamp(1, MAX_REPEATS));
         progress.inc(1);
     }
 
-    let mut samples = vec![Samples::default(); candidates.len()];
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let mut samples = vec![Samples::default(); timers.len()];
+    let mut order: Vec<usize> = (0..timers.len()).collect();
     let mut rng = rand::rng();
     for round in 0..rounds {
         order.shuffle(&mut rng);
         for &i in &order {
-            progress.set_message(format!("round {}/{rounds} {}", round + 1, candidates[i]));
+            progress.set_message(format!("round {}/{rounds} {}", round + 1, timers[i].0));
             for _ in 0..repeats[i] {
-                let (hash_ms, verify_ms) = time_once(&engines[i], &password)?;
+                let (hash_ms, verify_ms) = timers[i].1.time_once(&password)?;
                 samples[i].hash.push(hash_ms);
                 samples[i].verify.push(verify_ms);
             }
@@ -85,7 +123,11 @@ pub fn measure(candidates: &[Algorithm], rounds: usize) -> anyhow::Result<Vec<(A
         }
     }
     progress.finish_with_message("done");
-    Ok(candidates.iter().copied().zip(samples).collect())
+    let reference = reference_cost.and_then(|_| samples.pop());
+    Ok(Measured {
+        candidates: candidates.iter().copied().zip(samples).collect(),
+        reference,
+    })
 }
 
 fn time_once(engine: &PasswordEngine, password: &SecretString) -> anyhow::Result<(f64, f64)> {

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use hashing::Algorithm;
 use hashing::tier_file::{
-    BatchRow, BatchThroughput, ChosenTier, FixedCapacity, FunctionSizing, LambdaCost, LambdaModel, Stats, TimingRow,
+    BatchRow, BatchThroughput, ChosenTier, FixedCapacity, FunctionSizing, LambdaCost, LambdaModel, ReferenceRow, Stats,
+    TimingRow,
 };
 
 use crate::stats::round3;
@@ -64,6 +65,36 @@ pub fn row(model: &LambdaModel, spec: String, hash: Stats, verify: Stats) -> Tim
         hash,
         verify,
         lambda,
+    }
+}
+
+/// The default latency budgets per request, in ms, before the seed's
+/// baseline caps them ([`latency_budget`]).
+pub const DEFAULT_MEMBER_BUDGET_MS: f64 = 250.0;
+pub const DEFAULT_GUEST_BUDGET_MS: f64 = 25.0;
+
+/// The seed's baseline: what the seed hashed every password with, through
+/// the crate it used. At the seed's load people feel a hash's latency, so
+/// no default tier may take longer than this.
+pub const REFERENCE_COST: u32 = 10;
+
+/// The reference row (the `bcrypt` crate at `cost`) from its samples'
+/// summaries, capping `caps`' budgets.
+pub fn reference_row(model: &LambdaModel, cost: u32, hash: Stats, verify: Stats, caps: Vec<String>) -> ReferenceRow {
+    ReferenceRow {
+        name: format!("bcrypt crate, cost {cost}"),
+        caps,
+        timing: row(model, format!("bcrypt:{cost}"), hash, verify),
+    }
+}
+
+/// A tier's latency budget: the configured one, capped by the reference's
+/// verify P95 when the reference names the tier (its budget was not given
+/// explicitly).
+pub fn latency_budget(name: &str, configured_ms: f64, reference: Option<&ReferenceRow>) -> f64 {
+    match reference.filter(|r| r.caps.iter().any(|tier| tier == name)) {
+        Some(reference) => configured_ms.min(reference.timing.verify.p95_ms),
+        None => configured_ms,
     }
 }
 

@@ -39,9 +39,19 @@ pub fn markdown(file: &TierFile, chart_name: &str) -> String {
         );
     }
     let lm = &file.lambda_model;
+    let cap = match &file.reference {
+        Some(r) if !r.caps.is_empty() => format!(
+            " (for {}, the configured budget capped by the seed's baseline: the verify P95 of the {}, {} ms, \
+             measured in the same run; a budget given explicitly is not capped)",
+            r.caps.join(" and "),
+            r.name,
+            r.timing.verify.p95_ms
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         md,
-        "\nEach tier is the strongest bcrypt cost whose verify P95 fits the budget. Lambda model: CPU share = \
+        "\nEach tier is the strongest bcrypt cost whose verify P95 fits the budget{cap}. Lambda model: CPU share = \
          min(1, memory / {} MB); duration = verify median / share; price = {} US$ per GB-second (arm64) x \
          memory x duration + {} US$ per million requests. Below {} MB a CPU-bound hash costs the same and \
          only gets slower, so hashing functions get the smallest size that keeps the budget.",
@@ -139,11 +149,16 @@ pub fn table(file: &TierFile) -> String {
     let _ = write!(md, "\n|---|---:|---:|---:|---:|");
     md.push_str(&"---:|".repeat(sizes.len()));
     md.push('\n');
-    for row in &file.table {
+    let rows = file.table.iter().map(|row| (format!("`{}`", row.spec), row));
+    let reference = file
+        .reference
+        .iter()
+        .map(|r| (format!("{} (seed baseline)", r.name), &r.timing));
+    for (label, row) in rows.chain(reference) {
         let _ = write!(
             md,
-            "| `{}` | {:.1} | {:.1} | {:.1} | {:.1} |",
-            row.spec, row.hash.median_ms, row.hash.p95_ms, row.verify.median_ms, row.verify.p95_ms
+            "| {label} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            row.hash.median_ms, row.hash.p95_ms, row.verify.median_ms, row.verify.p95_ms
         );
         for cost in &row.lambda {
             let _ = write!(md, " {:.0} / {:.2} |", cost.duration_ms, cost.usd_per_million);

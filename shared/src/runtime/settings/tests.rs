@@ -142,18 +142,35 @@ fn the_server_takes_the_fixed_capacity_tiers_and_lambda_the_latency_tiers() {
 #[test]
 fn on_managed_instances_a_function_hashes_with_the_fixed_capacity_tiers_one_hash_per_vcpu() {
     use crate::hashing::tier_file::{EMBEDDED, TierFile};
-    let file = TierFile::parse(EMBEDDED).unwrap();
+    // The committed file may choose alike for both (the seed's baseline caps
+    // both): a tier file whose two member choices differ tells them apart.
+    let mut file = TierFile::parse(EMBEDDED).unwrap();
+    let fixed_member = &mut file
+        .fixed_capacity
+        .as_mut()
+        .unwrap()
+        .tiers
+        .get_mut("member")
+        .unwrap()
+        .spec;
+    *fixed_member = if file.tiers["member"].spec == "bcrypt:9" {
+        "bcrypt:8"
+    } else {
+        "bcrypt:9"
+    }
+    .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let tiers_file = dir.path().join("tiers.json");
+    std::fs::write(&tiers_file, serde_json::to_string(&file).unwrap()).unwrap();
+    let tiers_file = tiers_file.to_str().unwrap();
     let fixed = &file.fixed_capacity.as_ref().unwrap().tiers;
-    assert_ne!(
-        fixed["member"].spec, file.tiers["member"].spec,
-        "the test needs two choices"
-    );
     let secret = "s".repeat(40);
     let config = |concurrency: Option<&str>| {
         let mut pairs = vec![
             ("TABLE_NAME", "t"),
             ("PEPPER", secret.as_str()),
             ("TAG_KEY", secret.as_str()),
+            ("TIERS_FILE", tiers_file),
         ];
         pairs.extend(concurrency.map(|c| ("AWS_LAMBDA_MAX_CONCURRENCY", c)));
         Config::from(lambda(&[Function::GuestComment]), &Env::from_pairs(&pairs))
