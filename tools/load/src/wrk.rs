@@ -39,7 +39,10 @@ pub(crate) fn run(
             format!("{base_url}/")
         }
     };
-    let output = command.arg(url).output()?;
+    let output = command.arg(url).output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow::anyhow!("--wrk needs wrk on the PATH (apt-get install wrk)"),
+        _ => e.into(),
+    })?;
     anyhow::ensure!(
         output.status.success(),
         "wrk failed: {}",
