@@ -164,7 +164,7 @@ impl ReadsReport {
             md += &format!("\nConnections without an answer at the end: {}\n", self.unfinished);
         }
         if let Some(wrk) = &self.wrk {
-            md += "\n### wrk, same server, same paths\n\n";
+            md += "\n### wrk, same server, same paths, each phase right after the load tool's\n\n";
             md += &table(wrk);
             md += "\n| phase | load req/s | wrk req/s | load / wrk |\n|---|---:|---:|---:|\n";
             for ours in &self.phases {

@@ -3,7 +3,8 @@
 //! as the last is answered, through four phases back to back on the same
 //! server and the same connections: `/health` (the HTTP stack's ceiling),
 //! board pages alone, one hot post's detail alone, and the mix; each phase
-//! warms up, then measures for `seconds`.
+//! warms up, then measures for `seconds`. With wrk, wrk runs each phase
+//! right after it, on the same paths, while the connections wait.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,6 +28,8 @@ const HOT_SET: usize = 10;
 const WARMUP: Duration = Duration::from_secs(2);
 /// How long past the end a connection may still wait for its answer.
 const GRACE: Duration = Duration::from_secs(10);
+/// wrk's run beyond its `-d` (connecting, printing), within its pause.
+const WRK_SLACK: Duration = Duration::from_secs(3);
 
 pub(crate) const MIX_DESCRIPTION: &str = "half board pages, half post details. Board pages: half the \
      first page (20 summaries), half one of the next 4 pages by cursor. Details: half one of a hot set \
@@ -147,32 +150,49 @@ impl Rng {
     }
 }
 
-/// When each phase warms up and measures, the same for every connection.
+/// When each phase warms up, measures, and pauses (while wrk runs the same
+/// phase, so both see the server in the same state), the same for every
+/// connection.
 struct Schedule {
     start: Instant,
     warmup: Duration,
     measure: Duration,
+    pause: Duration,
 }
 
 impl Schedule {
-    fn phase_at(&self, t: Instant) -> Option<usize> {
-        let slot = (self.warmup + self.measure).as_nanos();
-        let i = (t.saturating_duration_since(self.start).as_nanos() / slot) as usize;
-        (i < PHASES.len()).then_some(i)
+    fn slot(&self) -> Duration {
+        self.warmup + self.measure + self.pause
+    }
+
+    fn slot_start(&self, i: usize) -> Instant {
+        self.start + self.slot() * i as u32
+    }
+
+    /// The phase at `t`, and whether it is paused then.
+    fn phase_at(&self, t: Instant) -> Option<(usize, bool)> {
+        let since = t.saturating_duration_since(self.start);
+        let i = (since.as_nanos() / self.slot().as_nanos()) as usize;
+        let paused = t >= self.measure_end(i);
+        (i < PHASES.len()).then_some((i, paused))
     }
 
     /// Whether an answer at `t` counts for phase `i`: in its measured window.
     fn measures(&self, i: usize, t: Instant) -> bool {
-        let from = self.start + (self.warmup + self.measure) * i as u32 + self.warmup;
-        t >= from && t < from + self.measure
+        t >= self.slot_start(i) + self.warmup && t < self.measure_end(i)
+    }
+
+    fn measure_end(&self, i: usize) -> Instant {
+        self.slot_start(i) + self.warmup + self.measure
     }
 
     fn end(&self) -> Instant {
-        self.start + (self.warmup + self.measure) * PHASES.len() as u32
+        self.slot_start(PHASES.len())
     }
 }
 
-/// Seeds, runs the four phases, then (with `with_wrk`) wrk on the same paths.
+/// Seeds, then runs the four phases, each followed (with `with_wrk`) by
+/// wrk on the same paths.
 pub(crate) async fn reads(
     base_url: &str,
     connections: usize,
@@ -212,6 +232,11 @@ pub(crate) async fn reads(
         start: Instant::now() + Duration::from_millis(100),
         warmup: WARMUP,
         measure: Duration::from_secs(seconds),
+        pause: if with_wrk {
+            Duration::from_secs(seconds) + WRK_SLACK
+        } else {
+            Duration::ZERO
+        },
     });
     eprintln!(
         "running reads: {} phases of {} s after {} s of warm-up each",
@@ -224,6 +249,23 @@ pub(crate) async fn reads(
         .enumerate()
         .map(|(i, connection)| tokio::spawn(connection_loop(connection, targets.clone(), schedule.clone(), i as u64)))
         .collect();
+    let wrk = if with_wrk {
+        let dir = tempfile::Builder::new().prefix("load-wrk-").tempdir()?;
+        let mut measured = Vec::new();
+        for (i, (kind, name)) in PHASES.into_iter().enumerate() {
+            tokio::time::sleep_until(schedule.measure_end(i).into()).await;
+            eprintln!("wrk: {name} for {seconds} s");
+            let (targets, base_url, dir) = (targets.clone(), base_url.to_owned(), dir.path().to_owned());
+            let phase = tokio::task::spawn_blocking(move || {
+                wrk::run(name, &base_url, &targets.wrk_paths(kind), connections, seconds, &dir)
+            })
+            .await??;
+            measured.push(phase);
+        }
+        Some(phases::with_ratios(measured))
+    } else {
+        None
+    };
     let mut tallies = Vec::with_capacity(workers.len());
     let mut unfinished = 0;
     let give_up = schedule.end() + GRACE;
@@ -240,23 +282,6 @@ pub(crate) async fn reads(
             .map(|(i, (_, name))| Phase::summarize(name, tallies.iter().map(|t| &t[i]), schedule.measure))
             .collect(),
     );
-
-    let wrk = if with_wrk {
-        let dir = tempfile::Builder::new().prefix("load-wrk-").tempdir()?;
-        let mut measured = Vec::new();
-        for (kind, name) in PHASES {
-            eprintln!("wrk: {name} for {seconds} s");
-            let (targets, base_url, dir) = (targets.clone(), base_url.to_owned(), dir.path().to_owned());
-            let phase = tokio::task::spawn_blocking(move || {
-                wrk::run(name, &base_url, &targets.wrk_paths(kind), connections, seconds, &dir)
-            })
-            .await??;
-            measured.push(phase);
-        }
-        Some(phases::with_ratios(measured))
-    } else {
-        None
-    };
 
     Ok(ReadsReport {
         scenario: "reads".into(),
@@ -286,7 +311,15 @@ async fn connection_loop(
     tokio::time::sleep_until(schedule.start.into()).await;
     loop {
         let sent = Instant::now();
-        let Some(i) = schedule.phase_at(sent) else { break };
+        let Some((i, paused)) = schedule.phase_at(sent) else {
+            break;
+        };
+        if paused {
+            // The server may close the idle connection meanwhile (its
+            // header timeout): the next phase's warm-up opens it again.
+            tokio::time::sleep_until(schedule.slot_start(i + 1).into()).await;
+            continue;
+        }
         let request = targets.pick(PHASES[i].0, &mut rng);
         let answer = connection.get(request).await;
         let answered = Instant::now();
@@ -394,16 +427,19 @@ mod tests {
             start,
             warmup: Duration::from_secs(2),
             measure: Duration::from_secs(10),
+            pause: Duration::from_secs(3),
         };
         let at = |s: u64| start + Duration::from_secs(s);
-        assert_eq!(schedule.phase_at(at(1)), Some(0));
-        assert_eq!(schedule.phase_at(at(13)), Some(1));
-        assert_eq!(schedule.phase_at(at(48)), None);
+        assert_eq!(schedule.phase_at(at(1)), Some((0, false)));
+        assert_eq!(schedule.phase_at(at(13)), Some((0, true)));
+        assert_eq!(schedule.phase_at(at(16)), Some((1, false)));
+        assert_eq!(schedule.phase_at(at(60)), None);
         assert!(!schedule.measures(0, at(1)));
         assert!(schedule.measures(0, at(2)));
         assert!(!schedule.measures(0, at(12)));
-        assert!(schedule.measures(1, at(14)));
-        assert_eq!(schedule.end(), at(48));
+        assert!(!schedule.measures(0, at(13)));
+        assert!(schedule.measures(1, at(17)));
+        assert_eq!(schedule.end(), at(60));
     }
 
     #[test]
