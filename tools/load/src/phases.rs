@@ -151,8 +151,17 @@ fn table(phases: &[Phase]) -> String {
 impl ReadsReport {
     pub(crate) fn markdown(&self) -> String {
         let mut md = format!(
-            "Scenario `{}` on {}: {} kept-alive connections, no think time, {:.0} s per phase after {:.0} s of warm-up, back to back\n\n",
-            self.scenario, self.base_url, self.connections, self.seconds_per_phase, self.warmup_seconds
+            "Scenario `{}` on {}: {} kept-alive connections, no think time, {:.0} s per phase after {:.0} s of warm-up, {}\n\n",
+            self.scenario,
+            self.base_url,
+            self.connections,
+            self.seconds_per_phase,
+            self.warmup_seconds,
+            if self.wrk.is_some() {
+                "each phase followed by wrk's run of it"
+            } else {
+                "back to back"
+            }
         );
         md += &format!("The mix: {}\n\n", self.mix);
         if let Some(load) = &self.load_average {
