@@ -14,6 +14,7 @@
 //! (per phase for reads), also written as JSON and Markdown under `--out`.
 
 mod chart;
+mod cpu;
 mod metrics;
 mod phases;
 mod scenarios;
@@ -294,7 +295,8 @@ async fn run_reads(opts: &Opts, base: &str, server: Option<&server::Spawned>) ->
         .ok()
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     let run_id = format!("{}", std::process::id() % 10_000 + rand::random::<u32>() % 10_000);
-    let mut report = scenarios::reads(base, opts.connections, opts.seconds, opts.wrk, &run_id).await?;
+    let server_pid = server.map(server::Spawned::pid);
+    let mut report = scenarios::reads(base, opts.connections, opts.seconds, opts.wrk, &run_id, server_pid).await?;
     report.load_average = load_average;
     report.peak_rss_kib = server.and_then(server::Spawned::peak_rss_kib);
     let markdown = report.markdown();

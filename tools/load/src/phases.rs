@@ -50,6 +50,13 @@ pub(crate) struct Phase {
     pub statuses: BTreeMap<u16, u64>,
     /// This phase's requests/s over `/health`'s in the same run.
     pub ratio_to_health: Option<f64>,
+    /// Cores the load tool and the server kept busy while it was measured
+    /// (1.0: one core; the load tool's unknown for wrk, the server's when
+    /// this tool did not start it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_cpu_cores: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_cores: Option<f64>,
 }
 
 fn ms(us: f64) -> f64 {
@@ -82,6 +89,8 @@ impl Phase {
             max_ms: ms(latency.max() as f64),
             statuses,
             ratio_to_health: None,
+            load_cpu_cores: None,
+            server_cpu_cores: None,
         }
     }
 }
@@ -126,14 +135,15 @@ pub(crate) fn mix_goal_met(phases: &[Phase]) -> Option<bool> {
 
 fn table(phases: &[Phase]) -> String {
     let mut md = String::from(
-        "| phase | requests | errors | req/s | x /health | avg ms | P50 ms | P99 ms | max ms | statuses |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        "| phase | requests | errors | req/s | x /health | avg ms | P50 ms | P99 ms | max ms | generator CPU | server CPU | statuses |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for p in phases {
         let statuses: Vec<String> = p.statuses.iter().map(|(s, n)| format!("{s}: {n}")).collect();
         let ratio = p.ratio_to_health.map_or("-".to_owned(), |r| format!("{r:.2}"));
+        let cores = |c: Option<f64>| c.map_or("-".to_owned(), |c| format!("{c:.2}"));
         md += &format!(
-            "| {} | {} | {} | {:.0} | {ratio} | {:.1} | {:.1} | {:.1} | {:.1} | {} |\n",
+            "| {} | {} | {} | {:.0} | {ratio} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} |\n",
             p.phase,
             p.requests,
             p.errors,
@@ -142,6 +152,8 @@ fn table(phases: &[Phase]) -> String {
             p.p50_ms,
             p.p99_ms,
             p.max_ms,
+            cores(p.load_cpu_cores),
+            cores(p.server_cpu_cores),
             statuses.join(", ")
         );
     }

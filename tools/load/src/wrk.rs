@@ -127,6 +127,8 @@ fn parse(phase: &str, out: &str) -> anyhow::Result<Phase> {
         max_ms: round(latency.get(3).and_then(|v| duration_ms(v)).unwrap_or(0.0)),
         statuses: BTreeMap::new(),
         ratio_to_health: None,
+        load_cpu_cores: None,
+        server_cpu_cores: None,
     })
 }
 

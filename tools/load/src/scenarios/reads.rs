@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{Api, seed, seed_comments};
+use crate::cpu;
 use crate::phases::{self, HEALTH, MIX, Phase, ReadsReport, Tally};
 use crate::wire::{self, Connection};
 use crate::wrk;
@@ -199,6 +200,7 @@ pub(crate) async fn reads(
     seconds: u64,
     with_wrk: bool,
     run_id: &str,
+    server_pid: Option<u32>,
 ) -> anyhow::Result<ReadsReport> {
     let host = wire::authority(base_url)?;
     let addr: SocketAddr = tokio::net::lookup_host(host)
@@ -249,23 +251,28 @@ pub(crate) async fn reads(
         .enumerate()
         .map(|(i, connection)| tokio::spawn(connection_loop(connection, targets.clone(), schedule.clone(), i as u64)))
         .collect();
-    let wrk = if with_wrk {
-        let dir = tempfile::Builder::new().prefix("load-wrk-").tempdir()?;
-        let mut measured = Vec::new();
-        for (i, (kind, name)) in PHASES.into_iter().enumerate() {
-            tokio::time::sleep_until(schedule.measure_end(i).into()).await;
+    // Each phase's CPU, sampled at its measured window's edges; then wrk's run of it.
+    let wrk_dir = tempfile::Builder::new().prefix("load-wrk-").tempdir()?;
+    let mut cpu_used = Vec::new();
+    let mut wrk_phases = Vec::new();
+    for (i, (kind, name)) in PHASES.into_iter().enumerate() {
+        tokio::time::sleep_until((schedule.slot_start(i) + schedule.warmup).into()).await;
+        let from = cpu::sample(server_pid);
+        tokio::time::sleep_until(schedule.measure_end(i).into()).await;
+        cpu_used.push(cpu::cores(from, cpu::sample(server_pid)));
+        if with_wrk {
             eprintln!("wrk: {name} for {seconds} s");
-            let (targets, base_url, dir) = (targets.clone(), base_url.to_owned(), dir.path().to_owned());
-            let phase = tokio::task::spawn_blocking(move || {
+            let (targets, base_url, dir) = (targets.clone(), base_url.to_owned(), wrk_dir.path().to_owned());
+            let from = cpu::sample(server_pid);
+            let mut phase = tokio::task::spawn_blocking(move || {
                 wrk::run(name, &base_url, &targets.wrk_paths(kind), connections, seconds, &dir)
             })
             .await??;
-            measured.push(phase);
+            phase.server_cpu_cores = cpu::cores(from, cpu::sample(server_pid)).1;
+            wrk_phases.push(phase);
         }
-        Some(phases::with_ratios(measured))
-    } else {
-        None
-    };
+    }
+    let wrk = with_wrk.then(|| phases::with_ratios(wrk_phases));
     let mut tallies = Vec::with_capacity(workers.len());
     let mut unfinished = 0;
     let give_up = schedule.end() + GRACE;
@@ -279,7 +286,11 @@ pub(crate) async fn reads(
         PHASES
             .iter()
             .enumerate()
-            .map(|(i, (_, name))| Phase::summarize(name, tallies.iter().map(|t| &t[i]), schedule.measure))
+            .map(|(i, (_, name))| {
+                let mut phase = Phase::summarize(name, tallies.iter().map(|t| &t[i]), schedule.measure);
+                (phase.load_cpu_cores, phase.server_cpu_cores) = cpu_used[i];
+                phase
+            })
             .collect(),
     );
 
