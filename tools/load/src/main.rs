@@ -6,15 +6,21 @@
 //!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
 //! users without think time), mixed-moderated (v3: mixed with 1% reports on a
-//! board with 40 bans, every write checked), reads, login-write, signup,
-//! login-attack, hot-post.
-//! Every run is bounded by `--seconds` and ends with a table per endpoint,
-//! also written as JSON and Markdown under `--out`.
+//! board with 40 bans, every write checked), mixed-reads (mixed's readers
+//! alone), login-write, signup, login-attack, hot-post; and reads (v4: wrk's
+//! way, 500 kept-alive connections without think time, `/health`, board
+//! pages, one hot post and their mix back to back, each against `/health`).
+//! Every run is bounded by `--seconds` and ends with a table per endpoint
+//! (per phase for reads), also written as JSON and Markdown under `--out`.
 
 mod chart;
+mod cpu;
 mod metrics;
+mod phases;
 mod scenarios;
 mod server;
+mod wire;
+mod wrk;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,14 +88,22 @@ struct Opts {
     /// Concurrent users (closed-loop scenarios).
     #[arg(long, default_value_t = 100)]
     users: usize,
-    /// mixed and reads: the users' mean think time after each request. The
+    /// mixed and mixed-reads: the users' mean think time after each request. The
     /// default offers report 1's load: 100 users at about 37 requests/s
     /// (the report measured 35.1 before and 38.1 after).
     #[arg(long, default_value_t = 2700)]
     think_ms: u64,
-    /// reads: the readers think as mixed's do (the baseline of mixed's read P99).
+    /// mixed-reads: the readers think as mixed's do (the baseline of mixed's read P99).
     #[arg(long)]
     paced: bool,
+    /// reads: kept-alive connections, each sending its next request as soon
+    /// as the last is answered (wrk's `-c`).
+    #[arg(long, default_value_t = 500)]
+    connections: usize,
+    /// reads: then wrk (`wrk -t<cores> -c<connections> --latency`) on the
+    /// same server and paths, phase by phase, beside the load tool's figures.
+    #[arg(long)]
+    wrk: bool,
     /// Arrivals per second (login-write).
     #[arg(long, default_value_t = 400.0)]
     rate: f64,
@@ -119,6 +133,7 @@ enum Scenario {
     Mixed,
     MixedOverload,
     MixedModerated,
+    MixedReads,
     Reads,
     LoginWrite,
     Signup,
@@ -139,10 +154,10 @@ impl Scenario {
         matches!(self, Scenario::Mixed | Scenario::MixedModerated)
     }
 
-    /// `mixed` thinks; `reads` only with `--paced` (mixed's readers alone);
-    /// the rest run closed loops.
+    /// `mixed` thinks; `mixed-reads` only with `--paced` (mixed's readers
+    /// alone); the rest run closed loops.
     fn pacing(self, opts: &Opts) -> Pacing {
-        let thinks = opts.think_ms > 0 && (self.paced() || (self == Scenario::Reads && opts.paced));
+        let thinks = opts.think_ms > 0 && (self.paced() || (self == Scenario::MixedReads && opts.paced));
         if thinks {
             Pacing::Think {
                 mean: Duration::from_millis(opts.think_ms),
@@ -157,6 +172,7 @@ impl Scenario {
             Scenario::Mixed => "mixed",
             Scenario::MixedOverload => "mixed-overload",
             Scenario::MixedModerated => "mixed-moderated",
+            Scenario::MixedReads => "mixed-reads",
             Scenario::Reads => "reads",
             Scenario::LoginWrite => "login-write",
             Scenario::Signup => "signup",
@@ -174,6 +190,10 @@ async fn run(
     base_url: &str,
     server: Option<&server::Spawned>,
 ) -> anyhow::Result<Report> {
+    anyhow::ensure!(
+        scenario != Scenario::Reads,
+        "reads reports per phase and compares with /health itself: `load run reads`"
+    );
     let run_id = format!("{}", std::process::id() % 10_000 + rand::random::<u32>() % 10_000);
     let seed_api = Api::new(base_url, Arc::new(Recorder::default()));
     let (members, posts) = match scenario {
@@ -205,7 +225,10 @@ async fn run(
             let groups = Groups::of(opts.users);
             scenarios::mixed(api, seed, groups, pacing, opts.seconds, opts.many_ips, reports).await
         }
-        Scenario::Reads => scenarios::reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await,
+        Scenario::MixedReads => {
+            scenarios::mixed_reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await
+        }
+        Scenario::Reads => unreachable!("checked above"),
         Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
         Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
         Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
@@ -253,13 +276,32 @@ async fn start_server_from(
 }
 
 fn write(out: &std::path::Path, name: &str, report: &Report) -> anyhow::Result<()> {
+    write_files(out, name, report, &report.markdown())
+}
+
+fn write_files(out: &std::path::Path, name: &str, json: &impl serde::Serialize, markdown: &str) -> anyhow::Result<()> {
     std::fs::create_dir_all(out)?;
     std::fs::write(
         out.join(format!("{name}.json")),
-        serde_json::to_string_pretty(report)? + "\n",
+        serde_json::to_string_pretty(json)? + "\n",
     )?;
-    std::fs::write(out.join(format!("{name}.md")), report.markdown())?;
+    std::fs::write(out.join(format!("{name}.md")), markdown)?;
     Ok(())
+}
+
+/// `reads`: its phases on `base`, with the spawned server's peak memory.
+async fn run_reads(opts: &Opts, base: &str, server: Option<&server::Spawned>) -> anyhow::Result<()> {
+    let load_average = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    let run_id = format!("{}", std::process::id() % 10_000 + rand::random::<u32>() % 10_000);
+    let server_pid = server.map(server::Spawned::pid);
+    let mut report = scenarios::reads(base, opts.connections, opts.seconds, opts.wrk, &run_id, server_pid).await?;
+    report.load_average = load_average;
+    report.peak_rss_kib = server.and_then(server::Spawned::peak_rss_kib);
+    let markdown = report.markdown();
+    println!("{markdown}");
+    write_files(&opts.out, "reads", &report, &markdown)
 }
 
 #[tokio::main]
@@ -282,9 +324,13 @@ async fn main() -> anyhow::Result<()> {
                     .or_else(|| std::env::var("API_URL").ok())
                     .unwrap_or_else(|| "http://127.0.0.1:3000".into()),
             };
-            let report = run(scenario, &opts, &base, spawned.as_ref()).await?;
-            println!("{}", report.markdown());
-            write(&opts.out, scenario.name(), &report)?;
+            if scenario == Scenario::Reads {
+                run_reads(&opts, &base, spawned.as_ref()).await?;
+            } else {
+                let report = run(scenario, &opts, &base, spawned.as_ref()).await?;
+                println!("{}", report.markdown());
+                write(&opts.out, scenario.name(), &report)?;
+            }
         }
         Command::Moderation { opts, baseline_server } => {
             let baseline = baseline_server.unwrap_or_else(|| opts.server.clone());
@@ -315,6 +361,10 @@ async fn main() -> anyhow::Result<()> {
             title,
         } => chart::percentiles(&before, &after, &out, &title)?,
         Command::Compare { scenario, opts } => {
+            anyhow::ensure!(
+                scenario != Scenario::Reads,
+                "reads compares its phases with /health in one run: `load run reads`"
+            );
             let mut reports = Vec::new();
             for (label, tiers) in [
                 ("uniform bcrypt:10", Some(("bcrypt:10", "bcrypt:10"))),
@@ -343,9 +393,9 @@ async fn main() -> anyhow::Result<()> {
                     paced: scenario == Scenario::Mixed,
                     ..opts.clone()
                 };
-                let server = start_server(&readers, Scenario::Reads, None).await?;
+                let server = start_server(&readers, Scenario::MixedReads, None).await?;
                 eprintln!("reads alone: server on {}", server.base_url());
-                let alone = run(Scenario::Reads, &readers, &server.base_url(), Some(&server)).await?;
+                let alone = run(Scenario::MixedReads, &readers, &server.base_url(), Some(&server)).await?;
                 write(&opts.out, &format!("{name}-reads-alone"), &alone)?;
                 let goals = metrics::mixed_goals(&reports[0], &reports[1], &alone, scenario == Scenario::MixedOverload);
                 println!("## goals\n\n{goals}");

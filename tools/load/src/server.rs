@@ -113,6 +113,10 @@ impl Spawned {
         )
     }
 
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }

@@ -121,9 +121,9 @@ pub(crate) async fn mixed(
     .await;
 }
 
-/// Reads only (report 1's readers alone): the baseline for the read P99
+/// `mixed-reads`: reads only (report 1's readers alone): the baseline for the read P99
 /// under `mixed`, at the same pacing.
-pub(crate) async fn reads(api: Api, seed: Arc<Seed>, n: usize, pacing: Pacing, seconds: u64) {
+pub(crate) async fn mixed_reads(api: Api, seed: Arc<Seed>, n: usize, pacing: Pacing, seconds: u64) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     users(n, deadline, |_| {
         let (api, seed) = (api.clone(), seed.clone());

@@ -10,12 +10,14 @@ mod actions;
 mod api;
 mod focused;
 mod mixed;
+mod reads;
 mod seed;
 
 pub(crate) use api::Api;
 pub(crate) use focused::{hot_post, login_attack, login_write, signup};
-pub(crate) use mixed::{Groups, Pacing, mixed, reads};
-pub(crate) use seed::{ADMIN, ADMIN_ENROLL_TOKEN, Seed, seed, seed_bans};
+pub(crate) use mixed::{Groups, Pacing, mixed, mixed_reads};
+pub(crate) use reads::reads;
+pub(crate) use seed::{ADMIN, ADMIN_ENROLL_TOKEN, Seed, seed, seed_bans, seed_comments};
 
 pub(crate) const PASSWORD: &str = "load-test-password";
 pub(crate) const GUEST_PASSWORD: &str = "guest-pw";

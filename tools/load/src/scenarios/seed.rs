@@ -138,3 +138,40 @@ pub(crate) async fn seed_bans(api: &Api, run_id: &str, members: usize, guests: u
     }
     Ok(banned)
 }
+
+/// `per_post` member comments on each of `posts`, 16 at a time, so that a
+/// post's detail carries its first comments as a read post does.
+pub(crate) async fn seed_comments(
+    api: &Api,
+    tokens: &[String],
+    posts: &[String],
+    per_post: usize,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(!tokens.is_empty(), "seeding comments: no member to write them");
+    let mut writing = tokio::task::JoinSet::new();
+    for (i, post) in posts.iter().enumerate() {
+        for c in 0..per_post {
+            if writing.len() >= 16 {
+                writing.join_next().await.expect("a comment is being written")??;
+            }
+            let (api, token) = (api.clone(), tokens[(i + c) % tokens.len()].clone());
+            let path = format!("{}/boards/free/posts/{post}/comments", api.base);
+            writing.spawn(async move {
+                let status = api
+                    .http
+                    .post(path)
+                    .bearer_auth(token)
+                    .json(&json!({"body": format!("seeded comment {c}")}))
+                    .send()
+                    .await?
+                    .status();
+                anyhow::ensure!(status.as_u16() == 201, "seeding a comment: {status}");
+                Ok(())
+            });
+        }
+    }
+    while let Some(written) = writing.join_next().await {
+        written??;
+    }
+    Ok(())
+}
