@@ -33,7 +33,7 @@ async fn keyed_post(
 }
 
 on_both_stores!(
-    post_creates_answer_their_location_and_etag_and_replays_the_same,
+    creates_answer_their_location_and_replays_the_same_and_posts_their_etag,
     the_etag_follows_title_and_body_and_never_the_counts,
     an_edit_naming_an_old_version_is_412_and_changes_nothing,
     every_401_names_the_bearer_scheme_and_says_when_a_token_was_refused,
@@ -225,7 +225,7 @@ async fn cors_preflights_allow_and_responses_expose_the_v3_headers(backend: Back
     assert!(foreign.headers().get("access-control-allow-origin").is_none());
 }
 
-async fn post_creates_answer_their_location_and_etag_and_replays_the_same(backend: Backend) {
+async fn creates_answer_their_location_and_replays_the_same_and_posts_their_etag(backend: Backend) {
     let app = spawn_app(backend).await;
     let token = app.member_token("located").await;
     let member = json!({"title": "member post", "body": "hello"});
@@ -260,17 +260,31 @@ async fn post_creates_answer_their_location_and_etag_and_replays_the_same(backen
         assert_eq!(header(&replay, "idempotent-replayed"), "true");
         assert_eq!((header(&replay, "location"), header(&replay, "etag")), (location, etag));
     }
-    // Other creates have no Location.
-    let comment = app
-        .request(
-            Method::POST,
-            &format!("/boards/free/posts/{}/comments/guest", app.guest_post("1234").await),
-            None,
-            Some(json!({"nickname": "g", "password": "1234", "body": "c"})),
-        )
-        .await;
-    assert_eq!(comment.status(), 201);
-    assert!(comment.headers().get("location").is_none());
+    // Comment creates answer the comment's own GET route, replays the same.
+    let post = app.guest_post("1234").await;
+    let comments = format!("/boards/free/posts/{post}/comments");
+    let member_comment = json!({"body": "c"});
+    let guest_comment = json!({"nickname": "g", "password": "1234", "body": "c"});
+    for (path, token, payload) in [
+        (comments.clone(), Some(token.as_str()), member_comment),
+        (format!("{comments}/guest"), None, guest_comment),
+    ] {
+        let first = keyed_post(&app, &path, token, "located-2", payload.clone()).await;
+        assert_eq!(first.status(), 201);
+        let location = header(&first, "location");
+        let created = body(first).await;
+        assert_eq!(location, format!("{comments}/{}", created["id"].as_str().unwrap()));
+        let read = app.get(&location).await;
+        assert_eq!(read.status(), 200);
+        assert_eq!(body(read).await, created, "the Location reads the comment as created");
+        let replay = keyed_post(&app, &path, token, "located-2", payload).await;
+        assert_eq!(header(&replay, "idempotent-replayed"), "true");
+        assert_eq!(header(&replay, "location"), location);
+    }
+    // A create whose item has no GET route of its own (a signup) has none.
+    let signup = app.signup("no_location", "password-123").await;
+    assert_eq!(signup.status(), 201);
+    assert!(signup.headers().get("location").is_none());
 }
 
 async fn the_etag_follows_title_and_body_and_never_the_counts(backend: Backend) {

@@ -4,10 +4,10 @@ use axum::extract::State;
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::{Created, WithEtag, created, parent};
+use super::{CommentCreated, Created, WithEtag, comment_created, created, parent};
 use crate::app::ClientAddress;
 use crate::app::guest::{GuestComment, GuestEdit, GuestPost, GuestProof};
-use crate::domain::{Comment, CommentBody, Nickname, Password, PostBody, PostDetail, Title};
+use crate::domain::{CommentBody, Nickname, Password, PostBody, PostDetail, Title};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::client_ip::ClientIp;
@@ -123,7 +123,8 @@ pub(crate) async fn create_guest_comment(
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<GuestCommentRequest>,
-) -> Result<Created<Comment>, ApiError> {
+) -> Result<CommentCreated, ApiError> {
+    let board = key.board.clone();
     let command = GuestComment {
         idempotency,
         client,
@@ -133,7 +134,11 @@ pub(crate) async fn create_guest_comment(
         body: CommentBody::parse(required("body", r.body)?)?,
         parent: parent(r.parent_id)?,
     };
-    state.app.create_guest_comment(command).await.map(created)
+    state
+        .app
+        .create_guest_comment(command)
+        .await
+        .map(comment_created(board))
 }
 
 pub(crate) async fn delete_guest_comment(

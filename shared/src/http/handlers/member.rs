@@ -5,9 +5,9 @@ use axum::extract::State;
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::{Created, WithEtag, created, parent};
+use super::{CommentCreated, Created, WithEtag, comment_created, created, parent};
 use crate::app::posts::{EditPost, WriteComment, WritePost};
-use crate::domain::{Comment, CommentBody, LikeState, PostBody, PostDetail, Title};
+use crate::domain::{CommentBody, LikeState, PostBody, PostDetail, Title};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
@@ -88,7 +88,8 @@ pub(crate) async fn create_comment(
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
     Body(r): Body<CommentRequest>,
-) -> Result<Created<Comment>, ApiError> {
+) -> Result<CommentCreated, ApiError> {
+    let board = key.board.clone();
     let command = WriteComment {
         idempotency,
         client,
@@ -96,7 +97,11 @@ pub(crate) async fn create_comment(
         body: CommentBody::parse(required("body", r.body)?)?,
         parent: parent(r.parent_id)?,
     };
-    state.app.create_member_comment(&member, command).await.map(created)
+    state
+        .app
+        .create_member_comment(&member, command)
+        .await
+        .map(comment_created(board))
 }
 
 pub(crate) async fn delete_comment(

@@ -90,6 +90,38 @@ impl CreatedHeaders for crate::domain::Member {}
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 impl CreatedHeaders for crate::domain::Comment {}
 
+/// A comment's `201` with its `Location`, the comment's own `GET` route on
+/// the board the request named (docs/API.md, Conventions); a replay the same.
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+pub(crate) struct CommentCreated {
+    board: crate::domain::BoardSlug,
+    answer: crate::app::Answer<crate::domain::Comment>,
+}
+
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+fn comment_created(
+    board: crate::domain::BoardSlug,
+) -> impl FnOnce(crate::app::Answer<crate::domain::Comment>) -> CommentCreated {
+    move |answer| CommentCreated { board, answer }
+}
+
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+impl axum::response::IntoResponse for CommentCreated {
+    fn into_response(self) -> axum::response::Response {
+        let comment = match &self.answer {
+            crate::app::Answer::Created(comment) => Some(comment.clone()),
+            crate::app::Answer::Replayed(answer) => serde_json::from_str::<crate::domain::Comment>(&answer.body).ok(),
+        };
+        let location =
+            comment.map(|c| format!("/boards/{}/posts/{}/comments/{}", self.board.as_str(), c.post_id, c.id));
+        let mut response = Created(self.answer).into_response();
+        if let Some(location) = location.and_then(|l| http::HeaderValue::from_str(&l).ok()) {
+            response.headers_mut().insert(http::header::LOCATION, location);
+        }
+        response
+    }
+}
+
 /// A post's `Location` and `ETag`.
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 impl CreatedHeaders for crate::domain::PostDetail {

@@ -84,7 +84,7 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
                           "schema": {"type": "string"}},
             "ETag": {"description": "This version of the post's title and body (a quoted opaque string; view, like and comment counts do not change it): send it as `If-Match` on an edit",
                      "schema": {"type": "string"}},
-            "Location": {"description": "The new post: `/boards/{slug}/posts/{post_id}`",
+            "Location": {"description": "The new item's own GET route: a post `/boards/{slug}/posts/{post_id}`, a comment `/boards/{slug}/posts/{post_id}/comments/{comment_id}`",
                          "schema": {"type": "string", "format": "uri-reference"}},
             "WwwAuthenticate": {"description": "`Bearer` (RFC 6750), with `error=\"invalid_token\"` when a token was sent and refused",
                                 "schema": {"type": "string"}}

@@ -101,11 +101,13 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     if route.takes_idempotency_key() {
         headers.insert("Idempotent-Replayed".into(), header_ref("IdempotentReplayed"));
     }
-    if doc.response.is_some_and(|response| response.name() == "PostDetail") {
+    let response_name = doc.response.map(|response| response.name());
+    if response_name.as_deref() == Some("PostDetail") {
         headers.insert("ETag".into(), header_ref("ETag"));
-        if doc.status == 201 {
-            headers.insert("Location".into(), header_ref("Location"));
-        }
+    }
+    // Every 201 whose item has a GET route: posts and comments.
+    if doc.status == 201 && matches!(response_name.as_deref(), Some("PostDetail" | "Comment")) {
+        headers.insert("Location".into(), header_ref("Location"));
     }
     success["headers"] = headers.into();
     let mut responses = error_responses(&codes, components);
