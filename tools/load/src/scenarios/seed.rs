@@ -20,22 +20,14 @@ pub(crate) async fn seed(api: &Api, members: usize, posts: usize, run_id: &str) 
         let (api, username) = (api.clone(), format!("m{run_id}_{i}"));
         joins.push(tokio::spawn(async move {
             let body = json!({"username": username, "password": PASSWORD, "nickname": "load"});
-            let created = api
-                .http
-                .post(format!("{}/members", api.base))
-                .json(&body)
-                .send()
-                .await?;
+            let created = send_shed_aware(api.http.post(format!("{}/members", api.base)).json(&body)).await?;
             anyhow::ensure!(
                 created.status().as_u16() == 201,
                 "seeding {username}: {}",
                 created.status()
             );
-            let session: Value = api
-                .http
-                .post(format!("{}/sessions", api.base))
-                .json(&json!({"username": username, "password": PASSWORD}))
-                .send()
+            let login = json!({"username": username, "password": PASSWORD});
+            let session: Value = send_shed_aware(api.http.post(format!("{}/sessions", api.base)).json(&login))
                 .await?
                 .json()
                 .await?;
@@ -68,6 +60,32 @@ pub(crate) async fn seed(api: &Api, members: usize, posts: usize, run_id: &str) 
         tokens,
         posts: post_ids,
     })
+}
+
+/// Sends `request`, again after `Retry-After` while the server sheds it
+/// with `503`: the seeding's signups and logins come all at once from one
+/// address, and a server at its default hashing queue gives one address
+/// only a share of it (before the measured part, so waiting costs nothing).
+async fn send_shed_aware(request: reqwest::RequestBuilder) -> anyhow::Result<reqwest::Response> {
+    const ATTEMPTS: usize = 20;
+    for _ in 1..ATTEMPTS {
+        let attempt = request
+            .try_clone()
+            .ok_or_else(|| anyhow::anyhow!("a seeding request with a stream body"))?;
+        let response = attempt.send().await?;
+        if response.status().as_u16() != 503 {
+            return Ok(response);
+        }
+        let wait = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(1)
+            .min(5);
+        tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+    }
+    Ok(request.send().await?)
 }
 
 /// The admin mixed-moderated's server is told of (`ADMIN_USERNAMES`).
