@@ -76,10 +76,9 @@ impl App {
 
     /// [`Self::list_posts`] as the response's JSON.
     pub async fn list_posts_json(&self, query: ListPosts) -> Result<Rendered, ApiError> {
-        if self.reads.is_none() {
+        let Some(reads) = &self.reads else {
             return rendered(&self.list_posts(query).await?, None);
-        }
-        let reads = self.reads.as_deref().expect("checked above");
+        };
         let (cached, counts) = self.cached_page(reads, &query).await?;
         match cached.json.render(&counts) {
             Some(json) => Ok(Rendered { json, version: None }),
