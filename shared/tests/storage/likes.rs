@@ -195,3 +195,45 @@ async fn views_added_in_a_batch_count_once_each_and_a_gone_post_takes_none(store
         .collect();
     assert_eq!(listed.iter().sum::<u64>(), 83 + 8, "board pages show the batch too");
 }
+
+/// The server's view buffer when a flush fails halfway (the file locked by
+/// another process, past the busy timeout): the flush's one transaction
+/// writes nothing, the views keep waiting, and the next flush writes each
+/// exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_a_failed_flush_could_not_write_are_written_once_by_the_next() {
+    use shared::app::views::ViewBuffer;
+    use shared::store::sqlite::{SqliteStore, Synchronous};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("boards.sqlite3");
+    let sqlite = SqliteStore::open_with(&path, std::time::Duration::from_millis(100), Synchronous::Full).unwrap();
+    let store: Dyn = std::sync::Arc::new(sqlite);
+    let posts: Vec<String> = join_all((0..2).map(|_| created_post(&store, "free")))
+        .await
+        .into_iter()
+        .map(|p| p.summary.id)
+        .collect();
+    let keys: Vec<_> = posts.iter().map(|id| post_key("free", id)).collect();
+    let buffer = ViewBuffer::new();
+    for key in &keys {
+        for _ in 0..3 {
+            buffer.view(key, 0, buffer.sweep()).unwrap();
+        }
+    }
+
+    let locker = rusqlite::Connection::open(&path).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    assert!(buffer.flush(store.as_ref()).await.is_err(), "the file is locked");
+    assert_eq!(buffer.waiting(), 6, "nothing was taken off");
+    locker.execute_batch("COMMIT").unwrap();
+
+    let flushed = buffer.flush(store.as_ref()).await.unwrap();
+    assert_eq!((flushed.posts, flushed.views), (2, 6));
+    assert_eq!(buffer.waiting(), 0);
+    assert_eq!(buffer.flush(store.as_ref()).await.unwrap().views, 0, "nothing twice");
+    for key in &keys {
+        let detail = store.post_detail(key).await.unwrap().unwrap();
+        assert_eq!(detail.post.summary.view_count, 3);
+    }
+}
