@@ -1,6 +1,6 @@
 //! The one error type: each variant is a row of docs/API.md's error table
 //! (Errors). Use cases return it; the HTTP adapter turns it into
-//! `{"error": {"code", "message"}}` with its status. The bottom layer: it
+//! `{"error": {"code", "field"?, "message"}}` with its status. The bottom layer: it
 //! imports nothing of this crate; the layers above say how their failures
 //! become an `ApiError` (`store::error`, `app::errors`).
 
@@ -8,18 +8,24 @@ use http::StatusCode;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ApiError {
-    #[error("{0}")]
-    MalformedJson(String),
-    #[error("{0}")]
-    Validation(String),
+    /// `field`: the body field of the wrong JSON type, when one is.
+    #[error("{message}")]
+    MalformedJson { field: Option<String>, message: String },
+    /// `field`: the one input the refusal is about (a body field, a query
+    /// parameter or a header), when it is about one (docs/API.md,
+    /// Conventions (v4)); the message starts with the same name.
+    #[error("{message}")]
+    Validation { field: Option<String>, message: String },
     #[error("{0}")]
     Unauthorized(String),
     /// A bearer token was sent and refused (forged, expired, malformed):
     /// `unauthorized` too, with `WWW-Authenticate: Bearer error="invalid_token"`.
     #[error("{0}")]
     InvalidToken(String),
-    #[error("username or password is incorrect")]
-    InvalidCredentials,
+    /// `field`: None at login (one answer for every cause); the password
+    /// field of the body where a signed-in member confirms with a password.
+    #[error("{}", field.map_or("username or password is incorrect".to_owned(), |f| format!("{f} is incorrect")))]
+    InvalidCredentials { field: Option<&'static str> },
     #[error("password does not match")]
     WrongPassword,
     #[error("{0}")]
@@ -59,8 +65,8 @@ pub enum ApiError {
 impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::MalformedJson(_) | ApiError::Validation(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized(_) | ApiError::InvalidToken(_) | ApiError::InvalidCredentials => {
+            ApiError::MalformedJson { .. } | ApiError::Validation { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) | ApiError::InvalidToken(_) | ApiError::InvalidCredentials { .. } => {
                 StatusCode::UNAUTHORIZED
             }
             ApiError::WrongPassword | ApiError::Forbidden(_) | ApiError::Banned(_) => StatusCode::FORBIDDEN,
@@ -79,10 +85,10 @@ impl ApiError {
 
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::MalformedJson(_) => "malformed_json",
-            ApiError::Validation(_) => "validation_failed",
+            ApiError::MalformedJson { .. } => "malformed_json",
+            ApiError::Validation { .. } => "validation_failed",
             ApiError::Unauthorized(_) | ApiError::InvalidToken(_) => "unauthorized",
-            ApiError::InvalidCredentials => "invalid_credentials",
+            ApiError::InvalidCredentials { .. } => "invalid_credentials",
             ApiError::WrongPassword => "wrong_password",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::Banned(_) => "banned",
@@ -111,8 +117,42 @@ impl ApiError {
         }
     }
 
-    pub fn validation(message: impl Into<String>) -> Self {
-        ApiError::Validation(message.into())
+    /// The one input an error is about, if it is about one: what the
+    /// answer's `field` says.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ApiError::Validation { field, .. } | ApiError::MalformedJson { field, .. } => field.as_deref(),
+            ApiError::InvalidCredentials { field } => *field,
+            ApiError::UsernameTaken => Some("username"),
+            ApiError::WrongPassword => Some("password"),
+            _ => None,
+        }
+    }
+
+    /// `400 validation_failed` about `field`: the message is the field's
+    /// name followed by `rule` ("title must be 1-200 characters").
+    pub fn invalid(field: &str, rule: impl std::fmt::Display) -> Self {
+        ApiError::Validation {
+            field: Some(field.to_owned()),
+            message: format!("{field} {rule}"),
+        }
+    }
+
+    /// `400 validation_failed` about the request as a whole, or about how
+    /// several fields go together: no `field`.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        ApiError::Validation {
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    /// `400 malformed_json` about the body as a whole.
+    pub fn malformed(message: impl Into<String>) -> Self {
+        ApiError::MalformedJson {
+            field: None,
+            message: message.into(),
+        }
     }
 
     pub fn not_found(what: &str) -> Self {

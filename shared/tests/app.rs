@@ -160,11 +160,11 @@ async fn a_member_signs_up_and_logs_in_and_a_wrong_password_is_invalid_credentia
     assert_eq!(kim.nickname, "kim");
     assert_eq!(
         t.log_in("kim", "password-124", "192.0.2.1").await.unwrap_err(),
-        ApiError::InvalidCredentials
+        ApiError::InvalidCredentials { field: None }
     );
     assert_eq!(
         t.log_in("nobody", "password-123", "192.0.2.1").await.unwrap_err(),
-        ApiError::InvalidCredentials,
+        ApiError::InvalidCredentials { field: None },
         "an unknown username fails the same way"
     );
 }
@@ -188,7 +188,7 @@ async fn the_sixth_wrong_login_for_a_username_is_refused_before_any_hash() {
     for _ in 0..5 {
         assert_eq!(
             t.log_in("kim", "wrong-password", "192.0.2.1").await.unwrap_err(),
-            ApiError::InvalidCredentials
+            ApiError::InvalidCredentials { field: None }
         );
     }
     let before = hashes_run(&t.app);
@@ -308,7 +308,7 @@ async fn without_a_pepper_a_password_over_72_bytes_is_refused_before_any_hash() 
         })
         .await
         .unwrap_err();
-    assert_eq!(refused, ApiError::validation("password must be at most 72 bytes"));
+    assert_eq!(refused, ApiError::invalid("password", "must be at most 72 bytes"));
     assert_eq!(hashes_run(&t.app), 0);
 }
 
@@ -442,7 +442,7 @@ async fn a_hash_under_a_pepper_no_longer_configured_is_a_counted_invalid_credent
     for _ in 0..5 {
         assert_eq!(
             new.log_in("rotated", "password-123", "192.0.2.1").await.unwrap_err(),
-            ApiError::InvalidCredentials
+            ApiError::InvalidCredentials { field: None }
         );
     }
     assert!(

@@ -57,24 +57,18 @@ export const session = {
   },
 };
 
-/** An answer that was not a success: the contract's code and message. */
+/**
+ * An answer that was not a success: the contract's code, the one input it
+ * is about (`field`, docs/API.md Conventions (v4)) and the English message,
+ * which pages never parse: they show Korean text chosen by code and field.
+ */
 export class ApiError extends Error {
-  constructor(status, code, message, retryAfter) {
+  constructor(status, code, message, retryAfter, field = null) {
     super(message);
     this.status = status;
     this.code = code;
     this.retryAfter = retryAfter;
-  }
-
-  /**
-   * The body field a refusal of the input names (docs/API.md: a
-   * validation message names its field first), if any.
-   */
-  get field() {
-    if (this.code === "wrong_password") return "password";
-    if (this.code !== "validation_failed" && this.code !== "malformed_json") return null;
-    const m = /^([a-z_]+)\b/.exec(this.message || "");
-    return m ? m[1] : null;
+    this.field = field;
   }
 }
 
@@ -127,7 +121,13 @@ export async function request(method, path, { body, key, ifMatch, retries = 3, a
       // Signed out elsewhere, expired or revoked: forget the token.
       session.clear();
     }
-    throw new ApiError(response.status, code, json?.error?.message || response.statusText, retryAfter);
+    throw new ApiError(
+      response.status,
+      code,
+      json?.error?.message || response.statusText,
+      retryAfter,
+      json?.error?.field ?? null,
+    );
   }
 }
 

@@ -31,23 +31,68 @@ function author(a) {
   return h("span", { class: "author member" }, a.nickname, h("span", { class: "badge member" }, "회원"));
 }
 
-/** A message for an error the page cannot place next to a field. */
+/**
+ * What each field's rules are (docs/API.md, Field rules), shown when the
+ * API refuses that field: `field` says which, the English message is never
+ * read.
+ */
+const FIELD_RULES = {
+  username: "아이디는 영문 소문자, 숫자, _ 로 3-30자여야 합니다.",
+  password: "비밀번호 길이가 맞지 않습니다 (회원 8-256자, 손님 4-256자).",
+  current_password: "지금 비밀번호를 1-256자로 입력해 주세요.",
+  new_password: "새 비밀번호는 8-256자여야 합니다.",
+  nickname: "닉네임은 1-30자이고 보이지 않는 문자나 제어 문자, 금지어를 쓸 수 없습니다.",
+  title: "제목은 1-200자이고 제어 문자, 방향 제어 문자, 금지어를 쓸 수 없습니다.",
+  body: "내용이 비었거나 너무 깁니다 (글 20,000자, 댓글 2,000자). 제어 문자와 금지어는 쓸 수 없습니다.",
+  reason: "이유는 1-500자이고 제어 문자와 금지어를 쓸 수 없습니다.",
+  duration_s: "기간은 1분에서 1년 사이이거나 영구여야 합니다.",
+  delete_content: "글과 댓글을 지울지 골라 주세요.",
+  scope: "차단 범위가 올바르지 않습니다.",
+  parent_id: "답글을 달 댓글이 이 글의 댓글이 아닙니다.",
+  post_id: "이 글의 작성자는 차단할 수 없습니다 (탈퇴했거나 기록이 없습니다).",
+  comment_id: "이 댓글의 작성자는 차단할 수 없습니다 (탈퇴했거나 기록이 없습니다).",
+  member_id: "회원을 찾을 수 없습니다.",
+  cursor: "페이지 주소가 올바르지 않습니다. 첫 페이지부터 다시 보세요.",
+  limit: "한 페이지 개수는 1-100이어야 합니다.",
+};
+
+/** Korean for every error code of docs/API.md (Errors). */
+const CODES = {
+  malformed_json: "요청 형식이 올바르지 않습니다.",
+  validation_failed: "입력값이 규칙에 맞지 않습니다.",
+  unauthorized: "다시 로그인해 주세요.",
+  invalid_credentials: "아이디 또는 비밀번호가 맞지 않습니다.",
+  wrong_password: "비밀번호가 맞지 않습니다.",
+  forbidden: "권한이 없습니다.",
+  banned: "이 게시판에서 차단되었습니다.",
+  not_found: "찾는 글이나 댓글이 없습니다. 지워졌을 수 있습니다.",
+  method_not_allowed: "할 수 없는 요청입니다.",
+  username_taken: "이미 쓰이는 아이디입니다.",
+  request_in_progress: "같은 요청을 처리하고 있습니다. 잠시 후 다시 시도하세요.",
+  precondition_failed: "다른 사람이 그사이 이 글을 고쳤습니다. 새로 불러와 다시 고쳐 주세요.",
+  payload_too_large: "내용이 너무 깁니다.",
+  unsupported_media_type: "요청 형식이 올바르지 않습니다.",
+  idempotency_key_reused: "이미 보낸 요청과 다른 내용입니다. 새로 고쳐 다시 보내 주세요.",
+  too_many_attempts: "비밀번호를 너무 많이 틀렸습니다.",
+  rate_limited: "너무 자주 쓰고 있습니다.",
+  unavailable: "서버가 바쁩니다. 잠시 후 다시 시도하세요.",
+  internal: "서버 오류가 났습니다.",
+  network: "서버에 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
+};
+
+/**
+ * An error in Korean, from its code and the field it names: the field's
+ * rules for a refused input, the code's text otherwise. A ban keeps the
+ * server's detail (until when, and the staff's reason) after the Korean.
+ */
 function describe(error) {
   if (!(error instanceof ApiError)) return String(error);
-  switch (error.code) {
-    case "precondition_failed":
-      return "다른 사람이 그사이 이 글을 고쳤습니다. 새로 불러와 다시 고쳐 주세요. (someone changed this post)";
-    case "wrong_password":
-      return "비밀번호가 맞지 않습니다. (wrong password)";
-    case "banned":
-      return `이 게시판에서 차단되었습니다: ${error.message}`;
-    case "unauthorized":
-      return "다시 로그인해 주세요. (signed out)";
-    case "forbidden":
-      return `권한이 없습니다: ${error.message}`;
-    default:
-      return error.message;
+  if (error.code === "invalid_credentials" && error.field) return "비밀번호가 맞지 않습니다.";
+  if ((error.code === "validation_failed" || error.code === "malformed_json") && FIELD_RULES[error.field]) {
+    return FIELD_RULES[error.field];
   }
+  const text = CODES[error.code] || `오류가 났습니다 (${error.status} ${error.code}).`;
+  return error.code === "banned" ? `${text} (${error.message})` : text;
 }
 
 /**

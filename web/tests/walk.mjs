@@ -258,7 +258,22 @@ try {
     await submit("signup");
     await page.waitForFunction(() => document.querySelector('#signup [data-field=password]').textContent.length > 0);
   });
-  check(/password/.test(await text("#signup [data-field=password]")), "a short password's message is shown beside the password field");
+  // (v4) Placed by the answer's `field`, in Korean: the English message is never shown.
+  const shortPassword = await text("#signup [data-field=password]");
+  check(
+    shortPassword.includes("비밀번호") && !/[a-z]{4}/.test(shortPassword),
+    `a short password's Korean message is shown beside the password field (${shortPassword})`,
+  );
+  await expecting([400], async () => {
+    await fill("signup", { username: "Kim!", password: "password-123" });
+    await submit("signup");
+    await page.waitForFunction(() => document.querySelector("#signup [data-field=username]").textContent.length > 0);
+  });
+  check(
+    (await text("#signup [data-field=username]")).includes("아이디는") && (await text("#signup [data-field=password]")) === "",
+    "a refused username is explained in Korean beside the username field only",
+  );
+  await fill("signup", { username: "kim" });
   await fill("signup", { password: "password-123" });
   await submit("signup");
   await waitText("nav", "김철수 님");
@@ -514,6 +529,15 @@ try {
   await submit("login");
   await waitText("nav", "씨앗 님");
   await visit("#/account", "#password");
+  await expecting([401], async () => {
+    await fill("password", { current_password: "not-my-password", new_password: "password-456" });
+    await submit("password");
+    await page.waitForFunction(() => document.querySelector("#password [data-field=current_password]").textContent.length > 0);
+  });
+  check(
+    (await text("#password [data-field=current_password]")) === "비밀번호가 맞지 않습니다.",
+    "a wrong current password is said in Korean beside that field (401 invalid_credentials, field current_password)",
+  );
   await fill("password", { current_password: "password-123", new_password: "password-456" });
   await submit("password");
   await page.waitForSelector("#login");

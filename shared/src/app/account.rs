@@ -87,10 +87,15 @@ impl App {
     /// the member tier; every earlier token stops.
     pub async fn change_password(&self, command: ChangePassword) -> Result<(), ApiError> {
         let hashing = self.hashing()?.for_client(&command.client.0);
-        check_length(&hashing, Tier::Member, &command.new)?;
+        check_length(&hashing, Tier::Member, "new_password", &command.new)?;
         let username = username_of(&command.member)?;
-        self.check_own_password(&command.member, &username, &command.current, &command.client)
-            .await?;
+        self.check_own_password(
+            &command.member,
+            &username,
+            ("current_password", &command.current),
+            &command.client,
+        )
+        .await?;
         let hash = hashing.hash(Tier::Member, command.new.secret().clone()).await?;
         match self
             .store
@@ -111,8 +116,13 @@ impl App {
     /// task at the next start; the next account deletion sweeps one too.
     pub async fn delete_account(&self, command: DeleteAccount) -> Result<(), ApiError> {
         let username = username_of(&command.member)?;
-        self.check_own_password(&command.member, &username, &command.password, &command.client)
-            .await?;
+        self.check_own_password(
+            &command.member,
+            &username,
+            ("password", &command.password),
+            &command.client,
+        )
+        .await?;
         let moderates = self
             .store
             .moderated_boards(&command.member.id, self.boards.slugs())
@@ -170,12 +180,13 @@ impl App {
     /// A member's own password, checked as a login checks one: throttled
     /// per username and address and per address before any hashing, and a
     /// wrong one counted as a failed login (docs/API.md, Throttling and
-    /// quotas); `401 invalid_credentials` when wrong.
+    /// quotas); `401 invalid_credentials` naming the body's password field
+    /// when wrong.
     async fn check_own_password(
         &self,
         member: &SignedIn,
         username: &Username,
-        password: &Password,
+        (field, password): (&'static str, &Password),
         client: &ClientAddress,
     ) -> Result<(), ApiError> {
         let hashing = self.hashing()?.for_client(&client.0);
@@ -202,7 +213,7 @@ impl App {
                 throttle::forgive(&*self.store, failures).await;
                 Ok(())
             }
-            Ok(false) => Err(ApiError::InvalidCredentials),
+            Ok(false) => Err(ApiError::InvalidCredentials { field: Some(field) }),
             Err(e) => {
                 throttle::forgive_all(&*self.store, [failures, checks]).await;
                 Err(e)

@@ -12,8 +12,10 @@ impl From<HashError> for ApiError {
                 message: "password hashing is at capacity; nothing was written, retry later".into(),
                 retry_after: 1,
             },
+            // `check_length` refuses these first, naming the field; this is
+            // the engine's own guard behind it.
             HashError::Engine(EngineError::PasswordTooLong { max_bytes, .. }) => {
-                ApiError::validation(format!("password must be at most {max_bytes} bytes"))
+                ApiError::invalid("password", format_args!("must be at most {max_bytes} bytes"))
             }
             HashError::Engine(other) => ApiError::Internal(other.to_string()),
         }

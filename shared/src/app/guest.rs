@@ -68,7 +68,7 @@ struct Upgrade {
 impl App {
     pub async fn create_guest_post(&self, command: GuestPost) -> Result<Answer<PostDetail>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
-        check_length(hashing, Tier::Guest, &command.password)?;
+        check_length(hashing, Tier::Guest, "password", &command.password)?;
         let writer = self.require_not_banned(&command.board, &command.client, None).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
         let fields = [
@@ -95,7 +95,7 @@ impl App {
     }
 
     pub async fn update_guest_post(&self, command: GuestEdit) -> Result<PostDetail, ApiError> {
-        check_length(self.hashing()?, Tier::Guest, &command.password)?;
+        check_length(self.hashing()?, Tier::Guest, "password", &command.password)?;
         self.require_not_banned(&command.key.board, &command.client, None)
             .await?;
         let guard = self.require_post(&command.key).await?;
@@ -125,7 +125,7 @@ impl App {
     }
 
     pub async fn delete_guest_post(&self, key: &PostKey, proof: GuestProof) -> Result<(), ApiError> {
-        check_length(self.hashing()?, Tier::Guest, &proof.password)?;
+        check_length(self.hashing()?, Tier::Guest, "password", &proof.password)?;
         self.require_not_banned(&key.board, &proof.client, None).await?;
         let guard = self.require_post(key).await?;
         // No hash upgrade: the post is about to go.
@@ -136,7 +136,7 @@ impl App {
 
     pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Answer<Comment>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
-        check_length(hashing, Tier::Guest, &command.password)?;
+        check_length(hashing, Tier::Guest, "password", &command.password)?;
         let writer = self
             .require_not_banned(&command.key.board, &command.client, None)
             .await?;
@@ -171,7 +171,7 @@ impl App {
     }
 
     pub async fn delete_guest_comment(&self, key: &CommentKey, proof: GuestProof) -> Result<(), ApiError> {
-        check_length(self.hashing()?, Tier::Guest, &proof.password)?;
+        check_length(self.hashing()?, Tier::Guest, "password", &proof.password)?;
         self.require_not_banned(&key.post.board, &proof.client, None).await?;
         let guard = self
             .store

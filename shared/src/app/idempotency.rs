@@ -275,7 +275,7 @@ mod tests {
         let client = ClientAddress("192.0.2.1".into());
         let key = IdempotencyKey::new(KeyOwner::Address(&client), "k-2", "fingerprint".into(), 201);
         let failed: Result<Answer<()>, _> = app
-            .once(Some(&key), |_| async { Err(ApiError::validation("nope")) })
+            .once(Some(&key), |_| async { Err(ApiError::invalid_request("nope")) })
             .await;
         assert!(failed.is_err());
         assert!(matches!(

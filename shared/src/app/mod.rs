@@ -14,6 +14,7 @@ mod idempotency;
 pub mod likes;
 pub mod moderation;
 #[cfg(feature = "hashing")]
+pub mod pacing;
 mod passwords;
 pub mod posts;
 pub mod purge;

@@ -11,11 +11,13 @@ use crate::hashing::{EngineError, HashError, Hashing, Tier, UNPEPPERED_MAX_BYTES
 
 /// Without a pepper bcrypt reads 72 bytes at most: a longer password is
 /// refused rather than silently truncated (docs/API.md, Field rules).
-pub(super) fn check_length(hashing: &Hashing, tier: Tier, password: &Password) -> Result<(), ApiError> {
+/// `field` is the body's name for it (`new_password`).
+pub(super) fn check_length(hashing: &Hashing, tier: Tier, field: &str, password: &Password) -> Result<(), ApiError> {
     if !hashing.engine().policy(tier).peppered && password.byte_len() > UNPEPPERED_MAX_BYTES {
-        return Err(ApiError::validation(format!(
-            "password must be at most {UNPEPPERED_MAX_BYTES} bytes"
-        )));
+        return Err(ApiError::invalid(
+            field,
+            format_args!("must be at most {UNPEPPERED_MAX_BYTES} bytes"),
+        ));
     }
     Ok(())
 }

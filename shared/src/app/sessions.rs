@@ -81,7 +81,7 @@ impl App {
         let Some(credentials) = credentials.filter(|_| verdict.matched) else {
             // A failure: counted as a failure and a check, not as a success.
             throttle::forgive(&*self.store, success).await;
-            return Err(ApiError::InvalidCredentials);
+            return Err(ApiError::InvalidCredentials { field: None });
         };
         throttle::forgive(&*self.store, failures).await;
         if verdict.needs_rehash {

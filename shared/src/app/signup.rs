@@ -29,7 +29,7 @@ impl App {
     /// hashing; the store's conditional write still decides races.
     pub async fn sign_up(&self, command: SignUp) -> Result<Answer<Member>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
-        check_length(hashing, Tier::Member, &command.password)?;
+        check_length(hashing, Tier::Member, "password", &command.password)?;
         let keys = throttle::signup_keys(&self.limits, &command.client.0);
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
         let reservation = self

@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::future::join_all;
 
+use super::pacing;
 use crate::domain::Window;
 use crate::error::ApiError;
 use crate::store::{AttemptKey, Attempts};
@@ -183,14 +184,17 @@ pub async fn reserve(
     let mut retry_after = None;
     let mut failure = None;
     let mut reserved = Reservation(Vec::new());
+    // (policy, count with this attempt, seconds to the window's end, key).
+    let mut states = Vec::with_capacity(keys.len());
     for count in counts {
         match count {
             Ok((key, limit, window, counted)) => {
                 reserved.0.push((key.clone(), window));
+                let wait = (window.end() - now).max(1) as u64;
                 if counted > limit.max {
-                    let wait = (window.end() - now).max(1) as u64;
                     retry_after = Some(retry_after.map_or(wait, |w: u64| w.max(wait)));
                 }
+                states.push((pacing::policy_of(key, limit), counted, wait, key));
             }
             Err(e) => failure = Some(e),
         }
@@ -199,9 +203,31 @@ pub async fn reserve(
         forgive(store, reserved).await;
         return Err(e.into());
     }
+    // What a client may pace by (docs/API.md, Conventions (v4)): after a
+    // write counted under a quota, and on every refusal. The one to name
+    // refuses first: the least remaining, then the longest wait.
+    if retry_after.is_some() || refusal == Refusal::RateLimited {
+        // A refused attempt is given back everywhere: what remains is what
+        // was there before it (0 where it was refused).
+        let taken_back = u64::from(retry_after.is_some());
+        let remaining = |(policy, counted, ..): &(pacing::Policy, u64, u64, &AttemptKey)| {
+            policy.limit.max.saturating_sub(counted - taken_back)
+        };
+        let first = (0..states.len()).min_by_key(|&i| (remaining(&states[i]), std::cmp::Reverse(states[i].2)));
+        if let Some(first) = first {
+            pacing::keep(pacing::QuotaReport {
+                remaining: remaining(&states[first]),
+                reset_secs: states[first].2,
+                key: states[first].3.clone(),
+                first,
+                policies: states.into_iter().map(|(policy, ..)| policy).collect(),
+            });
+        }
+    }
     match retry_after {
         Some(retry_after) => {
-            forgive(store, reserved).await;
+            // Refused: nothing stays counted, and the report says 0 left.
+            forgive_uncounted(store, reserved).await;
             Err(match refusal {
                 Refusal::TooManyAttempts => ApiError::TooManyAttempts { retry_after },
                 Refusal::RateLimited => ApiError::RateLimited { retry_after },
@@ -214,6 +240,14 @@ pub async fn reserve(
 /// Takes a reservation back after a successful check. Best effort: a store
 /// hiccup here must not fail a login that succeeded.
 pub async fn forgive(store: &dyn Attempts, reservation: Reservation) {
+    let keys: Vec<AttemptKey> = reservation.0.iter().map(|(key, _)| key.clone()).collect();
+    pacing::given_back(&keys);
+    forgive_uncounted(store, reservation).await;
+}
+
+/// [`forgive`] for a refused attempt, which the pacing report already
+/// counts as refused.
+async fn forgive_uncounted(store: &dyn Attempts, reservation: Reservation) {
     let give_backs = reservation
         .0
         .iter()

@@ -42,7 +42,7 @@ impl PostVersion {
         if value == "*" {
             return Ok(None);
         }
-        let refused = || ApiError::validation("If-Match must be `*` or a list of entity tags (\"...\")");
+        let refused = || ApiError::invalid("If-Match", "must be `*` or a list of entity tags (\"...\")");
         let mut versions = Vec::new();
         for tag in value.split(',').map(str::trim) {
             let (weak, quoted) = match tag.strip_prefix("W/") {
@@ -59,9 +59,10 @@ impl PostVersion {
             }
         }
         if versions.len() > MAX_TAGS {
-            return Err(ApiError::validation(format!(
-                "If-Match may name at most {MAX_TAGS} entity tags"
-            )));
+            return Err(ApiError::invalid(
+                "If-Match",
+                format_args!("may name at most {MAX_TAGS} entity tags"),
+            ));
         }
         Ok(Some(versions))
     }

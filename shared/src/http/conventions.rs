@@ -17,7 +17,48 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const CORS_ALLOWED_HEADERS: [&str; 4] = ["content-type", "authorization", "idempotency-key", "if-match"];
 
 /// The response headers a browser script may read across origins.
-pub const CORS_EXPOSED_HEADERS: [&str; 5] = ["etag", "location", "retry-after", "idempotent-replayed", "x-request-id"];
+pub const CORS_EXPOSED_HEADERS: [&str; 7] = [
+    "etag",
+    "location",
+    "retry-after",
+    "idempotent-replayed",
+    "x-request-id",
+    "ratelimit-policy",
+    "ratelimit",
+];
+
+pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// On the routes that count under a quota or a throttle (docs/API.md,
+/// Conventions (v4)): the request runs with a slot for its pacing report,
+/// and the answer carries it as IETF httpapi ratelimit-headers structured
+/// fields: `RateLimit-Policy` lists every limit the request counted
+/// against (`"creates";q=30;w=600`), `RateLimit` names the one that will
+/// refuse first, what remains of it and the seconds until its window ends
+/// (`"creates";r=12;t=300`).
+pub async fn rate_limit_headers(request: Request, next: Next) -> Response {
+    let (mut response, report) = crate::app::pacing::reporting(next.run(request)).await;
+    if let Some(report) = report {
+        let policies: Vec<String> = report
+            .policies
+            .iter()
+            .map(|p| format!("\"{}\";q={};w={}", p.label(), p.limit.max, p.limit.window_secs))
+            .collect();
+        let first = report.policies[report.first].label();
+        let state = format!("\"{first}\";r={};t={}", report.remaining, report.reset_secs);
+        let headers = response.headers_mut();
+        // Names are ASCII letters, digits and `-`; the rest are numbers.
+        if let (Ok(policies), Ok(state)) = (
+            HeaderValue::from_str(&policies.join(", ")),
+            HeaderValue::from_str(&state),
+        ) {
+            headers.insert(RATELIMIT_POLICY, policies);
+            headers.insert(RATELIMIT, state);
+        }
+    }
+    response
+}
 
 /// The methods of docs/API.md's routes.
 pub const CORS_METHODS: [&str; 4] = ["GET", "POST", "PUT", "DELETE"];
@@ -91,7 +132,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IfMatch {
         };
         let value = value
             .to_str()
-            .map_err(|_| ApiError::validation("If-Match must be `*` or a list of entity tags (\"...\")"))?;
+            .map_err(|_| ApiError::invalid("If-Match", "must be `*` or a list of entity tags (\"...\")"))?;
         PostVersion::parse_if_match(value).map(IfMatch)
     }
 }

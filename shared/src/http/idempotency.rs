@@ -46,8 +46,9 @@ fn parse_key(value: &HeaderValue) -> Result<String, ApiError> {
     if (1..=255).contains(&bytes.len()) && bytes.iter().all(|b| (0x20..=0x7e).contains(b)) {
         Ok(String::from_utf8_lossy(bytes).into_owned())
     } else {
-        Err(ApiError::validation(
-            "Idempotency-Key must be 1-255 printable ASCII characters",
+        Err(ApiError::invalid(
+            "Idempotency-Key",
+            "must be 1-255 printable ASCII characters",
         ))
     }
 }

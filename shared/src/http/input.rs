@@ -26,7 +26,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge
             } else {
-                ApiError::MalformedJson("request body could not be read".into())
+                ApiError::malformed("request body could not be read")
             }
         })?;
         parse(&bytes).map(Body)
@@ -64,21 +64,26 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         return Err(ApiError::PayloadTooLarge);
     }
     if std::str::from_utf8(bytes).is_err() {
-        return Err(ApiError::MalformedJson("body is not UTF-8".into()));
+        return Err(ApiError::malformed("body is not UTF-8"));
     }
     let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| ApiError::MalformedJson(format!("body is not valid JSON ({e})")))?;
+        serde_json::from_slice(bytes).map_err(|e| ApiError::malformed(format!("body is not valid JSON ({e})")))?;
     if !value.is_object() {
-        return Err(ApiError::MalformedJson("body must be a JSON object".into()));
+        return Err(ApiError::malformed("body must be a JSON object"));
     }
     // Request fields are all strings (or absent): a type error names its field.
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| ApiError::MalformedJson(format!("{} must be a string", e.path())))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        ApiError::MalformedJson {
+            message: format!("{field} must be a string"),
+            field: Some(field),
+        }
+    })
 }
 
 /// A field the route requires: absent and `null` are both missing.
 pub fn required(field: &str, value: Option<String>) -> Result<String, ApiError> {
-    value.ok_or_else(|| ApiError::validation(format!("{field} is required")))
+    value.ok_or_else(|| ApiError::invalid(field, "is required"))
 }
 
 #[cfg(test)]
@@ -127,19 +132,33 @@ mod tests {
         let body: Sample = parse(br#"{"title": "hi", "nothing": null, "extra": [1]}"#).unwrap();
         assert_eq!(body.title.as_deref(), Some("hi"));
         assert_eq!(body.nothing, None);
-        assert_eq!(required("n", body.n), Err(ApiError::validation("n is required")));
+        assert_eq!(required("n", body.n), Err(ApiError::invalid("n", "is required")));
+        assert_eq!(required("n", None).unwrap_err().field(), Some("n"));
         assert_eq!(
             parse::<Sample>(br#"{"n": 3}"#).unwrap_err(),
-            ApiError::MalformedJson("n must be a string".into())
+            ApiError::MalformedJson {
+                field: Some("n".into()),
+                message: "n must be a string".into()
+            }
         );
-        assert!(matches!(parse::<Sample>(b"[1]"), Err(ApiError::MalformedJson(m)) if m.contains("object")));
-        assert!(matches!(parse::<Sample>(b"{"), Err(ApiError::MalformedJson(_))));
-        assert!(matches!(parse::<Sample>(b"{} {}"), Err(ApiError::MalformedJson(_))));
-        assert!(matches!(parse::<Sample>(b"\xff\xfe"), Err(ApiError::MalformedJson(m)) if m.contains("UTF-8")));
+        assert!(
+            matches!(parse::<Sample>(b"[1]"), Err(ApiError::MalformedJson { message: m, field: None }) if m.contains("object"))
+        );
+        assert!(matches!(
+            parse::<Sample>(b"{"),
+            Err(ApiError::MalformedJson { field: None, .. })
+        ));
+        assert!(matches!(
+            parse::<Sample>(b"{} {}"),
+            Err(ApiError::MalformedJson { field: None, .. })
+        ));
+        assert!(
+            matches!(parse::<Sample>(b"\xff\xfe"), Err(ApiError::MalformedJson { message: m, field: None }) if m.contains("UTF-8"))
+        );
         let deep = "[".repeat(10_000);
         assert!(matches!(
             parse::<Sample>(deep.as_bytes()),
-            Err(ApiError::MalformedJson(_))
+            Err(ApiError::MalformedJson { field: None, .. })
         ));
     }
 }

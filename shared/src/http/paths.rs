@@ -194,7 +194,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
         // A map, as before typed parameters: a repeated name takes its last value.
         let Query(mut raw) = Query::<HashMap<String, String>>::from_request_parts(parts, state)
             .await
-            .map_err(|_| ApiError::validation("the query string is malformed"))?;
+            .map_err(|_| ApiError::invalid_request("the query string is malformed"))?;
         Ok(PageQuery {
             limit: raw.remove("limit"),
             cursor: raw.remove("cursor"),

@@ -437,6 +437,18 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         };
         #[cfg(not(any(feature = "hashing", feature = "tokens")))]
         let handler = r.handler;
+        // Where a quota or throttle counts, the answer says how much is
+        // left (docs/API.md, Conventions (v4)).
+        let handler = if r
+            .doc
+            .errors
+            .iter()
+            .any(|c| matches!(*c, "rate_limited" | "too_many_attempts"))
+        {
+            handler.layer(axum::middleware::from_fn(super::conventions::rate_limit_headers))
+        } else {
+            handler
+        };
         // Outermost on a route with a body: before the key is read.
         let handler = if r.doc.request.is_some() {
             handler.layer(axum::middleware::from_fn(super::input::require_json))

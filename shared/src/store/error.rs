@@ -52,8 +52,8 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::UsernameTaken => ApiError::UsernameTaken,
             StoreError::NotFound => ApiError::not_found("post"),
-            StoreError::InvalidParent => ApiError::validation("parent_id must be a top-level comment of the same post"),
-            StoreError::InvalidCursor => ApiError::validation("cursor is not a cursor this service issued"),
+            StoreError::InvalidParent => ApiError::invalid("parent_id", "must be a top-level comment of the same post"),
+            StoreError::InvalidCursor => ApiError::invalid("cursor", "is not a cursor this service issued"),
             StoreError::ClaimLost => ApiError::RequestInProgress { retry_after: 1 },
             StoreError::Unavailable(detail) => {
                 tracing::warn!(error = %detail, "store unavailable");

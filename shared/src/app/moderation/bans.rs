@@ -46,14 +46,17 @@ impl App {
         let scope = scope.unwrap_or_default();
         let keyed = |key: Option<crate::domain::WriterKey>| {
             key.ok_or_else(|| {
-                ApiError::validation(match scope {
-                    BanScope::Address => format!(
-                        "{field}: this was written before writer keys were kept: ban its writer some other way"
-                    ),
-                    BanScope::Range => format!(
-                        "{field}: this was written before range keys were kept (v4): ban its address instead (scope \"address\")"
-                    ),
-                })
+                ApiError::invalid(
+                    field,
+                    match scope {
+                        BanScope::Address => {
+                            "names a text written before writer keys were kept: ban its writer some other way"
+                        }
+                        BanScope::Range => {
+                            "names a text written before range keys were kept (v4): ban its address instead (scope \"address\")"
+                        }
+                    },
+                )
             })
         };
         let tag = guard.writer.as_ref().map(crate::domain::WriterKey::tag);
@@ -95,9 +98,10 @@ impl App {
             }
             // Deleting an account erases its writer keys: nothing of
             // it is left to ban (docs/API.md, Hardening, Bans).
-            Author::DeletedMember { .. } => Err(ApiError::validation(format!(
-                "{field}: its writer deleted their account; there is no one left to ban"
-            ))),
+            Author::DeletedMember { .. } => Err(ApiError::invalid(
+                field,
+                "names a text whose writer deleted their account; there is no one left to ban",
+            )),
         }
     }
 
@@ -110,8 +114,9 @@ impl App {
         let Banned { subject, also, target } = match &command.by {
             BanBy::Member(id) => {
                 if command.scope == Some(BanScope::Range) {
-                    return Err(ApiError::validation(
-                        r#"scope "range" needs a post_id or comment_id: a member_id names no address"#,
+                    return Err(ApiError::invalid(
+                        "scope",
+                        r#""range" needs a post_id or comment_id: a member_id names no address"#,
                     ));
                 }
                 let member = self

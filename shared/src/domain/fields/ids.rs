@@ -75,7 +75,7 @@ id_type!(ReportId, "report");
 impl CommentId {
     /// A `parent_id` field: a malformed one cannot be a comment of this post.
     pub fn parse_parent(s: &str) -> Result<Self, ApiError> {
-        Self::parse(s).map_err(|_| ApiError::validation("parent_id must be a top-level comment of the same post"))
+        Self::parse(s).map_err(|_| ApiError::invalid("parent_id", "must be a top-level comment of the same post"))
     }
 }
 

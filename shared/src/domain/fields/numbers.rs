@@ -14,11 +14,14 @@ impl BanDuration {
         match seconds {
             None => Ok(BanDuration(None)),
             Some(s) if (Self::MIN_SECS..=Self::MAX_SECS).contains(&s) => Ok(BanDuration(Some(s))),
-            Some(_) => Err(ApiError::validation(format!(
-                "duration_s must be {} to {} seconds, or null for a permanent ban",
-                Self::MIN_SECS,
-                Self::MAX_SECS
-            ))),
+            Some(_) => Err(ApiError::invalid(
+                "duration_s",
+                format_args!(
+                    "must be {} to {} seconds, or null for a permanent ban",
+                    Self::MIN_SECS,
+                    Self::MAX_SECS
+                ),
+            )),
         }
     }
 
@@ -39,9 +42,10 @@ impl PageLimit {
             None => Ok(PageLimit(default)),
             Some(s) => match s.parse::<usize>() {
                 Ok(n) if (1..=MAX_PAGE).contains(&n) => Ok(PageLimit(n)),
-                _ => Err(ApiError::validation(format!(
-                    "limit must be a whole number from 1 to {MAX_PAGE}"
-                ))),
+                _ => Err(ApiError::invalid(
+                    "limit",
+                    format_args!("must be a whole number from 1 to {MAX_PAGE}"),
+                )),
             },
         }
     }

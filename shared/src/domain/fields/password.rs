@@ -58,15 +58,16 @@ impl Password {
     /// The length rule counts characters as typed.
     fn within(field: &str, s: String, min: usize) -> Result<Self, ApiError> {
         if !(min..=PASSWORD_MAX).contains(&chars(&s)) {
-            return Err(ApiError::validation(format!(
-                "{field} must be {min}-{PASSWORD_MAX} characters"
-            )));
+            return Err(ApiError::invalid(
+                field,
+                format_args!("must be {min}-{PASSWORD_MAX} characters"),
+            ));
         }
         // bcrypt ends its input at a NUL byte (without a pepper "\0\0\0\0"
         // would verify as "\0\0\0\0\0\0\0"): refused everywhere, so no
         // configuration has to think about it.
         if s.contains('\0') {
-            return Err(ApiError::validation(format!("{field} must not contain NUL characters")));
+            return Err(ApiError::invalid(field, "must not contain NUL characters"));
         }
         let normalized: String = s.nfkc().collect();
         let as_typed = (normalized != s).then(|| SecretString::from(s));

@@ -101,8 +101,9 @@ impl Username {
         if ok {
             Ok(Username(s))
         } else {
-            Err(ApiError::validation(
-                "username must be 3-30 characters of a-z, 0-9 and _",
+            Err(ApiError::invalid(
+                "username",
+                "must be 3-30 characters of a-z, 0-9 and _",
             ))
         }
     }
@@ -115,9 +116,10 @@ fn text(field: &str, s: String, max: usize, trim: bool, refuse: Refuse) -> Resul
     let value = if trim { normalized.trim().to_owned() } else { normalized };
     if is_blank(&value) || chars(&value) > max {
         let after = if trim { " after trimming" } else { " and not blank" };
-        return Err(ApiError::validation(format!(
-            "{field} must be 1-{max} characters{after}"
-        )));
+        return Err(ApiError::invalid(
+            field,
+            format_args!("must be 1-{max} characters{after}"),
+        ));
     }
     let refused = match refuse {
         Refuse::FormatAndControl => value.chars().find_map(|c| {
@@ -144,7 +146,7 @@ fn text(field: &str, s: String, max: usize, trim: bool, refuse: Refuse) -> Resul
             .then_some("control characters other than tab and line breaks"),
     };
     match refused {
-        Some(what) => Err(ApiError::validation(format!("{field} must not contain {what}"))),
+        Some(what) => Err(ApiError::invalid(field, format_args!("must not contain {what}"))),
         None => Ok(value),
     }
 }
@@ -189,8 +191,9 @@ mod tests {
         for bad in ["ab", "Kim", "kim!", "a".repeat(31).as_str(), "김철수"] {
             assert_eq!(
                 Username::parse(bad.into()),
-                Err(ApiError::validation(
-                    "username must be 3-30 characters of a-z, 0-9 and _"
+                Err(ApiError::invalid(
+                    "username",
+                    "must be 3-30 characters of a-z, 0-9 and _"
                 ))
             );
         }
@@ -225,11 +228,11 @@ mod tests {
         assert_eq!(Nickname::parse("  Kim  ".into()).unwrap().as_str(), "Kim");
         assert_eq!(
             Nickname::parse("   ".into()),
-            Err(ApiError::validation("nickname must be 1-30 characters after trimming"))
+            Err(ApiError::invalid("nickname", "must be 1-30 characters after trimming"))
         );
         assert_eq!(
             Nickname::parse("a\u{7}b".into()),
-            Err(ApiError::validation("nickname must not contain control characters"))
+            Err(ApiError::invalid("nickname", "must not contain control characters"))
         );
         assert!(Title::parse("t".repeat(200)).is_ok());
         assert!(Title::parse("t".repeat(201)).is_err());
@@ -239,7 +242,7 @@ mod tests {
         );
         assert_eq!(
             CommentBody::parse(" \n ".into()),
-            Err(ApiError::validation("body must be 1-2000 characters and not blank"))
+            Err(ApiError::invalid("body", "must be 1-2000 characters and not blank"))
         );
     }
 }

@@ -125,10 +125,7 @@ impl BlockedWords {
         let mut normalized = String::with_capacity(text.len().min(limit * 4));
         normalized.extend(folded(text).take(limit));
         if matcher.is_match(&normalized) {
-            return Err(ApiError::validation(format!(
-                "{} contains a blocked word",
-                field.name()
-            )));
+            return Err(ApiError::invalid(field.name(), "contains a blocked word"));
         }
         Ok(())
     }
@@ -144,7 +141,8 @@ mod tests {
         assert_eq!(words.len(), 3);
         for text in ["buy spam now", "ＳＰＡＭ", "Spam", "CASINO!", "strasse", "STRASSE"] {
             let err = words.check(Screened::Title, text).unwrap_err();
-            assert_eq!(err, ApiError::validation("title contains a blocked word"), "{text}");
+            assert_eq!(err, ApiError::invalid("title", "contains a blocked word"), "{text}");
+            assert_eq!(err.to_string(), "title contains a blocked word");
         }
         for text in ["sp am", "casin0", "a fine title"] {
             assert!(words.check(Screened::Title, text).is_ok(), "{text}");

@@ -99,7 +99,7 @@ pub(crate) async fn delete_account(
         password: Password::attempt(required("password", r.password)?)?,
         delete_content: r
             .delete_content
-            .ok_or_else(|| ApiError::validation("delete_content is required (true or false)"))?,
+            .ok_or_else(|| ApiError::invalid("delete_content", "is required (true or false)"))?,
         client,
     };
     state.app.delete_account(command).await?;

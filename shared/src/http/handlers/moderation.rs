@@ -55,7 +55,7 @@ fn scope(value: Option<&str>) -> Result<Option<BanScope>, ApiError> {
         None => Ok(None),
         Some("address") => Ok(Some(BanScope::Address)),
         Some("range") => Ok(Some(BanScope::Range)),
-        Some(_) => Err(ApiError::validation(r#"scope must be "address" or "range""#)),
+        Some(_) => Err(ApiError::invalid("scope", r#"must be "address" or "range""#)),
     }
 }
 
@@ -65,7 +65,7 @@ fn reason(r: Option<String>) -> Result<Reason, ApiError> {
 
 /// An id in a body: one that is not an id names nothing that can be banned.
 fn body_id<T>(field: &str, value: &str, parse: fn(&str) -> Result<T, ApiError>) -> Result<T, ApiError> {
-    parse(value).map_err(|_| ApiError::validation(format!("{field} must be an id (a ULID)")))
+    parse(value).map_err(|_| ApiError::invalid(field, "must be an id (a ULID)"))
 }
 
 impl BanRequest {
@@ -74,7 +74,8 @@ impl BanRequest {
             (Some(id), None, None) => body_id("member_id", id, MemberId::parse).map(BanBy::Member),
             (None, Some(id), None) => body_id("post_id", id, PostId::parse).map(BanBy::Post),
             (None, None, Some(id)) => body_id("comment_id", id, CommentId::parse).map(BanBy::Comment),
-            _ => Err(ApiError::validation(
+            // About three fields at once: none of them is the one to fix.
+            _ => Err(ApiError::invalid_request(
                 "exactly one of member_id, post_id and comment_id must be given",
             )),
         }

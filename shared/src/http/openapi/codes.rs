@@ -20,10 +20,10 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
         retry_after: 1,
     };
     let mut codes: Vec<(&'static str, u16)> = [
-        ApiError::MalformedJson(String::new()),
-        ApiError::Validation(String::new()),
+        ApiError::malformed(""),
+        ApiError::invalid_request(""),
         ApiError::Unauthorized(String::new()),
-        ApiError::InvalidCredentials,
+        ApiError::InvalidCredentials { field: None },
         ApiError::WrongPassword,
         ApiError::Forbidden(String::new()),
         ApiError::Banned(String::new()),

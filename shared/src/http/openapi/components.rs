@@ -64,7 +64,12 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
                         "x-extensible-enum": known,
                         "examples": ["validation_failed"]
                     },
-                    "message": {"type": "string", "description": "Names the field and the rule"}
+                    "field": {
+                        "type": "string",
+                        "description": "The one input the error is about, when it is about one: a body field (`title`, `current_password`), a query parameter (`limit`, `cursor`) or a header (`If-Match`, `Idempotency-Key`). Place the error beside that input by this name; never parse `message` for it",
+                        "examples": ["title"]
+                    },
+                    "message": {"type": "string", "description": "English for people and logs: names the field and the rule. Not for parsing"}
                 }
             }}
         }),
