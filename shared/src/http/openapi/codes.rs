@@ -151,12 +151,55 @@ fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
     if status == 401 {
         headers.insert("WWW-Authenticate".into(), header_ref("WwwAuthenticate"));
     }
+    // Every 429 says which limit refused (docs/API.md, Conventions (v4)).
+    if status == 429 {
+        headers.insert("RateLimit-Policy".into(), header_ref("RateLimitPolicy"));
+        headers.insert("RateLimit".into(), header_ref("RateLimit"));
+    }
     let response = json!({
         "description": description,
         "headers": headers,
         "content": json_body("Error"),
     });
     (name, response)
+}
+
+/// The write quotas a route counts under (docs/API.md, Throttling and
+/// quotas), by the names its `RateLimit-Policy` gives them, with their
+/// default numbers; `None` for a route under no quota.
+pub(super) fn quota_policies(route: &Route) -> Option<String> {
+    if !route.doc.errors.contains(&"rate_limited") {
+        return None;
+    }
+    let limits = crate::app::throttle::Limits::default();
+    let (name, per_address) = if route.path == "/members" {
+        ("signups", limits.signups_address)
+    } else if route.path.ends_with("/reports") {
+        ("reports", limits.reports_address)
+    } else {
+        ("creates", limits.creates_address)
+    };
+    let per_address = per_address.expect("every write quota is on by default");
+    let factor = crate::app::throttle::PREFIX_48_FACTOR;
+    let mut policies = vec![
+        format!(
+            "`{name}` ({} per {} s per client address)",
+            per_address.max, per_address.window_secs
+        ),
+        format!(
+            "`{name}-48` ({} per {} s per IPv6 /48, for IPv6 clients)",
+            per_address.max * factor,
+            per_address.window_secs
+        ),
+    ];
+    if name == "creates" && takes_bearer(route) {
+        let member = limits.creates_member.expect("on by default");
+        policies.push(format!(
+            "`creates-member` ({} per {} s per member)",
+            member.max, member.window_secs
+        ));
+    }
+    Some(policies.join(", "))
 }
 
 /// What hyper answers for a request head over the server's cap, before any

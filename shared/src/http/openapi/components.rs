@@ -91,6 +91,10 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
                      "schema": {"type": "string"}},
             "Location": {"description": "The new item's own GET route: a post `/boards/{slug}/posts/{post_id}`, a comment `/boards/{slug}/posts/{post_id}/comments/{comment_id}`",
                          "schema": {"type": "string", "format": "uri-reference"}},
+            "RateLimitPolicy": {"description": "Every limit this request counted against, as IETF httpapi ratelimit-headers structured fields: `\"creates\";q=30;w=600` is at most q requests per w seconds. The names: `creates`, `signups`, `reports`, `password-checks`, `login-failures`, `login-failures-address`, `login-failures-user`, `logins-user`, `guest-password-failures`, `guest-password-failures-target`, `creates-member`, and each per-address one again with `-48` for an IPv6 client's /48",
+                                "schema": {"type": "string"}},
+            "RateLimit": {"description": "The limit that will refuse first (the least left, then the longest wait; on a 429 the one that refused): `\"creates\";r=12;t=300` is r requests left and t seconds until its window ends. On a 429, r is 0 and t is `Retry-After`",
+                          "schema": {"type": "string"}},
             "WwwAuthenticate": {"description": "`Bearer` (RFC 6750), with `error=\"invalid_token\"` when a token was sent and refused",
                                 "schema": {"type": "string"}}
         },

@@ -109,6 +109,16 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     if doc.status == 201 && matches!(response_name.as_deref(), Some("PostDetail" | "Comment")) {
         headers.insert("Location".into(), header_ref("Location"));
     }
+    // A write under a quota says what is left (docs/API.md, Conventions
+    // (v4)): which policies, with their defaults, is said per route.
+    if let Some(policies) = codes::quota_policies(route) {
+        headers.insert(
+            "RateLimit-Policy".into(),
+            json!({"description": format!("Every write quota this request counted against, as structured fields (`\"creates\";q=30;w=600`: at most q writes per w seconds). Here, by default: {policies}. Configurable per deployment."),
+                   "schema": {"type": "string"}}),
+        );
+        headers.insert("RateLimit".into(), header_ref("RateLimit"));
+    }
     success["headers"] = headers.into();
     let mut responses = error_responses(&codes, components);
     if let Some((status, description)) = doc.also {
