@@ -1,8 +1,10 @@
 """README's curl walkthrough, through the client openapi-python-client
 generates from docs/openapi.json (scripts/openapi-client runs it against a
-local server). Every answer is asserted: status, parsed body, headers.
+local server). Every answer is asserted: status, parsed body, headers. Its
+steps are scripts/openapi_client_walkthrough.steps, in order, as the
+TypeScript walkthrough's are.
 
-    python3 scripts/openapi_client_walkthrough.py http://127.0.0.1:3000
+    python3 scripts/openapi_client_walkthrough.py http://127.0.0.1:3000 scripts/openapi_client_walkthrough.steps
 """
 
 import sys
@@ -21,9 +23,10 @@ from community_boards_client.api.comments import (
     create_guest_comment,
     create_member_comment,
     delete_member_comment,
+    get_comment,
     list_comments,
 )
-from community_boards_client.api.health import get_health, head_health
+from community_boards_client.api.health import get_health
 from community_boards_client.api.likes import like_post, unlike_post
 from community_boards_client.api.members import create_member
 from community_boards_client.api.posts import (
@@ -32,7 +35,6 @@ from community_boards_client.api.posts import (
     delete_guest_post,
     delete_member_post,
     get_post,
-    head_post,
     list_posts,
     update_guest_post,
 )
@@ -62,12 +64,10 @@ from community_boards_client.models import (
     SignUpRequest,
 )
 
-# Response headers of docs/API.md, Conventions (v3) a server may not send yet:
-# each is asserted when present, and required once it is not in this set
-# (all of v3's are served: the set is empty).
-PENDING_HEADERS: set[str] = set()
-
 checks = 0
+# The walkthrough's steps (the .steps file) and how many have begun.
+steps: list[str] = []
+begun = 0
 
 # scripts/openapi-client starts the server with it (v4: an unclaimed admin
 # name is reserved for a signup that carries it).
@@ -81,11 +81,26 @@ def check(condition, what):
     checks += 1
 
 
-def expect(response, status, what):
-    """The answer has `status` and the request id header; returns the parsed body."""
+def begin(what):
+    """The next step of the .steps file is `what`: the walkthrough is the same for every client."""
+    global begun
+    expected = steps[begun] if begun < len(steps) else "(no more steps)"
+    begun += 1
+    if what != expected:
+        raise AssertionError(f"the steps file names {expected!r}, the walkthrough ran {what!r}")
+
+
+def expect_status(response, status, what):
+    """Step `what` answered `status` with the request id header."""
+    begin(what)
     body = response.content.decode(errors="replace")[:300]
     check(response.status_code == status, f"{what}: {response.status_code} {body}, expected {status}")
     check(bool(response.headers.get("x-request-id")), f"{what}: no X-Request-Id")
+
+
+def expect(response, status, what):
+    """Step `what` answered `status` with the request id header; returns the parsed body."""
+    expect_status(response, status, what)
     return response.parsed
 
 
@@ -98,20 +113,31 @@ def expect_error(response, status, code, what):
 
 
 def header(response, name, what):
-    """A header of docs/API.md (v3): required unless still pending."""
+    """A header of docs/API.md the answer must carry, by the name the document declares."""
     value = response.headers.get(name)
-    check(value is not None or name in PENDING_HEADERS, f"{what}: no {name} header")
+    check(value is not None, f"{what}: no {name} header")
     return value
 
 
-def main(base):
+def head(client, path, what):
+    """A HEAD, served beside every GET though the document leaves it out:
+    through the client's own httpx client, as a client developer would."""
+    response = client.get_httpx_client().head(path)
+    expect_status(response, 200, what)
+    check(response.content == b"", f"{what}: a body")
+    return response
+
+
+def walk(base):
     client = Client(base_url=base, raise_on_unexpected_status=True)
 
-    health = expect(get_health.sync_detailed(client=client, x_request_id="walkthrough-1"), 200, "getHealth")
-    check(health.status == "ok", "getHealth: status ok")
-    echoed = get_health.sync_detailed(client=client, x_request_id="walkthrough-1").headers["x-request-id"]
+    # The request id is a header of the client, not an argument of each call.
+    tagged = client.with_headers({"X-Request-Id": "walkthrough-1"})
+    answered = get_health.sync_detailed(client=tagged)
+    check(expect(answered, 200, "getHealth with an X-Request-Id").status == "ok", "getHealth: status ok")
+    echoed = answered.headers["x-request-id"]
     check(echoed == "walkthrough-1", f"a tidy X-Request-Id is echoed, got {echoed}")
-    check(head_health.sync_detailed(client=client).status_code == 200, "headHealth: 200")
+    head(client, "/health", "HEAD /health")
 
     # Sign up (idempotent: the same key answers the same member again) and log in.
     key = str(uuid.uuid4())
@@ -151,14 +177,17 @@ def main(base):
     post = expect(created, 201, "createMemberPost")
     check(post.title == "Hello" and post.body == "First post" and post.view_count == 0, f"createMemberPost: {post}")
     location = header(created, "location", "createMemberPost")
-    check(location in (None, f"/boards/free/posts/{post.id}"), f"createMemberPost: Location {location}")
+    check(location == f"/boards/free/posts/{post.id}", f"createMemberPost: Location {location}")
     first_etag = header(created, "etag", "createMemberPost")
-    comment = expect(
-        create_member_comment.sync_detailed("free", post.id, client=kim, body=CommentRequest(body="first!")),
-        201,
-        "createMemberComment",
-    )
+    created = create_member_comment.sync_detailed("free", post.id, client=kim, body=CommentRequest(body="first!"))
+    comment = expect(created, 201, "createMemberComment")
     check(comment.body == "first!" and comment.post_id == post.id, f"createMemberComment: {comment}")
+    location = header(created, "location", "createMemberComment")
+    check(location == f"/boards/free/posts/{post.id}/comments/{comment.id}", f"createMemberComment: Location {location}")
+    shown = expect(
+        get_comment.sync_detailed("free", post.id, comment.id, client=client), 200, "getComment at the comment's Location"
+    )
+    check(shown.id == comment.id and shown.body == "first!", f"getComment: {shown}")
     for attempt in ("likePost", "likePost again"):
         liked = expect(like_post.sync_detailed("free", post.id, client=kim), 200, attempt)
         check(liked.liked and liked.like_count == 1, f"{attempt}: {liked}")
@@ -172,11 +201,11 @@ def main(base):
     check(detail.view_count == 1 and detail.like_count == 1, f"getPost counts: {detail}")
     check([c.body for c in detail.comments] == ["first!"], f"getPost comments: {detail.comments}")
     etag = header(read, "etag", "getPost")
-    check(first_etag is None or etag == first_etag, "a view and a like leave the ETag as it was")
-    peek = head_post.sync_detailed("free", post.id, client=client)
-    check(peek.status_code == 200 and peek.content == b"", "headPost: 200 without a body")
-    check(expect(get_post.sync_detailed("free", post.id, client=client), 200, "getPost").view_count == 2,
-          "the HEAD counted no view")
+    check(etag == first_etag, "a view and a like leave the ETag as it was")
+    peek = head(client, f"/boards/free/posts/{post.id}", "HEAD of the post")
+    check(peek.headers.get("etag") == etag, "HEAD of the post: the GET's ETag")
+    again = expect(get_post.sync_detailed("free", post.id, client=client), 200, "getPost after the HEAD")
+    check(again.view_count == 2, "the HEAD counted no view")
     page = expect(list_posts.sync_detailed("free", client=client, limit=10), 200, "listPosts")
     check([p.id for p in page.posts] == [post.id], f"listPosts: {page.posts}")
     expect_error(list_posts.sync_detailed("nowhere", client=client), 404, "not_found", "listPosts of no board")
@@ -187,7 +216,7 @@ def main(base):
     guest_post = expect(created, 201, "createGuestPost")
     check(guest_post.author.nickname == "Lee", f"createGuestPost: {guest_post.author}")
     location = header(created, "location", "createGuestPost")
-    check(location in (None, f"/boards/free/posts/{guest_post.id}"), f"createGuestPost: Location {location}")
+    check(location == f"/boards/free/posts/{guest_post.id}", f"createGuestPost: Location {location}")
     guest_etag = header(created, "etag", "createGuestPost")
     expect_error(
         update_guest_post.sync_detailed(
@@ -202,24 +231,23 @@ def main(base):
         guest_post.id,
         client=client,
         body=GuestEditRequest(password="1234", title="Hi", body="edited"),
-        **({"if_match": guest_etag} if guest_etag else {}),
+        if_match=guest_etag,
     )
     check(expect(edited, 200, "updateGuestPost").body == "edited", "updateGuestPost: the edited post")
     new_etag = header(edited, "etag", "updateGuestPost")
-    check(guest_etag is None or new_etag != guest_etag, "an edit changes the ETag")
-    if guest_etag:
-        expect_error(
-            update_guest_post.sync_detailed(
-                "free",
-                guest_post.id,
-                client=client,
-                body=GuestEditRequest(password="1234", title="Hi", body="stale"),
-                if_match=guest_etag,
-            ),
-            412,
-            "precondition_failed",
-            "updateGuestPost with a stale If-Match",
-        )
+    check(new_etag != guest_etag, "an edit changes the ETag")
+    expect_error(
+        update_guest_post.sync_detailed(
+            "free",
+            guest_post.id,
+            client=client,
+            body=GuestEditRequest(password="1234", title="Hi", body="stale"),
+            if_match=guest_etag,
+        ),
+        412,
+        "precondition_failed",
+        "updateGuestPost with a stale If-Match",
+    )
     guest_comment = expect(
         create_guest_comment.sync_detailed(
             "free", post.id, client=client, body=GuestCommentRequest(nickname="Lee", password="1234", body="a guest comment")
@@ -261,14 +289,17 @@ def main(base):
     )
     bans = expect(list_bans.sync_detailed("free", client=kim), 200, "listBans")
     check([b.id for b in bans.bans] == [ban.id], f"listBans: {bans.bans}")
-    check(delete_ban.sync_detailed("free", ban.id, client=kim).status_code == 204, "deleteBan: 204")
-    check(resolve_report.sync_detailed("free", report.id, client=kim).status_code == 204, "resolveReport: 204")
+    expect_status(delete_ban.sync_detailed("free", ban.id, client=kim), 204, "deleteBan")
+    expect_status(resolve_report.sync_detailed("free", report.id, client=kim), 204, "resolveReport")
     log = expect(list_moderation_log.sync_detailed("free", client=client), 200, "listModerationLog")
     check([e.action for e in log.entries] == ["unban", "ban"], f"listModerationLog: {log.entries}")
 
     deleted = delete_guest_post.sync_detailed("free", guest_post.id, client=client, body=GuestProofRequest(password="1234"))
-    check(deleted.status_code == 204 and deleted.content == b"", f"deleteGuestPost: {deleted.status_code}")
-    expect_error(get_post.sync_detailed("free", guest_post.id, client=client), 404, "not_found", "getPost deleted")
+    expect_status(deleted, 204, "deleteGuestPost")
+    check(deleted.content == b"", "deleteGuestPost: a body")
+    expect_error(
+        get_post.sync_detailed("free", guest_post.id, client=client), 404, "not_found", "getPost of the deleted guest post"
+    )
 
     # Errors name the field and the rule.
     error = expect_error(
@@ -282,10 +313,11 @@ def main(base):
     # Unlike, then the member's own deletes.
     unliked = expect(unlike_post.sync_detailed("free", post.id, client=kim), 200, "unlikePost")
     check(not unliked.liked and unliked.like_count == 0, f"unlikePost: {unliked}")
-    check(delete_member_comment.sync_detailed("free", post.id, comment.id, client=kim).status_code == 204,
-          "deleteMemberComment: 204")
-    check(delete_member_post.sync_detailed("free", post.id, client=kim).status_code == 204, "deleteMemberPost: 204")
-    expect_error(get_post.sync_detailed("free", post.id, client=client), 404, "not_found", "getPost deleted")
+    expect_status(delete_member_comment.sync_detailed("free", post.id, comment.id, client=kim), 204, "deleteMemberComment")
+    expect_status(delete_member_post.sync_detailed("free", post.id, client=kim), 204, "deleteMemberPost")
+    expect_error(
+        get_post.sync_detailed("free", post.id, client=client), 404, "not_found", "getPost of the deleted member post"
+    )
 
     # (v3) The member's own account: who and what roles, their posts and
     # comments, a new password (every earlier token stops), sign-out
@@ -295,12 +327,12 @@ def main(base):
     mine = expect(
         create_member_post.sync_detailed("free", client=kim, body=PostRequest(title="mine", body="kept")),
         201,
-        "createMemberPost",
+        "createMemberPost of mine",
     )
     expect(
         create_member_comment.sync_detailed("free", mine.id, client=kim, body=CommentRequest(body="and mine")),
         201,
-        "createMemberComment",
+        "createMemberComment of mine",
     )
     posts = expect(list_my_posts.sync_detailed(client=kim), 200, "listMyPosts")
     check([p.id for p in posts.posts] == [mine.id], f"listMyPosts: {posts.posts}")
@@ -309,23 +341,23 @@ def main(base):
     changed = change_password.sync_detailed(
         client=kim, body=ChangePasswordRequest(current_password="correct horse", new_password="battery staple")
     )
-    check(changed.status_code == 204, f"changePassword: {changed.status_code}")
+    expect_status(changed, 204, "changePassword")
     expect_error(get_me.sync_detailed(client=kim), 401, "unauthorized", "getMe with a token from before the change")
 
-    def log_in(password):
+    def log_in(password, what):
         session = expect(
             create_session.sync_detailed(client=client, body=LogInRequest(username="kim", password=password)),
             200,
-            "createSession",
+            what,
         )
         return AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
 
-    kim = log_in("battery staple")
-    check(delete_sessions.sync_detailed(client=kim).status_code == 204, "deleteSessions: 204")
+    kim = log_in("battery staple", "createSession with the new password")
+    expect_status(delete_sessions.sync_detailed(client=kim), 204, "deleteSessions")
     expect_error(get_me.sync_detailed(client=kim), 401, "unauthorized", "getMe after signing out everywhere")
-    kim = log_in("battery staple")
+    kim = log_in("battery staple", "createSession again")
     left = delete_me.sync_detailed(client=kim, body=DeleteAccountRequest(password="battery staple", delete_content=False))
-    check(left.status_code == 204, f"deleteMe: {left.status_code}")
+    expect_status(left, 204, "deleteMe")
     kept = expect(get_post.sync_detailed("free", mine.id, client=client), 200, "getPost of a deleted member")
     check(kept.author.kind == "deleted_member" and kept.author.nickname == "deleted member", f"{kept.author}")
     expect_error(
@@ -339,9 +371,28 @@ def main(base):
         "createMember with a deleted member's username",
     )
 
-    pending = ", ".join(sorted(PENDING_HEADERS)) or "none"
-    print(f"openapi-client: the walkthrough passed ({checks} checks; headers not yet served: {pending})")
+
+def main(base, steps_file):
+    with open(steps_file) as lines:
+        steps.extend(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+    total = len(steps)
+
+    def failed(step, failure):
+        name = steps[step - 1] if step <= total else "(beyond the steps file)"
+        print(f"openapi-client (python): {step - 1}/{total} steps passed; step {step} ({name}) failed: {failure!r}")
+        sys.exit(1)
+
+    try:
+        walk(base)
+    except AssertionError as failure:
+        failed(begun, failure)  # a check of the step begun last
+    except Exception as failure:  # the request of the next step: a client or network error
+        failed(begun + 1, failure)
+    if begun != total:
+        print(f"openapi-client (python): {begun}/{total} steps passed; not run: {steps[begun:]}")
+        sys.exit(1)
+    print(f"openapi-client (python): {begun}/{total} steps passed ({checks} checks)")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::kinds::{checks_bans, takes_bearer};
-use super::{header_ref, json_body, pascal};
+use super::{header_ref, json_body, pascal, response_header};
 use crate::error::ApiError;
 use crate::http::Route;
 
@@ -144,17 +144,17 @@ fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
         .collect::<Vec<_>>()
         .join("; ");
     let mut headers = Map::new();
-    headers.insert("X-Request-Id".into(), header_ref("RequestId"));
+    headers.insert(response_header::REQUEST_ID.into(), header_ref("RequestId"));
     if codes.iter().any(|code| RETRY_AFTER.contains(code)) {
-        headers.insert("Retry-After".into(), header_ref("RetryAfter"));
+        headers.insert(response_header::RETRY_AFTER.into(), header_ref("RetryAfter"));
     }
     if status == 401 {
-        headers.insert("WWW-Authenticate".into(), header_ref("WwwAuthenticate"));
+        headers.insert(response_header::WWW_AUTHENTICATE.into(), header_ref("WwwAuthenticate"));
     }
     // Every 429 says which limit refused (docs/API.md, Conventions (v4)).
     if status == 429 {
-        headers.insert("RateLimit-Policy".into(), header_ref("RateLimitPolicy"));
-        headers.insert("RateLimit".into(), header_ref("RateLimit"));
+        headers.insert(response_header::RATELIMIT_POLICY.into(), header_ref("RateLimitPolicy"));
+        headers.insert(response_header::RATELIMIT.into(), header_ref("RateLimit"));
     }
     let response = json!({
         "description": description,
@@ -202,15 +202,8 @@ pub(super) fn quota_policies(route: &Route) -> Option<String> {
     Some(policies.join(", "))
 }
 
-/// What hyper answers for a request head over the server's cap, before any
-/// of the service runs: no body, no request id.
-const HEADER_CAP: (&str, &str) = (
-    "HeaderFieldsTooLarge",
-    "The request head (request line and headers) is over the single-process server's cap (`SERVER_MAX_HEADER_BYTES`, 64 KiB by default): answered by the HTTP layer before the service, with no body and no `X-Request-Id`, and the connection closed",
-);
-
 /// The error responses of an operation answering `codes`, by status, as
-/// references to `components` (where each is added), and the header cap's.
+/// references to `components` (where each is added).
 pub(super) fn error_responses(codes: &[&'static str], components: &mut Map<String, Value>) -> Map<String, Value> {
     let mut by_status: BTreeMap<u16, Vec<&'static str>> = BTreeMap::new();
     for code in codes {
@@ -225,10 +218,5 @@ pub(super) fn error_responses(codes: &[&'static str], components: &mut Map<Strin
             json!({"$ref": format!("#/components/responses/{name}")}),
         );
     }
-    components.insert(HEADER_CAP.0.into(), json!({"description": HEADER_CAP.1}));
-    responses.insert(
-        "431".into(),
-        json!({"$ref": format!("#/components/responses/{}", HEADER_CAP.0)}),
-    );
     responses
 }

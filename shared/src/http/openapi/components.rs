@@ -83,8 +83,8 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
                                        "description": "The token of `createSession` (POST /sessions)"}},
         "headers": {
             "RetryAfter": {"description": "Seconds to wait before retrying", "schema": {"type": "integer", "minimum": 1}},
-            "IdempotentReplayed": {"description": "true: this is the remembered answer to an earlier request with the same Idempotency-Key; nothing was written",
-                                   "schema": {"type": "string", "const": "true"}},
+            "IdempotentReplayed": {"description": "true: this is the remembered answer to an earlier request with the same Idempotency-Key; nothing was written. Only on such a replay",
+                                   "required": false, "schema": {"type": "string", "const": "true"}},
             "RequestId": {"description": "This request's id, as logged: the client's `X-Request-Id` when it is 1-64 characters of `[A-Za-z0-9._-]`, else a fresh one",
                           "schema": {"type": "string"}},
             "ETag": {"description": "This version of the post's title and body (a quoted opaque string; view, like and comment counts do not change it): send it as `If-Match` on an edit",
@@ -129,9 +129,7 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
             "IfMatch": {"name": "If-Match", "in": "header", "required": false, "schema": {"type": "string"},
                         "description": "The post's `ETag` this edit was made from: when the post is now at another version, `412 precondition_failed` and nothing changes. Without it the last edit wins"},
             "AdminEnrollToken": {"name": "Admin-Enroll-Token", "in": "header", "required": false, "schema": {"type": "string"},
-                        "description": "(v4) Only to sign up a name `ADMIN_USERNAMES` lists that no account holds yet: equal to the deployment's `ADMIN_ENROLL_TOKEN`, else such a name answers `409 username_taken`"},
-            "RequestId": {"name": "X-Request-Id", "in": "header", "required": false, "schema": {"type": "string"},
-                          "description": "Kept, logged and echoed when it is 1-64 characters of `[A-Za-z0-9._-]`; any other value is replaced by a fresh id"}
+                        "description": "(v4) Only to sign up a name `ADMIN_USERNAMES` lists that no account holds yet: equal to the deployment's `ADMIN_ENROLL_TOKEN`, else such a name answers `409 username_taken`"}
         },
         "responses": responses,
         "schemas": schemas,

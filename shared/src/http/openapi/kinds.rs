@@ -66,7 +66,8 @@ pub(super) const TAGS: &[(&str, &str)] = &[
 ];
 
 /// An operation's parameters: its path's, a page's `limit` and `cursor`, the
-/// headers its kind reads (`codes`: the codes it answers), and the request id.
+/// headers its kind reads (`codes`: the codes it answers). Not the
+/// `X-Request-Id` every operation reads: `info.description` says it once.
 pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
     let mut parameters: Vec<Value> = [
         ("{slug}", "Slug"),
@@ -105,6 +106,5 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
     if route.doc.operation_id == "createMember" {
         parameters.push(parameter_ref("AdminEnrollToken"));
     }
-    parameters.push(parameter_ref("RequestId"));
     parameters
 }

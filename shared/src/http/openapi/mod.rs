@@ -5,8 +5,10 @@
 //! every route of a kind is added here: the codes a body, an
 //! `Idempotency-Key`, a bearer token or any route can answer (`codes`), one
 //! response per status naming its codes, the headers of docs/API.md
-//! (Conventions), the `HEAD` beside every `GET`, tags, parameters and
-//! `security` (`kinds`), and the components they refer to (`components`).
+//! (Conventions), tags, parameters and `security` (`kinds`), and the
+//! components they refer to (`components`). What holds for every request
+//! and no operation declares (the `HEAD` beside every `GET`, a client's
+//! `X-Request-Id`, the server's `431`) is said once, in `info.description`.
 //! `cargo run -p sam-template` writes it; a test fails when the file is
 //! stale, and `scripts/openapi-lint` lints it.
 
@@ -34,6 +36,34 @@ fn pascal(code: &str) -> String {
         .collect()
 }
 
+/// The contract's version (docs/API.md, Conventions (v4)): `info.version`.
+pub const CONTRACT_VERSION: &str = "4.0.0";
+
+/// The names of the response headers, as every deployment sends them:
+/// lowercase, as hyper writes HTTP/1.1 and as HTTP/2 requires. HTTP reads
+/// names in any case, but some generated clients keep response headers in a
+/// case-sensitive map: there a documented `ETag` reads as nothing.
+pub(super) mod response_header {
+    pub(in crate::http::openapi) const REQUEST_ID: &str = "x-request-id";
+    pub(in crate::http::openapi) const IDEMPOTENT_REPLAYED: &str = "idempotent-replayed";
+    pub(in crate::http::openapi) const ETAG: &str = "etag";
+    pub(in crate::http::openapi) const LOCATION: &str = "location";
+    pub(in crate::http::openapi) const RETRY_AFTER: &str = "retry-after";
+    pub(in crate::http::openapi) const WWW_AUTHENTICATE: &str = "www-authenticate";
+    pub(in crate::http::openapi) const RATELIMIT_POLICY: &str = "ratelimit-policy";
+    pub(in crate::http::openapi) const RATELIMIT: &str = "ratelimit";
+}
+
+/// What every deployment does beside its operations, said once here rather
+/// than on each operation: generated clients would turn a `HEAD` into an
+/// SDK function, an `X-Request-Id` parameter into an argument of every
+/// function, and a bodiless `431` into an untyped error of every call.
+const BESIDE_THE_OPERATIONS: &str = "\n\nEvery deployment also, beside the operations below:\n\n\
+- answers `HEAD` wherever it answers `GET`: the same status and headers without the body (a `HEAD` of a post counts no view). The `HEAD` forms are served, not listed as operations. The single-process server answers them; API Gateway routes only the listed methods, so behind it a `HEAD` may get API Gateway's own answer.\n\
+- reads an `X-Request-Id` request header on every operation: a value of 1-64 characters of `[A-Za-z0-9._-]` is kept, logged and echoed in the `x-request-id` response header (declared once, `components.headers.RequestId`, on every response); any other value, or none, is replaced by a fresh id (on Lambda, API Gateway's request id).\n\
+- (the single-process server) answers a request head (request line and headers) over `SERVER_MAX_HEADER_BYTES` (64 KiB by default) with `431 Request Header Fields Too Large`, from its HTTP layer before any operation runs: no body, no `x-request-id`, and the connection closed.\n\n\
+Response header names are written as every deployment sends them, in lowercase (`etag`, `location`, `x-request-id`, ...); HTTP reads them in any case.";
+
 fn header_ref(name: &str) -> Value {
     json!({"$ref": format!("#/components/headers/{name}")})
 }
@@ -46,38 +76,6 @@ fn json_body(schema: &str) -> Value {
     json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}})
 }
 
-/// The `HEAD` that axum serves beside every `GET`: the same statuses and
-/// headers, no bodies (each response inlined without its content).
-fn head_of(get: &Value, components: &Map<String, Value>) -> Value {
-    let get_id = get["operationId"].as_str().expect("an operationId");
-    let noun = get_id
-        .strip_prefix("get")
-        .or_else(|| get_id.strip_prefix("list"))
-        .expect("a GET operation is get... or list...");
-    let mut head = get.clone();
-    head["operationId"] = format!("head{noun}").into();
-    head["summary"] = format!("The status and headers of {get_id}").into();
-    head["description"] =
-        format!("What `{get_id}` answers, without the body (a HEAD counts no view): for its status and headers. The single-process server answers it; API Gateway routes only the route table's methods, so behind it a HEAD may get API Gateway's own answer.")
-            .into();
-    let mut responses = Map::new();
-    for (status, response) in get["responses"].as_object().expect("responses") {
-        let mut response = match response["$ref"].as_str() {
-            Some(reference) => {
-                let name = reference.rsplit('/').next().expect("a component name");
-                components[name].clone()
-            }
-            None => response.clone(),
-        };
-        if let Some(response) = response.as_object_mut() {
-            response.remove("content");
-        }
-        responses.insert(status.clone(), response);
-    }
-    head["responses"] = responses.into();
-    head
-}
-
 fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value {
     let doc = route.doc;
     let mut op = json!({
@@ -88,7 +86,10 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
         "x-lambda-function": route.function.name(),
     });
     let codes = codes(route);
-    op["parameters"] = route_parameters(route, &codes).into();
+    let parameters = route_parameters(route, &codes);
+    if !parameters.is_empty() {
+        op["parameters"] = parameters.into();
+    }
     if let Some(request) = doc.request {
         op["requestBody"] = json!({"required": true, "content": json_body(&request.name())});
     }
@@ -97,27 +98,30 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
         success["content"] = json_body(&response.name());
     }
     let mut headers = Map::new();
-    headers.insert("X-Request-Id".into(), header_ref("RequestId"));
+    headers.insert(response_header::REQUEST_ID.into(), header_ref("RequestId"));
     if route.takes_idempotency_key() {
-        headers.insert("Idempotent-Replayed".into(), header_ref("IdempotentReplayed"));
+        headers.insert(
+            response_header::IDEMPOTENT_REPLAYED.into(),
+            header_ref("IdempotentReplayed"),
+        );
     }
     let response_name = doc.response.map(|response| response.name());
     if response_name.as_deref() == Some("PostDetail") {
-        headers.insert("ETag".into(), header_ref("ETag"));
+        headers.insert(response_header::ETAG.into(), header_ref("ETag"));
     }
     // Every 201 whose item has a GET route: posts and comments.
     if doc.status == 201 && matches!(response_name.as_deref(), Some("PostDetail" | "Comment")) {
-        headers.insert("Location".into(), header_ref("Location"));
+        headers.insert(response_header::LOCATION.into(), header_ref("Location"));
     }
     // A write under a quota says what is left (docs/API.md, Conventions
     // (v4)): which policies, with their defaults, is said per route.
     if let Some(policies) = codes::quota_policies(route) {
         headers.insert(
-            "RateLimit-Policy".into(),
+            response_header::RATELIMIT_POLICY.into(),
             json!({"description": format!("Every write quota this request counted against, as structured fields (`\"creates\";q=30;w=600`: at most q writes per w seconds). Here, by default: {policies}. Configurable per deployment."),
                    "schema": {"type": "string"}}),
         );
-        headers.insert("RateLimit".into(), header_ref("RateLimit"));
+        headers.insert(response_header::RATELIMIT.into(), header_ref("RateLimit"));
     }
     success["headers"] = headers.into();
     let mut responses = error_responses(&codes, components);
@@ -139,7 +143,7 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
 }
 
 fn health(components: &mut Map<String, Value>) -> Value {
-    // No store, no body read: only the method, the body limit and the head cap.
+    // No store, no body read: only the method and the body limit.
     let mut responses = error_responses(
         &in_table_order(vec!["method_not_allowed", "payload_too_large"]),
         components,
@@ -147,7 +151,7 @@ fn health(components: &mut Map<String, Value>) -> Value {
     responses.insert(
         "200".into(),
         json!({"description": "The service is up", "content": json_body("Health"),
-               "headers": {"X-Request-Id": header_ref("RequestId")}}),
+               "headers": {response_header::REQUEST_ID: header_ref("RequestId")}}),
     );
     json!({
         "operationId": "getHealth",
@@ -155,7 +159,6 @@ fn health(components: &mut Map<String, Value>) -> Value {
         "description": "Every deployment (each Lambda function, the server) answers it without touching the store.",
         "tags": ["health"],
         "x-lambda-function": "every function",
-        "parameters": [parameter_ref("RequestId")],
         "responses": responses,
         "security": [],
     })
@@ -165,17 +168,11 @@ fn health(components: &mut Map<String, Value>) -> Value {
 pub fn document() -> Value {
     let mut responses = Map::new();
     let mut paths = Map::new();
-    let health = health(&mut responses);
-    let head = head_of(&health, &responses);
-    paths.insert("/health".into(), json!({"get": health, "head": head}));
+    paths.insert("/health".into(), json!({"get": health(&mut responses)}));
     for route in routes() {
         let op = operation(&route, &mut responses);
-        let head = (route.method == http::Method::GET).then(|| head_of(&op, &responses));
         let item = paths.entry(route.path).or_insert_with(|| json!({}));
         item[route.method.as_str().to_ascii_lowercase()] = op;
-        if let Some(head) = head {
-            item["head"] = head;
-        }
     }
     let tags: Vec<Value> = TAGS
         .iter()
@@ -185,8 +182,8 @@ pub fn document() -> Value {
         "openapi": "3.1.0",
         "info": {
             "title": "Community boards",
-            "version": "1.0.0",
-            "description": "The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p sam-template`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation.",
+            "version": CONTRACT_VERSION,
+            "description": format!("The HTTP contract of every deployment (Lambda functions behind API Gateway, cargo lambda watch, the single-process server), generated from the code (`cargo run -p sam-template`); docs/API.md states it in words. `x-lambda-function` names the function that serves each operation.{BESIDE_THE_OPERATIONS}"),
             "license": {"name": "MIT", "identifier": "MIT"}
         },
         "servers": [{"url": "http://127.0.0.1:3000", "description": "local single-process server"}],

@@ -1,0 +1,448 @@
+// README's curl walkthrough, through the client @hey-api/openapi-ts
+// generates from docs/openapi.json (its fetch client): the steps of
+// scripts/openapi_client_walkthrough.steps, in order, as the Python
+// walkthrough's are. Every answer is asserted: status, typed body, headers;
+// an error through its typed body (`result.error?.error.code`), which only
+// compiles while every error response of the document has the Error body.
+// scripts/openapi-client generates the client beside it, type-checks both
+// with `tsc --strict` and runs the output with node:
+//
+//   node walkthrough.js http://127.0.0.1:3000 scripts/openapi_client_walkthrough.steps
+
+import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+
+import { createClient, createConfig, type Client } from "./community-boards-client/client";
+import {
+  changePassword,
+  createBan,
+  createGuestComment,
+  createGuestPost,
+  createMember,
+  createMemberComment,
+  createMemberPost,
+  createSession,
+  deleteBan,
+  deleteGuestPost,
+  deleteMe,
+  deleteMemberComment,
+  deleteMemberPost,
+  deleteSessions,
+  getComment,
+  getHealth,
+  getMe,
+  getPost,
+  likePost,
+  listBans,
+  listComments,
+  listModerationLog,
+  listMyComments,
+  listMyPosts,
+  listPosts,
+  listReports,
+  reportPost,
+  resolveReport,
+  unlikePost,
+  updateGuestPost,
+} from "./community-boards-client";
+// The document's `Error` schema, named apart from JavaScript's Error.
+import type { Error as ApiError, GuestPostRequest, SignUpRequest } from "./community-boards-client";
+
+// scripts/openapi-client starts the server with it (v4: an unclaimed admin
+// name is reserved for a signup that carries it).
+const ADMIN_ENROLL_TOKEN = "walkthrough-admin-token";
+
+let checks = 0;
+// The walkthrough's steps (the .steps file) and how many have begun.
+const steps: string[] = [];
+let begun = 0;
+
+/** A check of the step begun last failed (any other exception is the next step's request). */
+class StepFailure extends Error {}
+
+function check(condition: unknown, what: string): asserts condition {
+  if (!condition) {
+    throw new StepFailure(what);
+  }
+  checks += 1;
+}
+
+/** The next step of the .steps file is `what`: the walkthrough is the same for every client. */
+function begin(what: string): void {
+  const expected = steps[begun] ?? "(no more steps)";
+  begun += 1;
+  if (what !== expected) {
+    throw new StepFailure(`the steps file names ${JSON.stringify(expected)}, the walkthrough ran ${JSON.stringify(what)}`);
+  }
+}
+
+/** What every SDK function answers (the fetch client's `fields` style). */
+type Answer<Data, Failure> = { response: Response } & (
+  | { data: Data; error: undefined }
+  | { data: undefined; error: Failure }
+);
+
+/** Step `what` answered `status` with the request id header. (The fetch
+ * client answers a network failure with no `response` and the failure as
+ * `error`, whatever its type says.) */
+function expectStatus(response: Response | undefined, status: number, what: string, error?: unknown): void {
+  begin(what);
+  check(response !== undefined, `${what}: no answer: ${String(error)}`);
+  check(response.status === status, `${what}: ${response.status}, expected ${status}`);
+  check(response.headers.get("x-request-id"), `${what}: no x-request-id`);
+}
+
+/** Step `what` answered `status` with the request id header; returns the typed body. */
+function expect<Data, Failure>(answer: Answer<Data, Failure>, status: number, what: string): Data {
+  expectStatus(answer.response, status, what, answer.error);
+  check(answer.error === undefined, `${what}: an error body ${JSON.stringify(answer.error)}`);
+  return answer.data as Data;
+}
+
+/** Step `what` answered `status` and the error `code`; returns the typed error body. */
+function expectError<Data>(answer: Answer<Data, ApiError>, status: number, code: string, what: string): ApiError {
+  expectStatus(answer.response, status, what, answer.error);
+  // Typed: `error` is the document's Error, so this compiles under --strict.
+  const answered: string | undefined = answer.error?.error.code;
+  check(answered === code, `${what}: code ${answered}, expected ${code}`);
+  check(answer.error?.error.message, `${what}: no message`);
+  return answer.error;
+}
+
+/** A header of docs/API.md the answer must carry. */
+function header(response: Response, name: string, what: string): string {
+  const value = response.headers.get(name);
+  check(value !== null, `${what}: no ${name} header`);
+  return value;
+}
+
+/** A HEAD, served beside every GET though the document leaves it out: plain fetch. */
+async function head(base: string, path: string, what: string): Promise<Response> {
+  const response = await fetch(`${base}${path}`, { method: "HEAD" });
+  expectStatus(response, 200, what);
+  check((await response.arrayBuffer()).byteLength === 0, `${what}: a body`);
+  return response;
+}
+
+async function walk(base: string): Promise<void> {
+  const client = createClient(createConfig({ baseUrl: base }));
+  const bearer = (token: string): Client => createClient(createConfig({ baseUrl: base, auth: token }));
+
+  // The request id is a header of the client, not an argument of each call.
+  const tagged = createClient(createConfig({ baseUrl: base, headers: { "X-Request-Id": "walkthrough-1" } }));
+  const answered = await getHealth({ client: tagged });
+  check(expect(answered, 200, "getHealth with an X-Request-Id").status === "ok", "getHealth: status ok");
+  const echoed = answered.response.headers.get("x-request-id");
+  check(echoed === "walkthrough-1", `a tidy X-Request-Id is echoed, got ${echoed}`);
+  await head(base, "/health", "HEAD /health");
+
+  // Sign up (idempotent: the same key answers the same member again) and log in.
+  const key = randomUUID();
+  const signup: SignUpRequest = { username: "kim", password: "correct horse", nickname: "Kim" };
+  const enrolled = { "Idempotency-Key": key, "Admin-Enroll-Token": ADMIN_ENROLL_TOKEN };
+  const created = await createMember({ client, body: signup, headers: enrolled });
+  const member = expect(created, 201, "createMember");
+  check(member.username === "kim" && member.nickname === "Kim", `createMember: ${JSON.stringify(member)}`);
+  check(!created.response.headers.has("idempotent-replayed"), "createMember: a first answer is not a replay");
+  const replay = await createMember({ client, body: signup, headers: enrolled });
+  check(expect(replay, 201, "createMember replayed").id === member.id, "the replay answers the same member");
+  check(replay.response.headers.get("idempotent-replayed") === "true", "createMember replayed: Idempotent-Replayed");
+  expectError(
+    await createMember({ client, body: signup, headers: { "Idempotency-Key": randomUUID() } }),
+    409,
+    "username_taken",
+    "createMember again",
+  );
+  const wrong = await createSession({ client, body: { username: "kim", password: "wrong horse" } });
+  expectError(wrong, 401, "invalid_credentials", "createSession with a wrong password");
+  header(wrong.response, "www-authenticate", "createSession 401");
+  const session = expect(
+    await createSession({ client, body: { username: "kim", password: "correct horse" } }),
+    200,
+    "createSession",
+  );
+  check(session.member.id === member.id && session.token, "createSession: a token for kim");
+  let kim = bearer(session.token);
+
+  // A member post, a comment (read back at its Location), a like.
+  const postCreated = await createMemberPost({
+    client: kim,
+    path: { slug: "free" },
+    body: { title: "Hello", body: "First post" },
+    headers: { "Idempotency-Key": randomUUID() },
+  });
+  const post = expect(postCreated, 201, "createMemberPost");
+  check(post.title === "Hello" && post.body === "First post" && post.view_count === 0, `createMemberPost: ${JSON.stringify(post)}`);
+  const postLocation = header(postCreated.response, "location", "createMemberPost");
+  check(postLocation === `/boards/free/posts/${post.id}`, `createMemberPost: Location ${postLocation}`);
+  const firstEtag = header(postCreated.response, "etag", "createMemberPost");
+  const commented = await createMemberComment({
+    client: kim,
+    path: { slug: "free", post_id: post.id },
+    body: { body: "first!" },
+  });
+  const comment = expect(commented, 201, "createMemberComment");
+  check(comment.body === "first!" && comment.post_id === post.id, `createMemberComment: ${JSON.stringify(comment)}`);
+  const commentLocation = header(commented.response, "location", "createMemberComment");
+  check(
+    commentLocation === `/boards/free/posts/${post.id}/comments/${comment.id}`,
+    `createMemberComment: Location ${commentLocation}`,
+  );
+  const shown = expect(
+    await getComment({ client, path: { slug: "free", post_id: post.id, comment_id: comment.id } }),
+    200,
+    "getComment at the comment's Location",
+  );
+  check(shown.id === comment.id && shown.body === "first!", `getComment: ${JSON.stringify(shown)}`);
+  for (const attempt of ["likePost", "likePost again"]) {
+    const liked = expect(await likePost({ client: kim, path: { slug: "free", post_id: post.id } }), 200, attempt);
+    check(liked.liked && liked.like_count === 1, `${attempt}: ${JSON.stringify(liked)}`);
+  }
+  const anonymous = await createMemberPost({ client, path: { slug: "free" }, body: { title: "No", body: "token" } });
+  expectError(anonymous, 401, "unauthorized", "createMemberPost without a token");
+  header(anonymous.response, "www-authenticate", "createMemberPost 401");
+
+  // Read it (counts the view; a HEAD does not) and list the board.
+  const read = await getPost({ client, path: { slug: "free", post_id: post.id } });
+  const detail = expect(read, 200, "getPost");
+  check(detail.view_count === 1 && detail.like_count === 1, `getPost counts: ${JSON.stringify(detail)}`);
+  check(JSON.stringify(detail.comments.map((c) => c.body)) === '["first!"]', "getPost comments");
+  const etag = header(read.response, "etag", "getPost");
+  check(etag === firstEtag, "a view and a like leave the ETag as it was");
+  const peek = await head(base, `/boards/free/posts/${post.id}`, "HEAD of the post");
+  check(peek.headers.get("etag") === etag, "HEAD of the post: the GET's ETag");
+  const again = expect(await getPost({ client, path: { slug: "free", post_id: post.id } }), 200, "getPost after the HEAD");
+  check(again.view_count === 2, "the HEAD counted no view");
+  const page = expect(await listPosts({ client, path: { slug: "free" }, query: { limit: 10 } }), 200, "listPosts");
+  check(page.posts.length === 1 && page.posts[0]?.id === post.id, `listPosts: ${JSON.stringify(page.posts)}`);
+  expectError(await listPosts({ client, path: { slug: "nowhere" } }), 404, "not_found", "listPosts of no board");
+
+  // A guest post, a wrong password, then the right one.
+  const guest: GuestPostRequest = { nickname: "Lee", password: "1234", title: "Hi", body: "from a guest" };
+  const guestCreated = await createGuestPost({
+    client,
+    path: { slug: "free" },
+    body: guest,
+    headers: { "Idempotency-Key": randomUUID() },
+  });
+  const guestPost = expect(guestCreated, 201, "createGuestPost");
+  check(guestPost.author.nickname === "Lee", `createGuestPost: ${JSON.stringify(guestPost.author)}`);
+  const guestLocation = header(guestCreated.response, "location", "createGuestPost");
+  check(guestLocation === `/boards/free/posts/${guestPost.id}`, `createGuestPost: Location ${guestLocation}`);
+  const guestEtag = header(guestCreated.response, "etag", "createGuestPost");
+  const guestPath = { slug: "free", post_id: guestPost.id };
+  expectError(
+    await updateGuestPost({ client, path: guestPath, body: { password: "0000", title: "Hi", body: "edited" } }),
+    403,
+    "wrong_password",
+    "updateGuestPost with a wrong password",
+  );
+  const edited = await updateGuestPost({
+    client,
+    path: guestPath,
+    body: { password: "1234", title: "Hi", body: "edited" },
+    headers: { "If-Match": guestEtag },
+  });
+  check(expect(edited, 200, "updateGuestPost").body === "edited", "updateGuestPost: the edited post");
+  const newEtag = header(edited.response, "etag", "updateGuestPost");
+  check(newEtag !== guestEtag, "an edit changes the ETag");
+  expectError(
+    await updateGuestPost({
+      client,
+      path: guestPath,
+      body: { password: "1234", title: "Hi", body: "stale" },
+      headers: { "If-Match": guestEtag },
+    }),
+    412,
+    "precondition_failed",
+    "updateGuestPost with a stale If-Match",
+  );
+  const guestComment = expect(
+    await createGuestComment({
+      client,
+      path: { slug: "free", post_id: post.id },
+      body: { nickname: "Lee", password: "1234", body: "a guest comment" },
+    }),
+    201,
+    "createGuestComment",
+  );
+  const comments = expect(
+    await listComments({ client, path: { slug: "free", post_id: post.id } }),
+    200,
+    "listComments",
+  );
+  check(
+    JSON.stringify(comments.comments.map((c) => c.id)) === JSON.stringify([comment.id, guestComment.id]),
+    `listComments: ${JSON.stringify(comments.comments)}`,
+  );
+
+  // (v3) Moderation: kim is the admin (ADMIN_USERNAMES). Anyone reports the
+  // guest post; the second report joins the first; kim bans its writer
+  // through it (shown by tag, never the address), then lifts the ban and
+  // resolves the report; the public log shows both.
+  const author = guestPost.author;
+  check(author.kind === "guest", `a guest post's author: ${JSON.stringify(author)}`);
+  const tag = author.tag;
+  check(typeof tag === "string" && tag.length === 8, `a guest author carries a tag: ${JSON.stringify(author)}`);
+  const report = expect(
+    await reportPost({ client, path: guestPath, body: { reason: "spam" } }),
+    201,
+    "reportPost",
+  );
+  const joined = expect(
+    await reportPost({ client, path: guestPath, body: { reason: "spam too" } }),
+    200,
+    "reportPost again",
+  );
+  check(joined.id === report.id, "a second report of a post joins its open report");
+  const reports = expect(await listReports({ client: kim, path: { slug: "free" } }), 200, "listReports");
+  check(
+    reports.reports.length === 1 && reports.reports[0]?.id === report.id && reports.reports[0]?.reporters === 1,
+    `listReports: ${JSON.stringify(reports.reports)}`,
+  );
+  const ban = expect(
+    await createBan({
+      client: kim,
+      path: { slug: "free" },
+      body: { post_id: guestPost.id, reason: "spam", duration_s: 3600 },
+    }),
+    201,
+    "createBan",
+  );
+  check(ban.target.kind === "guest" && ban.target.tag === tag, `createBan: the guest is named by its tag: ${JSON.stringify(ban.target)}`);
+  expectError(
+    await createGuestPost({ client, path: { slug: "free" }, body: guest }),
+    403,
+    "banned",
+    "createGuestPost banned",
+  );
+  const bans = expect(await listBans({ client: kim, path: { slug: "free" } }), 200, "listBans");
+  check(bans.bans.length === 1 && bans.bans[0]?.id === ban.id, `listBans: ${JSON.stringify(bans.bans)}`);
+  expectStatus((await deleteBan({ client: kim, path: { slug: "free", ban_id: ban.id } })).response, 204, "deleteBan");
+  expectStatus(
+    (await resolveReport({ client: kim, path: { slug: "free", report_id: report.id } })).response,
+    204,
+    "resolveReport",
+  );
+  const log = expect(await listModerationLog({ client, path: { slug: "free" } }), 200, "listModerationLog");
+  check(
+    JSON.stringify(log.entries.map((e) => e.action)) === '["unban","ban"]',
+    `listModerationLog: ${JSON.stringify(log.entries)}`,
+  );
+
+  const deleted = await deleteGuestPost({ client, path: guestPath, body: { password: "1234" } });
+  expectStatus(deleted.response, 204, "deleteGuestPost");
+  expectError(await getPost({ client, path: guestPath }), 404, "not_found", "getPost of the deleted guest post");
+
+  // Errors name the field and the rule.
+  const invalid = expectError(
+    await createMember({ client, body: { username: "x", password: "pw", nickname: "n" } }),
+    400,
+    "validation_failed",
+    "createMember with a short username",
+  );
+  check(invalid.error.message.includes("username"), `the message names the field: ${invalid.error.message}`);
+
+  // Unlike, then the member's own deletes.
+  const postPath = { slug: "free", post_id: post.id };
+  const unliked = expect(await unlikePost({ client: kim, path: postPath }), 200, "unlikePost");
+  check(!unliked.liked && unliked.like_count === 0, `unlikePost: ${JSON.stringify(unliked)}`);
+  expectStatus(
+    (await deleteMemberComment({ client: kim, path: { ...postPath, comment_id: comment.id } })).response,
+    204,
+    "deleteMemberComment",
+  );
+  expectStatus((await deleteMemberPost({ client: kim, path: postPath })).response, 204, "deleteMemberPost");
+  expectError(await getPost({ client, path: postPath }), 404, "not_found", "getPost of the deleted member post");
+
+  // (v3) The member's own account: who and what roles, their posts and
+  // comments, a new password (every earlier token stops), sign-out
+  // everywhere, and leaving with the content kept as a deleted member's.
+  const me = expect(await getMe({ client: kim }), 200, "getMe");
+  check(me.username === "kim" && me.roles.admin && me.roles.moderates.length === 0, `getMe: ${JSON.stringify(me)}`);
+  const mine = expect(
+    await createMemberPost({ client: kim, path: { slug: "free" }, body: { title: "mine", body: "kept" } }),
+    201,
+    "createMemberPost of mine",
+  );
+  expect(
+    await createMemberComment({ client: kim, path: { slug: "free", post_id: mine.id }, body: { body: "and mine" } }),
+    201,
+    "createMemberComment of mine",
+  );
+  const myPosts = expect(await listMyPosts({ client: kim }), 200, "listMyPosts");
+  check(myPosts.posts.length === 1 && myPosts.posts[0]?.id === mine.id, `listMyPosts: ${JSON.stringify(myPosts.posts)}`);
+  const myComments = expect(await listMyComments({ client: kim }), 200, "listMyComments");
+  check(
+    myComments.comments.length === 1 && myComments.comments[0]?.post_id === mine.id,
+    `listMyComments: ${JSON.stringify(myComments)}`,
+  );
+  const changed = await changePassword({
+    client: kim,
+    body: { current_password: "correct horse", new_password: "battery staple" },
+  });
+  expectStatus(changed.response, 204, "changePassword");
+  expectError(await getMe({ client: kim }), 401, "unauthorized", "getMe with a token from before the change");
+
+  const logIn = async (password: string, what: string): Promise<Client> => {
+    const session = expect(await createSession({ client, body: { username: "kim", password } }), 200, what);
+    return bearer(session.token);
+  };
+  kim = await logIn("battery staple", "createSession with the new password");
+  expectStatus((await deleteSessions({ client: kim })).response, 204, "deleteSessions");
+  expectError(await getMe({ client: kim }), 401, "unauthorized", "getMe after signing out everywhere");
+  kim = await logIn("battery staple", "createSession again");
+  const left = await deleteMe({ client: kim, body: { password: "battery staple", delete_content: false } });
+  expectStatus(left.response, 204, "deleteMe");
+  const kept = expect(
+    await getPost({ client, path: { slug: "free", post_id: mine.id } }),
+    200,
+    "getPost of a deleted member",
+  );
+  check(
+    kept.author.kind === "deleted_member" && kept.author.nickname === "deleted member",
+    JSON.stringify(kept.author),
+  );
+  expectError(
+    await createMember({
+      client,
+      body: { username: "kim", password: "x".repeat(12), nickname: "K" },
+      headers: { "Admin-Enroll-Token": ADMIN_ENROLL_TOKEN },
+    }),
+    409,
+    "username_taken",
+    "createMember with a deleted member's username",
+  );
+}
+
+async function main(base: string, stepsFile: string): Promise<void> {
+  for (const line of readFileSync(stepsFile, "utf8").split("\n")) {
+    if (line.trim() && !line.startsWith("#")) {
+      steps.push(line.trim());
+    }
+  }
+  const total = steps.length;
+  try {
+    await walk(base);
+  } catch (failure) {
+    // A failed check is the step begun last's; anything else (a client or
+    // network error) came from the next step's request.
+    const step = failure instanceof StepFailure ? begun : begun + 1;
+    const name = steps[step - 1] ?? "(beyond the steps file)";
+    const message = failure instanceof Error ? failure.message : String(failure);
+    console.log(`openapi-client (typescript): ${step - 1}/${total} steps passed; step ${step} (${name}) failed: ${message}`);
+    process.exit(1);
+  }
+  if (begun !== total) {
+    console.log(`openapi-client (typescript): ${begun}/${total} steps passed; not run: ${JSON.stringify(steps.slice(begun))}`);
+    process.exit(1);
+  }
+  console.log(`openapi-client (typescript): ${begun}/${total} steps passed (${checks} checks)`);
+}
+
+const [base, stepsFile] = process.argv.slice(2);
+if (!base || !stepsFile) {
+  console.error("usage: node walkthrough.js <base url> <steps file>");
+  process.exit(2);
+}
+void main(base, stepsFile);
