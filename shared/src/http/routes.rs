@@ -7,8 +7,8 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::{Method, Request};
-use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
+use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use super::AppState;
@@ -490,13 +490,16 @@ pub const COMPRESS_FROM_BYTES: u16 = 1024;
 /// predicate also leaves images, gRPC and event streams alone, and skips an
 /// answer that already has a `Content-Encoding`. Every compressible answer
 /// carries `Vary: Accept-Encoding`, compressed or not, so caches keep the
-/// encodings apart. Levels are tower-http's defaults (gzip 6, br 4: what
-/// nginx uses for br on the fly); docs/benchmarks.md, Compression, measures
-/// what they cost on the read path. API Gateway HTTP APIs do not compress,
+/// encodings apart. At the fastest levels (gzip 1, br 0): an answer is
+/// compressed anew each time (a page or detail carries live view counts),
+/// and tower-http's defaults (gzip 6, br 4) cost the read path several
+/// times its own CPU for 10-20% fewer bytes (docs/benchmarks.md,
+/// Compression). API Gateway HTTP APIs do not compress,
 /// so the Lambda functions do it here too; lambda_http sends a body with a
 /// `Content-Encoding` base64-encoded, as API Gateway expects of binary.
 fn compression() -> CompressionLayer<impl Predicate> {
     CompressionLayer::new()
+        .quality(CompressionLevel::Fastest)
         .no_deflate()
         .no_zstd()
         .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_FROM_BYTES)))
