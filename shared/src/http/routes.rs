@@ -492,11 +492,11 @@ pub const COMPRESS_FROM_BYTES: u16 = 1024;
 /// carries `Vary: Accept-Encoding`, compressed or not, so caches keep the
 /// encodings apart. At the fastest levels (gzip 1, br 0): an answer is
 /// compressed anew each time (a page or detail carries live view counts),
-/// and tower-http's defaults (gzip 6, br 4) cost the read path several
-/// times its own CPU for 10-20% fewer bytes (docs/benchmarks.md,
-/// Compression). API Gateway HTTP APIs do not compress,
-/// so the Lambda functions do it here too; lambda_http sends a body with a
-/// `Content-Encoding` base64-encoded, as API Gateway expects of binary.
+/// and tower-http's defaults (gzip 6, br 4) cost 2-3 times a cached read's
+/// CPU for 10-25% fewer bytes (docs/benchmarks.md, Compression). API
+/// Gateway HTTP APIs do not compress, so the Lambda functions do it here
+/// too; lambda_http sends a body with a `Content-Encoding` base64-encoded,
+/// as API Gateway expects of binary.
 fn compression() -> CompressionLayer<impl Predicate> {
     CompressionLayer::new()
         .quality(CompressionLevel::Fastest)
