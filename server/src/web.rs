@@ -4,13 +4,16 @@
 //! from any directory; on AWS the same folder goes to S3 + CloudFront
 //! (docs/deploy.md, The web client).
 
+use std::io::Write as _;
 use std::sync::LazyLock;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use sha2::{Digest as _, Sha256};
 use shared::error::ApiError;
 
 /// Each file of `web/` by its path under `/assets/`, with its media type.
@@ -75,32 +78,202 @@ static CONTENT_SECURITY_POLICY: LazyLock<HeaderValue> = LazyLock::new(|| {
 });
 
 pub(crate) fn routes() -> Router {
+    // Compressed now, as the server starts, not on the first visit.
+    LazyLock::force(&INDEX_FILE);
+    LazyLock::force(&ASSET_FILES);
     Router::new()
-        .route("/", get(|| async { file("text/html; charset=utf-8", INDEX) }))
+        .route(
+            "/",
+            get(|headers: HeaderMap| async move { INDEX_FILE.answer(&headers) }),
+        )
         .route("/assets/{name}", get(asset))
 }
 
-async fn asset(Path(name): Path<String>) -> Response {
-    match ASSETS.iter().find(|(file, _, _)| *file == name) {
-        Some((_, media_type, body)) => file(media_type, body),
+async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Response {
+    match ASSET_FILES.iter().find(|(file, _)| *file == name) {
+        Some((_, file)) => file.answer(&headers),
         None => ApiError::NotFound("no such file".into()).into_response(),
     }
 }
 
-fn file(media_type: &'static str, body: &'static str) -> Response {
-    let mut response = (StatusCode::OK, body).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media_type));
-    // Revalidated on every load: a new build is seen at once.
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY.clone());
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    response
+static INDEX_FILE: LazyLock<File> = LazyLock::new(|| File::new("text/html; charset=utf-8", INDEX));
+
+static ASSET_FILES: LazyLock<Vec<(&'static str, File)>> = LazyLock::new(|| {
+    ASSETS
+        .iter()
+        .map(|(name, media_type, body)| (*name, File::new(media_type, body)))
+        .collect()
+});
+
+/// A file of the client, compressed once (each encoding at its best level:
+/// the work is done once per process, not per request), every form with a
+/// strong `ETag` of its own bytes: the forms differ byte for byte, so a
+/// cache never takes one for another (RFC 9110, 8.8.3.3).
+#[derive(Debug)]
+struct File {
+    media_type: &'static str,
+    identity: Representation,
+    /// Only the encodings that came out smaller than the file itself.
+    encoded: Vec<(Coding, Representation)>,
+}
+
+#[derive(Debug)]
+struct Representation {
+    body: Bytes,
+    etag: HeaderValue,
+}
+
+impl Representation {
+    fn new(body: Vec<u8>) -> Self {
+        let digest = Sha256::digest(&body);
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        Representation {
+            body: Bytes::from(body),
+            etag: HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex in quotes is a header value"),
+        }
+    }
+}
+
+/// The content codings the client's files are kept in besides identity,
+/// in the order preferred when a request accepts several equally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Coding {
+    Br,
+    Gzip,
+}
+
+impl Coding {
+    const PREFERRED: [Coding; 2] = [Coding::Br, Coding::Gzip];
+
+    fn token(self) -> &'static str {
+        match self {
+            Coding::Br => "br",
+            Coding::Gzip => "gzip",
+        }
+    }
+
+    fn encode(self, bytes: &[u8]) -> Vec<u8> {
+        match self {
+            Coding::Br => {
+                let mut out = Vec::new();
+                let params = brotli::enc::BrotliEncoderParams {
+                    quality: 11,
+                    ..Default::default()
+                };
+                brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).expect("compressing in memory");
+                out
+            }
+            Coding::Gzip => {
+                let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+                encoder.write_all(bytes).expect("compressing in memory");
+                encoder.finish().expect("compressing in memory")
+            }
+        }
+    }
+}
+
+impl File {
+    fn new(media_type: &'static str, body: &'static str) -> Self {
+        let encoded = Coding::PREFERRED
+            .iter()
+            .map(|&coding| (coding, coding.encode(body.as_bytes())))
+            .filter(|(_, encoded)| encoded.len() < body.len())
+            .map(|(coding, encoded)| (coding, Representation::new(encoded)))
+            .collect();
+        File {
+            media_type,
+            identity: Representation::new(body.as_bytes().to_vec()),
+            encoded,
+        }
+    }
+
+    /// The form `Accept-Encoding` prefers, or `304` when `If-None-Match`
+    /// names that form's tag (or is `*`). The headers a `200` would carry
+    /// for caching (`ETag`, `Vary`, `Cache-Control`) come with a `304` too.
+    fn answer(&self, request: &HeaderMap) -> Response {
+        let accepted = accepted_codings(request);
+        let chosen = accepted
+            .iter()
+            .find_map(|coding| self.encoded.iter().find(|(kept, _)| kept == coding));
+        let representation = chosen.map_or(&self.identity, |(_, representation)| representation);
+        let not_modified = request
+            .get(header::IF_NONE_MATCH)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| if_none_match_matches(value, &representation.etag));
+        let mut response = if not_modified {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            let mut response = (StatusCode::OK, representation.body.clone()).into_response();
+            let headers = response.headers_mut();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(self.media_type));
+            if let Some((coding, _)) = chosen {
+                headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding.token()));
+            }
+            response
+        };
+        let headers = response.headers_mut();
+        headers.insert(header::ETAG, representation.etag.clone());
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        // Revalidated on every load: a new build is seen at once, an
+        // unchanged file costs a `304`.
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        headers.insert(header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY.clone());
+        headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        response
+    }
+}
+
+/// The codings of [`Coding`] that `Accept-Encoding` allows, most wanted
+/// first (by q-value, then [`Coding::PREFERRED`]); `*` stands for a coding
+/// it does not name. No header, or one that names neither: none (identity).
+fn accepted_codings(request: &HeaderMap) -> Vec<Coding> {
+    let mut weights: Vec<(&str, f32)> = Vec::new();
+    for value in request.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let name = parts.next().unwrap_or("").trim();
+            let weight = parts
+                .filter_map(|param| param.trim().strip_prefix("q="))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if !name.is_empty() {
+                weights.push((name, weight));
+            }
+        }
+    }
+    let weight_of = |coding: Coding| {
+        let named = weights
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(coding.token()));
+        named
+            .or_else(|| weights.iter().find(|(name, _)| *name == "*"))
+            .map_or(0.0, |(_, weight)| *weight)
+    };
+    let mut accepted: Vec<(Coding, f32)> = Coding::PREFERRED
+        .iter()
+        .map(|&coding| (coding, weight_of(coding)))
+        .filter(|(_, weight)| *weight > 0.0)
+        .collect();
+    // Stable: equal weights keep the preferred order.
+    accepted.sort_by(|a, b| b.1.total_cmp(&a.1));
+    accepted.into_iter().map(|(coding, _)| coding).collect()
+}
+
+/// `If-None-Match` against the tag of the form that would be sent: `*`
+/// matches any, and a list matches when one of its tags does by the weak
+/// comparison (RFC 9110, 13.1.2: `W/` is ignored on both sides).
+fn if_none_match_matches(header: &str, etag: &HeaderValue) -> bool {
+    let opaque = |tag: &str| tag.trim().trim_start_matches("W/").to_owned();
+    let ours = etag.to_str().map(opaque).unwrap_or_default();
+    header.trim() == "*" || header.split(',').any(|tag| opaque(tag) == ours)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read as _;
+
     use super::*;
 
     fn connect_src(policy: &str) -> &str {
@@ -108,6 +281,55 @@ mod tests {
             .split("; ")
             .find_map(|directive| directive.strip_prefix("connect-src "))
             .expect("a connect-src directive")
+    }
+
+    fn accepting(value: &str) -> Vec<Coding> {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
+        accepted_codings(&headers)
+    }
+
+    #[test]
+    fn accept_encoding_orders_the_codings_by_q_value_then_br_first() {
+        assert_eq!(accepting("gzip, deflate, br, zstd"), [Coding::Br, Coding::Gzip]);
+        assert_eq!(accepting("GZIP;q=1.0, br;q=0.8"), [Coding::Gzip, Coding::Br]);
+        assert_eq!(accepting("br;q=0, gzip"), [Coding::Gzip]);
+        // `*` stands for what the header does not name.
+        assert_eq!(accepting("*;q=0.5, gzip"), [Coding::Gzip, Coding::Br]);
+        assert_eq!(accepting("*, br;q=0"), [Coding::Gzip]);
+        assert!(accepting("identity").is_empty());
+        assert!(accepted_codings(&HeaderMap::new()).is_empty());
+    }
+
+    #[test]
+    fn if_none_match_compares_weakly_and_takes_a_list_or_a_star() {
+        let etag = HeaderValue::from_static("\"abc\"");
+        for matching in ["\"abc\"", "W/\"abc\"", "\"x\", \"abc\"", "\"x\",W/\"abc\"", "*", " * "] {
+            assert!(if_none_match_matches(matching, &etag), "{matching}");
+        }
+        for other in ["\"x\"", "abc", "\"abcd\"", "W/\"ab\"", ""] {
+            assert!(!if_none_match_matches(other, &etag), "{other}");
+        }
+    }
+
+    #[test]
+    fn each_form_of_a_file_decodes_to_it_and_has_its_own_tag() {
+        let file = File::new("text/javascript; charset=utf-8", ASSETS[0].2);
+        let codings: Vec<Coding> = file.encoded.iter().map(|(coding, _)| *coding).collect();
+        assert_eq!(codings, [Coding::Br, Coding::Gzip]);
+        let mut tags = vec![file.identity.etag.clone()];
+        for (coding, form) in &file.encoded {
+            assert!(form.body.len() < file.identity.body.len());
+            let mut decoded = Vec::new();
+            match coding {
+                Coding::Br => brotli::Decompressor::new(&form.body[..], 4096).read_to_end(&mut decoded),
+                Coding::Gzip => flate2::read::GzDecoder::new(&form.body[..]).read_to_end(&mut decoded),
+            }
+            .unwrap();
+            assert_eq!(decoded, file.identity.body);
+            assert!(!tags.contains(&form.etag));
+            tags.push(form.etag.clone());
+        }
     }
 
     #[test]

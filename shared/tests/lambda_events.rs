@@ -4,7 +4,7 @@
 
 use http_body_util::BodyExt;
 use serde_json::Value;
-use shared::domain::{Author, Window};
+use shared::domain::{Author, Post, PostSummary, Window, new_id, now};
 use shared::function::Function;
 use shared::http::router;
 use test_support::router::{Harness, POST_ID};
@@ -197,4 +197,101 @@ async fn read_serves_the_public_moderation_log() {
     let (status, body) = invoke(&h, Function::Read, &fixture("read-modlog")).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body, serde_json::json!({"entries": [], "next_cursor": null}));
+}
+
+/// `count` more posts on `free`, each with a body long enough that a page
+/// of ten is well over the 1 KiB from which answers are compressed.
+async fn seed_posts(h: &Harness, count: usize) {
+    let writer = shared::domain::Writer {
+        key: shared::domain::WriterKey::new("testwriter".into()),
+        range: shared::domain::WriterKey::new("testrange".into()),
+    };
+    for i in 0..count {
+        let post = Post {
+            summary: PostSummary {
+                id: new_id(),
+                board: "free".into(),
+                title: format!("A post about compression, number {i}"),
+                author: Author::Member {
+                    member_id: test_support::router::member().id,
+                    nickname: "Author".into(),
+                },
+                created_at: now(),
+                view_count: 0,
+                like_count: 0,
+                comment_count: 0,
+            },
+            body: "body ".repeat(40),
+            updated_at: now(),
+        };
+        h.state
+            .app
+            .store()
+            .create_post(&post, &writer, None, None)
+            .await
+            .unwrap();
+    }
+}
+
+/// API Gateway's view of the function's answer: lambda_http's conversion,
+/// as `lambda_http::run_concurrent` makes it, serialized as Lambda sends it.
+async fn gateway_answer(h: &Harness, function: Function, event: &str) -> Value {
+    let event: lambda_http::request::LambdaRequest = serde_json::from_str(event).expect("a valid API Gateway v2 event");
+    let adapter = lambda_http::Adapter::from(router(h.state.clone(), &[function]));
+    let answer = adapter
+        .oneshot(lambda_http::LambdaEvent::new(event, lambda_http::Context::default()))
+        .await
+        .unwrap();
+    serde_json::to_value(&answer).unwrap()
+}
+
+/// API Gateway HTTP APIs do not compress: the function does (docs/API.md,
+/// Conventions v4), and lambda_http sends a body with a `Content-Encoding`
+/// base64-encoded with `isBase64Encoded`, which API Gateway decodes into
+/// the bytes it answers with.
+#[tokio::test]
+async fn a_large_answer_to_a_request_accepting_gzip_leaves_the_function_gzipped_and_base64_encoded() {
+    let h = harness().await;
+    seed_posts(&h, 9).await;
+    let plain = gateway_answer(&h, Function::Read, &fixture("read-list")).await;
+    assert_eq!(
+        (&plain["statusCode"], &plain["isBase64Encoded"]),
+        (&200.into(), &false.into())
+    );
+    assert_eq!(plain["headers"].get("content-encoding"), None);
+    let json = plain["body"].as_str().unwrap();
+    assert!(json.len() >= 1024, "the page is {} bytes", json.len());
+
+    let compressed = gateway_answer(&h, Function::Read, &fixture("read-list-gzip")).await;
+    assert_eq!(compressed["statusCode"], 200);
+    assert_eq!(compressed["isBase64Encoded"], true);
+    assert_eq!(compressed["headers"]["content-encoding"], "gzip");
+    assert_eq!(compressed["headers"]["vary"], "accept-encoding");
+    assert_eq!(compressed["headers"]["x-content-type-options"], "nosniff");
+    let gzipped = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        compressed["body"].as_str().unwrap(),
+    )
+    .unwrap();
+    assert!(
+        gzipped.len() < json.len() / 2,
+        "{} of {} bytes",
+        gzipped.len(),
+        json.len()
+    );
+    let mut unzipped = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gzipped[..]), &mut unzipped).unwrap();
+    assert_eq!(unzipped, json);
+
+    // A small answer stays text, whatever the request accepts.
+    let health = fixture("read-list-gzip")
+        .replace("/boards/free/posts", "/health")
+        .replace("GET /boards/{slug}/posts", "GET /health");
+    let small = gateway_answer(&h, Function::Read, &health).await;
+    assert_eq!(small["isBase64Encoded"], false);
+    assert_eq!(small["headers"].get("content-encoding"), None);
+    assert_eq!(
+        serde_json::from_str::<Value>(small["body"].as_str().unwrap()).unwrap(),
+        serde_json::json!({"status": "ok"})
+    );
 }

@@ -7,6 +7,8 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::{Method, Request};
+use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
+use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use super::AppState;
@@ -484,9 +486,35 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(super::traced::trace_request))
         .layer(axum::middleware::map_response(payload_too_large_in_api_shape))
+        .layer(compression())
         // Outermost: every answer, a 404 or 413 too, carries the request's id.
         .layer(axum::middleware::from_fn(super::conventions::request_id))
         .with_state(state)
+}
+
+/// Answers of at least this many bytes are compressed when the request
+/// allows it (docs/API.md, Conventions v4); below it the encoding's own
+/// framing (a gzip header and trailer are 18 bytes) eats most of the gain.
+pub const COMPRESS_FROM_BYTES: u16 = 1024;
+
+/// gzip or br, as the request's `Accept-Encoding` prefers (br on a tie),
+/// for answers of [`COMPRESS_FROM_BYTES`] or more; tower-http's default
+/// predicate also leaves images, gRPC and event streams alone, and skips an
+/// answer that already has a `Content-Encoding`. Every compressible answer
+/// carries `Vary: Accept-Encoding`, compressed or not, so caches keep the
+/// encodings apart. At the fastest levels (gzip 1, br 0): an answer is
+/// compressed anew each time (a page or detail carries live view counts),
+/// and tower-http's defaults (gzip 6, br 4) cost 2-3 times a cached read's
+/// CPU for 10-25% fewer bytes (docs/benchmarks.md, Compression). API
+/// Gateway HTTP APIs do not compress, so the Lambda functions do it here
+/// too; lambda_http sends a body with a `Content-Encoding` base64-encoded,
+/// as API Gateway expects of binary.
+fn compression() -> CompressionLayer<impl Predicate> {
+    CompressionLayer::new()
+        .quality(CompressionLevel::Fastest)
+        .no_deflate()
+        .no_zstd()
+        .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_FROM_BYTES)))
 }
 
 /// tower-http refuses a declared length over the limit before reading the

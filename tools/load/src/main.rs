@@ -104,6 +104,10 @@ struct Opts {
     /// same server and paths, phase by phase, beside the load tool's figures.
     #[arg(long)]
     wrk: bool,
+    /// reads: send this `Accept-Encoding` with every request (e.g.
+    /// `gzip, br`) to measure the compressed read path.
+    #[arg(long)]
+    accept_encoding: Option<String>,
     /// Arrivals per second (login-write).
     #[arg(long, default_value_t = 400.0)]
     rate: f64,
@@ -296,7 +300,16 @@ async fn run_reads(opts: &Opts, base: &str, server: Option<&server::Spawned>) ->
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     let run_id = format!("{}", std::process::id() % 10_000 + rand::random::<u32>() % 10_000);
     let server_pid = server.map(server::Spawned::pid);
-    let mut report = scenarios::reads(base, opts.connections, opts.seconds, opts.wrk, &run_id, server_pid).await?;
+    let mut report = scenarios::reads(
+        base,
+        opts.accept_encoding.as_deref(),
+        opts.connections,
+        opts.seconds,
+        opts.wrk,
+        &run_id,
+        server_pid,
+    )
+    .await?;
     report.load_average = load_average;
     report.peak_rss_kib = server.and_then(server::Spawned::peak_rss_kib);
     let markdown = report.markdown();

@@ -112,6 +112,9 @@ pub(crate) struct ReadsReport {
     pub scenario: String,
     pub base_url: String,
     pub connections: usize,
+    /// The `Accept-Encoding` every request sent (`--accept-encoding`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept_encoding: Option<String>,
     pub seconds_per_phase: f64,
     pub warmup_seconds: f64,
     pub mix: String,
@@ -176,6 +179,9 @@ impl ReadsReport {
             }
         );
         md += &format!("The mix: {}\n\n", self.mix);
+        if let Some(codings) = &self.accept_encoding {
+            md += &format!("Every request sent `Accept-Encoding: {codings}`.\n\n");
+        }
         if let Some(load) = &self.load_average {
             md += &format!("Load average before the run: {load}\n\n");
         }
@@ -284,6 +290,7 @@ mod tests {
             scenario: "reads".into(),
             base_url: "http://127.0.0.1:1".into(),
             connections: 500,
+            accept_encoding: Some("gzip, br".into()),
             seconds_per_phase: 10.0,
             warmup_seconds: 2.0,
             mix: "half and half".into(),
@@ -297,5 +304,6 @@ mod tests {
         assert!(md.contains("| mix | 1000 | 0 | 100 | 0.25 |"), "{md}");
         assert!(md.contains("| /health | 400 | 800 | 0.50 |"), "{md}");
         assert!(md.contains("**not met**"), "{md}");
+        assert!(md.contains("`Accept-Encoding: gzip, br`"), "{md}");
     }
 }

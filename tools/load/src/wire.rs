@@ -9,9 +9,11 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-/// `GET {path}` for `host`, ready to write as it is.
-pub(crate) fn get_request(host: &str, path: &str) -> Box<[u8]> {
-    format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n")
+/// `GET {path}` for `host`, with `Accept-Encoding` when given, ready to
+/// write as it is.
+pub(crate) fn get_request(host: &str, path: &str, accept_encoding: Option<&str>) -> Box<[u8]> {
+    let accept_encoding = accept_encoding.map_or(String::new(), |codings| format!("Accept-Encoding: {codings}\r\n"));
+    format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{accept_encoding}\r\n")
         .into_bytes()
         .into_boxed_slice()
 }
@@ -276,11 +278,20 @@ mod tests {
             }
             seen
         });
-        let request = get_request("test", "/health");
+        let request = get_request("test", "/health", None);
         let mut connection = Connection::open(addr).await.unwrap();
         assert_eq!(connection.get(&request).await.unwrap(), 200);
         assert_eq!(connection.get(&request).await.unwrap(), 404);
         let seen = server.await.unwrap();
         assert_eq!(seen, vec!["GET /health HTTP/1.1\r\nHost: test\r\n\r\n"; 2]);
+    }
+
+    #[test]
+    fn an_accept_encoding_goes_in_the_request_head() {
+        let request = get_request("test", "/boards/free/posts", Some("gzip, br"));
+        assert_eq!(
+            std::str::from_utf8(&request).unwrap(),
+            "GET /boards/free/posts HTTP/1.1\r\nHost: test\r\nAccept-Encoding: gzip, br\r\n\r\n"
+        );
     }
 }

@@ -18,6 +18,7 @@ pub(crate) enum Paths<'a> {
 pub(crate) fn run(
     phase: &str,
     base_url: &str,
+    accept_encoding: Option<&str>,
     paths: &Paths<'_>,
     connections: usize,
     seconds: u64,
@@ -30,6 +31,9 @@ pub(crate) fn run(
         .arg(format!("-c{connections}"))
         .arg(format!("-d{seconds}s"))
         .arg("--latency");
+    if let Some(codings) = accept_encoding {
+        command.arg("-H").arg(format!("Accept-Encoding: {codings}"));
+    }
     let url = match paths {
         Paths::One(path) => format!("{base_url}{path}"),
         Paths::Weighted(groups) => {

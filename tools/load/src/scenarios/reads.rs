@@ -70,13 +70,18 @@ struct Requests {
 }
 
 impl Targets {
-    fn new(host: &str, pages: Vec<String>, posts: &[String]) -> Self {
+    fn new(host: &str, accept_encoding: Option<&str>, pages: Vec<String>, posts: &[String]) -> Self {
         let details: Vec<String> = posts.iter().map(|p| format!("/boards/free/posts/{p}")).collect();
         let hot: Vec<String> = details.iter().take(HOT_SET).cloned().collect();
-        let build = |paths: &[String]| paths.iter().map(|p| wire::get_request(host, p)).collect();
+        let build = |paths: &[String]| {
+            paths
+                .iter()
+                .map(|p| wire::get_request(host, p, accept_encoding))
+                .collect()
+        };
         Targets {
             requests: Requests {
-                health: wire::get_request(host, "/health"),
+                health: wire::get_request(host, "/health", accept_encoding),
                 pages: build(&pages),
                 hot: build(&hot),
                 all_posts: build(&details),
@@ -193,9 +198,11 @@ impl Schedule {
 }
 
 /// Seeds, then runs the four phases, each followed (with `with_wrk`) by
-/// wrk on the same paths.
+/// wrk on the same paths; every request with `accept_encoding` when given
+/// (the answers are read to their end, never decoded).
 pub(crate) async fn reads(
     base_url: &str,
+    accept_encoding: Option<&str>,
     connections: usize,
     seconds: u64,
     with_wrk: bool,
@@ -213,7 +220,12 @@ pub(crate) async fn reads(
     seed_comments(&api, &seeded.tokens, &seeded.posts, COMMENTS_PER_POST).await?;
     // Newest first: the hot set is the newest posts, on the first page.
     let newest_first: Vec<String> = seeded.posts.iter().rev().cloned().collect();
-    let targets = Arc::new(Targets::new(host, board_pages(&api).await?, &newest_first));
+    let targets = Arc::new(Targets::new(
+        host,
+        accept_encoding,
+        board_pages(&api).await?,
+        &newest_first,
+    ));
 
     eprintln!("opening {connections} connections");
     let mut opening = tokio::task::JoinSet::new();
@@ -263,9 +275,19 @@ pub(crate) async fn reads(
         if with_wrk {
             eprintln!("wrk: {name} for {seconds} s");
             let (targets, base_url, dir) = (targets.clone(), base_url.to_owned(), wrk_dir.path().to_owned());
+            let accept_encoding = accept_encoding.map(str::to_owned);
             let from = cpu::sample(server_pid);
             let mut phase = tokio::task::spawn_blocking(move || {
-                wrk::run(name, &base_url, &targets.wrk_paths(kind), connections, seconds, &dir)
+                let paths = targets.wrk_paths(kind);
+                wrk::run(
+                    name,
+                    &base_url,
+                    accept_encoding.as_deref(),
+                    &paths,
+                    connections,
+                    seconds,
+                    &dir,
+                )
             })
             .await??;
             phase.server_cpu_cores = cpu::cores(from, cpu::sample(server_pid)).1;
@@ -298,6 +320,7 @@ pub(crate) async fn reads(
         scenario: "reads".into(),
         base_url: base_url.to_owned(),
         connections,
+        accept_encoding: accept_encoding.map(str::to_owned),
         seconds_per_phase: seconds as f64,
         warmup_seconds: WARMUP.as_secs_f64(),
         mix: MIX_DESCRIPTION.into(),
@@ -387,7 +410,7 @@ mod tests {
     fn targets() -> Targets {
         let pages = (0..5).map(|i| format!("/page{i}")).collect();
         let posts: Vec<String> = (0..200).map(|i| format!("p{i}")).collect();
-        Targets::new("h", pages, &posts)
+        Targets::new("h", None, pages, &posts)
     }
 
     fn path(request: &[u8]) -> String {
