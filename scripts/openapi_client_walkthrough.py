@@ -215,6 +215,9 @@ def walk(base):
     created = create_guest_post.sync_detailed("free", client=client, body=guest, idempotency_key=str(uuid.uuid4()))
     guest_post = expect(created, 201, "createGuestPost")
     check(guest_post.author.nickname == "Lee", f"createGuestPost: {guest_post.author}")
+    # (v4) A write under a quota says what is left of it.
+    pacing = header(created, "ratelimit", "createGuestPost")
+    check(pacing.startswith('"creates";r='), f"createGuestPost: RateLimit {pacing}")
     location = header(created, "location", "createGuestPost")
     check(location == f"/boards/free/posts/{guest_post.id}", f"createGuestPost: Location {location}")
     guest_etag = header(created, "etag", "createGuestPost")
@@ -309,6 +312,8 @@ def walk(base):
         "createMember with a short username",
     )
     check("username" in error.error.message, f"the message names the field: {error.error.message}")
+    # (v4) ... and say it as a typed field, to place the error by.
+    check(error.error.field == "username", f"the error's field: {error.error.field}")
 
     # Unlike, then the member's own deletes.
     unliked = expect(unlike_post.sync_detailed("free", post.id, client=kim), 200, "unlikePost")

@@ -227,6 +227,9 @@ async function walk(base: string): Promise<void> {
   });
   const guestPost = expect(guestCreated, 201, "createGuestPost");
   check(guestPost.author.nickname === "Lee", `createGuestPost: ${JSON.stringify(guestPost.author)}`);
+  // (v4) A write under a quota says what is left of it.
+  const pacing = header(guestCreated.response, "ratelimit", "createGuestPost");
+  check(pacing.startsWith('"creates";r='), `createGuestPost: RateLimit ${pacing}`);
   const guestLocation = header(guestCreated.response, "location", "createGuestPost");
   check(guestLocation === `/boards/free/posts/${guestPost.id}`, `createGuestPost: Location ${guestLocation}`);
   const guestEtag = header(guestCreated.response, "etag", "createGuestPost");
@@ -342,6 +345,9 @@ async function walk(base: string): Promise<void> {
     "createMember with a short username",
   );
   check(invalid.error.message.includes("username"), `the message names the field: ${invalid.error.message}`);
+  // (v4) ... and say it as a typed field, to place the error by.
+  const field: string | undefined = invalid.error.field;
+  check(field === "username", `the error's field: ${field}`);
 
   // Unlike, then the member's own deletes.
   const postPath = { slug: "free", post_id: post.id };

@@ -92,8 +92,9 @@ async fn json_answers_of_a_kibibyte_or_more_come_in_the_encoding_the_request_pre
     for (accepted, chosen) in [
         ("gzip", Some("gzip")),
         ("br", Some("br")),
-        // A tie goes to br, the smaller.
-        ("gzip, deflate, br", Some("br")),
+        // A tie goes to gzip, the cheaper (a browser's header).
+        ("gzip, deflate, br, zstd", Some("gzip")),
+        ("br, gzip;q=0.5", Some("br")),
         ("br;q=0.5, gzip", Some("gzip")),
         ("gzip;q=0, br;q=0", None),
         ("identity", None),

@@ -487,6 +487,7 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
         .layer(axum::middleware::from_fn(super::traced::trace_request))
         .layer(axum::middleware::map_response(payload_too_large_in_api_shape))
         .layer(compression())
+        .layer(axum::middleware::map_request(gzip_on_a_tie))
         // Outermost: every answer, a 404 or 413 too, carries the request's id.
         .layer(axum::middleware::from_fn(super::conventions::request_id))
         .with_state(state)
@@ -497,7 +498,57 @@ pub fn router(state: AppState, functions: &[Function]) -> Router {
 /// framing (a gzip header and trailer are 18 bytes) eats most of the gain.
 pub const COMPRESS_FROM_BYTES: u16 = 1024;
 
-/// gzip or br, as the request's `Accept-Encoding` prefers (br on a tie),
+/// A request that accepts gzip at least as gladly as br is answered gzip:
+/// its `Accept-Encoding` loses the `br` entry before the compression layer
+/// reads it (tower-http takes br on a tie, and every browser sends a tie).
+/// At these levels gzip (zlib-rs, level 1) costs about half br's CPU per
+/// answer for bytes within 1-12% of br's (docs/benchmarks.md, Compression):
+/// on 2 cores, the read path's throughput. A client that prefers br
+/// (`br, gzip;q=0.5`, or br alone) still gets br.
+async fn gzip_on_a_tie(mut request: axum::extract::Request) -> axum::extract::Request {
+    let Some(value) = request.headers().get(http::header::ACCEPT_ENCODING) else {
+        return request;
+    };
+    let Some(kept) = value.to_str().ok().and_then(without_br_on_a_tie) else {
+        return request;
+    };
+    if let Ok(kept) = http::HeaderValue::from_str(&kept) {
+        request.headers_mut().insert(http::header::ACCEPT_ENCODING, kept);
+    }
+    request
+}
+
+/// `accept_encoding` without its `br` entries when it names gzip with a
+/// q-value above 0 and at least br's; `None` when it stays as it is.
+fn without_br_on_a_tie(accept_encoding: &str) -> Option<String> {
+    let q_of = |coding: &str| {
+        accept_encoding.split(',').find_map(|entry| {
+            let mut parts = entry.split(';');
+            let name = parts.next()?.trim();
+            if !name.eq_ignore_ascii_case(coding) {
+                return None;
+            }
+            let q = parts
+                .find_map(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .map(|q| q.trim().parse::<f32>().unwrap_or(0.0))
+                })
+                .unwrap_or(1.0);
+            Some(q)
+        })
+    };
+    let (gzip, br) = (q_of("gzip")?, q_of("br")?);
+    (gzip > 0.0 && gzip >= br).then(|| {
+        accept_encoding
+            .split(',')
+            .filter(|entry| !entry.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("br"))
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+/// gzip or br, as the request's `Accept-Encoding` prefers (gzip on a tie),
 /// for answers of [`COMPRESS_FROM_BYTES`] or more; tower-http's default
 /// predicate also leaves images, gRPC and event streams alone, and skips an
 /// answer that already has a `Content-Encoding`. Every compressible answer
@@ -525,4 +576,25 @@ async fn payload_too_large_in_api_shape(response: axum::response::Response) -> a
         return axum::response::IntoResponse::into_response(ApiError::PayloadTooLarge);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_br_on_a_tie;
+
+    #[test]
+    fn br_gives_way_to_gzip_only_on_a_tie() {
+        assert_eq!(
+            without_br_on_a_tie("gzip, deflate, br, zstd").as_deref(),
+            Some("gzip, deflate, zstd")
+        );
+        assert_eq!(
+            without_br_on_a_tie("br;q=0.9, gzip;q=0.9").as_deref(),
+            Some(" gzip;q=0.9")
+        );
+        assert_eq!(without_br_on_a_tie("BR, GZIP").as_deref(), Some(" GZIP"));
+        for kept in ["br", "gzip", "br, gzip;q=0.5", "gzip;q=0, br", "identity", ""] {
+            assert_eq!(without_br_on_a_tie(kept), None, "{kept}");
+        }
+    }
 }
