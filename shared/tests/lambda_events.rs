@@ -295,3 +295,30 @@ async fn a_large_answer_to_a_request_accepting_gzip_leaves_the_function_gzipped_
         serde_json::json!({"status": "ok"})
     );
 }
+
+/// The pacing report travels from the throttle to the headers inside the
+/// function too (docs/API.md, Throttling and quotas, v4): a guest post under
+/// the creates quota, through lambda_http's conversion, names the quota and
+/// what is left of it for the API Gateway source IP.
+#[tokio::test]
+async fn a_write_under_a_quota_leaves_the_function_with_its_ratelimit_headers() {
+    let h = harness().await;
+    let first = gateway_answer(&h, Function::GuestPost, &fixture("guest-post")).await;
+    assert_eq!(first["statusCode"], 201, "{first}");
+    let limit = shared::app::throttle::Limits::default().creates_address.unwrap();
+    assert_eq!(
+        first["headers"]["ratelimit-policy"],
+        format!("\"creates\";q={};w={}", limit.max, limit.window_secs)
+    );
+    let pacing = first["headers"]["ratelimit"].as_str().unwrap().to_owned();
+    assert!(
+        pacing.starts_with(&format!("\"creates\";r={};t=", limit.max - 1)),
+        "{pacing}"
+    );
+    let second = gateway_answer(&h, Function::GuestPost, &fixture("guest-post")).await;
+    let pacing = second["headers"]["ratelimit"].as_str().unwrap().to_owned();
+    assert!(
+        pacing.starts_with(&format!("\"creates\";r={};t=", limit.max - 2)),
+        "{pacing}"
+    );
+}
