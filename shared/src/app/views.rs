@@ -34,6 +34,10 @@ const SWEEP_ABOVE: usize = 50_000;
 pub struct ViewBuffer {
     state: Mutex<State>,
     full: tokio::sync::Notify,
+    /// One flush at a time: two that overlapped (the periodic one and the
+    /// shutdown's) would each take the same unwritten views and write
+    /// them twice.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 #[derive(Debug, Default)]
@@ -116,6 +120,7 @@ impl ViewBuffer {
     /// Writes every waiting view in one store call. On failure they stay
     /// waiting, for the next flush.
     pub async fn flush(&self, store: &dyn Store) -> StoreResult<Flushed> {
+        let _alone = self.flushing.lock().await;
         let batch: Vec<(PostKey, u64)> = self
             .state()
             .posts

@@ -71,11 +71,21 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if !value.is_object() {
         return Err(ApiError::malformed("body must be a JSON object"));
     }
-    // Request fields are all strings (or absent): a type error names its field.
+    // Request fields are strings (or absent), but for a few booleans
+    // (`delete_content`) and numbers (`duration_s`): a type error names its
+    // field and the type serde expected.
     serde_path_to_error::deserialize(value).map_err(|e| {
         let field = e.path().to_string();
+        let expected = e.inner().to_string();
+        let rule = if expected.contains("expected a boolean") {
+            "must be true or false"
+        } else if expected.contains("expected i64") || expected.contains("expected u64") {
+            "must be a whole number"
+        } else {
+            "must be a string"
+        };
         ApiError::MalformedJson {
-            message: format!("{field} must be a string"),
+            message: format!("{field} {rule}"),
             field: Some(field),
         }
     })
@@ -125,6 +135,8 @@ mod tests {
         title: Option<String>,
         nothing: Option<String>,
         n: Option<String>,
+        flag: Option<bool>,
+        count: Option<i64>,
     }
 
     #[test]
@@ -141,6 +153,14 @@ mod tests {
                 message: "n must be a string".into()
             }
         );
+        for (body, message) in [
+            (&br#"{"flag": "yes"}"#[..], "flag must be true or false"),
+            (br#"{"count": "ten"}"#, "count must be a whole number"),
+        ] {
+            let refused = parse::<Sample>(body).unwrap_err();
+            assert_eq!(refused.to_string(), message);
+            assert_eq!(refused.field(), message.split(' ').next());
+        }
         assert!(
             matches!(parse::<Sample>(b"[1]"), Err(ApiError::MalformedJson { message: m, field: None }) if m.contains("object"))
         );

@@ -237,3 +237,36 @@ async fn views_a_failed_flush_could_not_write_are_written_once_by_the_next() {
         assert_eq!(detail.post.summary.view_count, 3);
     }
 }
+
+/// The periodic flush and the shutdown's may overlap (SIGTERM while one
+/// writes): each view is still written once, by whichever comes first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_flushed_by_overlapping_flushes_are_written_once() {
+    use shared::app::views::ViewBuffer;
+    use shared::store::sqlite::SqliteStore;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store: Dyn = std::sync::Arc::new(SqliteStore::open(&dir.path().join("boards.sqlite3")).unwrap());
+    let posts: Vec<String> = join_all((0..3).map(|_| created_post(&store, "free")))
+        .await
+        .into_iter()
+        .map(|p| p.summary.id)
+        .collect();
+    let keys: Vec<_> = posts.iter().map(|id| post_key("free", id)).collect();
+    let buffer = std::sync::Arc::new(ViewBuffer::new());
+    for round in 0..20 {
+        for key in &keys {
+            buffer.view(key, 0, buffer.sweep()).unwrap();
+        }
+        let flushes = (0..4).map(|_| {
+            let (buffer, store) = (buffer.clone(), store.clone());
+            tokio::spawn(async move { buffer.flush(store.as_ref()).await.unwrap().views })
+        });
+        let written: u64 = join_all(flushes).await.into_iter().map(Result::unwrap).sum();
+        assert_eq!(written, 3, "round {round}: each waiting view written by one flush");
+    }
+    for key in &keys {
+        let detail = store.post_detail(key).await.unwrap().unwrap();
+        assert_eq!(detail.post.summary.view_count, 20);
+    }
+}
