@@ -194,7 +194,7 @@ pub async fn reserve(
                 if counted > limit.max {
                     retry_after = Some(retry_after.map_or(wait, |w: u64| w.max(wait)));
                 }
-                states.push((pacing::policy_of(key, limit), counted, wait, key));
+                states.push((pacing::policy_of(key, limit.max, limit.window_secs), counted, wait, key));
             }
             Err(e) => failure = Some(e),
         }
@@ -211,7 +211,7 @@ pub async fn reserve(
         // was there before it (0 where it was refused).
         let taken_back = u64::from(retry_after.is_some());
         let remaining = |(policy, counted, ..): &(pacing::Policy, u64, u64, &AttemptKey)| {
-            policy.limit.max.saturating_sub(counted - taken_back)
+            policy.max.saturating_sub(counted - taken_back)
         };
         let first = (0..states.len()).min_by_key(|&i| (remaining(&states[i]), std::cmp::Reverse(states[i].2)));
         if let Some(first) = first {
@@ -399,6 +399,42 @@ pub fn signup_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_throttle_key_counts_against_a_named_policy() {
+        let limits = Limits::default();
+        let keys = [
+            create_keys(&limits, "2001:db8:1:2::/64", Some("m1")),
+            signup_keys(&limits, "192.0.2.1"),
+            report_keys(&limits, "192.0.2.1"),
+            password_check_keys(&limits, "192.0.2.1"),
+            login_keys(&limits, "kim", "192.0.2.1"),
+            login_success_keys(&limits, "kim"),
+            guest_keys(&limits, "01TARGET", "192.0.2.1", false),
+        ]
+        .concat();
+        let labels: Vec<String> = keys
+            .iter()
+            .map(|(k, l)| pacing::policy_of(k, l.max, l.window_secs).label())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "creates",
+                "creates-48",
+                "creates-member",
+                "signups",
+                "reports",
+                "password-checks",
+                "login-failures",
+                "login-failures-address",
+                "login-failures-user",
+                "logins-user",
+                "guest-password-failures",
+                "guest-password-failures-target",
+            ]
+        );
+    }
 
     #[test]
     fn an_ipv6_client_is_also_counted_per_48_at_eight_times_each_per_address_limit() {

@@ -43,7 +43,7 @@ pub async fn rate_limit_headers(request: Request, next: Next) -> Response {
         let policies: Vec<String> = report
             .policies
             .iter()
-            .map(|p| format!("\"{}\";q={};w={}", p.label(), p.limit.max, p.limit.window_secs))
+            .map(|p| format!("\"{}\";q={};w={}", p.label(), p.max, p.window_secs))
             .collect();
         let first = report.policies[report.first].label();
         let state = format!("\"{first}\";r={};t={}", report.remaining, report.reset_secs);

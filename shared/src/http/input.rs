@@ -153,6 +153,8 @@ mod tests {
                 message: "n must be a string".into()
             }
         );
+        let typed = parse::<Sample>(br#"{"flag": true, "count": 3}"#).unwrap();
+        assert_eq!((typed.flag, typed.count), (Some(true), Some(3)));
         for (body, message) in [
             (&br#"{"flag": "yes"}"#[..], "flag must be true or false"),
             (br#"{"count": "ten"}"#, "count must be a whole number"),
