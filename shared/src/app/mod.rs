@@ -13,8 +13,8 @@ pub mod guest;
 mod idempotency;
 pub mod likes;
 pub mod moderation;
-#[cfg(feature = "hashing")]
 pub mod pacing;
+#[cfg(feature = "hashing")]
 mod passwords;
 pub mod posts;
 pub mod purge;
