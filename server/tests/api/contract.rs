@@ -71,179 +71,160 @@ async fn an_error_about_one_input_names_it_in_field_and_other_errors_name_none(b
             .extend(extra.as_object().unwrap().clone());
         payload
     };
-    let named: Vec<(Response, u16, &str, &str)> = vec![
+    let edit = format!("/boards/free/posts/{post}");
+    let guest_delete = format!("/boards/free/posts/{guest_post}/guest");
+    let bad_tag = [("if-match", "not-a-tag")];
+    let long_key = "k".repeat(256);
+    let long_key = [("idempotency-key", long_key.as_str())];
+    // (method, path, token, headers, body, status, code, field)
+    type Case<'a> = (
+        Method,
+        &'a str,
+        Option<&'a str>,
+        &'a [(&'a str, &'a str)],
+        Value,
+        u16,
+        &'a str,
+        &'a str,
+    );
+    let cases: Vec<Case<'_>> = vec![
         (
-            send(
-                &app,
-                Method::PUT,
-                &format!("/boards/free/posts/{post}"),
-                Some(&kim),
-                &[("if-match", "not-a-tag")],
-                Some(json!({"title": "t", "body": "b"})),
-            )
-            .await,
+            Method::PUT,
+            &edit,
+            Some(&kim),
+            &bad_tag,
+            json!({"title": "t", "body": "b"}),
             400,
             "validation_failed",
             "If-Match",
         ),
         (
-            send(
-                &app,
-                Method::POST,
-                "/boards/free/posts",
-                Some(&kim),
-                &[("idempotency-key", &"k".repeat(256))],
-                Some(json!({"title": "t", "body": "b"})),
-            )
-            .await,
+            Method::POST,
+            "/boards/free/posts",
+            Some(&kim),
+            &long_key,
+            json!({"title": "t", "body": "b"}),
             400,
             "validation_failed",
             "Idempotency-Key",
         ),
         (
-            send(
-                &app,
-                Method::POST,
-                "/boards/free/bans",
-                Some(&boss),
-                &[],
-                Some(ban(json!({"post_id": post, "duration_s": 5}))),
-            )
-            .await,
+            Method::POST,
+            "/boards/free/bans",
+            Some(&boss),
+            &[],
+            ban(json!({"post_id": post, "duration_s": 5})),
             400,
             "validation_failed",
             "duration_s",
         ),
         (
-            send(
-                &app,
-                Method::POST,
-                "/boards/free/bans",
-                Some(&boss),
-                &[],
-                Some(ban(json!({"post_id": post, "scope": "planet"}))),
-            )
-            .await,
+            Method::POST,
+            "/boards/free/bans",
+            Some(&boss),
+            &[],
+            ban(json!({"post_id": post, "scope": "planet"})),
             400,
             "validation_failed",
             "scope",
         ),
         (
-            send(
-                &app,
-                Method::POST,
-                "/boards/free/bans",
-                Some(&boss),
-                &[],
-                Some(ban(json!({"member_id": "not-an-id"}))),
-            )
-            .await,
+            Method::POST,
+            "/boards/free/bans",
+            Some(&boss),
+            &[],
+            ban(json!({"member_id": "not-an-id"})),
             400,
             "validation_failed",
             "member_id",
         ),
         (
-            send(
-                &app,
-                Method::POST,
-                "/boards/free/bans",
-                Some(&boss),
-                &[],
-                Some(json!({"post_id": post})),
-            )
-            .await,
+            Method::POST,
+            "/boards/free/bans",
+            Some(&boss),
+            &[],
+            json!({"post_id": post}),
             400,
             "validation_failed",
             "reason",
         ),
         (
-            send(
-                &app,
-                Method::PUT,
-                "/members/me/password",
-                Some(&kim),
-                &[],
-                Some(json!({"current_password": "password-123", "new_password": "short"})),
-            )
-            .await,
+            Method::PUT,
+            "/members/me/password",
+            Some(&kim),
+            &[],
+            json!({"current_password": "password-123", "new_password": "short"}),
             400,
             "validation_failed",
             "new_password",
         ),
         (
-            send(
-                &app,
-                Method::PUT,
-                "/members/me/password",
-                Some(&kim),
-                &[],
-                Some(json!({"current_password": "not-kims-password", "new_password": "password-456"})),
-            )
-            .await,
+            Method::PUT,
+            "/members/me/password",
+            Some(&kim),
+            &[],
+            json!({"current_password": "not-kims-password", "new_password": "password-456"}),
             401,
             "invalid_credentials",
             "current_password",
         ),
         (
-            send(
-                &app,
-                Method::DELETE,
-                "/members/me",
-                Some(&kim),
-                &[],
-                Some(json!({"password": "password-123"})),
-            )
-            .await,
+            Method::DELETE,
+            "/members/me",
+            Some(&kim),
+            &[],
+            json!({"password": "password-123"}),
             400,
             "validation_failed",
             "delete_content",
         ),
         (
-            send(
-                &app,
-                Method::DELETE,
-                "/members/me",
-                Some(&kim),
-                &[],
-                Some(json!({"password": "not-kims-password", "delete_content": false})),
-            )
-            .await,
+            Method::DELETE,
+            "/members/me",
+            Some(&kim),
+            &[],
+            json!({"password": "not-kims-password", "delete_content": false}),
             401,
             "invalid_credentials",
             "password",
         ),
         (
-            app.signup("kim", "password-123").await,
-            409,
-            "username_taken",
-            "username",
-        ),
-        (
-            send(
-                &app,
-                Method::DELETE,
-                &format!("/boards/free/posts/{guest_post}/guest"),
-                None,
-                &[],
-                Some(json!({"password": "not-it"})),
-            )
-            .await,
+            Method::DELETE,
+            &guest_delete,
+            None,
+            &[],
+            json!({"password": "not-it"}),
             403,
             "wrong_password",
             "password",
         ),
-        (
-            app.raw(
-                Method::POST,
-                "/members",
-                br#"{"username": 12, "password": "password-1", "nickname": "n"}"#.to_vec(),
-            )
-            .await,
-            400,
-            "malformed_json",
-            "username",
-        ),
     ];
+    let mut named = Vec::new();
+    for (method, path, token, headers, payload, status, code, field) in cases {
+        named.push((
+            send(&app, method, path, token, headers, Some(payload)).await,
+            status,
+            code,
+            field,
+        ));
+    }
+    named.push((
+        app.signup("kim", "password-123").await,
+        409,
+        "username_taken",
+        "username",
+    ));
+    named.push((
+        app.raw(
+            Method::POST,
+            "/members",
+            br#"{"username": 12, "password": "password-1", "nickname": "n"}"#.to_vec(),
+        )
+        .await,
+        400,
+        "malformed_json",
+        "username",
+    ));
     for (response, status, code, field) in named {
         let what = format!("{code} about {field}");
         assert_eq!(
