@@ -66,6 +66,7 @@ async fn target(dir: &std::path::Path, v3: bool) -> Target {
     .unwrap();
     let detail = app
         .create_guest_post(GuestPost {
+            category: None,
             idempotency: None,
             client: address(0),
             board: app.boards.resolve("free").unwrap(),
@@ -107,6 +108,7 @@ async fn per_request(target: &Target, op: &str, count: u32, first: u32) -> f64 {
                     client: address(i),
                 };
                 let edit = shared::app::guest::GuestEdit {
+                    category: None,
                     key: target.post.clone(),
                     password: proof.password,
                     title: Title::parse("t".into()).unwrap(),

@@ -40,6 +40,9 @@ pub enum ApiError {
     MethodNotAllowed(String),
     #[error("username is already taken")]
     UsernameTaken,
+    /// **(v4)** A guest's second vote on a post from the same address key.
+    #[error("a vote from here was already counted on this post")]
+    AlreadyVoted,
     #[error("a request with this Idempotency-Key is still being processed; retry after {retry_after} seconds")]
     RequestInProgress { retry_after: u64 },
     #[error("this Idempotency-Key was used for a different request")]
@@ -72,7 +75,9 @@ impl ApiError {
             ApiError::WrongPassword | ApiError::Forbidden(_) | ApiError::Banned(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::UsernameTaken | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
+            ApiError::UsernameTaken | ApiError::AlreadyVoted | ApiError::RequestInProgress { .. } => {
+                StatusCode::CONFLICT
+            }
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -95,6 +100,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::UsernameTaken => "username_taken",
+            ApiError::AlreadyVoted => "already_voted",
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PreconditionFailed => "precondition_failed",

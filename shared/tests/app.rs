@@ -99,6 +99,7 @@ impl TestApp {
             .create_member_post(
                 member,
                 WritePost {
+                    category: None,
                     idempotency: None,
                     client: client("192.0.2.1"),
                     board: board.clone(),
@@ -120,6 +121,7 @@ impl TestApp {
         let detail = self
             .app
             .create_guest_post(GuestPost {
+                category: None,
                 idempotency: None,
                 client: client("192.0.2.1"),
                 board: self.app.boards.resolve("free").unwrap(),
@@ -141,6 +143,7 @@ impl TestApp {
     async fn edit_as_guest(&self, key: &PostKey, password: &str, address: &str) -> Result<String, ApiError> {
         self.app
             .update_guest_post(GuestEdit {
+                category: None,
                 key: key.clone(),
                 password: Password::guest(password.to_owned()).unwrap(),
                 title: Title::parse("edited".into()).unwrap(),
@@ -227,6 +230,7 @@ async fn a_member_changes_only_what_they_wrote() {
     let lee = t.member("lee").await;
     let key = t.member_post(&kim).await;
     let edit = || EditPost {
+        category: None,
         client: client("192.0.2.1"),
         key: key.clone(),
         title: Title::parse("changed".into()).unwrap(),
@@ -318,10 +322,18 @@ async fn likes_are_idempotent_and_views_count_into_the_detail() {
     let kim = t.member("kim").await;
     let key = t.guest_post("1234").await;
     for _ in 0..2 {
-        let state = t.app.set_like(&kim, &client("192.0.2.1"), &key, true).await.unwrap();
+        let state = t
+            .app
+            .member_vote(&kim, &client("192.0.2.1"), &key, shared::domain::VoteChange::Like)
+            .await
+            .unwrap();
         assert!(state.liked && state.like_count == 1);
     }
-    let state = t.app.set_like(&kim, &client("192.0.2.1"), &key, false).await.unwrap();
+    let state = t
+        .app
+        .member_vote(&kim, &client("192.0.2.1"), &key, shared::domain::VoteChange::Unlike)
+        .await
+        .unwrap();
     assert!(!state.liked && state.like_count == 0);
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 1);
     assert_eq!(t.app.read_post(&key).await.unwrap().post.summary.view_count, 2);

@@ -123,6 +123,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         app.create_member_post(
             &signed_in,
             WritePost {
+                category: None,
                 idempotency: None,
                 client: client(),
                 board: board.clone(),
@@ -214,7 +215,11 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     };
     let (list, _) = requests(&counter, app.list_posts(listing)).await;
     rows.push(("list a board page (GSI1 Query, one Query per shard partition)", list, 2));
-    let (like, _) = requests(&counter, app.set_like(&signed_in, &client(), &key, true)).await;
+    let (like, _) = requests(
+        &counter,
+        app.member_vote(&signed_in, &client(), &key, shared::domain::VoteChange::Like),
+    )
+    .await;
     rows.push((
         "like (v3 ban check BatchGetItem, transaction, shards BatchGetItem)",
         like,
@@ -347,6 +352,7 @@ async fn measure() -> Measured {
             .create_member_post(
                 &kim,
                 WritePost {
+                    category: None,
                     idempotency: None,
                     client: client(),
                     board: board.clone(),
@@ -360,6 +366,7 @@ async fn measure() -> Measured {
             .unwrap();
         add("member post", meter.take());
         app.create_guest_post(GuestPost {
+            category: None,
             idempotency: None,
             client: client(),
             board: board.clone(),
@@ -393,6 +400,7 @@ async fn measure() -> Measured {
             app.create_member_post(
                 &kim,
                 WritePost {
+                    category: None,
                     idempotency: None,
                     client: client(),
                     board: board.clone(),
@@ -407,9 +415,13 @@ async fn measure() -> Measured {
         let page = app.list_posts(listing()).await.unwrap();
         assert_eq!(page.posts.len(), 20);
         add(LIST, meter.take());
-        app.set_like(&kim, &client(), &key, true).await.unwrap();
+        app.member_vote(&kim, &client(), &key, shared::domain::VoteChange::Like)
+            .await
+            .unwrap();
         add(LIKE, meter.take());
-        app.set_like(&kim, &client(), &key, false).await.unwrap();
+        app.member_vote(&kim, &client(), &key, shared::domain::VoteChange::Unlike)
+            .await
+            .unwrap();
         add("unlike", meter.take());
         app.create_member_comment(
             &kim,
@@ -610,6 +622,7 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
         .create_member_post(
             &author,
             WritePost {
+                category: None,
                 idempotency: None,
                 client: client(),
                 board: board.clone(),
@@ -631,8 +644,13 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
     let likes = (0..members).map(|i| {
         let (app, key) = (app.clone(), key.clone());
         tokio::spawn(async move {
-            app.set_like(&member(&format!("member{i}")), &client(), &key, true)
-                .await
+            app.member_vote(
+                &member(&format!("member{i}")),
+                &client(),
+                &key,
+                shared::domain::VoteChange::Like,
+            )
+            .await
         })
     });
     let started = std::time::Instant::now();
@@ -686,6 +704,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
         .create_member_post(
             &author,
             WritePost {
+                category: None,
                 idempotency: None,
                 client: client(),
                 board: board.clone(),
@@ -765,6 +784,7 @@ async fn a_create_over_its_quota_claims_no_key() {
     let author = member("quota");
     let board = Boards::default().resolve("free").unwrap();
     let write = |key: Option<IdempotencyKey>| WritePost {
+        category: None,
         idempotency: key,
         client: client(),
         board: board.clone(),
@@ -1012,6 +1032,10 @@ async fn seed_account(
             view_count: 0,
             like_count: 0,
             comment_count: 0,
+            number: 0,
+            category: None,
+            dislike_count: Some(0),
+            best: false,
         },
         body: "seeded body".into(),
         updated_at: shared::domain::now(),
@@ -1048,7 +1072,12 @@ async fn seed_account(
             .await
             .unwrap();
         store
-            .like(key, &shared::domain::MemberId::from_stored(kim.id.clone()))
+            .vote(
+                key,
+                &shared::domain::MemberId::from_stored(kim.id.clone()),
+                shared::domain::VoteChange::Like,
+                None,
+            )
             .await
             .unwrap();
     }

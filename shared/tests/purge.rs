@@ -100,6 +100,10 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
             view_count: 0,
             like_count: 0,
             comment_count: 0,
+            number: 0,
+            category: None,
+            dislike_count: Some(0),
+            best: false,
         },
         body: "body".into(),
         updated_at: at,
@@ -129,9 +133,13 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
         post: shared::domain::PostId::parse(&id).unwrap(),
     };
     for i in 0..likes {
-        use shared::store::Likes as _;
+        use shared::store::Votes as _;
         let member = MemberId::from_stored(format!("member{i}"));
-        store.like(&key, &member).await.unwrap().unwrap();
+        store
+            .vote(&key, &member, shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap();
     }
     key
 }
@@ -432,7 +440,7 @@ async fn member_with_content(
     other: &PostKey,
     comments: usize,
 ) -> shared::domain::Member {
-    use shared::store::{Likes as _, Members as _};
+    use shared::store::{Members as _, Votes as _};
     let member = shared::domain::Member {
         id: new_id(),
         username: name.into(),
@@ -456,6 +464,10 @@ async fn member_with_content(
             view_count: 0,
             like_count: 0,
             comment_count: 0,
+            number: 0,
+            category: None,
+            dislike_count: Some(0),
+            best: false,
         },
         body: "body".into(),
         updated_at: at,
@@ -478,7 +490,11 @@ async fn member_with_content(
         }
     }
     let id = MemberId::from_stored(member.id.clone());
-    store.like(other, &id).await.unwrap().unwrap();
+    store
+        .vote(other, &id, shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
     member
 }
 

@@ -49,7 +49,10 @@ impl App {
             .filter(|c| c.member.id == member.id.as_str())
             .ok_or_else(revoked)?
             .member;
-        let moderates = self.store.moderated_boards(&member.id, self.boards.slugs()).await?;
+        let moderates = self
+            .store
+            .moderated_boards(&member.id, &self.board_slugs().await?)
+            .await?;
         Ok(Me {
             member: found,
             roles: Roles {
@@ -125,7 +128,7 @@ impl App {
         .await?;
         let moderates = self
             .store
-            .moderated_boards(&command.member.id, self.boards.slugs())
+            .moderated_boards(&command.member.id, &self.board_slugs().await?)
             .await?;
         if !self
             .store

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::hashing::Tier;
 
 use super::passwords::{check_length, check_password};
-use super::posts::{EditPost, new_comment, new_post};
+use super::posts::{EditPost, Placed, new_comment, new_post};
 use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};
 
@@ -26,6 +26,8 @@ pub struct GuestPost {
     pub password: Password,
     pub title: Title,
     pub body: PostBody,
+    /// The body's `category`, checked against the board's list.
+    pub category: Option<String>,
 }
 
 #[derive(Debug)]
@@ -34,6 +36,8 @@ pub struct GuestEdit {
     pub password: Password,
     pub title: Title,
     pub body: PostBody,
+    /// Absent keeps the post's category, null clears it.
+    pub category: Option<Option<String>>,
     pub client: ClientAddress,
     /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
@@ -69,6 +73,11 @@ impl App {
     pub async fn create_guest_post(&self, command: GuestPost) -> Result<Answer<PostDetail>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, "password", &command.password)?;
+        let board = self.board_settings(command.board.as_str()).await?;
+        let category = board.category(command.category)?;
+        if !board.guest_writes {
+            return Err(super::votes::guests_cannot_write());
+        }
         let writer = self.require_not_banned(&command.board, &command.client, None).await?;
         let reservation = self.reserve_create(&command.client, None).await?;
         let fields = [
@@ -81,7 +90,9 @@ impl App {
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
                 let author = Author::guest(command.nickname.into_inner(), &writer.key);
-                let post = new_post(command.board, command.title, command.body, author);
+                let number = self.store.allocate_post_number(&command.board).await?;
+                let placed = Placed { number, category };
+                let post = new_post(command.board, command.title, command.body, author, placed);
                 let detail = PostDetail::new(post);
                 let done = super::completion(claim.as_ref(), &detail)?;
                 self.store
@@ -119,6 +130,7 @@ impl App {
             key: command.key,
             title: command.title,
             body: command.body,
+            category: command.category,
             if_match: command.if_match,
         })
         .await
@@ -137,6 +149,9 @@ impl App {
     pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Answer<Comment>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Guest, "password", &command.password)?;
+        if !self.board_settings(command.key.board.as_str()).await?.guest_writes {
+            return Err(super::votes::guests_cannot_write());
+        }
         let writer = self
             .require_not_banned(&command.key.board, &command.client, None)
             .await?;

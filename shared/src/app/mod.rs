@@ -6,12 +6,12 @@
 
 #[cfg(all(feature = "hashing", feature = "tokens"))]
 pub mod account;
+pub mod boards;
 #[cfg(feature = "hashing")]
 mod errors;
 #[cfg(feature = "hashing")]
 pub mod guest;
 mod idempotency;
-pub mod likes;
 pub mod moderation;
 pub mod pacing;
 #[cfg(feature = "hashing")]
@@ -30,6 +30,7 @@ pub mod throttle;
 #[cfg(feature = "tokens")]
 pub mod tokens;
 pub mod views;
+pub mod votes;
 
 use std::sync::Arc;
 
@@ -116,6 +117,8 @@ pub struct App {
     purge_wake: Arc<tokio::sync::Notify>,
     /// The read cache and view buffer of a process that owns its store ([`reads`]).
     reads: Option<Arc<reads::Reads>>,
+    /// Every board's settings as last read ([`boards`]).
+    board_cache: Arc<boards::BoardCache>,
 }
 
 impl std::fmt::Debug for App {
@@ -146,6 +149,7 @@ impl App {
             admin_enroll_token: settings.admin_enroll_token.map(Arc::new),
             purge_wake: Arc::new(tokio::sync::Notify::new()),
             reads: None,
+            board_cache: Arc::default(),
         }
     }
 

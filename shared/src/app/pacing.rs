@@ -63,6 +63,7 @@ pub(super) fn policy_of(key: &AttemptKey, max: u64, window_secs: i64) -> Policy 
         ("create:member:", "creates-member"),
         ("signup:address:", "signups"),
         ("report:address:", "reports"),
+        ("vote:address:", "guest-votes"),
         ("check:address:", "password-checks"),
         ("login:user-address:", "login-failures"),
         ("login:address:", "login-failures-address"),

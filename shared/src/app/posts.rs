@@ -4,8 +4,8 @@
 use super::{Answer, IdempotencyKey};
 use crate::domain::moderation::Screened;
 use crate::domain::{
-    Author, BoardSlug, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, PageLimit, Post, PostBody,
-    PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
+    Author, BoardSlug, Category, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, PageLimit, Post,
+    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
 };
 use crate::error::ApiError;
 use crate::store::{Edited, PostEdit};
@@ -27,6 +27,8 @@ pub struct WritePost {
     pub board: BoardSlug,
     pub title: Title,
     pub body: PostBody,
+    /// The body's `category`, checked against the board's list by the use case.
+    pub category: Option<String>,
 }
 
 #[derive(Debug)]
@@ -35,6 +37,8 @@ pub struct EditPost {
     pub key: PostKey,
     pub title: Title,
     pub body: PostBody,
+    /// The body's `category`: absent keeps the post's, null clears it.
+    pub category: Option<Option<String>>,
     /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
 }
@@ -49,7 +53,13 @@ pub struct WriteComment {
     pub body: CommentBody,
 }
 
-pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: Author) -> Post {
+/// What a post create writes besides its text and author.
+pub(super) struct Placed {
+    pub number: u64,
+    pub category: Option<Category>,
+}
+
+pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: Author, placed: Placed) -> Post {
     let at = now();
     Post {
         summary: PostSummary {
@@ -61,6 +71,10 @@ pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: A
             view_count: 0,
             like_count: 0,
             comment_count: 0,
+            number: placed.number,
+            category: placed.category.map(Category::into_inner),
+            dislike_count: Some(0),
+            best: false,
         },
         body: body.into_inner(),
         updated_at: at,
@@ -94,6 +108,10 @@ impl App {
         member: &SignedIn,
         command: WritePost,
     ) -> Result<Answer<PostDetail>, ApiError> {
+        let category = self
+            .board_settings(command.board.as_str())
+            .await?
+            .category(command.category)?;
         let writer = self
             .require_not_banned(&command.board, &command.client, Some(member))
             .await?;
@@ -105,7 +123,9 @@ impl App {
         let reservation = self.screen_counted(&fields, reservation).await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
-                let post = new_post(command.board, command.title, command.body, member.author());
+                let number = self.store.allocate_post_number(&command.board).await?;
+                let placed = Placed { number, category };
+                let post = new_post(command.board, command.title, command.body, member.author(), placed);
                 let detail = PostDetail::new(post);
                 let done = super::completion(claim.as_ref(), &detail)?;
                 self.store
@@ -133,9 +153,14 @@ impl App {
 
     /// Stores the edit and answers the post as it now is.
     pub(super) async fn apply_edit(&self, command: EditPost) -> Result<PostDetail, ApiError> {
+        let category = match command.category {
+            None => None,
+            Some(asked) => Some(self.board_settings(command.key.board.as_str()).await?.category(asked)?),
+        };
         let edit = PostEdit {
             title: command.title,
             body: command.body,
+            category,
             updated_at: now(),
             if_version: command.if_match,
         };

@@ -276,7 +276,12 @@ impl App {
                 Ok(())
             }
             Owned::Like(key) => {
-                if self.store.unlike(key, member).await?.is_none() {
+                if self
+                    .store
+                    .vote(key, member, crate::domain::VoteChange::Withdraw, None)
+                    .await?
+                    .is_none()
+                {
                     self.store.purge(&purge_of(key)).await?;
                 }
                 Ok(())

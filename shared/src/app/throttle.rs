@@ -90,6 +90,8 @@ pub struct Limits {
     pub password_checks_address: Option<Limit>,
     /// Reports per client address.
     pub reports_address: Option<Limit>,
+    /// **(v4)** Guest votes per client address.
+    pub guest_votes_address: Option<Limit>,
 }
 
 impl Default for Limits {
@@ -106,13 +108,14 @@ impl Default for Limits {
             logins_user: Some(Limit::new(30, 600)),
             password_checks_address: Some(Limit::new(120, 600)),
             reports_address: Some(Limit::new(10, 3600)),
+            guest_votes_address: Some(Limit::new(30, 3600)),
         }
     }
 }
 
 impl Limits {
     /// Each limit by its setting name, for configuration and the start-up summary.
-    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 11] {
+    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 12] {
         [
             ("LIMIT_LOGIN_USER_ADDRESS", &mut self.login_user_address),
             ("LIMIT_LOGIN_ADDRESS", &mut self.login_address),
@@ -125,6 +128,7 @@ impl Limits {
             ("LIMIT_LOGINS_USER", &mut self.logins_user),
             ("LIMIT_PASSWORD_CHECKS_ADDRESS", &mut self.password_checks_address),
             ("LIMIT_REPORTS_ADDRESS", &mut self.reports_address),
+            ("LIMIT_GUEST_VOTES_ADDRESS", &mut self.guest_votes_address),
         ]
     }
 }
@@ -388,6 +392,14 @@ pub fn report_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
     )
 }
 
+/// Guest votes per address.
+pub fn guest_vote_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
+    per_address(
+        address,
+        [("vote:address:{address}".to_owned(), limits.guest_votes_address)],
+    )
+}
+
 /// Signups per address.
 pub fn signup_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
     per_address(
@@ -407,6 +419,7 @@ mod tests {
             create_keys(&limits, "2001:db8:1:2::/64", Some("m1")),
             signup_keys(&limits, "192.0.2.1"),
             report_keys(&limits, "192.0.2.1"),
+            guest_vote_keys(&limits, "192.0.2.1"),
             password_check_keys(&limits, "192.0.2.1"),
             login_keys(&limits, "kim", "192.0.2.1"),
             login_success_keys(&limits, "kim"),
@@ -425,6 +438,7 @@ mod tests {
                 "creates-member",
                 "signups",
                 "reports",
+                "guest-votes",
                 "password-checks",
                 "login-failures",
                 "login-failures-address",

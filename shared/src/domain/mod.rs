@@ -4,14 +4,17 @@
 //! [`MemberCredentials`].
 
 pub mod account;
+pub mod board;
 pub mod fields;
 pub mod moderation;
 mod version;
 
 pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles};
+pub use board::{Board, BoardList, BoardSettings, DislikePolicy, Tally, Vote, VoteChange, VoteState};
 pub use fields::{
-    BanDuration, BanId, BoardSlug, Boards, CommentBody, CommentId, CommentKey, MemberId, Nickname, PageLimit, Password,
-    PasswordHash, PostBody, PostId, PostKey, Reason, ReportId, Title, Username, new_id,
+    BanDuration, BanId, BoardDescription, BoardName, BoardSlug, Boards, Category, CommentBody, CommentId, CommentKey,
+    MemberId, Nickname, PageLimit, Password, PasswordHash, PostBody, PostId, PostKey, Reason, ReportId, Title,
+    Username, new_id,
 };
 pub use moderation::{
     Ban, BanPage, BanRecord, BanScope, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget,
@@ -106,6 +109,21 @@ pub struct PostSummary {
     pub view_count: u64,
     pub like_count: u64,
     pub comment_count: u64,
+    /// **(v4)** 1, 2, 3... per board in creation order, never reused.
+    #[serde(default)]
+    pub number: u64,
+    /// **(v4)** Present, null or one of the board's categories (as it was
+    /// when the post was written or recategorized).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub category: Option<String>,
+    /// **(v4)** Absent where the board has dislikes off, or hidden and the
+    /// caller is not its staff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dislike_count: Option<u64>,
+    /// **(v4)** A best post (개념글).
+    #[serde(default)]
+    pub best: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,6 +165,24 @@ pub struct PostDetail {
     /// Present, null when the post has no more comments than these.
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub comments_next_cursor: Option<String>,
+    /// **(v4)** With a bearer token only: the member's vote, or null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "my_vote")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vote>, nullable))]
+    pub my_vote: Option<Option<Vote>>,
+}
+
+/// `my_vote`: absent (`None`), null (`Some(None)`) or the vote.
+mod my_vote {
+    use super::Vote;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(value: &Option<Option<Vote>>, s: S) -> Result<S::Ok, S::Error> {
+        value.flatten().serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Vote>>, D::Error> {
+        Option::<Vote>::deserialize(d).map(Some)
+    }
 }
 
 /// Comments a post detail carries, and a comments page's default size
@@ -170,6 +206,7 @@ impl PostDetail {
             post,
             comments: Vec::new(),
             comments_next_cursor: None,
+            my_vote: None,
         }
     }
 }
@@ -182,13 +219,6 @@ pub struct Page {
     /// Present, null on the last page.
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct LikeState {
-    pub liked: bool,
-    pub like_count: u64,
 }
 
 /// Who may change a post or comment: its author and, for guests, the hash of

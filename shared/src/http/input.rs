@@ -91,6 +91,17 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })
 }
 
+/// A field where absent and `null` differ (`category` on edits): absent
+/// is `None`, `null` is `Some(None)`. Use with `#[serde(default)]`.
+pub fn absent_or_null<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::Deserialize as _;
+    Option::<T>::deserialize(d).map(Some)
+}
+
 /// A field the route requires: absent and `null` are both missing.
 pub fn required(field: &str, value: Option<String>) -> Result<String, ApiError> {
     value.ok_or_else(|| ApiError::invalid(field, "is required"))

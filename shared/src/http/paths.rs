@@ -61,7 +61,7 @@ impl FromRequestParts<AppState> for BoardPath {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let RawBoard { slug } = raw(parts, state).await?;
-        state.app.boards.resolve(&slug).map(BoardPath)
+        state.app.resolve_board(&slug).await.map(BoardPath)
     }
 }
 
@@ -75,7 +75,7 @@ impl FromRequestParts<AppState> for PostPath {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let RawPost { slug, post_id } = raw(parts, state).await?;
         Ok(PostPath(PostKey {
-            board: state.app.boards.resolve(&slug)?,
+            board: state.app.resolve_board(&slug).await?,
             post: PostId::parse(&post_id)?,
         }))
     }
@@ -96,7 +96,7 @@ impl FromRequestParts<AppState> for CommentPath {
         } = raw(parts, state).await?;
         Ok(CommentPath(CommentKey {
             post: PostKey {
-                board: state.app.boards.resolve(&slug)?,
+                board: state.app.resolve_board(&slug).await?,
                 post: PostId::parse(&post_id)?,
             },
             comment: CommentId::parse(&comment_id)?,
@@ -132,7 +132,7 @@ impl FromRequestParts<AppState> for BoardMemberPath {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let RawBoardMember { slug, member_id } = raw(parts, state).await?;
         Ok(BoardMemberPath(
-            state.app.boards.resolve(&slug)?,
+            state.app.resolve_board(&slug).await?,
             MemberId::parse(&member_id)?,
         ))
     }
@@ -147,7 +147,7 @@ impl FromRequestParts<AppState> for BanPath {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let RawBan { slug, ban_id } = raw(parts, state).await?;
-        Ok(BanPath(state.app.boards.resolve(&slug)?, BanId::parse(&ban_id)?))
+        Ok(BanPath(state.app.resolve_board(&slug).await?, BanId::parse(&ban_id)?))
     }
 }
 
@@ -161,7 +161,7 @@ impl FromRequestParts<AppState> for ReportPath {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let RawReport { slug, report_id } = raw(parts, state).await?;
         Ok(ReportPath(
-            state.app.boards.resolve(&slug)?,
+            state.app.resolve_board(&slug).await?,
             ReportId::parse(&report_id)?,
         ))
     }

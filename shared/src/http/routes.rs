@@ -294,16 +294,28 @@ routes_table! {
             .listed("guest password", "`204`");
     #[cfg(feature = "tokens")]
     Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
-        doc("likePost", "Like a post (idempotent)", 200, "The like state")
-            .details("The signed-in member likes the post; liking again changes nothing. Guests cannot like.")
-            .returns::<d::LikeState>().errors(&["not_found"])
+        doc("likePost", "Like a post (idempotent)", 200, "The vote state")
+            .details("The signed-in member likes the post, withdrawing their dislike in the same change; liking again changes nothing. Not on one's own post. The like that first brings `like_count - dislike_count` to the board's `best_likes` makes the post best.")
+            .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
             .listed("bearer", "`200` like state");
     #[cfg(feature = "tokens")]
     Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
-        doc("unlikePost", "Unlike a post (idempotent)", 200, "The like state")
-            .details("The signed-in member takes back a like; unliking again changes nothing.")
-            .returns::<d::LikeState>().errors(&["not_found"])
+        doc("unlikePost", "Unlike a post (idempotent)", 200, "The vote state")
+            .details("The signed-in member takes back a like (a dislike stays); unliking again changes nothing.")
+            .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
             .listed("bearer", "`200` like state");
+    #[cfg(feature = "tokens")]
+    Like PUT "/boards/{slug}/posts/{post_id}/dislike" => h::member::dislike,
+        doc("dislikePost", "Dislike a post (idempotent)", 200, "The vote state")
+            .details("The signed-in member dislikes the post (비추천), withdrawing their like in the same change; disliking again changes nothing. Not on one's own post; `403` where the board has dislikes off. `dislike_count` is absent where the board hides dislikes from the caller.")
+            .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
+            .listed("bearer", "**(v4)** `200` vote state");
+    #[cfg(feature = "tokens")]
+    Like DELETE "/boards/{slug}/posts/{post_id}/dislike" => h::member::undislike,
+        doc("undislikePost", "Take back a dislike (idempotent)", 200, "The vote state")
+            .details("The signed-in member takes back a dislike (a like stays); again changes nothing. `403` where the board has dislikes off.")
+            .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
+            .listed("bearer", "**(v4)** `200` vote state");
     Read GET "/boards/{slug}/moderators" => h::read::list_moderators,
         doc("listModerators", "List a board's moderators", 200, "The board's moderators")
             .details("The members an admin appointed to moderate this board, in the order they were appointed. Admins (`ADMIN_USERNAMES`) are staff of every board and are not listed.")

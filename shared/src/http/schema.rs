@@ -189,6 +189,19 @@ pub fn nickname() -> Schema {
     trimmed_text(30, "nickname", format(), "no control or format characters")
 }
 
+/// **(v4)** A post's 말머리: null, or one of its board's categories
+/// (each 1-12 characters, no comma); which ones only the board says.
+pub fn category() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .min_length(Some(1))
+        .description(Some(
+            "**(v4)** Null, or one of the board's `categories` (1-12 characters, no comma); any other: `400 validation_failed` naming `category`",
+        ))
+        .build()
+        .into()
+}
+
 pub fn title() -> Schema {
     trimmed_text(
         200,

@@ -26,10 +26,10 @@ pub use settings::StoreSettings;
 pub use idempotency::Claim;
 
 use crate::domain::{
-    BanId, BanPage, BanRecord, BanSubject, BoardSlug, Comment, CommentId, CommentKey, CommentPage, Guard, LikeState,
-    LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash, PendingDeletion,
-    Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported, Title, Username,
-    Window, Writer,
+    BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
+    CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
+    PendingDeletion, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported,
+    Tally, Title, Username, Vote, VoteChange, Window, Writer, WriterKey,
 };
 
 /// Every port, each method declared once, handed to `$then!`, which
@@ -64,8 +64,27 @@ macro_rules! ports {
                 ) -> StoreResult<bool>;
             }
 
+            /// Boards as data (docs/API.md, Boards (v4)): their settings, live post
+            /// counts and post number counters.
+            pub trait BoardDirectory {
+                /// Every board's settings, in slug order: one small read.
+                async fn boards(&self) -> StoreResult<Vec<BoardSettings>>;
+                /// The live posts of each of `boards`, in the same order (0 for an unknown board).
+                async fn post_counts(&self, boards: &[BoardSlug]) -> StoreResult<Vec<u64>>;
+                /// Creates the board with its log entry (none when `BOARDS` seeds it);
+                /// false, and nothing written, when it exists.
+                async fn create_board(&self, settings: &BoardSettings, entry: Option<&LogEntry>) -> StoreResult<bool>;
+                /// Replaces the settings (all but `created_at`) with the log entry;
+                /// false, and nothing written, when there is no such board.
+                async fn update_board(&self, settings: &BoardSettings, entry: &LogEntry) -> StoreResult<bool>;
+                /// The next post number of `board` (docs/API.md, Boards): never given
+                /// twice under any concurrency; a number no create used is a gap.
+                async fn allocate_post_number(&self, board: &BoardSlug) -> StoreResult<u64>;
+            }
+
             pub trait Posts {
-                /// With `done`, completes that idempotency record in the same write.
+                /// The post carries its number ([`BoardDirectory::allocate_post_number`])
+                /// and category. With `done`, completes that idempotency record in the same write.
                 async fn create_post(
                     &self,
                     post: &Post,
@@ -93,6 +112,31 @@ macro_rules! ports {
                 async fn view_post(&self, key: &PostKey) -> StoreResult<Option<PostDetail>>;
                 /// Newest first; `cursor` is a page's `next_cursor`.
                 async fn list_posts(&self, board: &BoardSlug, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page>;
+                /// The posts of one category, newest first, paged as [`Posts::list_posts`];
+                /// reads no post of another category (on DynamoDB an index of its own).
+                async fn list_category(
+                    &self,
+                    board: &BoardSlug,
+                    category: &Category,
+                    limit: PageLimit,
+                    cursor: Option<&str>,
+                ) -> StoreResult<Page>;
+                /// The board's best posts (of one category, with `category`), newest
+                /// first, paged as [`Posts::list_posts`] (on DynamoDB an index of its own).
+                async fn list_best(
+                    &self,
+                    board: &BoardSlug,
+                    category: Option<&Category>,
+                    limit: PageLimit,
+                    cursor: Option<&str>,
+                ) -> StoreResult<Page>;
+                /// The id of the post numbered `number` on `board`, if it is still there.
+                async fn post_by_number(&self, board: &BoardSlug, number: u64) -> StoreResult<Option<PostId>>;
+                /// Staff change a post's category, with the log entry; false when no such post.
+                async fn set_category(&self, key: &PostKey, category: Option<&Category>, entry: &LogEntry) -> StoreResult<bool>;
+                /// Staff take a post out of the best posts for good (it never becomes
+                /// best again), with the log entry; false when no such post.
+                async fn unbest(&self, key: &PostKey, entry: &LogEntry) -> StoreResult<bool>;
                 /// Adds views counted elsewhere (the server's view buffer,
                 /// `app::views`) in one write: `(post, how many)`, each post
                 /// once. A post that is gone takes nothing.
@@ -145,10 +189,24 @@ macro_rules! ports {
                 ) -> StoreResult<bool>;
             }
 
-            pub trait Likes {
-                /// Idempotent; `None` when there is no such post.
-                async fn like(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
-                async fn unlike(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>>;
+            /// Likes and dislikes (docs/API.md, Votes and best posts (v4)). Counts are
+            /// exact under any concurrency; the change that first brings
+            /// `like_count - dislike_count` to `best_at` marks the post best in the
+            /// same write, unless staff took it out before.
+            pub trait Votes {
+                /// The member's change, idempotent (a like and a dislike exclude each
+                /// other, switched in one write); `None` when there is no such post.
+                async fn vote(
+                    &self,
+                    key: &PostKey,
+                    member: &MemberId,
+                    change: VoteChange,
+                    best_at: Option<u32>,
+                ) -> StoreResult<Option<Tally>>;
+                /// A guest's vote, once per post per address key, never withdrawn.
+                async fn guest_vote(&self, key: &PostKey, voter: &WriterKey, vote: Vote, best_at: Option<u32>) -> StoreResult<GuestVoted>;
+                /// The member's vote on the post, if any.
+                async fn member_vote(&self, post: &PostId, member: &MemberId) -> StoreResult<Option<Vote>>;
                 async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool>;
             }
 
@@ -323,11 +381,22 @@ macro_rules! declare_ports {
 
 ports!(declare_ports);
 
-/// A post's new title and body.
+/// What a guest vote did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestVoted {
+    Counted(Tally),
+    /// This address key voted on the post before: nothing changed.
+    AlreadyVoted,
+    NoSuchPost,
+}
+
+/// A post's new title, body and category.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostEdit {
     pub title: Title,
     pub body: PostBody,
+    /// `None` keeps the post's category; `Some(None)` clears it.
+    pub category: Option<Option<Category>>,
     pub updated_at: String,
     /// `If-Match`: edit only a post at one of these versions.
     pub if_version: Option<Vec<PostVersion>>,
@@ -378,12 +447,33 @@ pub trait Freshness: Send + Sync {
 
 /// Everything a deployment needs from its store.
 pub trait Store:
-    Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges + Freshness
+    Members
+    + BoardDirectory
+    + Posts
+    + Comments
+    + Votes
+    + Attempts
+    + Idempotency
+    + Moderation
+    + Accounts
+    + Purges
+    + Freshness
 {
 }
 
-impl<T: Members + Posts + Comments + Likes + Attempts + Idempotency + Moderation + Accounts + Purges + Freshness> Store
-    for T
+impl<
+    T: Members
+        + BoardDirectory
+        + Posts
+        + Comments
+        + Votes
+        + Attempts
+        + Idempotency
+        + Moderation
+        + Accounts
+        + Purges
+        + Freshness,
+> Store for T
 {
 }
 

@@ -173,7 +173,11 @@ async fn a_members_posts_and_comments_page_newest_first_across_boards_without_ga
     // Counts show as on the board's listing.
     let counted = &mine[2];
     let counted_key = post_key("free", &counted.summary.id);
-    store.like(&counted_key, &id_of(&other)).await.unwrap().unwrap();
+    store
+        .vote(&counted_key, &id_of(&other), shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(views(&store, &counted_key).await, Some(1));
 
     let mut my_comments = Vec::new();
@@ -286,10 +290,19 @@ async fn owned_finds_a_members_posts_comments_and_likes_until_they_are_deleted_u
     created_comment(&store, "free", &p1.summary.id, None).await;
     let id = id_of(&kim);
     for key in [post_key("qna", &gid), post_key("free", &p1.summary.id)] {
-        store.like(&key, &id).await.unwrap().unwrap();
+        store
+            .vote(&key, &id, shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap();
     }
     store
-        .like(&post_key("free", &tid), &id_of(&other))
+        .vote(
+            &post_key("free", &tid),
+            &id_of(&other),
+            shared::domain::VoteChange::Like,
+            None,
+        )
         .await
         .unwrap()
         .unwrap();
@@ -322,7 +335,11 @@ async fn owned_finds_a_members_posts_comments_and_likes_until_they_are_deleted_u
             .await
             .unwrap()
     );
-    store.unlike(&key_of(&p1), &id).await.unwrap().unwrap();
+    store
+        .vote(&key_of(&p1), &id, shared::domain::VoteChange::Unlike, None)
+        .await
+        .unwrap()
+        .unwrap();
     store
         .disown(&id, &[Owned::Post(key_of(&p3)), comment_of("free", &c1)])
         .await
@@ -350,8 +367,16 @@ async fn disowned_posts_and_comments_show_a_deleted_member_and_keep_their_counts
     let guests = created_comment(&store, "free", &pid, None).await;
     let theirs = post_by(&store, "free", &other).await;
     let their_comment = comment_by(&store, "free", &pid, &other).await;
-    store.like(&key, &id_of(&other)).await.unwrap().unwrap();
-    store.like(&key, &id_of(&kim)).await.unwrap().unwrap();
+    store
+        .vote(&key, &id_of(&other), shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .vote(&key, &id_of(&kim), shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(views(&store, &key).await, Some(1));
     let counts = |s: &PostSummary| (s.view_count, s.like_count, s.comment_count);
     let before = store.post_detail(&key).await.unwrap().unwrap();

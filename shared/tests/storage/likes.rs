@@ -21,20 +21,58 @@ async fn liking_and_unliking_are_idempotent(store: Dyn) {
     let key = post_key("free", &p.summary.id);
     let (m1, m2) = (member_id(), member_id());
     for _ in 0..2 {
-        let state = store.like(&key, &m1).await.unwrap().unwrap();
-        assert!(state.liked);
+        let state = store
+            .vote(&key, &m1, shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(state.mine, Some(shared::domain::Vote::Like));
         assert_eq!(state.like_count, 1);
     }
-    assert_eq!(store.like(&key, &m2).await.unwrap().unwrap().like_count, 2);
+    assert_eq!(
+        store
+            .vote(&key, &m2, shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap()
+            .like_count,
+        2
+    );
     for _ in 0..2 {
-        let state = store.unlike(&key, &m1).await.unwrap().unwrap();
-        assert!(!state.liked);
+        let state = store
+            .vote(&key, &m1, shared::domain::VoteChange::Unlike, None)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(state.mine, None);
         assert_eq!(state.like_count, 1);
     }
     assert!(!store.has_liked(&key.post, &m1).await.unwrap());
     assert!(store.has_liked(&key.post, &m2).await.unwrap());
-    assert_eq!(store.like(&post_key("free", &new_id()), &m1).await.unwrap(), None);
-    assert_eq!(store.unlike(&post_key("free", &new_id()), &m1).await.unwrap(), None);
+    assert_eq!(
+        store
+            .vote(
+                &post_key("free", &new_id()),
+                &m1,
+                shared::domain::VoteChange::Like,
+                None
+            )
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .vote(
+                &post_key("free", &new_id()),
+                &m1,
+                shared::domain::VoteChange::Unlike,
+                None
+            )
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 async fn views_are_counted_one_by_one(store: Dyn) {
@@ -56,10 +94,10 @@ async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
     let members: Vec<MemberId> = (0..50).map(|_| member_id()).collect();
     let likes = members.iter().map(|m| {
         let (store, key, m) = (store.clone(), key.clone(), m.clone());
-        tokio::spawn(async move { store.like(&key, &m).await })
+        tokio::spawn(async move { store.vote(&key, &m, shared::domain::VoteChange::Like, None).await })
     });
     for result in join_all(likes).await {
-        assert!(result.unwrap().unwrap().unwrap().liked);
+        assert!(result.unwrap().unwrap().unwrap().mine == Some(shared::domain::Vote::Like));
     }
     assert_eq!(
         store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
@@ -76,10 +114,10 @@ async fn one_member_liking_twenty_times_at_once_counts_once(store: Dyn) {
     let same_member = member_id();
     let likes = (0..20).map(|_| {
         let (store, key, m) = (store.clone(), key.clone(), same_member.clone());
-        tokio::spawn(async move { store.like(&key, &m).await })
+        tokio::spawn(async move { store.vote(&key, &m, shared::domain::VoteChange::Like, None).await })
     });
     for result in join_all(likes).await {
-        assert!(result.unwrap().unwrap().unwrap().liked);
+        assert!(result.unwrap().unwrap().unwrap().mine == Some(shared::domain::Vote::Like));
     }
     assert_eq!(
         store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
@@ -140,7 +178,14 @@ async fn a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards(st
             None,
             "a view of deleted post {id}"
         );
-        assert_eq!(store.like(&key, &m).await.unwrap(), None, "a like of deleted post {id}");
+        assert_eq!(
+            store
+                .vote(&key, &m, shared::domain::VoteChange::Like, None)
+                .await
+                .unwrap(),
+            None,
+            "a like of deleted post {id}"
+        );
         let c = comment(id, None, "too late");
         assert_eq!(
             store.create_comment(&board("free"), &c, &writer(), None, None).await,

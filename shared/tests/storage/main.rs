@@ -159,6 +159,7 @@ fn attempt(key: &str) -> AttemptKey {
 
 fn edit(title: &str, body: &str, updated_at: &str) -> PostEdit {
     PostEdit {
+        category: None,
         title: Title::parse(title.to_owned()).unwrap(),
         body: PostBody::parse(body.to_owned()).unwrap(),
         updated_at: updated_at.to_owned(),
@@ -189,6 +190,10 @@ fn post(board: &str, title: &str, author: Author) -> Post {
             view_count: 0,
             like_count: 0,
             comment_count: 0,
+            number: 0,
+            category: None,
+            dislike_count: Some(0),
+            best: false,
         },
         body: format!("body of {title}"),
         updated_at: at,

@@ -67,7 +67,13 @@ async fn posts_of_another_board_are_not_found(store: Dyn) {
         store.update_post(&qna, &edit("t", "b", &now())).await.unwrap(),
         Edited::NoSuchPost
     );
-    assert_eq!(store.like(&qna, &member_id()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .vote(&qna, &member_id(), shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(
         store
             .create_comment(&board("qna"), &comment(id, None, "x"), &writer(), None, None)
@@ -251,9 +257,20 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
         .create_comment(&board("free"), &c, &writer(), Some(&hash("h")), None)
         .await
         .unwrap();
-    store.like(&key, &m1).await.unwrap();
+    store
+        .vote(&key, &m1, shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap();
     let survivor = created_post(&store, "free").await;
-    store.like(&post_key("free", &survivor.summary.id), &m1).await.unwrap();
+    store
+        .vote(
+            &post_key("free", &survivor.summary.id),
+            &m1,
+            shared::domain::VoteChange::Like,
+            None,
+        )
+        .await
+        .unwrap();
 
     assert!(store.delete_post(&key).await.unwrap());
     assert!(!store.delete_post(&key).await.unwrap(), "already gone");

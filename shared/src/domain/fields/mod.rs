@@ -48,7 +48,10 @@ pub use boards::{BoardSlug, Boards};
 pub use ids::{BanId, CommentId, CommentKey, MemberId, PostId, PostKey, ReportId, new_id};
 pub use numbers::{BanDuration, MAX_PAGE, PageLimit};
 pub use password::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX, Password, PasswordHash};
-pub use text::{CommentBody, Nickname, PostBody, RENDERS_AS_NOTHING, Reason, Title, Username, is_mark};
+pub use text::{
+    BoardDescription, BoardName, Category, CommentBody, Nickname, PostBody, RENDERS_AS_NOTHING, Reason, Title,
+    Username, is_mark,
+};
 
 #[cfg(test)]
 mod tests {

@@ -88,6 +88,19 @@ text_type!(
     CommentBody
 );
 text_type!(
+    /// A board's name (docs/API.md, Boards): 1-40 characters, the title's rules.
+    BoardName
+);
+text_type!(
+    /// A board's description: 0-500 characters, the title's rules, may be empty.
+    BoardDescription
+);
+text_type!(
+    /// A 말머리 (docs/API.md, Categories): 1-12 characters, the title's
+    /// rules, no comma.
+    Category
+);
+text_type!(
     /// Why a moderator removed or banned, or why someone reported:
     /// 1-500 characters after trimming, the title's character rules.
     Reason
@@ -172,6 +185,67 @@ impl PostBody {
 impl CommentBody {
     pub fn parse(s: String) -> Result<Self, ApiError> {
         text("body", s, 2_000, false, Refuse::ControlButLineBreaks).map(CommentBody)
+    }
+}
+
+impl BoardName {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        text("name", s, 40, true, Refuse::BidiAndControl).map(BoardName)
+    }
+}
+
+impl BoardDescription {
+    pub fn parse(s: String) -> Result<Self, ApiError> {
+        if s.trim().is_empty() {
+            return Ok(BoardDescription(String::new()));
+        }
+        text("description", s, 500, true, Refuse::BidiAndControl)
+            .map(BoardDescription)
+            .map_err(|_| {
+                ApiError::invalid(
+                    "description",
+                    "must be 0-500 characters without control or bidirectional override characters",
+                )
+            })
+    }
+
+    pub fn empty() -> Self {
+        BoardDescription(String::new())
+    }
+}
+
+impl Category {
+    /// One category as a board lists it or a post names it; `field` is
+    /// `categories` or `category`.
+    pub fn parse_as(field: &str, s: String) -> Result<Self, ApiError> {
+        let value = text(field, s, 12, true, Refuse::BidiAndControl).map_err(|_| {
+            ApiError::invalid(
+                field,
+                "must be 1-12 characters after trimming, without control or bidirectional override characters",
+            )
+        })?;
+        if value.contains(',') {
+            return Err(ApiError::invalid(field, "must not contain a comma"));
+        }
+        Ok(Category(value))
+    }
+
+    /// A category as the store kept it.
+    pub fn from_stored(s: String) -> Self {
+        Category(s)
+    }
+}
+
+impl BoardName {
+    /// A name as the store kept it, or a seeded board's (its slug).
+    pub fn from_stored(s: String) -> Self {
+        BoardName(s)
+    }
+}
+
+impl BoardDescription {
+    pub fn from_stored(s: String) -> Self {
+        BoardDescription(s)
     }
 }
 

@@ -16,6 +16,12 @@ pub enum LogAction {
     Unban,
     AddModerator,
     RemoveModerator,
+    /// **(v4)** A board created or its settings changed.
+    BoardSettings,
+    /// **(v4)** Staff changed a post's category.
+    Recategorize,
+    /// **(v4)** Staff took a post out of the best posts.
+    Unbest,
 }
 
 /// What a log entry is about: a removed post keeps its title (never its
@@ -49,6 +55,11 @@ pub enum LogTarget {
     /// A member whose account is deleted since.
     #[serde(rename = "deleted_member")]
     DeletedMember {},
+    /// **(v4)** The board itself (`board_settings`).
+    Board {
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9-]{1,40}$"))]
+        slug: String,
+    },
 }
 
 impl From<BanTarget> for LogTarget {

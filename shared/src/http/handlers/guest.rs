@@ -27,6 +27,10 @@ pub(crate) struct GuestPostRequest {
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
+    /// **(v4)** Null or one of the board's categories (말머리).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
+    category: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -38,6 +42,11 @@ pub(crate) struct GuestEditRequest {
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
+    /// **(v4)** Null or one of the board's categories (말머리); on an edit,
+    /// absent keeps the post's and null clears it.
+    #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
+    category: Option<Option<String>>,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +93,7 @@ pub(crate) async fn create_guest_post(
         password: Password::guest(required("password", r.password)?)?,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
+        category: r.category,
     };
     state.app.create_guest_post(command).await.map(created)
 }
@@ -101,6 +111,7 @@ pub(crate) async fn update_guest_post(
         password: Password::guest(required("password", r.password)?)?,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
+        category: r.category,
         client,
     };
     state.app.update_guest_post(command).await.map(WithEtag)

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{CommentCreated, Created, WithEtag, comment_created, created, parent};
 use crate::app::posts::{EditPost, WriteComment, WritePost};
-use crate::domain::{CommentBody, LikeState, PostBody, PostDetail, Title};
+use crate::domain::{CommentBody, PostBody, PostDetail, Title, VoteChange, VoteState};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
@@ -24,6 +24,11 @@ pub(crate) struct PostRequest {
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
+    /// **(v4)** Null or one of the board's categories (말머리); on an edit,
+    /// absent keeps the post's and null clears it.
+    #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
+    category: Option<Option<String>>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +54,7 @@ pub(crate) async fn create_post(
         board,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
+        category: r.category.flatten(),
     };
     state.app.create_member_post(&member, command).await.map(created)
 }
@@ -67,6 +73,7 @@ pub(crate) async fn update_post(
         key,
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
+        category: r.category,
     };
     state.app.update_member_post(&member, command).await.map(WithEtag)
 }
@@ -114,20 +121,25 @@ pub(crate) async fn delete_comment(
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub(crate) async fn like(
-    State(state): State<AppState>,
-    AuthMember(member): AuthMember,
-    ClientIp(client): ClientIp,
-    PostPath(key): PostPath,
-) -> Result<Json<LikeState>, ApiError> {
-    state.app.set_like(&member, &client, &key, true).await.map(Json)
+/// `PUT`/`DELETE .../like` and `.../dislike`: one handler per change.
+macro_rules! vote_handler {
+    ($name:ident, $change:expr) => {
+        pub(crate) async fn $name(
+            State(state): State<AppState>,
+            AuthMember(member): AuthMember,
+            ClientIp(client): ClientIp,
+            PostPath(key): PostPath,
+        ) -> Result<Json<VoteState>, ApiError> {
+            state
+                .app
+                .member_vote(&member, &client, &key, $change)
+                .await
+                .map(Json)
+        }
+    };
 }
 
-pub(crate) async fn unlike(
-    State(state): State<AppState>,
-    AuthMember(member): AuthMember,
-    ClientIp(client): ClientIp,
-    PostPath(key): PostPath,
-) -> Result<Json<LikeState>, ApiError> {
-    state.app.set_like(&member, &client, &key, false).await.map(Json)
-}
+vote_handler!(like, VoteChange::Like);
+vote_handler!(unlike, VoteChange::Unlike);
+vote_handler!(dislike, VoteChange::Dislike);
+vote_handler!(undislike, VoteChange::Undislike);

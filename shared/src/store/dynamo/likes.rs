@@ -1,4 +1,4 @@
-//! [`Likes`] on DynamoDB: a like item per member, spread over the post's
+//! [`Votes`] on DynamoDB: a like item per member, spread over the post's
 //! like partitions, and its count on the member's counter shard, changed
 //! together in one transaction. A like item names its post's board
 //! and is indexed under its member in `ByOwner` (`LIKE#<post id>`), so an
@@ -9,20 +9,14 @@ use async_trait::async_trait;
 use super::DynamoStore;
 use super::attributes::{key, s};
 use super::items::{like_sk, likes_pk, owned_like_sk, shard_of};
-use crate::domain::{LikeState, MemberId, PostId, PostKey};
-use crate::store::{Likes, StoreResult};
+use crate::domain::{MemberId, PostId, PostKey, Tally, Vote, VoteChange, WriterKey};
+use crate::store::{GuestVoted, StoreError, StoreResult, Votes};
 
 impl DynamoStore {
     /// Likes or unlikes: the like item and its count on the member's shard
     /// in one transaction; then the post's likes, read consistently from
     /// every shard (a like's answer includes itself).
-    async fn set_like(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-        liked: bool,
-    ) -> StoreResult<Option<LikeState>> {
+    async fn set_like(&self, board: &str, post_id: &str, member_id: &str, liked: bool) -> StoreResult<Option<Tally>> {
         let like_key = key(likes_pk(post_id, member_id), like_sk(member_id));
         let (change, delta) = if liked {
             let mut item = like_key;
@@ -47,23 +41,47 @@ impl DynamoStore {
         self.cache.shards.remove(&post_id.to_owned());
         let shards = self.read_shards(board, &[post_id], true).await?;
         let likes: i64 = shards.values().flatten().map(|c| c.likes).sum();
-        Ok(Some(LikeState {
-            liked,
+        Ok(Some(Tally {
             like_count: u64::try_from(likes).unwrap_or(0),
+            dislike_count: 0,
+            mine: liked.then_some(Vote::Like),
+            best: false,
         }))
     }
 }
 
 #[async_trait]
-impl Likes for DynamoStore {
-    async fn like(&self, post_key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
-        self.set_like(post_key.board.as_str(), post_key.post.as_str(), member.as_str(), true)
+impl Votes for DynamoStore {
+    async fn vote(
+        &self,
+        key: &PostKey,
+        member: &MemberId,
+        change: VoteChange,
+        _best_at: Option<u32>,
+    ) -> StoreResult<Option<Tally>> {
+        let liked = match change {
+            VoteChange::Like => true,
+            VoteChange::Unlike | VoteChange::Withdraw => false,
+            VoteChange::Dislike | VoteChange::Undislike => {
+                return Err(StoreError::Internal("dislikes: not built yet".into()));
+            }
+        };
+        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), liked)
             .await
     }
 
-    async fn unlike(&self, post_key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
-        self.set_like(post_key.board.as_str(), post_key.post.as_str(), member.as_str(), false)
-            .await
+    async fn guest_vote(
+        &self,
+        _key: &PostKey,
+        _voter: &WriterKey,
+        _vote: Vote,
+        _best_at: Option<u32>,
+    ) -> StoreResult<GuestVoted> {
+        Err(StoreError::Internal("guest votes: not built yet".into()))
+    }
+
+    async fn member_vote(&self, post: &PostId, member: &MemberId) -> StoreResult<Option<Vote>> {
+        Ok(self.has_liked(post, member).await?.then_some(Vote::Like))
     }
 
     async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {

@@ -11,6 +11,7 @@
 mod accounts;
 mod attempts;
 mod attributes;
+mod boards;
 mod cache;
 mod capacity;
 mod client;

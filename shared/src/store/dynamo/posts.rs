@@ -147,6 +147,7 @@ impl Posts for DynamoStore {
             post: post.into_post(counts),
             comments: page.comments,
             comments_next_cursor: page.next_cursor,
+            my_vote: None,
         }))
     }
 
@@ -212,6 +213,7 @@ impl Posts for DynamoStore {
             post: post.into_post(shards.into_iter().sum()),
             comments: page.comments,
             comments_next_cursor: page.next_cursor,
+            my_vote: None,
         }))
     }
 
@@ -257,6 +259,43 @@ impl Posts for DynamoStore {
             })
             .collect();
         Ok(cursor::page_of(&mut posts, limit))
+    }
+
+    async fn list_category(
+        &self,
+        _board: &BoardSlug,
+        _category: &crate::domain::Category,
+        _limit: PageLimit,
+        _cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        Err(StoreError::Internal("list_category: not built yet".into()))
+    }
+
+    async fn list_best(
+        &self,
+        _board: &BoardSlug,
+        _category: Option<&crate::domain::Category>,
+        _limit: PageLimit,
+        _cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        Err(StoreError::Internal("list_best: not built yet".into()))
+    }
+
+    async fn post_by_number(&self, _board: &BoardSlug, _number: u64) -> StoreResult<Option<crate::domain::PostId>> {
+        Err(StoreError::Internal("post_by_number: not built yet".into()))
+    }
+
+    async fn set_category(
+        &self,
+        _key: &PostKey,
+        _category: Option<&crate::domain::Category>,
+        _entry: &crate::domain::LogEntry,
+    ) -> StoreResult<bool> {
+        Err(StoreError::Internal("set_category: not built yet".into()))
+    }
+
+    async fn unbest(&self, _key: &PostKey, _entry: &crate::domain::LogEntry) -> StoreResult<bool> {
+        Err(StoreError::Internal("unbest: not built yet".into()))
     }
 
     /// One counter-shard write per post (one write unit each, whatever the

@@ -1,4 +1,4 @@
-//! [`Likes`] on SQLite: the `likes` table, each change counted on its post
+//! [`Votes`] on SQLite: the `likes` table, each change counted on its post
 //! in the same transaction.
 
 use async_trait::async_trait;
@@ -6,8 +6,8 @@ use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::rows::{count, post_exists};
 use super::{SqliteStore, sql_error};
-use crate::domain::{LikeState, MemberId, PostId, PostKey};
-use crate::store::{Likes, StoreResult};
+use crate::domain::{MemberId, PostId, PostKey, Tally, Vote, VoteChange, WriterKey};
+use crate::store::{GuestVoted, StoreError, StoreResult, Votes};
 
 fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
     conn.query_row("SELECT like_count FROM posts WHERE id = ?1", [post_id], |row| {
@@ -17,15 +17,37 @@ fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
 }
 
 #[async_trait]
-impl Likes for SqliteStore {
-    async fn like(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
-        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), true)
+impl Votes for SqliteStore {
+    async fn vote(
+        &self,
+        key: &PostKey,
+        member: &MemberId,
+        change: VoteChange,
+        _best_at: Option<u32>,
+    ) -> StoreResult<Option<Tally>> {
+        let liked = match change {
+            VoteChange::Like => true,
+            VoteChange::Unlike | VoteChange::Withdraw => false,
+            VoteChange::Dislike | VoteChange::Undislike => {
+                return Err(StoreError::Internal("dislikes: not built yet".into()));
+            }
+        };
+        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), liked)
             .await
     }
 
-    async fn unlike(&self, key: &PostKey, member: &MemberId) -> StoreResult<Option<LikeState>> {
-        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), false)
-            .await
+    async fn guest_vote(
+        &self,
+        _key: &PostKey,
+        _voter: &WriterKey,
+        _vote: Vote,
+        _best_at: Option<u32>,
+    ) -> StoreResult<GuestVoted> {
+        Err(StoreError::Internal("guest votes: not built yet".into()))
+    }
+
+    async fn member_vote(&self, post: &PostId, member: &MemberId) -> StoreResult<Option<Vote>> {
+        Ok(self.has_liked(post, member).await?.then_some(Vote::Like))
     }
 
     async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
@@ -43,13 +65,7 @@ impl Likes for SqliteStore {
 }
 
 impl SqliteStore {
-    async fn set_like(
-        &self,
-        board: &str,
-        post_id: &str,
-        member_id: &str,
-        liked: bool,
-    ) -> StoreResult<Option<LikeState>> {
+    async fn set_like(&self, board: &str, post_id: &str, member_id: &str, liked: bool) -> StoreResult<Option<Tally>> {
         let (board, post_id, member_id) = (board.to_owned(), post_id.to_owned(), member_id.to_owned());
         self.with(move |conn| {
             let tx = conn
@@ -75,7 +91,12 @@ impl SqliteStore {
             }
             let like_count = like_count(&tx, &post_id)?;
             tx.commit().map_err(sql_error)?;
-            Ok(Some(LikeState { liked, like_count }))
+            Ok(Some(Tally {
+                like_count,
+                dislike_count: 0,
+                mine: liked.then_some(Vote::Like),
+                best: false,
+            }))
         })
         .await
     }

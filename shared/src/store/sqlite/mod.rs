@@ -20,6 +20,7 @@
 
 mod accounts;
 mod attempts;
+mod boards;
 mod cascade;
 mod comments;
 mod idempotency;

@@ -15,7 +15,7 @@ use crate::domain::{
     BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
     PostVersion, Writer,
 };
-use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
+use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
 /// A page of a post's comments, oldest first, strictly after `after`: one
 /// range read of `comments_by_post (post_id, id)`, `limit + 1` rows.
@@ -102,6 +102,7 @@ impl Posts for SqliteStore {
                 post,
                 comments: page.comments,
                 comments_next_cursor: page.next_cursor,
+                my_vote: None,
             }))
         })
         .await
@@ -154,6 +155,7 @@ impl Posts for SqliteStore {
                 post,
                 comments: page.comments,
                 comments_next_cursor: page.next_cursor,
+                my_vote: None,
             }))
         })
         .await
@@ -177,6 +179,43 @@ impl Posts for SqliteStore {
             Ok(cursor::page_of(&mut posts, limit))
         })
         .await
+    }
+
+    async fn list_category(
+        &self,
+        _board: &BoardSlug,
+        _category: &crate::domain::Category,
+        _limit: PageLimit,
+        _cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        Err(StoreError::Internal("list_category: not built yet".into()))
+    }
+
+    async fn list_best(
+        &self,
+        _board: &BoardSlug,
+        _category: Option<&crate::domain::Category>,
+        _limit: PageLimit,
+        _cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        Err(StoreError::Internal("list_best: not built yet".into()))
+    }
+
+    async fn post_by_number(&self, _board: &BoardSlug, _number: u64) -> StoreResult<Option<crate::domain::PostId>> {
+        Err(StoreError::Internal("post_by_number: not built yet".into()))
+    }
+
+    async fn set_category(
+        &self,
+        _key: &PostKey,
+        _category: Option<&crate::domain::Category>,
+        _entry: &crate::domain::LogEntry,
+    ) -> StoreResult<bool> {
+        Err(StoreError::Internal("set_category: not built yet".into()))
+    }
+
+    async fn unbest(&self, _key: &PostKey, _entry: &crate::domain::LogEntry) -> StoreResult<bool> {
+        Err(StoreError::Internal("unbest: not built yet".into()))
     }
 
     /// One transaction for the whole batch. Views change only counts, which

@@ -52,6 +52,10 @@ pub(super) fn summary_from(row: &Row<'_>) -> rusqlite::Result<PostSummary> {
         view_count: count(row, 7)?,
         like_count: count(row, 8)?,
         comment_count: count(row, 9)?,
+        number: 0,
+        category: None,
+        dislike_count: Some(0),
+        best: false,
     })
 }
 

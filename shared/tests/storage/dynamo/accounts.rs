@@ -66,8 +66,16 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
     let key = post_key("notice", &first.summary.id);
     // The like's shard (by member) exists; the comment's (by comment id)
     // may not: its first write creates it (2 more requests).
-    store.like(&key, &id).await.unwrap().unwrap();
-    store.unlike(&key, &id).await.unwrap().unwrap();
+    store
+        .vote(&key, &id, shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .vote(&key, &id, shared::domain::VoteChange::Unlike, None)
+        .await
+        .unwrap()
+        .unwrap();
     measure!(
         "a member's comment (transaction: comment, shard; + ByOwner entry)",
         1 | 3,
@@ -76,9 +84,13 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
     let liked = measure!(
         "like (transaction: like item, shard; BatchGetItem of the shards; + ByOwner entry)",
         2,
-        store.like(&key, &id).await.unwrap().unwrap()
+        store
+            .vote(&key, &id, shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap()
     );
-    assert!(liked.liked);
+    assert_eq!(liked.mine, Some(shared::domain::Vote::Like));
     // DynamoDB Local reports its flat 4 WCU of a transaction on the index too.
     let indexes = rows.last().map(|r| r.4.clone()).unwrap_or_default();
     assert!(
@@ -88,7 +100,11 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
     measure!(
         "unlike (transaction; BatchGetItem; - ByOwner entry)",
         2,
-        store.unlike(&key, &id).await.unwrap().unwrap()
+        store
+            .vote(&key, &id, shared::domain::VoteChange::Unlike, None)
+            .await
+            .unwrap()
+            .unwrap()
     );
     measure!(
         "a guest's post (PutItem; no ByOwner entry)",
@@ -118,7 +134,11 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
     }
     for p in mine.iter().take(5) {
         let key = post_key(&p.summary.board, &p.summary.id);
-        store.like(&key, &id).await.unwrap().unwrap();
+        store
+            .vote(&key, &id, shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap();
     }
     let page = measure!(
         "member_posts, a page of 20 on 2 boards (ByOwner Query; shards by key: 2 BatchGetItems per board)",

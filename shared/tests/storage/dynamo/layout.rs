@@ -214,7 +214,11 @@ async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
     );
     // m1's v1 like is not found where v2 looks, so m1 can like again.
     assert!(!store.has_liked(&key.post, &m1).await.unwrap());
-    store.like(&key, &m1).await.unwrap().unwrap();
+    store
+        .vote(&key, &m1, shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(counts(&store.post_detail(&key).await.unwrap().unwrap()), (5, 3, 1));
 
     let concrete = DynamoStore::with_client(client.clone(), &table, false).await.unwrap();
@@ -252,7 +256,15 @@ async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
         (again.likes_moved, again.duplicate_likes, again.posts_folded),
         (0, 0, 0)
     );
-    assert_eq!(store.unlike(&key, &m2).await.unwrap().unwrap().like_count, 1);
+    assert_eq!(
+        store
+            .vote(&key, &m2, shared::domain::VoteChange::Unlike, None)
+            .await
+            .unwrap()
+            .unwrap()
+            .like_count,
+        1
+    );
     assert_eq!(views(&store, &key).await, Some(6));
     assert!(store.delete_post(&key).await.unwrap());
     purged(&store).await;
@@ -341,9 +353,18 @@ async fn the_backfill_indexes_a_v2_tables_member_posts_comments_and_likes_once()
         .await
         .unwrap();
     created_comment(&store, "free", &pid, None).await;
-    store.like(&post_key("qna", &gid), &id).await.unwrap().unwrap();
     store
-        .like(&post_key("free", &pid), &id_of(&other))
+        .vote(&post_key("qna", &gid), &id, shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .vote(
+            &post_key("free", &pid),
+            &id_of(&other),
+            shared::domain::VoteChange::Like,
+            None,
+        )
         .await
         .unwrap()
         .unwrap();
@@ -413,7 +434,7 @@ async fn the_backfill_indexes_a_v2_tables_member_posts_comments_and_likes_once()
     // A like indexed by the backfill is withdrawn by its post's key, and leaves the index.
     assert_eq!(
         store
-            .unlike(&post_key("qna", &gid), &id)
+            .vote(&post_key("qna", &gid), &id, shared::domain::VoteChange::Unlike, None)
             .await
             .unwrap()
             .unwrap()

@@ -61,7 +61,11 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
             )
             .await
             .unwrap();
-        store.like(&key, &member_id()).await.unwrap().unwrap();
+        store
+            .vote(&key, &member_id(), shared::domain::VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap();
         views(&store, &key).await.unwrap();
         posts.push((p, key, c));
     }
@@ -80,7 +84,13 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
             "no guard, no hash to check"
         );
         assert!(!store.delete_comment(&c_key).await.unwrap());
-        assert_eq!(store.like(key, &member_id()).await.unwrap(), None);
+        assert_eq!(
+            store
+                .vote(key, &member_id(), shared::domain::VoteChange::Like, None)
+                .await
+                .unwrap(),
+            None
+        );
         assert_eq!(
             store
                 .create_comment(

@@ -184,7 +184,11 @@ async fn removing_a_post_deletes_it_like_a_delete_resolves_its_reports_and_is_lo
     let top = created_comment(&store, "free", &pid, None).await;
     let reply = created_comment(&store, "free", &pid, Some(&top.id)).await;
     let fan = member_id();
-    store.like(&key, &fan).await.unwrap().unwrap();
+    store
+        .vote(&key, &fan, shared::domain::VoteChange::Like, None)
+        .await
+        .unwrap()
+        .unwrap();
     for target in [
         post_target(&pid),
         comment_target(&pid, &top.id),

@@ -177,6 +177,10 @@ impl SummaryFields {
             view_count: shown(counts.views),
             like_count: shown(counts.likes),
             comment_count: shown(counts.comments),
+            number: 0,
+            category: None,
+            dislike_count: Some(0),
+            best: false,
         }
     }
 }
