@@ -453,7 +453,9 @@ async fn every_429_names_the_throttle_that_refused_and_other_answers_carry_no_pa
             .unwrap()
             .starts_with(r#""login-failures";q=2;w=300"#)
     );
-    let post = app.member_post(&token).await;
+    // (v4) Another member's post: nobody votes on their own.
+    let writer = app.member_token("quiet_writer").await;
+    let post = app.member_post(&writer).await;
     for quiet in [
         app.get("/boards/free/posts").await,
         app.get(&format!("/boards/free/posts/{post}")).await,

@@ -66,7 +66,9 @@ impl Board {
         for i in 0..8 {
             tokens.push(app.member_token(&format!("fault_member_{i}")).await);
         }
-        let post = app.member_post(&tokens[0]).await;
+        // (v4) Written by a member who never votes: nobody votes on their own post.
+        let writer = app.member_token("fault_writer").await;
+        let post = app.member_post(&writer).await;
         Board {
             app,
             tokens,

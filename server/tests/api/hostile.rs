@@ -487,7 +487,8 @@ fn token_with(header: Value, claims: Value, secret: Option<&str>) -> String {
 async fn tokens_that_are_forged_expired_unsigned_or_foreign_are_refused(backend: Backend) {
     let app = spawn_app(backend).await;
     let token = app.member_token("holder").await;
-    let post = app.member_post(&token).await;
+    let writer = app.member_token("writer").await;
+    let post = app.member_post(&writer).await;
     let claims = app.state.app.tokens().unwrap().verify(&token).unwrap();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -564,7 +565,10 @@ async fn tokens_that_are_forged_expired_unsigned_or_foreign_are_refused(backend:
             None,
         )
         .await;
-    assert_eq!(body(like).await, json!({"liked": true, "like_count": 1}));
+    assert_eq!(
+        body(like).await,
+        json!({"liked": true, "disliked": false, "like_count": 1, "dislike_count": 0})
+    );
     let page = body(app.get("/boards/free/posts").await).await;
     assert_eq!(
         page["posts"].as_array().unwrap().len(),

@@ -134,12 +134,17 @@ async fn a_member_signs_up_logs_in_posts_comments_likes_and_reads(backend: Backe
     let reply = body(reply).await;
     assert_eq!(reply["parent_id"], comment["id"]);
 
+    // (v4) Nobody votes on their own post: another member likes it.
+    let fan = app.member_token("fan_01").await;
     let liked = body(
-        app.request(Method::PUT, &format!("/boards/free/posts/{id}/like"), Some(token), None)
+        app.request(Method::PUT, &format!("/boards/free/posts/{id}/like"), Some(&fan), None)
             .await,
     )
     .await;
-    assert_eq!(liked, json!({"liked": true, "like_count": 1}));
+    assert_eq!(
+        liked,
+        json!({"liked": true, "disliked": false, "like_count": 1, "dislike_count": 0})
+    );
 
     let read = body(app.get(&format!("/boards/free/posts/{id}")).await).await;
     assert_eq!(read["view_count"], 1);
@@ -898,12 +903,13 @@ async fn likes_over_http_are_idempotent(backend: Backend) {
     let app = spawn_app(backend).await;
     let a = app.member_token("liker_a").await;
     let b = app.member_token("liker_b").await;
-    let id = app.member_post(&a).await;
+    let writer = app.member_token("writer").await;
+    let id = app.member_post(&writer).await;
     let path = format!("/boards/free/posts/{id}/like");
     for _ in 0..2 {
         assert_eq!(
             body(app.request(Method::PUT, &path, Some(&a), None).await).await,
-            json!({"liked": true, "like_count": 1})
+            json!({"liked": true, "disliked": false, "like_count": 1, "dislike_count": 0})
         );
     }
     assert_eq!(
@@ -913,7 +919,7 @@ async fn likes_over_http_are_idempotent(backend: Backend) {
     for _ in 0..2 {
         assert_eq!(
             body(app.request(Method::DELETE, &path, Some(&a), None).await).await,
-            json!({"liked": false, "like_count": 1})
+            json!({"liked": false, "disliked": false, "like_count": 1, "dislike_count": 0})
         );
     }
 }

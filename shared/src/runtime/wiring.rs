@@ -46,6 +46,9 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         tokio::spawn(app.clone().flush_views_in_background());
     }
     if matches!(config.deployment, super::Deployment::Server) {
+        // The boards `BOARDS` names exist before the first request (on
+        // Lambda the first load of the settings creates what is missing).
+        app.seed_boards().await.context("creating the boards BOARDS names")?;
         tokio::spawn(app.clone().purge_in_background());
         // One read per admin name, at start: not on a Lambda cold start.
         // A store that cannot answer now is no reason not to start.

@@ -1,18 +1,79 @@
-//! [`Votes`] on SQLite: the `likes` table, each change counted on its post
-//! in the same transaction.
+//! [`Votes`] on SQLite: a member's vote is their row of `likes` (its
+//! `vote` says like or dislike), a guest's a row of `guest_votes`; each
+//! change is counted on its post, and marks the post best when its score
+//! reaches the board's `best_likes`, in the same transaction.
 
 use async_trait::async_trait;
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::rows::{count, post_exists};
+use super::rows::{BEST, post_exists};
 use super::{SqliteStore, sql_error};
 use crate::domain::{MemberId, PostId, PostKey, Tally, Vote, VoteChange, WriterKey};
-use crate::store::{GuestVoted, StoreError, StoreResult, Votes};
+use crate::store::{GuestVoted, StoreResult, Votes};
 
-fn like_count(conn: &Connection, post_id: &str) -> StoreResult<u64> {
-    conn.query_row("SELECT like_count FROM posts WHERE id = ?1", [post_id], |row| {
-        count(row, 0)
-    })
+fn vote_name(vote: Vote) -> &'static str {
+    match vote {
+        Vote::Like => "like",
+        Vote::Dislike => "dislike",
+    }
+}
+
+fn vote_of(name: &str) -> Vote {
+    if name == "dislike" { Vote::Dislike } else { Vote::Like }
+}
+
+/// What a member's vote becomes: the change asked of the vote they have.
+fn after(change: VoteChange, before: Option<Vote>) -> Option<Vote> {
+    match change {
+        VoteChange::Like => Some(Vote::Like),
+        VoteChange::Dislike => Some(Vote::Dislike),
+        VoteChange::Unlike if before == Some(Vote::Like) => None,
+        VoteChange::Undislike if before == Some(Vote::Dislike) => None,
+        VoteChange::Unlike | VoteChange::Undislike => before,
+        VoteChange::Withdraw => None,
+    }
+}
+
+/// The change of `(likes, dislikes)` from `before` to `now`.
+fn deltas(before: Option<Vote>, now: Option<Vote>) -> (i64, i64) {
+    let count = |v: Option<Vote>| match v {
+        Some(Vote::Like) => (1, 0),
+        Some(Vote::Dislike) => (0, 1),
+        None => (0, 0),
+    };
+    let (b, n) = (count(before), count(now));
+    (n.0 - b.0, n.1 - b.1)
+}
+
+/// Counts the deltas on the post and marks it best if its score now
+/// reaches `best_at` (and staff never took it out): the post's tally.
+fn count(tx: &Transaction<'_>, post_id: &str, (likes, dislikes): (i64, i64), best_at: Option<u32>) -> StoreResult<Tally> {
+    if likes != 0 || dislikes != 0 {
+        tx.execute(
+            "UPDATE posts SET like_count = like_count + ?2, dislike_count = dislike_count + ?3 WHERE id = ?1",
+            params![post_id, likes, dislikes],
+        )
+        .map_err(sql_error)?;
+    }
+    if let Some(at) = best_at {
+        tx.execute(
+            "UPDATE posts SET best = ?3 WHERE id = ?1 AND best = 0 AND like_count - dislike_count >= ?2",
+            params![post_id, i64::from(at), BEST],
+        )
+        .map_err(sql_error)?;
+    }
+    tx.query_row(
+        "SELECT like_count, dislike_count, best FROM posts WHERE id = ?1",
+        [post_id],
+        |row| {
+            Ok(Tally {
+                like_count: u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0),
+                dislike_count: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+                mine: None,
+                best: row.get::<_, i64>(2)? == BEST,
+            })
+        },
+    )
     .map_err(sql_error)
 }
 
@@ -23,50 +84,13 @@ impl Votes for SqliteStore {
         key: &PostKey,
         member: &MemberId,
         change: VoteChange,
-        _best_at: Option<u32>,
+        best_at: Option<u32>,
     ) -> StoreResult<Option<Tally>> {
-        let liked = match change {
-            VoteChange::Like => true,
-            VoteChange::Unlike | VoteChange::Withdraw => false,
-            VoteChange::Dislike | VoteChange::Undislike => {
-                return Err(StoreError::Internal("dislikes: not built yet".into()));
-            }
-        };
-        self.set_like(key.board.as_str(), key.post.as_str(), member.as_str(), liked)
-            .await
-    }
-
-    async fn guest_vote(
-        &self,
-        _key: &PostKey,
-        _voter: &WriterKey,
-        _vote: Vote,
-        _best_at: Option<u32>,
-    ) -> StoreResult<GuestVoted> {
-        Err(StoreError::Internal("guest votes: not built yet".into()))
-    }
-
-    async fn member_vote(&self, post: &PostId, member: &MemberId) -> StoreResult<Option<Vote>> {
-        Ok(self.has_liked(post, member).await?.then_some(Vote::Like))
-    }
-
-    async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
-        let (post_id, member_id) = (post.as_str().to_owned(), member.as_str().to_owned());
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND member_id = ?2)",
-                params![post_id, member_id],
-                |row| row.get(0),
-            )
-            .map_err(sql_error)
-        })
-        .await
-    }
-}
-
-impl SqliteStore {
-    async fn set_like(&self, board: &str, post_id: &str, member_id: &str, liked: bool) -> StoreResult<Option<Tally>> {
-        let (board, post_id, member_id) = (board.to_owned(), post_id.to_owned(), member_id.to_owned());
+        let (board, post_id, member_id) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            member.as_str().to_owned(),
+        );
         self.with(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -74,30 +98,109 @@ impl SqliteStore {
             if !post_exists(&tx, &board, &post_id)? {
                 return Ok(None);
             }
-            let (change, delta) = if liked {
-                (
-                    "INSERT OR IGNORE INTO likes (post_id, member_id) VALUES (?1, ?2)",
-                    "+ 1",
+            let before: Option<Vote> = tx
+                .query_row(
+                    "SELECT vote FROM likes WHERE post_id = ?1 AND member_id = ?2",
+                    params![post_id, member_id],
+                    |row| row.get::<_, String>(0),
                 )
-            } else {
-                ("DELETE FROM likes WHERE post_id = ?1 AND member_id = ?2", "- 1")
-            };
-            if tx.execute(change, params![post_id, member_id]).map_err(sql_error)? == 1 {
-                tx.execute(
-                    &format!("UPDATE posts SET like_count = like_count {delta} WHERE id = ?1"),
-                    [&post_id],
-                )
+                .optional()
+                .map_err(sql_error)?
+                .map(|name| vote_of(&name));
+            let now = after(change, before);
+            if now != before {
+                match now {
+                    Some(vote) => tx.execute(
+                        "INSERT INTO likes (post_id, member_id, vote) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (post_id, member_id) DO UPDATE SET vote = excluded.vote",
+                        params![post_id, member_id, vote_name(vote)],
+                    ),
+                    None => tx.execute(
+                        "DELETE FROM likes WHERE post_id = ?1 AND member_id = ?2",
+                        params![post_id, member_id],
+                    ),
+                }
                 .map_err(sql_error)?;
             }
-            let like_count = like_count(&tx, &post_id)?;
+            let tally = count(&tx, &post_id, deltas(before, now), best_at)?;
             tx.commit().map_err(sql_error)?;
-            Ok(Some(Tally {
-                like_count,
-                dislike_count: 0,
-                mine: liked.then_some(Vote::Like),
-                best: false,
+            Ok(Some(Tally { mine: now, ..tally }))
+        })
+        .await
+    }
+
+    async fn guest_vote(
+        &self,
+        key: &PostKey,
+        voter: &WriterKey,
+        vote: Vote,
+        best_at: Option<u32>,
+    ) -> StoreResult<GuestVoted> {
+        let (board, post_id, voter) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            voter.as_str().to_owned(),
+        );
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if !post_exists(&tx, &board, &post_id)? {
+                return Ok(GuestVoted::NoSuchPost);
+            }
+            let counted = tx
+                .execute(
+                    "INSERT INTO guest_votes (post_id, voter, vote) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (post_id, voter) DO NOTHING",
+                    params![post_id, voter, vote_name(vote)],
+                )
+                .map_err(sql_error)?;
+            if counted == 0 {
+                return Ok(GuestVoted::AlreadyVoted);
+            }
+            let tally = count(&tx, &post_id, deltas(None, Some(vote)), best_at)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(GuestVoted::Counted(Tally {
+                mine: Some(vote),
+                ..tally
             }))
         })
         .await
+    }
+
+    async fn member_vote(&self, post: &PostId, member: &MemberId) -> StoreResult<Option<Vote>> {
+        let (post_id, member_id) = (post.as_str().to_owned(), member.as_str().to_owned());
+        let vote: Option<String> = self
+            .read(move |conn| {
+                conn.query_row(
+                    "SELECT vote FROM likes WHERE post_id = ?1 AND member_id = ?2",
+                    params![post_id, member_id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(sql_error)
+            })
+            .await?;
+        Ok(vote.map(|name| vote_of(&name)))
+    }
+
+    async fn has_liked(&self, post: &PostId, member: &MemberId) -> StoreResult<bool> {
+        Ok(self.member_vote(post, member).await? == Some(Vote::Like))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_like_and_a_dislike_exclude_each_other() {
+        use Vote::{Dislike, Like};
+        assert_eq!(after(VoteChange::Dislike, Some(Like)), Some(Dislike));
+        assert_eq!(deltas(Some(Like), Some(Dislike)), (-1, 1));
+        assert_eq!(after(VoteChange::Unlike, Some(Dislike)), Some(Dislike));
+        assert_eq!(after(VoteChange::Undislike, Some(Dislike)), None);
+        assert_eq!(after(VoteChange::Withdraw, Some(Dislike)), None);
+        assert_eq!(deltas(Some(Like), Some(Like)), (0, 0));
     }
 }

@@ -142,4 +142,52 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ALTER TABLE bans ADD COLUMN also_subject TEXT;
     CREATE INDEX bans_by_also_subject ON bans (board, also_subject) WHERE also_subject IS NOT NULL;",
     ),
+    // Boards v4 (docs/API.md, Boards, Categories, Votes and best posts):
+    // board settings (JSON, seeded at start from `BOARDS`), each board's
+    // number counter and live post count (kept by the triggers, whatever
+    // path inserts or deletes a post), post numbers, categories, dislikes
+    // and the best mark (0 no, 1 best, 2 taken out by staff: never again),
+    // a member's vote (a like row says which), guests' votes. Pre-v4 posts
+    // are numbered here once, per board in creation order (ids are ULIDs),
+    // before any v4 create can take a number.
+    M::up(
+        "CREATE TABLE boards (
+        slug TEXT PRIMARY KEY,
+        settings TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE board_counters (
+        board TEXT PRIMARY KEY,
+        last_number INTEGER NOT NULL DEFAULT 0,
+        post_count INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    ALTER TABLE posts ADD COLUMN number INTEGER;
+    ALTER TABLE posts ADD COLUMN category TEXT;
+    ALTER TABLE posts ADD COLUMN dislike_count INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE posts ADD COLUMN best INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE likes ADD COLUMN vote TEXT NOT NULL DEFAULT 'like' CHECK (vote IN ('like', 'dislike'));
+    CREATE TABLE guest_votes (
+        post_id TEXT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+        voter TEXT NOT NULL,
+        vote TEXT NOT NULL CHECK (vote IN ('like', 'dislike')),
+        PRIMARY KEY (post_id, voter)
+    ) WITHOUT ROWID;
+    UPDATE posts SET number = (
+        SELECT n FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY board ORDER BY id) AS n FROM posts) AS numbered
+        WHERE numbered.id = posts.id
+    ) WHERE number IS NULL;
+    INSERT INTO board_counters (board, last_number, post_count)
+        SELECT board, MAX(number), COUNT(*) FROM posts GROUP BY board;
+    CREATE UNIQUE INDEX posts_by_number ON posts (board, number);
+    CREATE INDEX posts_by_category ON posts (board, category, id) WHERE category IS NOT NULL;
+    CREATE INDEX posts_best ON posts (board, id) WHERE best = 1;
+    CREATE TRIGGER posts_counted AFTER INSERT ON posts BEGIN
+        INSERT INTO board_counters (board, last_number, post_count) VALUES (NEW.board, COALESCE(NEW.number, 0), 1)
+        ON CONFLICT (board) DO UPDATE SET
+            last_number = MAX(last_number, COALESCE(NEW.number, 0)),
+            post_count = post_count + 1;
+    END;
+    CREATE TRIGGER posts_uncounted AFTER DELETE ON posts BEGIN
+        UPDATE board_counters SET post_count = post_count - 1 WHERE board = OLD.board;
+    END;",
+    ),
 ];

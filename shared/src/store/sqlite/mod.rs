@@ -50,6 +50,8 @@ pub struct SqliteStore {
     /// Advanced after every write that may change what readers see.
     generation: Arc<AtomicU64>,
     busy_timeout: Duration,
+    /// The last post number given per board ([`boards`]).
+    numbers: Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
 }
 
 /// How many read-only connections serve reads beside the writer: more
@@ -131,6 +133,7 @@ impl SqliteStore {
             }),
             generation: Arc::new(AtomicU64::new(0)),
             busy_timeout,
+            numbers: Arc::default(),
         })
     }
 

@@ -32,7 +32,7 @@ fn ban_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<BanRow> {
     Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
 }
 
-fn log(tx: &Transaction<'_>, board: &str, entry: &LogEntry) -> StoreResult<()> {
+pub(super) fn log(tx: &Transaction<'_>, board: &str, entry: &LogEntry) -> StoreResult<()> {
     tx.execute(
         "INSERT INTO modlog (id, board, entry) VALUES (?1, ?2, ?3)",
         params![entry.id, board, to_json(entry)?],

@@ -6,16 +6,17 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::cascade::delete_post_row;
 use super::idempotency::complete;
+use super::moderation::log;
 use super::rows::{
-    COMMENT_COLUMNS, GUARD_COLUMNS, POST_COLUMNS, author_columns, comment_from, guard_from, post_exists, post_from,
-    summary_from,
+    COMMENT_COLUMNS, GUARD_COLUMNS, POST_COLUMNS, TAKEN_OUT, author_columns, comment_from, guard_from, post_exists,
+    post_from, summary_from,
 };
 use super::{SqliteStore, sql_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
-    PostVersion, Writer,
+    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post,
+    PostDetail, PostId, PostKey, PostVersion, Writer,
 };
-use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
+use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
 
 /// A page of a post's comments, oldest first, strictly after `after`: one
 /// range read of `comments_by_post (post_id, id)`, `limit + 1` rows.
@@ -33,6 +34,62 @@ fn comments_page(conn: &Connection, post_id: &str, limit: usize, after: Option<&
         })
         .map_err(sql_error)?;
     Ok(cursor::comment_page_of(comments, limit, false))
+}
+
+impl SqliteStore {
+    /// A page of the board's posts that match `filter` (which may name
+    /// `?4`, bound to `value`), newest first: one range read of the
+    /// filter's partial index.
+    async fn page_where<V: rusqlite::ToSql + Send + 'static>(
+        &self,
+        filter: &'static str,
+        value: V,
+        board: &BoardSlug,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<Page> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let (board, limit) = (board.as_str().to_owned(), limit.get());
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {POST_COLUMNS} FROM posts WHERE board = ?1 AND (?2 IS NULL OR id < ?2) AND {filter}
+                     ORDER BY id DESC LIMIT ?3"
+                ))
+                .map_err(sql_error)?;
+            let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+            let mut posts = stmt
+                .query_map(params![board, after, fetch, value], summary_from)
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(sql_error)?;
+            Ok(cursor::page_of(&mut posts, limit))
+        })
+        .await
+    }
+
+    /// One change of a post by staff (`change` binds the post's id, its
+    /// board and `value`), with its log entry; false when no such post.
+    async fn change_with_entry<V: rusqlite::ToSql + Send + 'static>(
+        &self,
+        key: &PostKey,
+        entry: &LogEntry,
+        change: &'static str,
+        value: V,
+    ) -> StoreResult<bool> {
+        let (board, post_id, entry) = (key.board.as_str().to_owned(), key.post.as_str().to_owned(), entry.clone());
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            if tx.execute(change, params![post_id, board, value]).map_err(sql_error)? == 0 {
+                return Ok(false);
+            }
+            log(&tx, &board, &entry)?;
+            tx.commit().map_err(sql_error)?;
+            Ok(true)
+        })
+        .await
+    }
 }
 
 #[async_trait]
@@ -60,8 +117,8 @@ impl Posts for SqliteStore {
             tx.execute(
                 "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
                     guest_password_hash, created_at, updated_at, view_count, like_count, comment_count, writer_key,
-                    writer_range)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11, ?12)",
+                    writer_range, number, category)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11, ?12, ?13, ?14)",
                 params![
                     s.id,
                     s.board,
@@ -74,7 +131,9 @@ impl Posts for SqliteStore {
                     s.created_at,
                     post.updated_at,
                     writer,
-                    range
+                    range,
+                    i64::try_from(s.number).unwrap_or(i64::MAX),
+                    s.category
                 ],
             )
             .map_err(sql_error)?;
@@ -183,39 +242,58 @@ impl Posts for SqliteStore {
 
     async fn list_category(
         &self,
-        _board: &BoardSlug,
-        _category: &crate::domain::Category,
-        _limit: PageLimit,
-        _cursor: Option<&str>,
+        board: &BoardSlug,
+        category: &Category,
+        limit: PageLimit,
+        cursor: Option<&str>,
     ) -> StoreResult<Page> {
-        Err(StoreError::Internal("list_category: not built yet".into()))
+        let category = category.as_str().to_owned();
+        self.page_where("category = ?4", Some(category), board, limit, cursor)
+            .await
     }
 
     async fn list_best(
         &self,
-        _board: &BoardSlug,
-        _category: Option<&crate::domain::Category>,
-        _limit: PageLimit,
-        _cursor: Option<&str>,
+        board: &BoardSlug,
+        category: Option<&Category>,
+        limit: PageLimit,
+        cursor: Option<&str>,
     ) -> StoreResult<Page> {
-        Err(StoreError::Internal("list_best: not built yet".into()))
+        let category = category.map(|c| c.as_str().to_owned());
+        self.page_where("best = 1 AND (?4 IS NULL OR category = ?4)", category, board, limit, cursor)
+            .await
     }
 
-    async fn post_by_number(&self, _board: &BoardSlug, _number: u64) -> StoreResult<Option<crate::domain::PostId>> {
-        Err(StoreError::Internal("post_by_number: not built yet".into()))
+    async fn post_by_number(&self, board: &BoardSlug, number: u64) -> StoreResult<Option<PostId>> {
+        let (board, number) = (board.as_str().to_owned(), i64::try_from(number).unwrap_or(i64::MAX));
+        let id: Option<String> = self
+            .read(move |conn| {
+                conn.query_row(
+                    "SELECT id FROM posts WHERE board = ?1 AND number = ?2",
+                    params![board, number],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(sql_error)
+            })
+            .await?;
+        Ok(id.map(PostId::from_stored))
     }
 
-    async fn set_category(
-        &self,
-        _key: &PostKey,
-        _category: Option<&crate::domain::Category>,
-        _entry: &crate::domain::LogEntry,
-    ) -> StoreResult<bool> {
-        Err(StoreError::Internal("set_category: not built yet".into()))
+    async fn set_category(&self, key: &PostKey, category: Option<&Category>, entry: &LogEntry) -> StoreResult<bool> {
+        let category = category.map(|c| c.as_str().to_owned());
+        self.change_with_entry(key, entry, "UPDATE posts SET category = ?3 WHERE id = ?1 AND board = ?2", category)
+            .await
     }
 
-    async fn unbest(&self, _key: &PostKey, _entry: &crate::domain::LogEntry) -> StoreResult<bool> {
-        Err(StoreError::Internal("unbest: not built yet".into()))
+    async fn unbest(&self, key: &PostKey, entry: &LogEntry) -> StoreResult<bool> {
+        self.change_with_entry(
+            key,
+            entry,
+            "UPDATE posts SET best = ?3 WHERE id = ?1 AND board = ?2",
+            TAKEN_OUT,
+        )
+        .await
     }
 
     /// One transaction for the whole batch. Views change only counts, which
@@ -266,6 +344,10 @@ impl Posts for SqliteStore {
             edit.updated_at.clone(),
         );
         let if_version = edit.if_version.clone();
+        let category = edit
+            .category
+            .as_ref()
+            .map(|c| c.as_ref().map(|c| c.as_str().to_owned()));
         self.with(move |conn| {
             // The check and the change in one transaction: no edit between them.
             let tx = conn
@@ -287,12 +369,17 @@ impl Posts for SqliteStore {
                     return Ok(Edited::OtherVersion);
                 }
             }
-            let changed = tx
-                .execute(
+            let changed = match &category {
+                None => tx.execute(
                     "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5",
                     params![title, body, updated_at, post_id, board],
-                )
-                .map_err(sql_error)?;
+                ),
+                Some(category) => tx.execute(
+                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3, category = ?6 WHERE id = ?4 AND board = ?5",
+                    params![title, body, updated_at, post_id, board, category],
+                ),
+            }
+            .map_err(sql_error)?;
             tx.commit().map_err(sql_error)?;
             Ok(if changed == 1 { Edited::Done } else { Edited::NoSuchPost })
         })

@@ -8,9 +8,10 @@ use crate::domain::moderation::tag_of;
 use crate::domain::{Author, Comment, Guard, PasswordHash, Post, PostSummary, WriterKey};
 use crate::store::StoreResult;
 
-/// What [`post_from`] (and, from its first ten, [`summary_from`]) reads.
+/// What [`post_from`] and [`summary_from`] read.
 pub(super) const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
-                            view_count, like_count, comment_count, body, updated_at, writer_key";
+                            view_count, like_count, comment_count, body, updated_at, writer_key, number, category, \
+                            dislike_count, best";
 /// What [`comment_from`] reads.
 pub(super) const COMMENT_COLUMNS: &str =
     "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at, writer_key";
@@ -37,6 +38,11 @@ fn author_from(kind: String, nickname: String, member_id: Option<String>, writer
     }
 }
 
+/// `posts.best` of a best post (0: not best; [`TAKEN_OUT`]: never again).
+pub(super) const BEST: i64 = 1;
+/// `posts.best` of a post staff took out of the best posts.
+pub(super) const TAKEN_OUT: i64 = 2;
+
 /// A count column; below zero reads as zero.
 pub(super) fn count(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
     Ok(u64::try_from(row.get::<_, i64>(index)?).unwrap_or(0))
@@ -52,10 +58,10 @@ pub(super) fn summary_from(row: &Row<'_>) -> rusqlite::Result<PostSummary> {
         view_count: count(row, 7)?,
         like_count: count(row, 8)?,
         comment_count: count(row, 9)?,
-        number: 0,
-        category: None,
-        dislike_count: Some(0),
-        best: false,
+        number: count(row, 13)?,
+        category: row.get(14)?,
+        dislike_count: Some(count(row, 15)?),
+        best: row.get::<_, i64>(16)? == BEST,
     })
 }
 
