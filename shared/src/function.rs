@@ -53,7 +53,9 @@ impl Function {
             Function::GuestPost | Function::GuestComment => (true, false, true),
             Function::Login | Function::Account => (true, true, false),
             Function::MemberWrite | Function::Like | Function::Moderation => (false, true, true),
-            Function::Read => (false, false, false),
+            // (v4) A bearer token on a read adds `my_vote` and shows staff
+            // the dislikes a board hides.
+            Function::Read => (false, true, false),
         };
         Needs { hashing, tokens, tags }
     }

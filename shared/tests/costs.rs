@@ -209,6 +209,8 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         4,
     ));
     let listing = shared::app::posts::ListPosts {
+        category: None,
+        best: false,
         board,
         limit: shared::domain::PageLimit::parse(None, 20).unwrap(),
         cursor: None,
@@ -392,6 +394,8 @@ async fn measure() -> Measured {
         app.read_post(&key).await.unwrap();
         add(VIEW, meter.take());
         let listing = || shared::app::posts::ListPosts {
+            category: None,
+            best: false,
             board: board.clone(),
             limit: shared::domain::PageLimit::parse(None, 20).unwrap(),
             cursor: None,

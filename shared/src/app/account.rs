@@ -65,6 +65,9 @@ impl App {
     pub async fn my_posts(&self, member: &SignedIn, limit: PageLimit, cursor: Option<&str>) -> Result<Page, ApiError> {
         let mut page = self.store.member_posts(&member.id, limit, cursor).await?;
         self.with_counted_views(&mut page);
+        for summary in &mut page.posts {
+            self.shown_to(summary, Some(member)).await?;
+        }
         Ok(page)
     }
 

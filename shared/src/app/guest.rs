@@ -93,7 +93,10 @@ impl App {
                 let number = self.store.allocate_post_number(&command.board).await?;
                 let placed = Placed { number, category };
                 let post = new_post(command.board, command.title, command.body, author, placed);
-                let detail = PostDetail::new(post);
+                let mut detail = PostDetail::new(post);
+                if board.dislikes != crate::domain::DislikePolicy::Shown {
+                    super::reads::hide_dislikes(&mut detail.post.summary);
+                }
                 let done = super::completion(claim.as_ref(), &detail)?;
                 self.store
                     .create_post(&detail.post, &writer, Some(&PasswordHash::new(hash)), done.as_ref())
@@ -125,14 +128,17 @@ impl App {
                 .replace_post_guest_hash(&command.key, &up.old, &up.new)
                 .await?;
         }
-        self.apply_edit(EditPost {
-            client: command.client,
-            key: command.key,
-            title: command.title,
-            body: command.body,
-            category: command.category,
-            if_match: command.if_match,
-        })
+        self.apply_edit(
+            EditPost {
+                client: command.client,
+                key: command.key,
+                title: command.title,
+                body: command.body,
+                category: command.category,
+                if_match: command.if_match,
+            },
+            None,
+        )
         .await
     }
 

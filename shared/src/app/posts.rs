@@ -17,6 +17,27 @@ pub struct ListPosts {
     pub board: BoardSlug,
     pub limit: PageLimit,
     pub cursor: Option<String>,
+    /// `?category=`: only that category's posts.
+    pub category: Option<Category>,
+    /// `?best=true`: only the board's best posts.
+    pub best: bool,
+}
+
+impl ListPosts {
+    /// A board's page of every post.
+    pub fn all(board: BoardSlug, limit: PageLimit, cursor: Option<String>) -> Self {
+        ListPosts {
+            board,
+            limit,
+            cursor,
+            category: None,
+            best: false,
+        }
+    }
+
+    pub(crate) fn filtered(&self) -> bool {
+        self.best || self.category.is_some()
+    }
 }
 
 #[derive(Debug)]
@@ -126,7 +147,8 @@ impl App {
                 let number = self.store.allocate_post_number(&command.board).await?;
                 let placed = Placed { number, category };
                 let post = new_post(command.board, command.title, command.body, member.author(), placed);
-                let detail = PostDetail::new(post);
+                let mut detail = PostDetail::new(post);
+                self.shown_to(&mut detail.post.summary, Some(member)).await?;
                 let done = super::completion(claim.as_ref(), &detail)?;
                 self.store
                     .create_post(&detail.post, &writer, None, done.as_ref())
@@ -148,11 +170,15 @@ impl App {
             (Screened::PostBody, command.body.as_str()),
         ])
         .await?;
-        self.apply_edit(command).await
+        self.apply_edit(command, Some(member)).await
     }
 
     /// Stores the edit and answers the post as it now is.
-    pub(super) async fn apply_edit(&self, command: EditPost) -> Result<PostDetail, ApiError> {
+    pub(super) async fn apply_edit(
+        &self,
+        command: EditPost,
+        editor: Option<&SignedIn>,
+    ) -> Result<PostDetail, ApiError> {
         let category = match command.category {
             None => None,
             Some(asked) => Some(self.board_settings(command.key.board.as_str()).await?.category(asked)?),
@@ -175,6 +201,7 @@ impl App {
             .await?
             .ok_or_else(|| self.not_found_post())?;
         self.with_counted_view(&mut detail);
+        self.shown_to(&mut detail.post.summary, editor).await?;
         Ok(detail)
     }
 

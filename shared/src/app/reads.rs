@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use super::App;
 use super::posts::ListPosts;
 use super::read_cache::{CachedDetail, CachedPage, ReadCache, ReadIn, page_key, post_key};
 use super::views::{Flushed, ViewBuffer};
-use crate::domain::{Page, PostDetail, PostKey, PostVersion};
+use super::{App, SignedIn};
+use crate::domain::{BoardSlug, Page, PostDetail, PostKey, PostSummary, PostVersion};
 use crate::error::ApiError;
 
 /// A board page or a post detail as the response carries it.
@@ -61,8 +61,30 @@ impl App {
         }
     }
 
+    /// A page of the board's posts as the store keeps them: every count
+    /// (the dislikes too, whatever the board's policy; see [`Self::board_page`]).
     pub async fn list_posts(&self, query: ListPosts) -> Result<Page, ApiError> {
         let cursor = query.cursor.as_deref().filter(|c| !c.is_empty());
+        if query.filtered() {
+            // A category or the best posts: a range of the filter's own
+            // index, read from the store each time (the server's cache keeps
+            // the board's plain pages, the ones read most).
+            let mut page = match (&query.category, query.best) {
+                (category, true) => {
+                    self.store
+                        .list_best(&query.board, category.as_ref(), query.limit, cursor)
+                        .await?
+                }
+                (Some(category), false) => {
+                    self.store
+                        .list_category(&query.board, category, query.limit, cursor)
+                        .await?
+                }
+                (None, false) => unreachable!("filtered"),
+            };
+            self.with_counted_views(&mut page);
+            return Ok(page);
+        }
         let Some(reads) = &self.reads else {
             return Ok(self.store.list_posts(&query.board, query.limit, cursor).await?);
         };
@@ -74,8 +96,24 @@ impl App {
         Ok(page)
     }
 
-    /// [`Self::list_posts`] as the response's JSON.
-    pub async fn list_posts_json(&self, query: ListPosts) -> Result<Rendered, ApiError> {
+    /// A board page as `viewer` is shown it (the board's dislike policy).
+    pub async fn board_page(&self, query: ListPosts, viewer: Option<&SignedIn>) -> Result<Page, ApiError> {
+        let board = self.board_settings(query.board.as_str()).await?;
+        let visible = self.dislikes_visible(&board, viewer).await?;
+        let mut page = self.list_posts(query).await?;
+        if !visible {
+            page.posts.iter_mut().for_each(hide_dislikes);
+        }
+        Ok(page)
+    }
+
+    /// [`Self::board_page`] as the response's JSON: the plain pages from
+    /// the cache's JSON where everyone sees what the cache keeps.
+    pub async fn list_posts_json(&self, query: ListPosts, viewer: Option<&SignedIn>) -> Result<Rendered, ApiError> {
+        let board = self.board_settings(query.board.as_str()).await?;
+        if query.filtered() || !self.dislikes_visible(&board, viewer).await? {
+            return rendered(&self.board_page(query, viewer).await?, None);
+        }
         let Some(reads) = &self.reads else {
             return rendered(&self.list_posts(query).await?, None);
         };
@@ -95,9 +133,65 @@ impl App {
         Ok(with_count(&cached.detail, count))
     }
 
-    /// [`Self::read_post`] as the response's JSON.
-    pub async fn read_post_json(&self, key: &PostKey) -> Result<Rendered, ApiError> {
-        self.detail_json(key, true).await
+    /// [`Self::read_post`] as the response's JSON, as `viewer` is shown it:
+    /// with their `my_vote`, and the board's dislike policy.
+    pub async fn read_post_json(&self, key: &PostKey, viewer: Option<&SignedIn>) -> Result<Rendered, ApiError> {
+        self.viewed_json(key, true, viewer).await
+    }
+
+    /// The post numbered `number` on its board, as [`Self::read_post_json`].
+    pub async fn read_post_by_number_json(
+        &self,
+        board: &BoardSlug,
+        number: u64,
+        viewer: Option<&SignedIn>,
+    ) -> Result<Rendered, ApiError> {
+        let post = self
+            .store
+            .post_by_number(board, number)
+            .await?
+            .ok_or_else(|| self.not_found_post())?;
+        let key = PostKey {
+            board: board.clone(),
+            post,
+        };
+        self.read_post_json(&key, viewer).await
+    }
+
+    /// A detail for `viewer`: the cached JSON where it is what anyone
+    /// anonymous sees, else the typed detail with the viewer's parts.
+    async fn viewed_json(
+        &self,
+        key: &PostKey,
+        count_view: bool,
+        viewer: Option<&SignedIn>,
+    ) -> Result<Rendered, ApiError> {
+        let board = self.board_settings(key.board.as_str()).await?;
+        let visible = self.dislikes_visible(&board, viewer).await?;
+        if viewer.is_none() && visible {
+            return self.detail_json(key, count_view).await;
+        }
+        let mut detail = match count_view {
+            true => self.read_post(key).await?,
+            false => self.peek_post(key).await?,
+        };
+        if let Some(member) = viewer {
+            detail.my_vote = Some(self.store.member_vote(&key.post, &member.id).await?);
+        }
+        if !visible {
+            hide_dislikes(&mut detail.post.summary);
+        }
+        let version = PostVersion::of(&detail.post.summary.title, &detail.post.body);
+        rendered(&detail, Some(version))
+    }
+
+    /// A detail or summary a use case answers, as `viewer` is shown it.
+    pub(crate) async fn shown_to(&self, summary: &mut PostSummary, viewer: Option<&SignedIn>) -> Result<(), ApiError> {
+        let board = self.board_settings(&summary.board).await?;
+        if !self.dislikes_visible(&board, viewer).await? {
+            hide_dislikes(summary);
+        }
+        Ok(())
     }
 
     /// The detail without counting a view: what a `HEAD` looks at.
@@ -109,9 +203,9 @@ impl App {
         Ok(with_count(&cached.detail, count))
     }
 
-    /// [`Self::peek_post`] as the response's JSON.
-    pub async fn peek_post_json(&self, key: &PostKey) -> Result<Rendered, ApiError> {
-        self.detail_json(key, false).await
+    /// [`Self::peek_post`] as the response's JSON, as `viewer` is shown it.
+    pub async fn peek_post_json(&self, key: &PostKey, viewer: Option<&SignedIn>) -> Result<Rendered, ApiError> {
+        self.viewed_json(key, false, viewer).await
     }
 
     async fn detail_json(&self, key: &PostKey, count_view: bool) -> Result<Rendered, ApiError> {
@@ -229,6 +323,11 @@ impl App {
             detail.post.summary.view_count = count;
         }
     }
+}
+
+/// Where the board hides its dislikes from the reader, or has them off.
+pub(crate) fn hide_dislikes(summary: &mut PostSummary) {
+    summary.dislike_count = None;
 }
 
 fn with_count(detail: &PostDetail, count: u64) -> PostDetail {

@@ -21,6 +21,7 @@ pub mod routes;
 pub mod schema;
 mod settings;
 pub mod traced;
+pub mod viewer;
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};

@@ -11,7 +11,9 @@ use http::request::Parts;
 use serde::Deserialize;
 
 use super::AppState;
-use crate::domain::{BanId, BoardSlug, CommentId, CommentKey, MemberId, PageLimit, PostId, PostKey, ReportId};
+use crate::domain::{
+    BanId, BoardSlug, Category, CommentId, CommentKey, MemberId, PageLimit, PostId, PostKey, ReportId,
+};
 use crate::error::ApiError;
 
 fn path_error(rejection: PathRejection) -> ApiError {
@@ -65,6 +67,36 @@ impl FromRequestParts<AppState> for BoardPath {
     }
 }
 
+/// **(v4)** `/boards/{slug}` of `PUT`: any slug, since it may name a
+/// board to open (the use case checks its form).
+#[derive(Debug)]
+pub struct SlugPath(pub String);
+
+impl FromRequestParts<AppState> for SlugPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawBoard { slug } = raw(parts, state).await?;
+        Ok(SlugPath(slug))
+    }
+}
+
+/// **(v4)** `/boards/{slug}/best/{post_id}`.
+#[derive(Debug)]
+pub struct BestPath(pub PostKey);
+
+impl FromRequestParts<AppState> for BestPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawPost { slug, post_id } = raw(parts, state).await?;
+        Ok(BestPath(PostKey {
+            board: state.app.resolve_board(&slug).await?,
+            post: PostId::parse(&post_id)?,
+        }))
+    }
+}
+
 /// `/boards/{slug}/posts/{post_id}/...`
 #[derive(Debug)]
 pub struct PostPath(pub PostKey);
@@ -78,6 +110,32 @@ impl FromRequestParts<AppState> for PostPath {
             board: state.app.resolve_board(&slug).await?,
             post: PostId::parse(&post_id)?,
         }))
+    }
+}
+
+#[derive(Deserialize)]
+struct RawNumber {
+    slug: String,
+    number: String,
+}
+
+/// **(v4)** `/boards/{slug}/posts/by-number/{number}`: a number that is
+/// not a post number (`0`, not digits) is no post: `404`.
+#[derive(Debug)]
+pub struct NumberPath(pub BoardSlug, pub u64);
+
+impl FromRequestParts<AppState> for NumberPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawNumber { slug, number } = raw(parts, state).await?;
+        let board = state.app.resolve_board(&slug).await?;
+        let number = Some(number.as_str())
+            .filter(|n| !n.is_empty() && n.len() <= 19 && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| ApiError::not_found("post"))?;
+        Ok(NumberPath(board, number))
     }
 }
 
@@ -172,12 +230,34 @@ impl FromRequestParts<AppState> for ReportPath {
 pub struct PageQuery {
     limit: Option<String>,
     pub cursor: Option<String>,
+    /// **(v4)** Board pages: `?category=`.
+    category: Option<String>,
+    /// **(v4)** Board pages: `?best=true`.
+    best: Option<String>,
 }
 
 impl PageQuery {
     /// `limit`, or `default` when absent (docs/API.md, Field rules).
     pub fn limit(&self, default: usize) -> Result<PageLimit, ApiError> {
         PageLimit::parse(self.limit.as_deref(), default)
+    }
+
+    /// `?category=`: any category a post may carry (one the board has
+    /// dropped since still lists its posts); absent or empty for none.
+    pub fn category(&self) -> Result<Option<Category>, ApiError> {
+        match self.category.as_deref() {
+            None | Some("") => Ok(None),
+            Some(c) => Category::parse_as("category", c.to_owned()).map(Some),
+        }
+    }
+
+    /// `?best=true|false`; absent is false.
+    pub fn best(&self) -> Result<bool, ApiError> {
+        match self.best.as_deref() {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(_) => Err(ApiError::invalid("best", "must be true or false")),
+        }
     }
 }
 
@@ -198,6 +278,8 @@ impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
         Ok(PageQuery {
             limit: raw.remove("limit"),
             cursor: raw.remove("cursor"),
+            category: raw.remove("category"),
+            best: raw.remove("best"),
         })
     }
 }

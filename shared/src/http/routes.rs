@@ -31,9 +31,10 @@ pub struct Route {
 
 impl Route {
     /// Every `POST` but `/sessions` creates something and takes an
-    /// `Idempotency-Key` (docs/API.md, Idempotent creates).
+    /// `Idempotency-Key` (docs/API.md, Idempotent creates); **(v4)** but a
+    /// guest vote, which is once per address by itself.
     pub fn takes_idempotency_key(&self) -> bool {
-        self.method == Method::POST && self.path != "/sessions"
+        self.method == Method::POST && self.path != "/sessions" && !self.path.ends_with("/votes/guest")
     }
 }
 
@@ -394,6 +395,45 @@ routes_table! {
             .details("Closes an open report: it leaves the open list. A later report of the same target opens a new one.")
             .errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "**(v3)** `204`");
+    Read GET "/boards" => h::read::list_boards,
+        doc("listBoards", "List the boards", 200, "Every board")
+            .details("Every board with its settings and live post count, in slug order. On Lambda a board's settings may be up to 10 s old; on the server a change shows at once.")
+            .returns::<d::BoardList>()
+            .listed("-", "**(v4)** `200 {\"boards\": [<board>...]}`");
+    Read GET "/boards/{slug}" => h::read::get_board,
+        doc("getBoard", "Read a board's settings", 200, "The board")
+            .details("A board's name, description, categories (말머리), best-post threshold, dislike policy, whether guests write, and its live post count.")
+            .returns::<d::Board>().errors(&["not_found"])
+            .listed("-", "**(v4)** `200` board");
+    #[cfg(feature = "tokens")]
+    Moderation PUT "/boards/{slug}" => h::moderation::put_board,
+        doc("putBoard", "Open a board (admins) or set its rules (staff)", 201, "The board opened")
+            .details("An admin opens a board (`201`, `Location`); admins and the board's moderators replace its settings (`200`). An absent field takes its default: description `\"\"`, no categories, `best_likes` 10, `dislikes` `shown`, `guest_writes` true, `lock_after_comments` false. Each create and change is logged as `board_settings`. Boards are never deleted.")
+            .takes::<h::moderation::BoardRequest>().returns::<d::Board>().or(200, "The board's new settings").errors(&["forbidden"])
+            .listed("bearer, admin (create) or staff (update)", "**(v4)** `201` board created, `200` updated");
+    Read GET "/boards/{slug}/posts/by-number/{number}" => h::read::get_post_by_number,
+        doc("getPostByNumber", "Read a post by its number on the board (counts this view)", 200, "The post")
+            .details("The post a board numbered `number` (1, 2, 3... in creation order), as `getPost` answers it. A number no post has (never given, or its post deleted) is `404`.")
+            .returns::<d::PostDetail>().errors(&["not_found"])
+            .listed("-", "**(v4)** `200` post detail; counts this view");
+    #[cfg(feature = "tokens")]
+    Like POST "/boards/{slug}/posts/{post_id}/votes/guest" => h::member::guest_vote,
+        doc("voteAsGuest", "Vote on a post as a guest (once)", 200, "The vote state")
+            .details("A guest likes or dislikes a post, once per post per client address (IPv4 address or IPv6 /64), never withdrawn: a second vote from there is `409 already_voted`. Not on a post written from the same address; `403` where the board takes no guest writes or has dislikes off. Counted against the guest-vote quota of the client address. Takes no `Idempotency-Key`: a retried vote answers `409 already_voted`, which says it counted.")
+            .takes::<h::member::GuestVoteRequest>().returns::<d::VoteState>().errors(&["forbidden", "not_found", "already_voted", "rate_limited"])
+            .listed("-", "**(v4)** `200` vote state");
+    #[cfg(feature = "tokens")]
+    Moderation PUT "/boards/{slug}/posts/{post_id}/category" => h::moderation::recategorize,
+        doc("recategorizePost", "Change a post's category (staff)", 200, "The post's summary")
+            .details("Staff of the board set a post's category: null, or one of the board's categories. Logged as `recategorize`.")
+            .takes::<h::moderation::CategoryRequest>().returns::<d::PostSummary>().errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v4)** `200` post summary");
+    #[cfg(feature = "tokens")]
+    Moderation DELETE "/boards/{slug}/best/{post_id}" => h::moderation::unbest,
+        doc("unbestPost", "Take a post out of the best posts (staff)", 204, "Taken out")
+            .details("Staff of the board take a post out of the best posts (개념글) for good: it never becomes best again, whatever the votes do. Logged as `unbest`.")
+            .errors(&["forbidden", "not_found"])
+            .listed("bearer, staff", "**(v4)** `204`");
     #[cfg(all(feature = "hashing", feature = "tokens"))]
     Account GET "/members/me" => h::account::me,
         doc("getMe", "Your account and roles", 200, "The signed-in member with their roles")

@@ -24,10 +24,13 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         // view_post: the post (get) and its comments (query), the view on a
         // counter shard (update, conditioned on the post when it creates the
         // shard), the other shards (batch get); list_posts: query on GSI1.
+        // (v4) The boards (query), and the first load of a cold start that
+        // finds a board `BOARDS` names missing creates it (conditional put).
         Function::Read => &[
             "dynamodb:BatchGetItem",
             "dynamodb:ConditionCheckItem",
             "dynamodb:GetItem",
+            "dynamodb:PutItem",
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],

@@ -10,6 +10,7 @@ use crate::error::ApiError;
 mod bans;
 mod log;
 mod moderators;
+mod posts;
 mod removals;
 mod reports;
 

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{CommentCreated, Created, WithEtag, comment_created, created, parent};
 use crate::app::posts::{EditPost, WriteComment, WritePost};
-use crate::domain::{CommentBody, PostBody, PostDetail, Title, VoteChange, VoteState};
+use crate::domain::{CommentBody, PostBody, PostDetail, Title, Vote, VoteChange, VoteState};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
@@ -143,3 +143,26 @@ vote_handler!(like, VoteChange::Like);
 vote_handler!(unlike, VoteChange::Unlike);
 vote_handler!(dislike, VoteChange::Dislike);
 vote_handler!(undislike, VoteChange::Undislike);
+
+/// **(v4)** `{"vote": "like" | "dislike"}` of a guest.
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct GuestVoteRequest {
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::domain::Vote, required = true))]
+    vote: Option<String>,
+}
+
+/// **(v4)** A guest's vote: once per post per client address key.
+pub(crate) async fn guest_vote(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    PostPath(key): PostPath,
+    Body(r): Body<GuestVoteRequest>,
+) -> Result<Json<VoteState>, ApiError> {
+    let vote = match required("vote", r.vote)?.as_str() {
+        "like" => Vote::Like,
+        "dislike" => Vote::Dislike,
+        _ => return Err(ApiError::invalid("vote", r#"must be "like" or "dislike""#)),
+    };
+    state.app.guest_vote(&client, &key, vote).await.map(Json)
+}

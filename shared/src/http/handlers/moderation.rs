@@ -9,8 +9,12 @@ use serde::Deserialize;
 
 use super::{Created, DoneOnce, created};
 use crate::app::Answer;
+use crate::app::boards::{PutBoard, PutOutcome};
 use crate::app::moderation::{BanBy, BanCommand, ModPage, Removal, ReportCommand};
-use crate::domain::{Ban, BanDuration, BanPage, BanScope, CommentId, MemberId, PostId, Reason, ReportPage, Reported};
+use crate::domain::{
+    Ban, BanDuration, BanPage, BanScope, Board, BoardDescription, BoardName, CommentId, DislikePolicy, MemberId,
+    PostId, PostSummary, Reason, ReportPage, Reported,
+};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::{AuthMember, MaybeMember};
@@ -18,7 +22,8 @@ use crate::http::client_ip::ClientIp;
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{
-    BanPath, BoardMemberPath, BoardPath, CommentPath, DEFAULT_V3_PAGE, PageQuery, PostPath, ReportPath,
+    BanPath, BestPath, BoardMemberPath, BoardPath, CommentPath, DEFAULT_V3_PAGE, PageQuery, PostPath, ReportPath,
+    SlugPath,
 };
 
 #[derive(Deserialize)]
@@ -255,4 +260,120 @@ pub(crate) async fn resolve_report(
         .resolve_report(&staff, &board, &report, idempotency)
         .await
         .map(DoneOnce)
+}
+
+/// **(v4)** `PUT /boards/{slug}`: a board's name and rules. Absent fields
+/// take their defaults (docs/API.md, Boards).
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct BoardRequest {
+    /// 1-40 characters after trimming, the title's rules.
+    #[cfg_attr(feature = "openapi", schema(required = true, min_length = 1))]
+    name: Option<String>,
+    /// 0-500 characters; default `""`.
+    #[serde(default)]
+    description: Option<String>,
+    /// At most 20, each 1-12 characters (no comma), unique after NFKC and
+    /// case folding; default none.
+    #[serde(default)]
+    categories: Option<Vec<String>>,
+    /// 1-10,000, or null for no best posts; default 10.
+    #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 10000))]
+    best_likes: Option<Option<i64>>,
+    /// `shown` (default), `hidden` or `off`.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::DislikePolicy>))]
+    dislikes: Option<String>,
+    /// Default true.
+    #[serde(default)]
+    guest_writes: Option<bool>,
+    /// Default false.
+    #[serde(default)]
+    lock_after_comments: Option<bool>,
+}
+
+fn dislike_policy(value: Option<&str>) -> Result<DislikePolicy, ApiError> {
+    match value {
+        None | Some("shown") => Ok(DislikePolicy::Shown),
+        Some("hidden") => Ok(DislikePolicy::Hidden),
+        Some("off") => Ok(DislikePolicy::Off),
+        Some(_) => Err(ApiError::invalid("dislikes", r#"must be "shown", "hidden" or "off""#)),
+    }
+}
+
+/// A board created (`201` with its `Location`) or changed (`200`).
+pub(crate) enum BoardPut {
+    Created(Board),
+    Updated(Board),
+}
+
+impl IntoResponse for BoardPut {
+    fn into_response(self) -> Response {
+        match self {
+            BoardPut::Created(board) => {
+                let location = http::HeaderValue::from_str(&format!("/boards/{}", board.slug));
+                let mut response = (StatusCode::CREATED, Json(board)).into_response();
+                if let Ok(location) = location {
+                    response.headers_mut().insert(http::header::LOCATION, location);
+                }
+                response
+            }
+            BoardPut::Updated(board) => Json(board).into_response(),
+        }
+    }
+}
+
+/// **(v4)** Admins open a board; admins and its moderators set its rules.
+pub(crate) async fn put_board(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    SlugPath(slug): SlugPath,
+    Body(r): Body<BoardRequest>,
+) -> Result<BoardPut, ApiError> {
+    let put = PutBoard {
+        name: BoardName::parse(required("name", r.name)?)?,
+        description: BoardDescription::parse(r.description.unwrap_or_default())?,
+        categories: r.categories.unwrap_or_default(),
+        best_likes: r.best_likes,
+        dislikes: dislike_policy(r.dislikes.as_deref())?,
+        guest_writes: r.guest_writes.unwrap_or(true),
+        lock_after_comments: r.lock_after_comments.unwrap_or(false),
+    };
+    match state.app.put_board(&member, &slug, put).await? {
+        PutOutcome::Created(board) => Ok(BoardPut::Created(board)),
+        PutOutcome::Updated(board) => Ok(BoardPut::Updated(board)),
+    }
+}
+
+/// **(v4)** `{"category"}`: null, or one of the board's categories.
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct CategoryRequest {
+    #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category, required = true))]
+    category: Option<Option<String>>,
+}
+
+/// **(v4)** Staff change a post's category.
+pub(crate) async fn recategorize(
+    State(state): State<AppState>,
+    AuthMember(staff): AuthMember,
+    PostPath(key): PostPath,
+    Body(r): Body<CategoryRequest>,
+) -> Result<Json<PostSummary>, ApiError> {
+    let category = r
+        .category
+        .ok_or_else(|| ApiError::invalid("category", "is required (null for none)"))?;
+    state.app.recategorize(&staff, &key, category).await.map(Json)
+}
+
+/// **(v4)** Staff take a post out of the best posts, for good.
+pub(crate) async fn unbest(
+    State(state): State<AppState>,
+    AuthMember(staff): AuthMember,
+    BestPath(key): BestPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.unbest(&staff, &key).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -8,22 +8,32 @@ use http::Method;
 use super::RenderedJson;
 use crate::app::moderation::ModPage;
 use crate::app::posts::ListPosts;
-use crate::domain::{COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators};
+use crate::domain::{Board, BoardList, COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators};
 use crate::error::ApiError;
 use crate::http::AppState;
-use crate::http::paths::{BoardPath, CommentPath, DEFAULT_POSTS_PAGE, DEFAULT_V3_PAGE, PageQuery, PostPath};
+use crate::http::paths::{
+    BoardPath, CommentPath, DEFAULT_POSTS_PAGE, DEFAULT_V3_PAGE, NumberPath, PageQuery, PostPath,
+};
+use crate::http::viewer::Viewer;
 
 pub(crate) async fn list_posts(
     State(state): State<AppState>,
+    viewer: Viewer,
     BoardPath(board): BoardPath,
     page: PageQuery,
 ) -> Result<RenderedJson, ApiError> {
     let query = ListPosts {
         board,
         limit: page.limit(DEFAULT_POSTS_PAGE)?,
+        category: page.category()?,
+        best: page.best()?,
         cursor: page.cursor,
     };
-    state.app.list_posts_json(query).await.map(RenderedJson)
+    state
+        .app
+        .list_posts_json(query, viewer.member())
+        .await
+        .map(RenderedJson)
 }
 
 /// axum answers `HEAD` with this handler too (and drops the body): a `HEAD`
@@ -31,13 +41,41 @@ pub(crate) async fn list_posts(
 pub(crate) async fn get_post(
     State(state): State<AppState>,
     method: Method,
+    viewer: Viewer,
     PostPath(key): PostPath,
 ) -> Result<RenderedJson, ApiError> {
     if method == Method::HEAD {
-        state.app.peek_post_json(&key).await.map(RenderedJson)
+        state.app.peek_post_json(&key, viewer.member()).await.map(RenderedJson)
     } else {
-        state.app.read_post_json(&key).await.map(RenderedJson)
+        state.app.read_post_json(&key, viewer.member()).await.map(RenderedJson)
     }
+}
+
+/// **(v4)** The post a board numbered `number`, as [`get_post`] reads it
+/// (a view counted).
+pub(crate) async fn get_post_by_number(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    NumberPath(board, number): NumberPath,
+) -> Result<RenderedJson, ApiError> {
+    state
+        .app
+        .read_post_by_number_json(&board, number, viewer.member())
+        .await
+        .map(RenderedJson)
+}
+
+/// **(v4)** Every board, in slug order.
+pub(crate) async fn list_boards(State(state): State<AppState>) -> Result<Json<BoardList>, ApiError> {
+    state.app.list_boards().await.map(Json)
+}
+
+/// **(v4)** One board's settings and post count.
+pub(crate) async fn get_board(
+    State(state): State<AppState>,
+    BoardPath(board): BoardPath,
+) -> Result<Json<Board>, ApiError> {
+    state.app.get_board(board.as_str()).await.map(Json)
 }
 
 pub(crate) async fn list_comments(

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::kinds::{checks_bans, takes_bearer};
+use super::kinds::{bearer_optional, checks_bans, guest_write, takes_bearer};
 use super::{header_ref, json_body, pascal, response_header};
 use crate::error::ApiError;
 use crate::http::Route;
@@ -30,6 +30,7 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
         ApiError::NotFound(String::new()),
         ApiError::MethodNotAllowed(String::new()),
         ApiError::UsernameTaken,
+        ApiError::AlreadyVoted,
         ApiError::RequestInProgress { retry_after: 1 },
         ApiError::PayloadTooLarge,
         ApiError::UnsupportedMediaType,
@@ -67,6 +68,7 @@ fn meaning(code: &str) -> &'static str {
         "not_found" => "unknown board, post or comment (or one of another board or post)",
         "method_not_allowed" => "this path with another method; the `Allow` header lists those it serves",
         "username_taken" => "a member already has this username",
+        "already_voted" => "a vote from this client address was already counted on this post",
         "request_in_progress" => "this `Idempotency-Key`'s first request is still being processed; see `Retry-After`",
         "precondition_failed" => "`If-Match` names another version of the post; nothing changed",
         "payload_too_large" => "the body (by its `Content-Length` or as read) is over 64 KiB; the connection is closed",
@@ -103,11 +105,14 @@ pub(super) fn codes(route: &Route) -> Vec<&'static str> {
     if route.takes_idempotency_key() {
         codes.extend(["validation_failed", "request_in_progress", "idempotency_key_reused"]);
     }
-    if takes_bearer(route) {
+    if takes_bearer(route) || bearer_optional(route) {
         codes.push("unauthorized");
     }
     if checks_bans(route) {
         codes.push("banned");
+    }
+    if guest_write(route) {
+        codes.push("forbidden");
     }
     codes.extend(route.doc.errors);
     in_table_order(codes)
@@ -176,6 +181,8 @@ pub(super) fn quota_policies(route: &Route) -> Option<String> {
         ("signups", limits.signups_address)
     } else if route.path.ends_with("/reports") {
         ("reports", limits.reports_address)
+    } else if route.path.ends_with("/votes/guest") {
+        ("guest-votes", limits.guest_votes_address)
     } else {
         ("creates", limits.creates_address)
     };

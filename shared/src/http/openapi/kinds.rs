@@ -13,11 +13,21 @@ pub(super) fn takes_bearer(route: &Route) -> bool {
         route.function,
         Function::MemberWrite | Function::Like | Function::Moderation | Function::Account
     ) && !bearer_optional(route)
+        && !route.path.ends_with("/votes/guest")
 }
 
-/// Reports: anyone, with a bearer token or without.
+/// Reports: anyone, with a bearer token or without; **(v4)** board pages
+/// and post details, where a token adds `my_vote` and shows staff the
+/// dislikes a board hides.
 pub(super) fn bearer_optional(route: &Route) -> bool {
-    route.function == Function::Moderation && route.path.ends_with("/reports") && route.method == http::Method::POST
+    let report = route.function == Function::Moderation
+        && route.path.ends_with("/reports")
+        && route.method == http::Method::POST;
+    let read = route.function == Function::Read
+        && (route.path.ends_with("/posts")
+            || route.path.ends_with("/posts/{post_id}")
+            || route.path.ends_with("/by-number/{number}"));
+    report || read
 }
 
 /// Every write on a board is checked for bans.
@@ -28,10 +38,19 @@ pub(super) fn checks_bans(route: &Route) -> bool {
     )
 }
 
+/// Routes a board may close to guests (`guest_writes` false: `403`).
+pub(super) fn guest_write(route: &Route) -> bool {
+    matches!(route.function, Function::GuestPost | Function::GuestComment) && route.method == http::Method::POST
+        || route.path.ends_with("/votes/guest")
+}
+
 /// The tag of an operation: the resource its path names last.
 pub(super) fn tag(path: &str) -> &'static str {
     if path.starts_with("/members/me") {
         return "account";
+    }
+    if path == "/boards" || path == "/boards/{slug}" {
+        return "boards";
     }
     let resource = path
         .split('/')
@@ -41,19 +60,24 @@ pub(super) fn tag(path: &str) -> &'static str {
         Some("sessions") => "sessions",
         Some("posts") => "posts",
         Some("comments") => "comments",
-        Some("like") => "likes",
-        Some("moderators" | "modlog" | "remove" | "bans" | "reports" | "resolve") => "moderation",
+        Some("like" | "dislike" | "votes") => "likes",
+        Some("by-number") => "posts",
+        Some("moderators" | "modlog" | "remove" | "bans" | "reports" | "resolve" | "category" | "best") => "moderation",
         Some("health") => "health",
         _ => panic!("{path} has no tag in openapi.rs"),
     }
 }
 
 pub(super) const TAGS: &[(&str, &str)] = &[
+    ("boards", "(v4) Boards and their rules"),
     ("members", "Member accounts"),
     ("sessions", "Logging in: the bearer token of the member routes"),
     ("posts", "A board's posts, by members and by guests"),
     ("comments", "A post's comments, by members and by guests"),
-    ("likes", "Members' likes of posts"),
+    (
+        "likes",
+        "Votes on posts: members' likes and (v4) dislikes, and guests' votes",
+    ),
     (
         "moderation",
         "(v3) Moderators, removals, bans, reports and the public moderation log",
@@ -76,6 +100,7 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
         ("{member_id}", "MemberId"),
         ("{ban_id}", "BanId"),
         ("{report_id}", "ReportId"),
+        ("{number}", "PostNumber"),
     ]
     .iter()
     .filter(|(segment, _)| route.path.contains(segment))
@@ -84,6 +109,10 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
     if route.method == http::Method::GET && route.path.ends_with("/posts") {
         parameters.push(parameter_ref("Limit"));
         parameters.push(parameter_ref("Cursor"));
+        if route.function == Function::Read {
+            parameters.push(parameter_ref("Category"));
+            parameters.push(parameter_ref("Best"));
+        }
     }
     if route.method == http::Method::GET && route.path.ends_with("/comments") {
         parameters.push(parameter_ref("CommentLimit"));

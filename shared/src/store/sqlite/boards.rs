@@ -44,7 +44,10 @@ impl BoardDirectory for SqliteStore {
             boards
                 .iter()
                 .map(|board| {
-                    let count: Option<i64> = stmt.query_row([board], |row| row.get(0)).optional().map_err(sql_error)?;
+                    let count: Option<i64> = stmt
+                        .query_row([board], |row| row.get(0))
+                        .optional()
+                        .map_err(sql_error)?;
                     Ok(u64::try_from(count.unwrap_or(0)).unwrap_or(0))
                 })
                 .collect()
@@ -113,9 +116,11 @@ impl BoardDirectory for SqliteStore {
                 let board = board.as_str().to_owned();
                 self.read(move |conn| {
                     let last: Option<i64> = conn
-                        .query_row("SELECT last_number FROM board_counters WHERE board = ?1", [board], |row| {
-                            row.get(0)
-                        })
+                        .query_row(
+                            "SELECT last_number FROM board_counters WHERE board = ?1",
+                            [board],
+                            |row| row.get(0),
+                        )
                         .optional()
                         .map_err(sql_error)?;
                     Ok(u64::try_from(last.unwrap_or(0)).unwrap_or(0))

@@ -47,7 +47,12 @@ fn deltas(before: Option<Vote>, now: Option<Vote>) -> (i64, i64) {
 
 /// Counts the deltas on the post and marks it best if its score now
 /// reaches `best_at` (and staff never took it out): the post's tally.
-fn count(tx: &Transaction<'_>, post_id: &str, (likes, dislikes): (i64, i64), best_at: Option<u32>) -> StoreResult<Tally> {
+fn count(
+    tx: &Transaction<'_>,
+    post_id: &str,
+    (likes, dislikes): (i64, i64),
+    best_at: Option<u32>,
+) -> StoreResult<Tally> {
     if likes != 0 || dislikes != 0 {
         tx.execute(
             "UPDATE posts SET like_count = like_count + ?2, dislike_count = dislike_count + ?3 WHERE id = ?1",

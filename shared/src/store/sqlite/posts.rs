@@ -13,8 +13,8 @@ use super::rows::{
 };
 use super::{SqliteStore, sql_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post,
-    PostDetail, PostId, PostKey, PostVersion, Writer,
+    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post, PostDetail,
+    PostId, PostKey, PostVersion, Writer,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
 
@@ -76,7 +76,11 @@ impl SqliteStore {
         change: &'static str,
         value: V,
     ) -> StoreResult<bool> {
-        let (board, post_id, entry) = (key.board.as_str().to_owned(), key.post.as_str().to_owned(), entry.clone());
+        let (board, post_id, entry) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            entry.clone(),
+        );
         self.with(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -260,8 +264,14 @@ impl Posts for SqliteStore {
         cursor: Option<&str>,
     ) -> StoreResult<Page> {
         let category = category.map(|c| c.as_str().to_owned());
-        self.page_where("best = 1 AND (?4 IS NULL OR category = ?4)", category, board, limit, cursor)
-            .await
+        self.page_where(
+            "best = 1 AND (?4 IS NULL OR category = ?4)",
+            category,
+            board,
+            limit,
+            cursor,
+        )
+        .await
     }
 
     async fn post_by_number(&self, board: &BoardSlug, number: u64) -> StoreResult<Option<PostId>> {
@@ -282,8 +292,13 @@ impl Posts for SqliteStore {
 
     async fn set_category(&self, key: &PostKey, category: Option<&Category>, entry: &LogEntry) -> StoreResult<bool> {
         let category = category.map(|c| c.as_str().to_owned());
-        self.change_with_entry(key, entry, "UPDATE posts SET category = ?3 WHERE id = ?1 AND board = ?2", category)
-            .await
+        self.change_with_entry(
+            key,
+            entry,
+            "UPDATE posts SET category = ?3 WHERE id = ?1 AND board = ?2",
+            category,
+        )
+        .await
     }
 
     async fn unbest(&self, key: &PostKey, entry: &LogEntry) -> StoreResult<bool> {
