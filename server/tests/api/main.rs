@@ -24,6 +24,7 @@ macro_rules! on_both_stores {
 }
 
 mod account;
+mod boards;
 mod compression;
 mod concurrency;
 mod contract;
