@@ -1036,7 +1036,7 @@ async fn seed_account(
             view_count: 0,
             like_count: 0,
             comment_count: 0,
-            number: 0,
+            number: unique_number(),
             category: None,
             dislike_count: Some(0),
             best: false,
@@ -1104,4 +1104,12 @@ async fn seed_account(
         .unwrap();
     }
     (kim, others)
+}
+
+/// A post number no other post of this process has: posts made here
+/// without the use cases (which take one from the board's counter) need
+/// one, since numbers are unique per board.
+fn unique_number() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

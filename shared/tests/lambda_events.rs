@@ -112,7 +112,10 @@ async fn like_likes_the_seeded_post() {
     let h = harness().await;
     let (status, body) = invoke(&h, Function::Like, &fixture("like")).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body, serde_json::json!({"liked": true, "like_count": 1}));
+    assert_eq!(
+        body,
+        serde_json::json!({"liked": true, "disliked": false, "like_count": 1, "dislike_count": 0})
+    );
 }
 
 /// The account function: the token's member, with the session epoch
@@ -220,7 +223,7 @@ async fn seed_posts(h: &Harness, count: usize) {
                 view_count: 0,
                 like_count: 0,
                 comment_count: 0,
-                number: 0,
+                number: unique_number(),
                 category: None,
                 dislike_count: Some(0),
                 best: false,
@@ -325,4 +328,12 @@ async fn a_write_under_a_quota_leaves_the_function_with_its_ratelimit_headers() 
         pacing.starts_with(&format!("\"creates\";r={};t=", limit.max - 2)),
         "{pacing}"
     );
+}
+
+/// A post number no other post of this process has: posts made here
+/// without the use cases (which take one from the board's counter) need
+/// one, since numbers are unique per board.
+fn unique_number() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
