@@ -83,6 +83,37 @@ async fn read_serves_a_post_and_a_board_page() {
     assert_eq!(body["posts"][0]["id"], POST_ID);
 }
 
+/// (v4) The boards, seeded from `BOARDS` by the first load of a cold start.
+#[tokio::test]
+async fn read_serves_the_boards_a_cold_start_seeded() {
+    let h = harness().await;
+    let (status, body) = invoke(&h, Function::Read, &fixture("read-boards")).await;
+    assert_eq!(status, 200, "{body}");
+    let slugs: Vec<&str> = body["boards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(slugs, ["free", "notice", "qna"]);
+    assert_eq!(body["boards"][0]["post_count"], 1, "the seeded post");
+}
+
+/// (v4) A guest vote, once per API Gateway source address.
+#[tokio::test]
+async fn like_counts_a_guest_vote_once_per_api_gateway_source_ip() {
+    let h = harness().await;
+    let (status, body) = invoke(&h, Function::Like, &fixture("like-guest-vote")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body,
+        serde_json::json!({"liked": false, "disliked": true, "like_count": 0, "dislike_count": 1})
+    );
+    let (status, body) = invoke(&h, Function::Like, &fixture("like-guest-vote")).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "already_voted");
+}
+
 #[tokio::test]
 async fn member_write_posts_as_the_bearer() {
     let h = harness().await;
