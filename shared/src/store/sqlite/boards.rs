@@ -136,3 +136,74 @@ impl BoardDirectory for SqliteStore {
         Ok(*last)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+    use rusqlite_migration::Migrations;
+
+    use super::super::migrations::MIGRATIONS;
+    use super::*;
+
+    /// A file as version 3 left it (every migration before boards v4),
+    /// with posts on two boards written out of id order.
+    fn pre_v4_file(path: &std::path::Path) {
+        let mut conn = Connection::open(path).unwrap();
+        let before_v4 = MIGRATIONS.len() - 1;
+        Migrations::from_slice(&MIGRATIONS[..before_v4])
+            .to_latest(&mut conn)
+            .unwrap();
+        for (id, board) in [("01C", "free"), ("01A", "free"), ("01B", "qna"), ("01D", "free")] {
+            conn.execute(
+                "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, created_at, updated_at)
+                 VALUES (?1, ?2, 't', 'b', 'guest', 'g', 'then', 'then')",
+                params![id, board],
+            )
+            .unwrap();
+        }
+    }
+
+    fn numbers(path: &std::path::Path) -> Vec<(String, i64)> {
+        let conn = Connection::open(path).unwrap();
+        let mut stmt = conn.prepare("SELECT id, number FROM posts ORDER BY id").unwrap();
+        stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn pre_v4_posts_are_numbered_once_per_board_in_creation_order_and_new_ones_after_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("boards.sqlite3");
+        pre_v4_file(&path);
+        let store = SqliteStore::open(&path).unwrap();
+        let numbered = numbers(&path);
+        let expected = [("01A", 1), ("01B", 1), ("01C", 2), ("01D", 3)].map(|(id, n)| (id.to_owned(), n));
+        assert_eq!(numbered, expected);
+        let free = BoardSlug::from_stored("free".into());
+        assert_eq!(store.post_counts(std::slice::from_ref(&free)).await.unwrap(), [3]);
+        assert_eq!(store.allocate_post_number(&free).await.unwrap(), 4);
+        drop(store);
+        // Opening again numbers nothing again, and the counter goes on.
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(numbers(&path), expected);
+        assert_eq!(store.allocate_post_number(&free).await.unwrap(), 4, "4 was never used");
+    }
+
+    #[tokio::test]
+    async fn a_deleted_posts_number_is_never_given_again_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("boards.sqlite3");
+        pre_v4_file(&path);
+        drop(SqliteStore::open(&path).unwrap());
+        // The newest post goes; the stored counter keeps its number.
+        let conn = Connection::open(&path).unwrap();
+        conn.execute("DELETE FROM posts WHERE id = '01D'", []).unwrap();
+        drop(conn);
+        let store = SqliteStore::open(&path).unwrap();
+        let free = BoardSlug::from_stored("free".into());
+        assert_eq!(store.allocate_post_number(&free).await.unwrap(), 4);
+        assert_eq!(store.post_counts(&[free]).await.unwrap(), [2]);
+    }
+}
