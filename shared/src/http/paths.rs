@@ -243,12 +243,12 @@ impl PageQuery {
     }
 
     /// `?category=`: any category a post may carry (one the board has
-    /// dropped since still lists its posts); absent or empty for none.
+    /// dropped since still lists its posts); absent for all.
     pub fn category(&self) -> Result<Option<Category>, ApiError> {
-        match self.category.as_deref() {
-            None | Some("") => Ok(None),
-            Some(c) => Category::parse_as("category", c.to_owned()).map(Some),
-        }
+        self.category
+            .clone()
+            .map(|c| Category::parse_as("category", c))
+            .transpose()
     }
 
     /// `?best=true|false`; absent is false.

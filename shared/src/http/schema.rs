@@ -228,6 +228,54 @@ pub fn parent_id() -> Schema {
 }
 
 /// A moderator's or reporter's reason: the title's rules, 1-500.
+/// **(v4)** A board's name: the title's rules, 1-40 characters.
+pub fn board_name() -> Schema {
+    trimmed_text(
+        40,
+        "name",
+        &bidi(),
+        "no control characters, no bidirectional override or isolate characters",
+    )
+}
+
+/// **(v4)** A board's description: empty, or the title's rules up to 500
+/// characters.
+pub fn board_description() -> Schema {
+    let text = trimmed_text(
+        500,
+        "description",
+        &bidi(),
+        "or empty; no control characters, no bidirectional override or isolate characters",
+    );
+    let Schema::Object(mut object) = text else { return text };
+    object.pattern = object.pattern.map(|p| format!("^$|{p}"));
+    object.min_length = None;
+    Schema::Object(object)
+}
+
+/// **(v4)** One of a board's categories: the title's rules, 1-12
+/// characters, no comma.
+pub fn board_category() -> Schema {
+    let mut refused = bidi();
+    refused.push((',', ','));
+    trimmed_text(
+        12,
+        "a category",
+        &refused,
+        "no comma, no control characters, no bidirectional override or isolate characters; unique in the list after NFKC and case folding",
+    )
+}
+
+/// **(v4)** A board's categories: at most 20.
+pub fn board_categories() -> Schema {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(utoipa::openapi::RefOr::T(board_category()))
+        .max_items(Some(crate::domain::board::MAX_CATEGORIES))
+        .description(Some("At most 20 categories (말머리), unique after NFKC and case folding; absent: none"))
+        .build()
+        .into()
+}
+
 pub fn reason() -> Schema {
     trimmed_text(
         500,

@@ -268,14 +268,16 @@ pub(crate) async fn resolve_report(
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct BoardRequest {
     /// 1-40 characters after trimming, the title's rules.
-    #[cfg_attr(feature = "openapi", schema(required = true, min_length = 1))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::board_name, required = true))]
     name: Option<String>,
     /// 0-500 characters; default `""`.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::board_description))]
     description: Option<String>,
     /// At most 20, each 1-12 characters (no comma), unique after NFKC and
     /// case folding; default none.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::board_categories))]
     categories: Option<Vec<String>>,
     /// 1-10,000, or null for no best posts; default 10.
     #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
