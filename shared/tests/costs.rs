@@ -1475,7 +1475,7 @@ async fn v4_numbers_votes_and_listings() {
     });
     measure!("boards (Query of BOARDS) and post counts (BatchGetItem)", {
         store.boards().await.unwrap();
-        store.post_counts(&[free.clone()]).await.unwrap()
+        store.post_counts(std::slice::from_ref(&free)).await.unwrap()
     });
     // What the category page would read as a filter over the board index.
     let mut filtered = 0;

@@ -50,6 +50,16 @@ enum Gate {
     Closed,
 }
 
+/// A vote's own writes: its item, and what it adds to likes and dislikes
+/// on the voter's shard.
+struct VoteWrite<'a> {
+    board: &'a str,
+    post_id: &'a str,
+    shard: u32,
+    vote_item: TransactWriteItem,
+    deltas: (i64, i64),
+}
+
 /// How a vote's transaction ended.
 enum Counted {
     Done {
@@ -194,19 +204,16 @@ impl DynamoStore {
         }
     }
 
-    /// One vote's transaction: `vote_item` (its item 0), the counts on
-    /// `shard`, and the gate as `gate` says (above).
-    #[allow(clippy::too_many_arguments)]
-    async fn count_vote(
-        &self,
-        board: &str,
-        post_id: &str,
-        shard: u32,
-        vote_item: TransactWriteItem,
-        (likes, dislikes): (i64, i64),
-        gate: Gate,
-        best_at: Option<u32>,
-    ) -> StoreResult<Counted> {
+    /// One vote's transaction: its vote item (item 0), its counts on its
+    /// shard, and the gate as `gate` says (above).
+    async fn count_vote(&self, write: VoteWrite<'_>, gate: Gate, best_at: Option<u32>) -> StoreResult<Counted> {
+        let VoteWrite {
+            board,
+            post_id,
+            shard,
+            vote_item,
+            deltas: (likes, dislikes),
+        } = write;
         let net_delta = likes - dislikes;
         let counter = self.update(
             shard_key(board, post_id, shard),
@@ -349,7 +356,17 @@ impl DynamoStore {
         let deltas = deltas(current, after);
         Ok(
             match self
-                .count_vote(board, post_id, shard, vote_item, deltas, gate, best_at)
+                .count_vote(
+                    VoteWrite {
+                        board,
+                        post_id,
+                        shard,
+                        vote_item,
+                        deltas,
+                    },
+                    gate,
+                    best_at,
+                )
                 .await?
             {
                 Counted::Done { best } => Race::Done(Some(self.vote_tally(board, post_id, after, best).await?)),
@@ -386,29 +403,22 @@ impl DynamoStore {
         item.insert("board".into(), s(board));
         item.insert("vote".into(), s(vote_name(vote)));
         let vote_item = self.put(item, "attribute_not_exists(PK)")?;
-        let shard = shard_of(voter, self.layout.counter_shards);
-        Ok(
-            match self
-                .count_vote(
-                    board,
-                    post_id,
-                    shard,
-                    vote_item,
-                    deltas(None, Some(vote)),
-                    gate,
-                    best_at,
-                )
-                .await?
-            {
-                Counted::Done { best } => Race::Done(GuestVoted::Counted(
-                    self.vote_tally(board, post_id, Some(vote), best).await?,
-                )),
-                Counted::NoSuchPost => Race::Done(GuestVoted::NoSuchPost),
-                // Put by a request racing this one: it counted.
-                Counted::VoteChanged => Race::Done(GuestVoted::AlreadyVoted),
-                Counted::GateChanged => Race::Again(()),
-            },
-        )
+        let write = VoteWrite {
+            board,
+            post_id,
+            shard: shard_of(voter, self.layout.counter_shards),
+            vote_item,
+            deltas: deltas(None, Some(vote)),
+        };
+        Ok(match self.count_vote(write, gate, best_at).await? {
+            Counted::Done { best } => Race::Done(GuestVoted::Counted(
+                self.vote_tally(board, post_id, Some(vote), best).await?,
+            )),
+            Counted::NoSuchPost => Race::Done(GuestVoted::NoSuchPost),
+            // Put by a request racing this one: it counted.
+            Counted::VoteChanged => Race::Done(GuestVoted::AlreadyVoted),
+            Counted::GateChanged => Race::Again(()),
+        })
     }
 }
 
