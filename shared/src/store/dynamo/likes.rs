@@ -68,7 +68,8 @@ enum Counted {
     NoSuchPost,
     /// The vote item is not as read (another change of the same voter).
     VoteChanged,
-    /// The gate changed since it was read: read it again.
+    /// The gate changed since it was read (another vote, or it is done):
+    /// read it again after a short pause.
     GateChanged,
 }
 
@@ -372,7 +373,7 @@ impl DynamoStore {
                 Counted::Done { best } => Race::Done(Some(self.vote_tally(board, post_id, after, best).await?)),
                 Counted::NoSuchPost => Race::Done(None),
                 Counted::VoteChanged => Race::Lost(()),
-                Counted::GateChanged => Race::Again(()),
+                Counted::GateChanged => Race::Lost(()),
             },
         )
     }
@@ -417,7 +418,7 @@ impl DynamoStore {
             Counted::NoSuchPost => Race::Done(GuestVoted::NoSuchPost),
             // Put by a request racing this one: it counted.
             Counted::VoteChanged => Race::Done(GuestVoted::AlreadyVoted),
-            Counted::GateChanged => Race::Again(()),
+            Counted::GateChanged => Race::Lost(()),
         })
     }
 }
