@@ -1,7 +1,8 @@
 //! `TABLE_NAME=<table> cargo run -p shared --bin backfill`: moves a v1
 //! table's counts and likes to the v2 layout (docs/storage.md, "Upgrading
 //! a v1 table") and gives a v2 table's member posts, comments and
-//! likes their `ByOwner` keys ("Upgrading a v2 table"). `DYNAMODB_ENDPOINT`
+//! likes their `ByOwner` keys ("Upgrading a v2 table"), and (v4) numbers
+//! and counts posts from before v4 ("Upgrading a v3 table"). `DYNAMODB_ENDPOINT`
 //! points it at DynamoDB Local. Idempotent.
 
 use std::process::ExitCode;
@@ -29,13 +30,14 @@ async fn main() -> ExitCode {
         Ok(done) => {
             println!(
                 "{table}: {} likes moved, {} duplicate likes removed, {} posts' counts moved to their shards; \
-                 indexed by member: {} posts, {} comments, {} likes",
+                 indexed by member: {} posts, {} comments, {} likes; {} posts numbered",
                 done.likes_moved,
                 done.duplicate_likes,
                 done.posts_folded,
                 done.posts_owned,
                 done.comments_owned,
-                done.likes_owned
+                done.likes_owned,
+                done.posts_numbered
             );
             ExitCode::SUCCESS
         }

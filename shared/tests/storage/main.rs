@@ -74,6 +74,7 @@ macro_rules! conformance {
 
 mod accounts;
 mod attempts;
+mod boards;
 mod comments;
 mod dynamo;
 mod idempotency;
@@ -81,6 +82,7 @@ mod likes;
 mod members;
 mod moderation;
 mod posts;
+mod votes;
 
 fn member(username: &str) -> Member {
     Member {

@@ -48,6 +48,10 @@ pub(super) struct ReadCache {
     /// an account that is gone, for [`crate::store::SESSION_TTL`] whatever
     /// `READ_CACHE_TTL_MS` says.
     pub(super) sessions: TtlMap<(String, String), Option<u64>>,
+    /// **(v4)** Posts whose best gate is done, by post id: true when best,
+    /// false when staff took it out. Done is for good, so any TTL is safe;
+    /// a vote on such a post skips the gate's read.
+    pub(super) gates_done: TtlMap<String, bool>,
 }
 
 /// How long a process trusts what it read of a moderator appointment:
@@ -59,6 +63,9 @@ pub(super) struct ReadCache {
 /// "a function may remember a member's session state for at most 10 seconds").
 pub(super) const MODERATOR_TTL: Duration = Duration::from_secs(10);
 
+/// How long a process remembers that a post's best gate is done.
+const GATE_DONE_TTL: Duration = Duration::from_secs(3_600);
+
 impl ReadCache {
     pub(super) fn new(ttl: Duration) -> Self {
         ReadCache {
@@ -67,6 +74,7 @@ impl ReadCache {
             pages: TtlMap::new(ttl, 64),
             moderators: TtlMap::new(MODERATOR_TTL, 4_096),
             sessions: TtlMap::new(crate::store::SESSION_TTL, 4_096),
+            gates_done: TtlMap::new(GATE_DONE_TTL, 16_384),
         }
     }
 

@@ -74,6 +74,11 @@ pub enum Partition {
     /// `ByOwner`: a member's posts, comments and likes (all its
     /// partitions together).
     OwnerIndex,
+    /// **(v4)** `BOARDS` (every board's settings), `NUMBERS#<board>` (a
+    /// board's post number counter), `POSTS#<board>` (its live post count).
+    Board,
+    /// **(v4)** `ByNumber`, `ByCategory` and `Best` (each all its partitions together).
+    ListingIndex,
 }
 
 impl Partition {
@@ -87,6 +92,8 @@ impl Partition {
             Some("MODS" | "BANS" | "BAN" | "MODLOG" | "REPORTS") => Partition::Moderation,
             Some("ById") => Partition::IdIndex,
             Some("ByOwner") => Partition::OwnerIndex,
+            Some("BOARDS" | "NUMBERS" | "POSTS") => Partition::Board,
+            Some("ByNumber" | "ByCategory" | "Best") => Partition::ListingIndex,
             // Pending account deletions.
             Some("ACCOUNT_PURGE") => Partition::Member,
             _ => Partition::Post,
@@ -104,6 +111,8 @@ impl Partition {
             Partition::Moderation => "moderation",
             Partition::IdIndex => "id index",
             Partition::OwnerIndex => "owner index",
+            Partition::Board => "board",
+            Partition::ListingIndex => "number, category or best index",
         }
     }
 }

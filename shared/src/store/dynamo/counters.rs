@@ -35,6 +35,7 @@ fn counts_of(item: &Item) -> Counts {
         views: number("views"),
         likes: number("likes"),
         comments: number("comments"),
+        dislikes: number("dislikes"),
     }
 }
 
@@ -52,8 +53,13 @@ fn placed(item: &Item) -> Option<(&str, usize)> {
 
 /// A shard's key and counts.
 const COUNTS: Projection = Projection {
-    expression: "PK, SK, #views, #likes, #comments",
-    names: &[("#views", "views"), ("#likes", "likes"), ("#comments", "comments")],
+    expression: "PK, SK, #views, #likes, #comments, #dislikes",
+    names: &[
+        ("#views", "views"),
+        ("#likes", "likes"),
+        ("#comments", "comments"),
+        ("#dislikes", "dislikes"),
+    ],
 };
 
 impl DynamoStore {
@@ -289,7 +295,8 @@ mod tests {
             Counts {
                 views: 0,
                 likes: 3,
-                comments: 0
+                comments: 0,
+                dislikes: 0
             }
         );
     }

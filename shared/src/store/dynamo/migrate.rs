@@ -17,6 +17,17 @@
 //!    item still lacking `owner` (and a post or comment on still being the
 //!    member's), so nothing is written twice and a disowned item is never
 //!    given back to its member.
+//! 4. **(v4)** Each post without a number gets one, per board oldest first
+//!    (by id), and is counted among its board's live posts. The board's
+//!    counter (created by v4's first allocation there, or here) reserved
+//!    `1..=legacy` for them: `legacy` is how many posts had no number when
+//!    it was created, and new posts get numbers after it. `legacy_given` on
+//!    the counter is the last reserved number given; each post's number is
+//!    one transaction: the post's `number` (conditioned on it having none),
+//!    `legacy_given` moved on (conditioned on its value as read) and the
+//!    board's count. Posts beyond the reservation (written by v3 functions
+//!    after the counter was created) take numbers from the counter as new
+//!    posts do. A second run finds nothing to number.
 
 use std::collections::HashMap;
 
@@ -25,11 +36,11 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use super::DynamoStore;
 use super::attributes::{Item, key, n, pk_of, s, text};
 use super::items::{
-    COMMENT_SK_PREFIX, POST_SK, legacy_likes_pk, like_sk, likes_pk, owned_comment_sk, owned_like_sk, owned_post_sk,
-    post_pk, shard_key,
+    COMMENT_SK_PREFIX, NUMBERS_SK, POST_SK, legacy_likes_pk, like_sk, likes_pk, numbers_pk, owned_comment_sk,
+    owned_like_sk, owned_post_sk, post_pk, shard_key,
 };
 use super::transact::{TxFailure, is_conditional_failure, sdk_error};
-use crate::store::StoreResult;
+use crate::store::{StoreError, StoreResult};
 
 /// What a backfill run changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +55,8 @@ pub struct Backfill {
     pub comments_owned: u64,
     /// Likes given their `ByOwner` keys and their post's board.
     pub likes_owned: u64,
+    /// **(v4)** Posts given their number (and counted on their board).
+    pub posts_numbered: u64,
 }
 
 fn count(item: &Item, name: &str) -> i64 {
@@ -89,7 +102,83 @@ impl DynamoStore {
             }
         }
         self.index_by_owner(&mut done).await?;
+        self.number_posts(&mut done).await?;
         Ok(done)
+    }
+
+    /// Step 4: one scan for the posts without a number, then each board's
+    /// oldest first.
+    async fn number_posts(&self, done: &mut Backfill) -> StoreResult<()> {
+        let unnumbered = self
+            .scan(
+                "SK = :post AND attribute_not_exists(#number)",
+                &[("#number", "number")],
+                &[(":post", s(POST_SK))],
+            )
+            .await?;
+        let mut by_board: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for post in &unnumbered {
+            if let (Some(board), Some(id)) = (text(post, "board"), text(post, "id")) {
+                by_board.entry(board.to_owned()).or_default().push(id.to_owned());
+            }
+        }
+        for (board, mut posts) in by_board {
+            posts.sort_unstable();
+            self.ensure_number_counter(&board).await?;
+            for post in posts {
+                if self.number_post(&board, &post).await? {
+                    done.posts_numbered += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives one post its number; false when it has one (or is gone).
+    async fn number_post(&self, board: &str, post_id: &str) -> StoreResult<bool> {
+        let counter_key = key(numbers_pk(board), NUMBERS_SK.into());
+        for _ in 0..16 {
+            let counter = self
+                .get(counter_key.clone())
+                .await?
+                .ok_or_else(|| StoreError::Internal(format!("the number counter of {board} is missing")))?;
+            let legacy = count(&counter, "legacy");
+            let given = count(&counter, "legacy_given");
+            let mut items = Vec::with_capacity(3);
+            let number = if given < legacy {
+                items.push(self.update(
+                    counter_key.clone(),
+                    "SET legacy_given = :number",
+                    Some("legacy_given = :given"),
+                    &[],
+                    &[(":number", n(given + 1)), (":given", n(given))],
+                )?);
+                given + 1
+            } else {
+                i64::try_from(self.allocate_numbers(board, 1).await?).unwrap_or(i64::MAX)
+            };
+            items.insert(
+                0,
+                self.update(
+                    key(post_pk(post_id), POST_SK.into()),
+                    "SET #number = :number",
+                    Some("attribute_exists(PK) AND board = :board AND attribute_not_exists(#number)"),
+                    &[("#number", "number")],
+                    &[(":number", n(number)), (":board", s(board))],
+                )?,
+            );
+            items.push(self.count_posts(board, 1)?);
+            match self.transact(items).await {
+                Ok(()) => return Ok(true),
+                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => return Ok(false),
+                // Another run gave that reserved number meanwhile: read again.
+                Err(TxFailure::Conditions(_)) => continue,
+                Err(TxFailure::Store(e)) => return Err(e),
+            }
+        }
+        Err(StoreError::Unavailable(format!(
+            "numbering post {post_id} kept racing another backfill"
+        )))
     }
 
     /// Step 3: one scan for every member's post and comment and every

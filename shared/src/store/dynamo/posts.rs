@@ -5,18 +5,18 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
 
 use super::DynamoStore;
-use super::attributes::{from_item, key, s, to_item};
+use super::attributes::{from_item, key, n, s, text, to_item};
 use super::items::{
-    BOARD_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_ON_BOARD, POST_SK, PostItem, SummaryFields, board_pk, comment_sk,
-    post_pk,
+    BEST_INDEX, BOARD_INDEX, BY_CATEGORY_INDEX, BY_NUMBER_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_ON_BOARD,
+    POST_SK, PostItem, SummaryFields, board_pk, category_key, comment_sk, post_pk,
 };
-use super::transact::{is_conditional_failure, sdk_error};
+use super::transact::{TxFailure, is_conditional_failure, sdk_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, CommentPage, Guard, Page, PageLimit, PasswordHash, Post, PostDetail, PostKey,
-    PostSummary, PostVersion, Writer, WriterKey,
+    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post, PostDetail,
+    PostId, PostKey, PostSummary, PostVersion, Writer, WriterKey,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
@@ -80,31 +80,120 @@ impl DynamoStore {
     /// One Query on the board index: `limit + 1` summaries, newest first,
     /// strictly older than the cursor's post.
     async fn board_page(&self, board: &str, limit: usize, cursor: Option<&str>) -> StoreResult<Vec<SummaryFields>> {
-        let after = cursor.map(cursor::decode).transpose()?;
-        let mut query = self
-            .client()
-            .await
-            .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .index_name(BOARD_INDEX)
-            .expression_attribute_values(":board", s(board_pk(board)))
-            .scan_index_forward(false)
-            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX));
-        query = match after {
-            Some(after) => query
-                .key_condition_expression("GSI1PK = :board AND GSI1SK < :after")
-                .expression_attribute_values(":after", s(after)),
-            None => query.key_condition_expression("GSI1PK = :board"),
+        let listing = Listing {
+            index: BOARD_INDEX,
+            key_name: "GSI1PK",
+            key: board_pk(board),
+            category: None,
         };
-        // The index's units are metered on its own (Partition::BoardIndex).
-        let out = query
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[]))
-            .map_err(sdk_error)?;
-        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+        self.index_page(&listing, limit, cursor).await
     }
+
+    /// `limit + 1` summaries of a listing index, newest first, strictly older
+    /// than the cursor's post: one Query, more only when a category filter
+    /// (of the best list) left the page short.
+    async fn index_page(
+        &self,
+        listing: &Listing<'_>,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> StoreResult<Vec<SummaryFields>> {
+        let after = cursor.map(cursor::decode).transpose()?;
+        let mut found: Vec<SummaryFields> = Vec::new();
+        let mut start = None;
+        loop {
+            let mut query = self
+                .client()
+                .await
+                .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .table_name(&self.table)
+                .index_name(listing.index)
+                .expression_attribute_names("#key", listing.key_name)
+                .expression_attribute_values(":key", s(listing.key.as_str()))
+                .scan_index_forward(false)
+                .set_exclusive_start_key(start);
+            query = match &after {
+                Some(after) => query
+                    .key_condition_expression("#key = :key AND GSI1SK < :after")
+                    .expression_attribute_values(":after", s(after.as_str())),
+                None => query.key_condition_expression("#key = :key"),
+            };
+            query = match listing.category {
+                Some(category) => query
+                    .filter_expression("category = :category")
+                    .expression_attribute_values(":category", s(category))
+                    // The best list is small: read on in larger steps.
+                    .limit(i32::try_from((limit + 1).max(100)).unwrap_or(i32::MAX)),
+                None => query.limit(i32::try_from(limit + 1 - found.len()).unwrap_or(i32::MAX)),
+            };
+            // The index's units are metered on its own (by index name).
+            let out = query
+                .send()
+                .await
+                .inspect(|out| self.record(out, &[]))
+                .map_err(sdk_error)?;
+            for item in out.items.unwrap_or_default() {
+                found.push(from_item(item)?);
+            }
+            start = out.last_evaluated_key;
+            if found.len() > limit || start.is_none() {
+                found.truncate(limit + 1);
+                return Ok(found);
+            }
+        }
+    }
+
+    /// A page of `listing` with its counts, as [`Posts::list_posts`] pages
+    /// the board: the summaries cached by listing, cursor and limit; the
+    /// counter shards by key (the posts of a category or the best list are
+    /// not neighbours on their board: a range Query would read every other
+    /// post's shards between them).
+    async fn listing_page(&self, listing: Listing<'_>, limit: PageLimit, cursor: Option<&str>) -> StoreResult<Page> {
+        let limit = limit.get();
+        let cache_key = (
+            format!(
+                "{}\u{1f}{}\u{1f}{}",
+                listing.index,
+                listing.key,
+                listing.category.unwrap_or("")
+            ),
+            cursor.map(str::to_owned),
+            limit,
+        );
+        let summaries = match self.cache.pages.get(&cache_key) {
+            Some(summaries) => summaries,
+            None => {
+                let read_at = std::time::Instant::now();
+                let summaries = Arc::new(self.index_page(&listing, limit, cursor).await?);
+                self.cache.pages.put_at(cache_key, summaries.clone(), read_at);
+                summaries
+            }
+        };
+        let ids: Vec<&str> = summaries.iter().take(limit).map(|s| s.id.as_str()).collect();
+        let mut shards = match summaries.first() {
+            Some(first) => self.cached_shards_by_key(&first.board, &ids).await?,
+            None => Default::default(),
+        };
+        let mut posts: Vec<PostSummary> = summaries
+            .iter()
+            .map(|s| {
+                let counts = shards.remove(&s.id).unwrap_or_default().into_iter().sum();
+                s.clone().summary(counts)
+            })
+            .collect();
+        Ok(cursor::page_of(&mut posts, limit))
+    }
+}
+
+/// A listing index and its partition: the board index, a category's or
+/// the best list's (v4).
+struct Listing<'a> {
+    index: &'static str,
+    key_name: &'static str,
+    key: String,
+    /// Only posts of this category (a filter: the best list).
+    category: Option<&'a str>,
 }
 
 #[async_trait]
@@ -122,10 +211,21 @@ impl Posts for DynamoStore {
             guest_password_hash.map(PasswordHash::as_str),
         ))?;
         self.cache.pages.clear();
-        if self.put_new(item, done).await? {
-            Ok(())
-        } else {
-            Err(StoreError::Internal("post id collision".into()))
+        // The post and its board's live count together (v4).
+        let mut items = vec![
+            self.put(item, "attribute_not_exists(PK)")?,
+            self.count_posts(&post.summary.board, 1)?,
+        ];
+        if let Some(done) = done {
+            items.push(self.complete(done)?);
+        }
+        match self.transact(items).await {
+            Ok(()) => Ok(()),
+            Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => {
+                Err(StoreError::Internal("post id collision".into()))
+            }
+            Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
+            Err(TxFailure::Store(e)) => Err(e),
         }
     }
 
@@ -261,41 +361,120 @@ impl Posts for DynamoStore {
         Ok(cursor::page_of(&mut posts, limit))
     }
 
+    /// One Query of `ByCategory` (keyed `<board>#<category>`: it holds only
+    /// that category's posts), then the page's shards by key.
     async fn list_category(
         &self,
-        _board: &BoardSlug,
-        _category: &crate::domain::Category,
-        _limit: PageLimit,
-        _cursor: Option<&str>,
+        board: &BoardSlug,
+        category: &Category,
+        limit: PageLimit,
+        cursor: Option<&str>,
     ) -> StoreResult<Page> {
-        Err(StoreError::Internal("list_category: not built yet".into()))
+        let listing = Listing {
+            index: BY_CATEGORY_INDEX,
+            key_name: "category_key",
+            key: category_key(board.as_str(), category.as_str()),
+            category: None,
+        };
+        self.listing_page(listing, limit, cursor).await
     }
 
+    /// One Query of `Best` (the board's best posts only), filtered by
+    /// category when asked, then the page's shards by key.
     async fn list_best(
         &self,
-        _board: &BoardSlug,
-        _category: Option<&crate::domain::Category>,
-        _limit: PageLimit,
-        _cursor: Option<&str>,
+        board: &BoardSlug,
+        category: Option<&Category>,
+        limit: PageLimit,
+        cursor: Option<&str>,
     ) -> StoreResult<Page> {
-        Err(StoreError::Internal("list_best: not built yet".into()))
+        let listing = Listing {
+            index: BEST_INDEX,
+            key_name: "best_board",
+            key: board.as_str().to_owned(),
+            category: category.map(Category::as_str),
+        };
+        self.listing_page(listing, limit, cursor).await
     }
 
-    async fn post_by_number(&self, _board: &BoardSlug, _number: u64) -> StoreResult<Option<crate::domain::PostId>> {
-        Err(StoreError::Internal("post_by_number: not built yet".into()))
+    /// One Query of the keys-only `ByNumber` (board and number): eventually
+    /// consistent, so a post created a moment ago may not be found yet.
+    async fn post_by_number(&self, board: &BoardSlug, number: u64) -> StoreResult<Option<PostId>> {
+        let out = self
+            .client()
+            .await
+            .query()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .index_name(BY_NUMBER_INDEX)
+            .key_condition_expression("GSI1PK = :board AND #number = :number")
+            .expression_attribute_names("#number", "number")
+            .expression_attribute_values(":board", s(board_pk(board.as_str())))
+            .expression_attribute_values(":number", n(i64::try_from(number).unwrap_or(i64::MAX)))
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[]))
+            .map_err(sdk_error)?;
+        Ok(out
+            .items
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| text(item, "PK")?.strip_prefix("POST#").map(str::to_owned))
+            .next()
+            .map(PostId::from_stored))
     }
 
+    /// One transaction: the post's `category` and `category_key` (its
+    /// `ByCategory` entry) set or removed, and the entry.
     async fn set_category(
         &self,
-        _key: &PostKey,
-        _category: Option<&crate::domain::Category>,
-        _entry: &crate::domain::LogEntry,
+        post_key: &PostKey,
+        category: Option<&Category>,
+        entry: &LogEntry,
     ) -> StoreResult<bool> {
-        Err(StoreError::Internal("set_category: not built yet".into()))
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let change = self.category_change(board, post_id, category, Some(POST_ON_BOARD))?;
+        let items = vec![change, self.log_put(board, entry)?];
+        let written = self.transact(items).await;
+        self.cache.forget_post(post_id);
+        self.cache.pages.clear();
+        match written {
+            Ok(()) => Ok(true),
+            Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Ok(false),
+            Err(TxFailure::Conditions(_)) => Err(StoreError::Internal("log entry id collision".into())),
+            Err(TxFailure::Store(e)) => Err(e),
+        }
     }
 
-    async fn unbest(&self, _key: &PostKey, _entry: &crate::domain::LogEntry) -> StoreResult<bool> {
-        Err(StoreError::Internal("unbest: not built yet".into()))
+    /// One transaction: the post leaves the best list (`REMOVE best_board`),
+    /// its gate is closed for good ([`super::likes`]), and the entry.
+    async fn unbest(&self, post_key: &PostKey, entry: &LogEntry) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let items = vec![
+            self.update(
+                key(post_pk(post_id), POST_SK.into()),
+                "REMOVE best_board",
+                Some(POST_ON_BOARD),
+                &[],
+                &[(":board", s(board))],
+            )?,
+            self.close_gate(post_id)?,
+            self.log_put(board, entry)?,
+        ];
+        let written = self.transact(items).await;
+        self.cache.forget_post(post_id);
+        self.cache.pages.clear();
+        match written {
+            Ok(()) => {
+                self.cache
+                    .gates_done
+                    .put_at(post_id.to_owned(), false, std::time::Instant::now());
+                Ok(true)
+            }
+            Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Ok(false),
+            Err(TxFailure::Conditions(_)) => Err(StoreError::Internal("log entry id collision".into())),
+            Err(TxFailure::Store(e)) => Err(e),
+        }
     }
 
     /// One counter-shard write per post (one write unit each, whatever the
@@ -386,6 +565,37 @@ enum EditGuard<'a> {
 }
 
 impl DynamoStore {
+    /// The update of a post's category (and its `ByCategory` key), if `condition`.
+    fn category_change(
+        &self,
+        board: &str,
+        post_id: &str,
+        category: Option<&Category>,
+        condition: Option<&str>,
+    ) -> StoreResult<TransactWriteItem> {
+        let post = key(post_pk(post_id), POST_SK.into());
+        match category {
+            Some(category) => self.update(
+                post,
+                "SET category = :category, category_key = :category_key",
+                condition,
+                &[],
+                &[
+                    (":board", s(board)),
+                    (":category", s(category.as_str())),
+                    (":category_key", s(category_key(board, category.as_str()))),
+                ],
+            ),
+            None => self.update(
+                post,
+                "REMOVE category, category_key",
+                condition,
+                &[],
+                &[(":board", s(board))],
+            ),
+        }
+    }
+
     /// Writes title, body and their version; false when a condition failed.
     async fn write_edit(
         &self,
@@ -396,6 +606,13 @@ impl DynamoStore {
     ) -> StoreResult<bool> {
         let (title, body) = (edit.title.as_str(), edit.body.as_str());
         let version = PostVersion::of(title, body);
+        let mut expression =
+            "SET title = :title, body = :body, updated_at = :updated_at, #version = :version".to_owned();
+        match &edit.category {
+            None => {}
+            Some(Some(_)) => expression += ", category = :category, category_key = :category_key",
+            Some(None) => expression += " REMOVE category, category_key",
+        }
         let mut request = self
             .client()
             .await
@@ -403,13 +620,18 @@ impl DynamoStore {
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .update_expression("SET title = :title, body = :body, updated_at = :updated_at, #version = :version")
+            .update_expression(expression)
             .expression_attribute_names("#version", "version")
             .expression_attribute_values(":title", s(title))
             .expression_attribute_values(":body", s(body))
             .expression_attribute_values(":updated_at", s(edit.updated_at.as_str()))
             .expression_attribute_values(":version", s(version.as_str()))
             .expression_attribute_values(":board", s(board));
+        if let Some(Some(category)) = &edit.category {
+            request = request
+                .expression_attribute_values(":category", s(category.as_str()))
+                .expression_attribute_values(":category_key", s(category_key(board, category.as_str())));
+        }
         let condition = match guard {
             None => POST_ON_BOARD.to_owned(),
             Some(EditGuard::Versions(versions)) => {

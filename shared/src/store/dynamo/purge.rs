@@ -24,7 +24,7 @@ use aws_sdk_dynamodb::types::{DeleteRequest, ReturnConsumedCapacity, TransactWri
 
 use super::DynamoStore;
 use super::attributes::{Item, key, pk_of, s};
-use super::items::{POST_ON_BOARD, POST_SK, all_likes_pks, legacy_likes_pk, post_pk, reports_pk};
+use super::items::{POST_SK, all_likes_pks, legacy_likes_pk, post_pk, reports_pk};
 use super::transact::{TRANSACTION_ITEMS, TxFailure, sdk_error};
 use crate::store::{PendingPurge, Purges, StoreError, StoreResult};
 
@@ -70,35 +70,75 @@ impl DynamoStore {
             ("SK".to_owned(), s(post_id)),
             ("board".to_owned(), s(board)),
         ]);
-        let mut items = vec![
-            self.delete_if(
-                key(post_pk(post_id), POST_SK.into()),
-                POST_ON_BOARD,
-                &[(":board", s(board))],
-            )?,
-            self.overwrite(marker)?,
-        ];
-        for shard in self.shard_keys(board, post_id) {
-            items.push(self.delete(shard, None)?);
+        // A numbered post (every post since v4, and each one the backfill
+        // numbered) is counted on its board: its delete uncounts it, in the
+        // same write. Most are; a post without a number is found out by
+        // the first attempt failing and a read.
+        let mut numbered = true;
+        for _ in 0..4 {
+            let condition = if numbered {
+                "attribute_exists(PK) AND board = :board AND attribute_exists(#number)"
+            } else {
+                "attribute_exists(PK) AND board = :board AND attribute_not_exists(#number)"
+            };
+            let mut items = vec![
+                self.delete_named(
+                    key(post_pk(post_id), POST_SK.into()),
+                    condition,
+                    &[("#number", "number")],
+                    &[(":board", s(board))],
+                )?,
+                self.overwrite(marker.clone())?,
+            ];
+            for shard in self.shard_keys(board, post_id) {
+                items.push(self.delete(shard, None)?);
+            }
+            if numbered {
+                items.push(self.count_posts(board, -1)?);
+            }
+            let extra_at = items.len();
+            items.extend(extra.iter().cloned());
+            let marked = self.transact(items).await;
+            self.cache.forget_post(post_id);
+            self.cache.pages.clear();
+            match marked {
+                Ok(()) => return Ok(Marked::Deleted),
+                // The post's own condition is the first item's.
+                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => {
+                    match self.post_numbered(board, post_id).await? {
+                        None => return Ok(Marked::NoSuchPost),
+                        Some(now_numbered) => numbered = now_numbered,
+                    }
+                }
+                Err(TxFailure::Conditions(failed)) => {
+                    return Ok(Marked::ExtraFailed(failed.into_iter().skip(extra_at).collect()));
+                }
+                Err(TxFailure::Store(e)) => return Err(e),
+            }
         }
-        let extra_at = items.len();
-        items.extend(extra);
-        let marked = self.transact(items).await;
-        self.cache.forget_post(post_id);
-        self.cache.pages.clear();
-        match marked {
-            Ok(()) => Ok(Marked::Deleted),
-            // The post's own condition is the first item's.
-            Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Ok(Marked::NoSuchPost),
-            Err(TxFailure::Conditions(failed)) => Ok(Marked::ExtraFailed(failed.into_iter().skip(extra_at).collect())),
-            Err(TxFailure::Store(e)) => Err(e),
-        }
+        Err(StoreError::Unavailable(
+            "a post's delete kept racing the backfill that numbers it".into(),
+        ))
+    }
+
+    /// Whether the post on `board` has a number; `None` when there is no such post.
+    async fn post_numbered(&self, board: &str, post_id: &str) -> StoreResult<Option<bool>> {
+        const NUMBERED: super::attributes::Projection = super::attributes::Projection {
+            expression: "board, #number",
+            names: &[("#number", "number")],
+        };
+        let item = self
+            .get_with(key(post_pk(post_id), POST_SK.into()), true, Some(&NUMBERED))
+            .await?;
+        Ok(item
+            .filter(|item| super::attributes::text(item, "board") == Some(board))
+            .map(|item| item.contains_key("number")))
     }
 
     /// How many extra items step 1's transaction has room for: DynamoDB's
-    /// 100 less the post, its marker and its shards.
+    /// 100 less the post, its marker, its shards and its board's count.
     pub(super) fn mark_room(&self) -> usize {
-        TRANSACTION_ITEMS.saturating_sub(2 + self.layout.counter_shards as usize)
+        TRANSACTION_ITEMS.saturating_sub(3 + self.layout.counter_shards as usize)
     }
 
     /// Step 2: the open reports its report pointers and reporters name

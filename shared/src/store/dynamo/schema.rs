@@ -236,6 +236,50 @@ mod tests {
                 "{name}"
             );
         }
+        // v4: the sparse listing indexes, each projecting what the board
+        // index projects, and the keys-only index of post numbers.
+        let index = |name: &str| {
+            def.global_secondary_indexes
+                .iter()
+                .find(|i| i.index_name == name)
+                .unwrap_or_else(|| panic!("infra/table.json declares {name}"))
+        };
+        let keys_of = |name: &str| -> Vec<(String, String)> {
+            index(name)
+                .key_schema
+                .iter()
+                .map(|k| (k.attribute_name.clone(), k.key_type.clone()))
+                .collect()
+        };
+        let pair = |hash: &str, range: &str| {
+            vec![
+                (hash.to_owned(), "HASH".to_owned()),
+                (range.to_owned(), "RANGE".to_owned()),
+            ]
+        };
+        use super::super::items::{BEST_INDEX, BY_CATEGORY_INDEX, BY_NUMBER_INDEX};
+        assert_eq!(keys_of(BY_NUMBER_INDEX), pair("GSI1PK", "number"));
+        assert_eq!(index(BY_NUMBER_INDEX).projection.projection_type, "KEYS_ONLY");
+        assert_eq!(keys_of(BY_CATEGORY_INDEX), pair("category_key", "GSI1SK"));
+        assert_eq!(keys_of(BEST_INDEX), pair("best_board", "GSI1SK"));
+        let board_projection = &def.global_secondary_indexes[0].projection;
+        for name in [BY_CATEGORY_INDEX, BEST_INDEX] {
+            assert_eq!(&index(name).projection, board_projection, "{name}");
+        }
+        for needed in ["number", "category", "best_board"] {
+            assert!(
+                board_projection.non_key_attributes.iter().any(|a| a == needed),
+                "GSI1 projects {needed}"
+            );
+        }
+        for (name, kind) in [("number", "N"), ("category_key", "S"), ("best_board", "S")] {
+            assert!(
+                def.attribute_definitions
+                    .iter()
+                    .any(|a| a.attribute_name == name && a.attribute_type == kind),
+                "{name}"
+            );
+        }
         assert_eq!(def.time_to_live_specification.attribute_name, "expires_at");
         assert_eq!(def.billing_mode, "PAY_PER_REQUEST");
     }

@@ -296,6 +296,44 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
+    /// A transaction item that puts `item` if `condition`, with its attribute
+    /// `names` and `values`, holds.
+    pub(super) fn put_named(
+        &self,
+        item: Item,
+        condition: &str,
+        names: &[(&str, &str)],
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .set_expression_attribute_names(names_of(names))
+            .set_expression_attribute_values(values_of(values))
+            .build()?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// A transaction item that deletes `key` if `condition`, with its
+    /// attribute `names` and `values`, holds.
+    pub(super) fn delete_named(
+        &self,
+        key: Item,
+        condition: &str,
+        names: &[(&str, &str)],
+        values: &[(&str, AttributeValue)],
+    ) -> StoreResult<TransactWriteItem> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .condition_expression(condition)
+            .set_expression_attribute_names(names_of(names))
+            .set_expression_attribute_values(values_of(values))
+            .build()?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
     /// A transaction item that writes nothing and requires `condition` of `key`.
     pub(super) fn check(
         &self,

@@ -59,7 +59,7 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
 
     // What ByOwner adds to a member's writes (guests' write nothing to it).
     let first = measure!(
-        "a member's post (conditional PutItem; + ByOwner entry)",
+        "a member's post (v4: transaction of the post and its board's count; + ByOwner entry)",
         1,
         post_by(&store, "notice", &kim).await
     );
@@ -82,8 +82,8 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
         comment_by(&store, "notice", &first.summary.id, &kim).await
     );
     let liked = measure!(
-        "like (transaction: like item, shard; BatchGetItem of the shards; + ByOwner entry)",
-        2,
+        "like (v4: BatchGetItem of the vote and the best gate; transaction: like item, shard, gate; BatchGetItem of the shards; + ByOwner entry)",
+        3,
         store
             .vote(&key, &id, shared::domain::VoteChange::Like, None)
             .await
@@ -98,8 +98,8 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
         "a like writes a ByOwner entry and no other index: {indexes}"
     );
     measure!(
-        "unlike (transaction; BatchGetItem; - ByOwner entry)",
-        2,
+        "unlike (BatchGetItem; transaction; BatchGetItem; - ByOwner entry)",
+        3,
         store
             .vote(&key, &id, shared::domain::VoteChange::Unlike, None)
             .await
@@ -107,7 +107,7 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
             .unwrap()
     );
     measure!(
-        "a guest's post (PutItem; no ByOwner entry)",
+        "a guest's post (transaction; no ByOwner entry)",
         1,
         guest_post(&store, "notice").await
     );

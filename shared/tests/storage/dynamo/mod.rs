@@ -9,6 +9,7 @@ use shared::domain::new_id;
 use shared::store::dynamo::{CapacityMeter, DynamoStore, Layout, RequestCounter, SdkTuning, client_config};
 
 mod accounts;
+mod boards;
 mod layout;
 mod moderation;
 mod purges;

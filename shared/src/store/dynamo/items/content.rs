@@ -102,6 +102,15 @@ pub(in crate::store::dynamo) struct SummaryFields {
     pub created_at: String,
     #[serde(flatten)]
     pub legacy: LegacyCounts,
+    /// **(v4)** The post's number on its board; none before v4 until the
+    /// backfill numbers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// **(v4)** The board, while the post is best: [`BEST_INDEX`]'s key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_board: Option<String>,
 }
 
 /// The counts a v1 post item carried (and the board index projected). v2
@@ -124,6 +133,7 @@ impl LegacyCounts {
             views: n(self.view_count),
             likes: n(self.like_count),
             comments: n(self.comment_count),
+            dislikes: 0,
         }
     }
 }
@@ -139,6 +149,9 @@ pub(in crate::store::dynamo) struct Counts {
     pub likes: i64,
     #[serde(default)]
     pub comments: i64,
+    /// **(v4)**
+    #[serde(default)]
+    pub dislikes: i64,
 }
 
 impl std::ops::Add for Counts {
@@ -149,6 +162,7 @@ impl std::ops::Add for Counts {
             views: self.views + other.views,
             likes: self.likes + other.likes,
             comments: self.comments + other.comments,
+            dislikes: self.dislikes + other.dislikes,
         }
     }
 }
@@ -177,10 +191,10 @@ impl SummaryFields {
             view_count: shown(counts.views),
             like_count: shown(counts.likes),
             comment_count: shown(counts.comments),
-            number: 0,
-            category: None,
-            dislike_count: Some(0),
-            best: false,
+            number: self.number.unwrap_or(0),
+            category: self.category,
+            dislike_count: Some(shown(counts.dislikes)),
+            best: self.best_board.is_some(),
         }
     }
 }
@@ -214,6 +228,9 @@ pub(in crate::store::dynamo) struct PostItem {
     /// A member's post: [`BY_OWNER_INDEX`]'s keys.
     #[serde(flatten)]
     pub owner: OwnerFields,
+    /// **(v4)** With a category: [`BY_CATEGORY_INDEX`]'s key ([`category_key`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category_key: Option<String>,
 }
 
 /// The keys of [`BY_OWNER_INDEX`] on a member's post, comment or like;
@@ -254,6 +271,9 @@ impl PostItem {
                 author: (&s.author).into(),
                 created_at: s.created_at.clone(),
                 legacy: LegacyCounts::default(),
+                number: Some(s.number),
+                category: s.category.as_ref().map(|c| c.as_str().to_owned()),
+                best_board: None,
             },
             body: post.body.clone(),
             updated_at: post.updated_at.clone(),
@@ -262,6 +282,7 @@ impl PostItem {
             writer_key: Some(writer.key.as_str().to_owned()),
             writer_range: Some(writer.range.as_str().to_owned()),
             owner: OwnerFields::of(owner_of(&s.author), owned_post_sk(&s.id)),
+            category_key: s.category.as_ref().map(|c| category_key(&s.board, c.as_str())),
         }
     }
 
@@ -399,15 +420,20 @@ mod tests {
                 like_count: None,
                 comment_count: Some(1),
             },
+            number: Some(7),
+            category: None,
+            best_board: None,
         };
         let summary = fields.summary(Counts {
             views: 2,
             likes: -1,
             comments: 0,
+            dislikes: 2,
         });
         assert_eq!(
             (summary.view_count, summary.like_count, summary.comment_count),
             (7, 0, 1)
         );
+        assert_eq!((summary.dislike_count, summary.number), (Some(2), 7));
     }
 }

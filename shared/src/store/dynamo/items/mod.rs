@@ -10,6 +10,24 @@
 //! | like    | `LIKES#<post id>#<n>`   | `MEMBER#<member id>`|                |           |
 //! | attempt | `ATTEMPT#<key>`         | `WINDOW#<start>`    |                |           |
 //!
+//! v4 (docs/storage.md, "(v4) Boards, numbers, categories and votes"):
+//!
+//! | item              | PK                    | SK                 | holds |
+//! |-------------------|-----------------------|--------------------|-------|
+//! | board             | `BOARDS`              | `<slug>`           | `settings` (JSON), `created_at` |
+//! | number counter    | `NUMBERS#<slug>`      | `NEXT`             | `next`, `legacy`, `legacy_given` |
+//! | live post count   | `POSTS#<slug>`        | `LIVE`             | `posts` |
+//! | member vote       | `LIKES#<post id>#<n>` | `MEMBER#<id>`      | a like item; `vote` = `dislike` for a dislike |
+//! | guest vote        | `LIKES#<post id>#<n>` | `GUEST#<key>`      | `board`, `vote` |
+//! | best gate         | `POST#<post id>`      | `GATE`             | `net`, or `state` `best` / `closed` |
+//!
+//! A post item also carries `number` ([`BY_NUMBER_INDEX`]: `GSI1PK`,
+//! `number`, keys only), `category` with `category_key`
+//! ([`BY_CATEGORY_INDEX`]: `category_key`, `GSI1SK`) and, while best,
+//! `best_board` ([`BEST_INDEX`]: `best_board`, `GSI1SK`); the two listing
+//! indexes project what `GSI1` does. `GATE` sorts between `COMMENT#` and
+//! `POST`: the comments Query never reads it and the purge takes it.
+//!
 //! Moderation. Posts, comments and members carry `id`, which the
 //! keys-only index [`BY_ID_INDEX`] (`ById`) is keyed by: a member or a
 //! comment known only by its id is one Query on it, then one GetItem. No

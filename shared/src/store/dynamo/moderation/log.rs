@@ -12,7 +12,7 @@ use crate::store::{StoreResult, cursor, from_json, to_json};
 
 impl DynamoStore {
     /// The transaction item that writes `entry` to the board's log.
-    pub(super) fn log_put(&self, board: &str, entry: &LogEntry) -> StoreResult<TransactWriteItem> {
+    pub(in crate::store::dynamo) fn log_put(&self, board: &str, entry: &LogEntry) -> StoreResult<TransactWriteItem> {
         let item = to_item(&LogItem {
             pk: modlog_pk(board),
             sk: entry.id.clone(),
