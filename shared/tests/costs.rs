@@ -1097,7 +1097,7 @@ async fn seed_account(
             view_count: 0,
             like_count: 0,
             comment_count: 0,
-            number: unique_number(),
+            number: test_support::unique_number(),
             category: None,
             dislike_count: Some(0),
             best: false,
@@ -1165,14 +1165,6 @@ async fn seed_account(
         .unwrap();
     }
     (kim, others)
-}
-
-/// A post number no other post of this process has: posts made here
-/// without the use cases (which take one from the board's counter) need
-/// one, since numbers are unique per board.
-fn unique_number() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// v4 (docs/storage.md, Boards, numbers and votes: what they cost): a

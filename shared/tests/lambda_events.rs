@@ -254,7 +254,7 @@ async fn seed_posts(h: &Harness, count: usize) {
                 view_count: 0,
                 like_count: 0,
                 comment_count: 0,
-                number: unique_number(),
+                number: test_support::unique_number(),
                 category: None,
                 dislike_count: Some(0),
                 best: false,
@@ -359,12 +359,4 @@ async fn a_write_under_a_quota_leaves_the_function_with_its_ratelimit_headers() 
         pacing.starts_with(&format!("\"creates\";r={};t=", limit.max - 2)),
         "{pacing}"
     );
-}
-
-/// A post number no other post of this process has: posts made here
-/// without the use cases (which take one from the board's counter) need
-/// one, since numbers are unique per board.
-fn unique_number() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

@@ -100,7 +100,7 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
             view_count: 0,
             like_count: 0,
             comment_count: 0,
-            number: unique_number(),
+            number: test_support::unique_number(),
             category: None,
             dislike_count: Some(0),
             best: false,
@@ -464,7 +464,7 @@ async fn member_with_content(
             view_count: 0,
             like_count: 0,
             comment_count: 0,
-            number: unique_number(),
+            number: test_support::unique_number(),
             category: None,
             dislike_count: Some(0),
             best: false,
@@ -636,12 +636,4 @@ async fn a_deletion_takes_its_comments_on_a_deleted_post_whose_purge_has_not_run
         "the post was purged on the way"
     );
     assert_eq!(naming(&client, &table, &others).await, 0);
-}
-
-/// A post number no other post of this process has: posts made here
-/// without the use cases (which take one from the board's counter) need
-/// one, since numbers are unique per board.
-fn unique_number() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

@@ -50,7 +50,7 @@ pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded 
             view_count: 0,
             like_count: 0,
             comment_count: 0,
-            number: unique_number(),
+            number: crate::unique_number(),
             category: None,
             dislike_count: Some(0),
             best: false,
@@ -220,12 +220,4 @@ pub fn guest_comment(post: &str, text: &str, key: &str) -> Value {
 /// `GET /health`: answered without the store or a hash.
 pub fn health() -> Value {
     event("GET", "/health", "/health", json!({}), json!({}), None)
-}
-
-/// A post number no other post of this process has: posts made here
-/// without the use cases (which take one from the board's counter) need
-/// one, since numbers are unique per board.
-fn unique_number() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

@@ -7,3 +7,11 @@
 pub mod dynamo_local;
 pub mod lambda;
 pub mod router;
+
+/// A post number no other post of this process has: posts a test writes
+/// through the store, without the use cases (which take one from the
+/// board's counter), need one, since numbers are unique per board.
+pub fn unique_number() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}

@@ -60,7 +60,7 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
             view_count: 0,
             like_count: 0,
             comment_count: 0,
-            number: unique_number(),
+            number: crate::unique_number(),
             category: None,
             dislike_count: Some(0),
             best: false,
@@ -88,12 +88,4 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         token,
         _dir: dir,
     }
-}
-
-/// A post number no other post of this process has: posts made here
-/// without the use cases (which take one from the board's counter) need
-/// one, since numbers are unique per board.
-fn unique_number() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

@@ -271,7 +271,9 @@ pub fn board_categories() -> Schema {
     utoipa::openapi::schema::ArrayBuilder::new()
         .items(utoipa::openapi::RefOr::T(board_category()))
         .max_items(Some(crate::domain::board::MAX_CATEGORIES))
-        .description(Some("At most 20 categories (말머리), unique after NFKC and case folding; absent: none"))
+        .description(Some(
+            "At most 20 categories (말머리), unique after NFKC and case folding; absent: none",
+        ))
         .build()
         .into()
 }

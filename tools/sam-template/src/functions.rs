@@ -58,13 +58,15 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         ],
         // The comment transaction (put + shard update + condition check),
         // the ban check (several subjects, the address and range keys:
-        // one batch get), keys' claims.
+        // one batch get), keys' claims. (v4) The boards: one query per
+        // cold start (and a put where it seeds one).
         Function::GuestComment => &[
             "dynamodb:BatchGetItem",
             "dynamodb:ConditionCheckItem",
             "dynamodb:DeleteItem",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
+            "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
         // Staff routes and reports: moderators, bans and reports are
@@ -96,12 +98,16 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         ],
         // like/unlike transaction (put or delete + shard update, conditioned
         // on the post), the post's board (get), the likes of every shard (batch get).
+        // (v4) Dislikes and guest votes the same way, the best gate (get,
+        // and an update in the transaction); the boards: one query per
+        // cold start (and a put where it seeds one).
         Function::Like => &[
             "dynamodb:BatchGetItem",
             "dynamodb:ConditionCheckItem",
             "dynamodb:DeleteItem",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
+            "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
     }
@@ -110,8 +116,13 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
 /// Whether a function reads an index: the board index (GSI1), or
 /// `ById` (a member or a comment by its id, for appointments and bans),
 /// or `ByOwner` (a member's own posts, comments and likes).
+/// (v4) A post create reads the board index once per board (the first
+/// number a board gives starts above its posts that have none yet).
 pub(crate) fn uses_index(function: Function) -> bool {
-    matches!(function, Function::Read | Function::Moderation | Function::Account)
+    matches!(
+        function,
+        Function::Read | Function::Moderation | Function::Account | Function::MemberWrite | Function::GuestPost
+    )
 }
 
 /// The hashing functions get reserved concurrency: a flood of password
