@@ -875,11 +875,11 @@ async fn the_vote_that_reaches_best_likes_makes_a_post_best_and_staff_take_it_ou
     assert_eq!(detail(&app, "free", &id, None).await["best"], true);
     assert_eq!(
         ids(&page(&app, "/boards/free/posts?best=true", None).await),
-        [id.clone()]
+        std::slice::from_ref(&id)
     );
     assert_eq!(
         ids(&page(&app, "/boards/free/posts?best=true&category=정보", None).await),
-        [id.clone()]
+        std::slice::from_ref(&id)
     );
     assert!(
         ids(&page(&app, "/boards/free/posts?best=false", None).await)
