@@ -963,7 +963,15 @@ async function accountPage() {
     h(
       "ul",
       { class: "posts" },
-      posts.posts.map((p) => h("li", {}, h("a", { href: `#/b/${p.board}/p/${p.id}` }, p.title), " ", h("span", { class: "meta" }, when(p.created_at)))),
+      posts.posts.map((p) =>
+        h(
+          "li",
+          {},
+          h("a", { href: `#/b/${p.board}/p/${p.id}` }, p.title),
+          " ",
+          h("span", { class: "meta" }, `${boardName(p.board)} ${p.number}번 · ${when(p.created_at)}`),
+        ),
+      ),
     ),
     h("h2", {}, "내가 쓴 댓글"),
     h("ul", { class: "comments" }, comments.comments.map((c) => h("li", {}, h("span", { class: "text" }, c.body), " ", h("span", { class: "meta" }, when(c.created_at))))),
@@ -1246,12 +1254,15 @@ async function route() {
   const [path, search] = location.hash.replace(/^#/, "").split("?");
   const query = new URLSearchParams(search || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  // The bar needs the boards and the member's roles whatever the page: read once, beside the page's own reads.
+  const bar = Promise.all([boards ? null : loadBoards(), loadRoles()]).catch(() => null);
   let shown;
   try {
     shown = await view(parts, query);
   } catch (error) {
     shown = failure(error);
   }
+  await bar;
   show(shown, seq);
 }
 

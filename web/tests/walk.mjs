@@ -460,6 +460,12 @@ try {
     await page.$$eval(".vote", (bs) => bs.length === 2 && bs.every((b) => b.disabled)),
     "a member's own post offers no vote (추천 and 비추천 disabled)",
   );
+  await page.click(".post-number");
+  await page.waitForFunction(() => location.hash.includes("/n/"));
+  await rendered();
+  check((await text("h1")) === "안녕하세요, 첫 글입니다", "the post's number links to it (GET .../posts/by-number/{number})");
+  await page.goto(memberPostUrl);
+  await rendered();
   await fill("comment", { body: "첫 댓글" });
   await submit("comment");
   await waitText(".comment .text", "첫 댓글");
