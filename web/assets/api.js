@@ -144,28 +144,46 @@ export const api = {
     return body.member;
   },
   me: () => request("GET", "/members/me").then((r) => r.body),
-  posts: (board, cursor) =>
-    request("GET", `/boards/${board}/posts${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then(
-      (r) => r.body,
-    ),
+  // (v4) Boards are resources: names, categories and rules come from the API.
+  boards: () => request("GET", "/boards").then((r) => r.body.boards),
+  board: (board) => request("GET", `/boards/${board}`).then((r) => r.body),
+  /** Creates (admins, 201) or replaces the rules of (staff, 200) a board: `created` says which. */
+  putBoard: (board, settings) =>
+    request("PUT", `/boards/${board}`, { body: settings }).then((r) => ({ ...r.body, created: r.status === 201 })),
+  /** A page of a board: `filter` is {category, best} (v4), each optional; they combine. */
+  posts: (board, cursor, filter = {}) => {
+    const query = new URLSearchParams();
+    if (filter.category) query.set("category", filter.category);
+    if (filter.best) query.set("best", "true");
+    if (cursor) query.set("cursor", cursor);
+    const search = query.toString();
+    return request("GET", `/boards/${board}/posts${search ? `?${search}` : ""}`).then((r) => r.body);
+  },
   post: (board, id) =>
     request("GET", `/boards/${board}/posts/${id}`).then((r) => ({ ...r.body, etag: r.headers.get("etag") })),
+  postByNumber: (board, number) =>
+    request("GET", `/boards/${board}/posts/by-number/${number}`).then((r) => ({
+      ...r.body,
+      etag: r.headers.get("etag"),
+    })),
   comments: (board, id, cursor) =>
     request("GET", `/boards/${board}/posts/${id}/comments?cursor=${encodeURIComponent(cursor)}`).then(
       (r) => r.body,
     ),
-  createPost: (board, title, body) => create(`/boards/${board}/posts`, { title, body }).then((r) => r.body),
-  createGuestPost: (board, nickname, password, title, body) =>
-    create(`/boards/${board}/posts/guest`, { nickname, password, title, body }).then((r) => r.body),
-  editPost: (board, id, title, body, etag) =>
-    request("PUT", `/boards/${board}/posts/${id}`, { body: { title, body }, ifMatch: etag }).then((r) => ({
-      ...r.body,
-      etag: r.headers.get("etag"),
-    })),
-  editGuestPost: (board, id, password, title, body, etag) =>
-    request("PUT", `/boards/${board}/posts/${id}/guest`, { body: { password, title, body }, ifMatch: etag }).then(
+  // `category` (v4): null or one of the board's categories.
+  createPost: (board, title, body, category = null) =>
+    create(`/boards/${board}/posts`, { title, body, category }).then((r) => r.body),
+  createGuestPost: (board, nickname, password, title, body, category = null) =>
+    create(`/boards/${board}/posts/guest`, { nickname, password, title, body, category }).then((r) => r.body),
+  editPost: (board, id, title, body, category, etag) =>
+    request("PUT", `/boards/${board}/posts/${id}`, { body: { title, body, category }, ifMatch: etag }).then(
       (r) => ({ ...r.body, etag: r.headers.get("etag") }),
     ),
+  editGuestPost: (board, id, password, title, body, category, etag) =>
+    request("PUT", `/boards/${board}/posts/${id}/guest`, {
+      body: { password, title, body, category },
+      ifMatch: etag,
+    }).then((r) => ({ ...r.body, etag: r.headers.get("etag") })),
   deletePost: (board, id) => request("DELETE", `/boards/${board}/posts/${id}`),
   deleteGuestPost: (board, id, password) =>
     request("DELETE", `/boards/${board}/posts/${id}/guest`, { body: { password } }),
@@ -183,6 +201,14 @@ export const api = {
     request("DELETE", `/boards/${board}/posts/${id}/comments/${commentId}/guest`, { body: { password } }),
   like: (board, id) => request("PUT", `/boards/${board}/posts/${id}/like`).then((r) => r.body),
   unlike: (board, id) => request("DELETE", `/boards/${board}/posts/${id}/like`).then((r) => r.body),
+  // (v4) A member's dislike excludes their like (and the reverse); a guest votes once, never withdrawn.
+  dislike: (board, id) => request("PUT", `/boards/${board}/posts/${id}/dislike`).then((r) => r.body),
+  undislike: (board, id) => request("DELETE", `/boards/${board}/posts/${id}/dislike`).then((r) => r.body),
+  guestVote: (board, id, vote) =>
+    request("POST", `/boards/${board}/posts/${id}/votes/guest`, { body: { vote }, auth: false }).then((r) => r.body),
+  recategorize: (board, id, category) =>
+    request("PUT", `/boards/${board}/posts/${id}/category`, { body: { category } }).then((r) => r.body),
+  unbest: (board, id) => request("DELETE", `/boards/${board}/best/${id}`),
   changePassword: (current_password, new_password) =>
     request("PUT", "/members/me/password", { body: { current_password, new_password } }),
   signOutEverywhere: () => request("DELETE", "/members/me/sessions"),

@@ -1,22 +1,66 @@
 // The reference client's pages: a hash router (`#/b/free`, `#/b/free/p/<id>`,
 // ...) over the API client (api.js). Every page is rebuilt from the API on
-// navigation; nothing is cached but the session.
+// navigation; nothing is kept but the session, the list of boards (names
+// and rules, read again on every board page) and the member's roles.
 
 import { api, ApiError, session } from "./api.js";
-import { BOARDS } from "./config.js";
-import { h, when } from "./dom.js";
+import { h, listDate, when } from "./dom.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 
 // ---------------------------------------------------------------- helpers
 
-const boardName = (slug) => BOARDS.find((b) => b.slug === slug)?.name || slug;
 const go = (hash) => {
   if (location.hash === hash) route();
   else location.hash = hash;
 };
 const me = () => session.get()?.member || null;
+
+// (v4) Boards are resources: `GET /boards` names them and says their rules
+// (categories, dislikes, guest writes), so nothing about them is configured here.
+let boards = null;
+async function loadBoards(fresh = false) {
+  if (!boards || fresh) boards = await api.boards();
+  return boards;
+}
+const boardInfo = (slug) => boards?.find((b) => b.slug === slug) || null;
+const boardName = (slug) => boardInfo(slug)?.name || slug;
+
+/** The board's settings; "없는 게시판" when the API has no such board. */
+async function requireBoard(slug, fresh = false) {
+  await loadBoards(fresh);
+  if (!boardInfo(slug) && !fresh) await loadBoards(true);
+  const info = boardInfo(slug);
+  if (!info) throw new ApiError(404, "no_board", "no such board", 0);
+  return info;
+}
+
+/** The signed-in member's roles (`GET /members/me`), read once per sign-in. */
+let roles = null;
+async function loadRoles() {
+  if (!me()) {
+    roles = null;
+    return null;
+  }
+  if (!roles) {
+    try {
+      roles = (await api.me()).roles;
+    } catch {
+      return null;
+    }
+  }
+  return roles;
+}
+
+/** Whether the signed-in member is staff of `board` (admin, or its moderator). */
+async function isStaff(board) {
+  const r = await loadRoles();
+  return Boolean(r && (r.admin || r.moderates.includes(board)));
+}
+
+/** Text for screen readers only (a column's label where the layout drops it). */
+const srOnly = (text) => h("span", { class: "sr-only" }, text);
 
 /** The author as the board shows it: nickname, and what kind of writer. */
 function author(a) {
@@ -29,6 +73,33 @@ function author(a) {
       h("span", { class: "badge", title: "손님: 같은 곳에서 쓴 글은 같은 태그" }, a.tag ? `손님 #${a.tag}` : "손님"),
     );
   return h("span", { class: "author member" }, a.nickname, h("span", { class: "badge member" }, "회원"));
+}
+
+/** The author in a board list: a guest's tag in brackets after the nickname, as Korean boards show it. */
+function listAuthor(a) {
+  if (a.kind === "deleted_member") return h("span", { class: "author deleted" }, "탈퇴한 회원");
+  if (a.kind === "guest")
+    return h(
+      "span",
+      { class: "author guest" },
+      a.nickname,
+      a.tag ? h("span", { class: "tag", title: "손님: 같은 곳에서 쓴 글은 같은 태그" }, `(${a.tag})`) : null,
+    );
+  return h("span", { class: "author member" }, a.nickname, h("span", { class: "member-mark", title: "회원" }, srOnly("(회원)")));
+}
+
+/** A sign-in hint where the board takes nothing from guests. */
+function signInHint(why) {
+  return h(
+    "p",
+    { class: "hint sign-in" },
+    why,
+    " ",
+    h("a", { href: "#/login" }, "로그인"),
+    "하거나 ",
+    h("a", { href: "#/signup" }, "회원가입"),
+    "해 주세요.",
+  );
 }
 
 /**
@@ -54,9 +125,21 @@ const FIELD_RULES = {
   member_id: "회원을 찾을 수 없습니다.",
   cursor: "페이지 주소가 올바르지 않습니다. 첫 페이지부터 다시 보세요.",
   limit: "한 페이지 개수는 1-100이어야 합니다.",
+  // (v4) Boards, categories and votes.
+  slug: "게시판 주소는 영문 소문자, 숫자, - 로 1-40자여야 합니다.",
+  name: "게시판 이름은 1-40자이고 제어 문자, 방향 제어 문자, 금지어를 쓸 수 없습니다.",
+  description: "설명은 500자까지 쓸 수 있습니다.",
+  categories: "말머리는 20개까지, 각각 1-12자이고 서로 달라야 합니다 (쉼표는 쓸 수 없습니다).",
+  best_likes: "개념글 기준은 1-10,000 사이의 수이거나 비워 두어야 합니다 (개념글 없음).",
+  dislikes: "비추천 설정을 목록에서 골라 주세요.",
+  guest_writes: "손님 글쓰기 허용 여부를 골라 주세요.",
+  lock_after_comments: "댓글 잠금 여부를 골라 주세요.",
+  category: "말머리를 이 게시판의 말머리 중에서 골라 주세요.",
+  vote: "추천 또는 비추천만 할 수 있습니다.",
+  best: "개념글 보기 주소가 올바르지 않습니다.",
 };
 
-/** Korean for every error code of docs/API.md (Errors). */
+/** Korean for every error code of docs/API.md (Errors), and the client's own. */
 const CODES = {
   malformed_json: "요청 형식이 올바르지 않습니다.",
   validation_failed: "입력값이 규칙에 맞지 않습니다.",
@@ -78,6 +161,13 @@ const CODES = {
   unavailable: "서버가 바쁩니다. 잠시 후 다시 시도하세요.",
   internal: "서버 오류가 났습니다.",
   network: "서버에 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
+  // (v4)
+  already_voted: "이미 이 글에 추천이나 비추천을 했습니다 (손님은 글마다 한 번).",
+  locked: "다른 사람의 댓글이 달린 글이라 고치거나 지울 수 없습니다.",
+  totp_required: "이 계정은 OTP 인증 코드가 필요합니다.",
+  pow_required: "잠시 후 다시 시도하세요 (자동 입력 확인이 필요합니다).",
+  no_board: "없는 게시판입니다.",
+  board_exists: "이미 있는 게시판 주소입니다. 규칙을 바꾸려면 위 목록에서 고르세요.",
 };
 
 /**
@@ -96,39 +186,52 @@ function describe(error) {
 }
 
 /**
- * A form: `fields` are [name, label, {type, value, rows, options}]; on
- * submit `action(values)` runs; an ApiError's message is shown beside the
- * field it names, else above the button; a 429 counts down its Retry-After
- * with the button disabled.
+ * A form: `fields` are [name, label, {type, value, rows, options, optional,
+ * min, max, hint}]; on submit `action(values)` runs; an ApiError's message
+ * is shown beside the field it names, else above the button; a 429 counts
+ * down its Retry-After with the button disabled.
  */
-function form(fields, submitLabel, action, { id } = {}) {
+function form(fields, submitLabel, action, { id, inline } = {}) {
   const errors = {};
   const inputs = {};
   const general = h("p", { class: "error", role: "alert" });
   const button = h("button", { type: "submit" }, submitLabel);
   const rows = fields.map(([name, label, options = {}]) => {
     let input;
+    const described = options.hint ? `${id || name}-${name}-hint` : null;
     if (options.type === "textarea") {
-      input = h("textarea", { name, rows: options.rows || 6, required: options.optional ? null : true });
+      input = h("textarea", { name, rows: options.rows || 6, required: options.optional ? null : true, "aria-describedby": described });
       input.value = options.value || "";
     } else if (options.type === "select") {
       input = h("select", { name }, options.options.map(([value, text]) => h("option", { value }, text)));
+      if (options.value !== undefined) input.value = options.value;
     } else if (options.type === "checkbox") {
-      input = h("input", { type: "checkbox", name });
+      input = h("input", { type: "checkbox", name, "aria-describedby": described });
+      input.checked = Boolean(options.value);
     } else {
       input = h("input", {
         name,
         type: options.type || "text",
         autocomplete: options.autocomplete || "off",
         required: options.optional ? null : true,
+        min: options.min,
+        max: options.max,
+        "aria-describedby": described,
       });
-      input.value = options.value || "";
+      input.value = options.value ?? "";
     }
     inputs[name] = input;
     errors[name] = h("span", { class: "field-error", "data-field": name });
-    return h("label", { class: options.type === "checkbox" ? "check" : null }, h("span", {}, label), input, errors[name]);
+    return h(
+      "label",
+      { class: options.type === "checkbox" ? "check" : null },
+      h("span", {}, label),
+      input,
+      options.hint ? h("small", { class: "field-hint", id: described }, options.hint) : null,
+      errors[name],
+    );
   });
-  const element = h("form", { class: "form", id }, rows, general, button);
+  const element = h("form", { class: inline ? "form inline-form" : "form", id }, rows, general, button);
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const slot of [general, ...Object.values(errors)]) slot.textContent = "";
@@ -170,7 +273,7 @@ function countdown(slot, button, seconds) {
 
 /** A page to show: views build one, and the router shows it if it is still current. */
 function page(title, ...children) {
-  return { title, children: [h("h1", {}, title), ...children] };
+  return { title, children: [h("h1", {}, title), ...children.filter((child) => child !== null && child !== undefined && child !== false)] };
 }
 
 function failure(error) {
@@ -181,24 +284,36 @@ function failure(error) {
 function show(view, seq) {
   if (!view || seq !== routeSeq) return;
   document.title = `${view.title} · 커뮤니티 보드`;
+  renderNav();
   main.replaceChildren(...view.children);
   // Which navigation is on screen (tests wait for it; nothing reads it otherwise).
   document.body.dataset.route = location.hash;
 }
 
+/** The top bar: the board switcher (name and how many posts), and the member's links. */
 function renderNav() {
   const member = me();
+  const here = /^#\/b\/([^/?]+)/.exec(location.hash)?.[1];
+  const manages = member && roles && (roles.admin || roles.moderates.length > 0);
   nav.replaceChildren(
     h("a", { href: "#/", class: "brand" }, "커뮤니티 보드"),
     h(
       "span",
       { class: "boards" },
-      BOARDS.map((b) => h("a", { href: `#/b/${b.slug}` }, b.name)),
+      (boards || []).map((b) =>
+        h(
+          "a",
+          { href: `#/b/${b.slug}`, "aria-current": b.slug === here ? "page" : null },
+          b.name,
+          h("span", { class: "count" }, srOnly(" 글 "), String(b.post_count), srOnly("개")),
+        ),
+      ),
     ),
     member
       ? h(
           "span",
           { class: "who" },
+          manages ? h("a", { href: "#/admin" }, "게시판 관리") : null,
           h("a", { href: "#/account" }, `${member.nickname} 님`),
           h(
             "button",
@@ -206,6 +321,7 @@ function renderNav() {
               class: "link",
               onclick: () => {
                 session.clear();
+                roles = null;
                 go("#/");
               },
             },
@@ -216,82 +332,188 @@ function renderNav() {
   );
 }
 
-/** Whether the signed-in member is staff of `board` (admin, or its moderator). */
-let roles = null;
-async function isStaff(board) {
-  if (!me()) return false;
-  if (!roles) {
-    try {
-      roles = (await api.me()).roles;
-    } catch {
-      return false;
-    }
-  }
-  return roles.admin || roles.moderates.includes(board);
+/** The 말머리 choices of a form: none, the board's, and the post's own if the board dropped it since. */
+function categoryOptions(info, current = null) {
+  const names = [...info.categories];
+  if (current && !names.includes(current)) names.push(current);
+  return [["", "말머리 없음"], ...names.map((c) => [c, c])];
 }
 
 // ------------------------------------------------------------------ pages
 
-async function boardPage(board, cursor) {
-  const data = await api.posts(board, cursor);
-  const rows = data.posts.map((p) =>
+/**
+ * A board list's address: its view (전체글 or 개념글, a 말머리) and the
+ * cursors of the pages before this one (`c`, one per page after the first),
+ * so that a reload, the back button or a shared link shows the same page
+ * with its page number and its way back.
+ */
+function boardHash(board, { best = false, category = null, stack = [] } = {}) {
+  const query = new URLSearchParams();
+  if (best) query.set("best", "1");
+  if (category) query.set("category", category);
+  for (const cursor of stack) query.append("c", cursor);
+  const search = query.toString();
+  return `#/b/${board}${search ? `?${search}` : ""}`;
+}
+
+/** One row of a board list: 번호, 말머리, 제목 [댓글수] and an image mark, 글쓴이, 작성일, 조회, 추천. */
+function postRow(board, p, withCategory) {
+  return h(
+    "tr",
+    { class: p.best ? "post-row best" : "post-row", "data-number": p.number },
+    h("td", { class: "num" }, p.best ? h("span", { class: "best-mark", title: "개념글" }, srOnly("개념글 "), "★") : null, String(p.number)),
+    withCategory ? h("td", { class: "cat" }, p.category || "") : null,
     h(
-      "li",
-      { class: "post-row" },
+      "td",
+      { class: "subject" },
       h("a", { href: `#/b/${board}/p/${p.id}`, class: "title" }, p.title),
-      h(
-        "span",
-        { class: "meta" },
-        author(p.author),
-        h("span", {}, when(p.created_at)),
-        h("span", { title: "조회" }, `조회 ${p.view_count}`),
-        h("span", { title: "추천" }, `추천 ${p.like_count}`),
-        h("span", { title: "댓글" }, `댓글 ${p.comment_count}`),
-      ),
+      // `media_count` arrives with images (v4); absent means none.
+      p.media_count > 0 ? h("span", { class: "has-image", title: "이미지" }, srOnly(" 이미지 있음")) : null,
+      p.comment_count > 0 ? h("span", { class: "reply-count", title: "댓글" }, srOnly(" 댓글 "), `[${p.comment_count}]`) : null,
     ),
+    h("td", { class: "writer" }, listAuthor(p.author)),
+    h("td", { class: "date" }, h("time", { datetime: p.created_at, title: when(p.created_at) }, listDate(p.created_at))),
+    h("td", { class: "views" }, String(p.view_count)),
+    h("td", { class: "likes" }, String(p.like_count)),
   );
+}
+
+/** Page numbers from the cursor stack: the first, the last few before this one, this one, and the next if there is one. */
+function pager(board, view, stack, nextCursor) {
+  const current = stack.length + 1;
+  const to = (n) => boardHash(board, { ...view, stack: stack.slice(0, n - 1) });
+  const numbers = [];
+  for (let n = 1; n <= current; n++) {
+    if (n > 1 && n < current - 7) {
+      if (numbers.at(-1) !== "…") numbers.push("…");
+      continue;
+    }
+    numbers.push(n);
+  }
+  const next = nextCursor ? boardHash(board, { ...view, stack: [...stack, nextCursor] }) : null;
+  return h(
+    "nav",
+    { class: "pager", "aria-label": "페이지" },
+    current > 1 ? h("a", { href: to(current - 1), class: "prev", rel: "prev" }, "이전") : null,
+    numbers.map((n) =>
+      n === "…"
+        ? h("span", { class: "gap" }, "…")
+        : n === current
+          ? h("span", { class: "page", "aria-current": "page" }, srOnly("현재 "), String(n), srOnly("쪽"))
+          : h("a", { href: to(n), class: "page" }, String(n), srOnly("쪽")),
+    ),
+    next ? h("a", { href: next, class: "page" }, String(current + 1), srOnly("쪽")) : null,
+    next ? h("a", { href: next, class: "next", rel: "next" }, "다음") : null,
+  );
+}
+
+async function boardPage(board, query) {
+  const best = query.get("best") === "1";
+  const category = query.get("category") || null;
+  const stack = query.getAll("c");
+  const view = { best, category };
+  // The board and its page together; an unknown board says so rather than "no such post".
+  const posts = api.posts(board, stack.at(-1) || null, view);
+  posts.catch(() => {});
+  const info = await requireBoard(board, true);
+  const [data, staff] = await Promise.all([posts, isStaff(board)]);
+  const categories = category && !info.categories.includes(category) ? [...info.categories, category] : info.categories;
+  const withCategory = categories.length > 0 || data.posts.some((p) => p.category);
+  const tab = (label, target, current) =>
+    h("a", { href: target, class: "tab", "aria-current": current ? "true" : null }, label);
+  const tabs = h(
+    "nav",
+    { class: "tabs", "aria-label": "글 목록 보기" },
+    h(
+      "div",
+      { class: "tab-row" },
+      tab("전체글", boardHash(board, { category }), !best),
+      tab("개념글", boardHash(board, { best: true, category }), best),
+    ),
+    categories.length
+      ? h(
+          "div",
+          { class: "tab-row categories" },
+          h("span", { class: "tab-label" }, "말머리"),
+          tab("전체", boardHash(board, { best }), !category),
+          categories.map((c) => tab(c, boardHash(board, { best, category: c }), c === category)),
+        )
+      : null,
+  );
+  const pageNumber = stack.length + 1;
+  const heading = [best ? "개념글" : "전체글", category, pageNumber > 1 ? `${pageNumber}쪽` : null].filter(Boolean).join(", ");
+  const list = data.posts.length
+    ? h(
+        "table",
+        { class: "board-list" },
+        h("caption", { class: "sr-only" }, `${info.name} ${heading}`),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col", class: "num" }, "번호"),
+            withCategory ? h("th", { scope: "col", class: "cat" }, "말머리") : null,
+            h("th", { scope: "col", class: "subject" }, "제목"),
+            h("th", { scope: "col", class: "writer" }, "글쓴이"),
+            h("th", { scope: "col", class: "date" }, "작성일"),
+            h("th", { scope: "col", class: "views" }, "조회"),
+            h("th", { scope: "col", class: "likes" }, "추천"),
+          ),
+        ),
+        h("tbody", {}, data.posts.map((p) => postRow(board, p, withCategory))),
+      )
+    : h("p", { class: "empty" }, best || category ? "이 보기에 맞는 글이 없습니다." : "아직 글이 없습니다.");
   return page(
-    boardName(board),
+    info.name,
+    info.description ? h("p", { class: "description" }, info.description) : null,
     h(
       "p",
       { class: "actions" },
       h("a", { href: `#/b/${board}/write`, class: "button" }, "글쓰기"),
+      h("span", { class: "hint" }, `글 ${info.post_count}개`),
       h("a", { href: `#/b/${board}/log` }, "관리 기록"),
-      (await isStaff(board)) ? h("a", { href: `#/b/${board}/mod` }, "관리") : null,
+      staff ? h("a", { href: `#/b/${board}/mod` }, "관리") : null,
+      staff ? h("a", { href: `#/admin/${board}` }, "게시판 규칙") : null,
     ),
-    rows.length ? h("ul", { class: "posts" }, rows) : h("p", { class: "empty" }, "아직 글이 없습니다."),
-    data.next_cursor
-      ? h("p", {}, h("a", { href: `#/b/${board}?cursor=${encodeURIComponent(data.next_cursor)}`, class: "button" }, "다음 페이지"))
-      : null,
+    tabs,
+    list,
+    pageNumber > 1 || data.next_cursor ? pager(board, view, stack, data.next_cursor) : null,
   );
 }
 
-function writePage(board) {
+async function writePage(board) {
+  const info = await requireBoard(board);
   const member = me();
+  const title = `${info.name} · 글쓰기`;
+  if (!member && !info.guest_writes) return page(title, signInHint("이 게시판은 회원만 글을 쓸 수 있습니다."));
+  const category = info.categories.length
+    ? [["category", "말머리", { type: "select", options: categoryOptions(info), value: "" }]]
+    : [];
   const fields = member
-    ? [
-        ["title", "제목"],
-        ["body", "내용", { type: "textarea", rows: 10 }],
-      ]
+    ? [...category, ["title", "제목"], ["body", "내용", { type: "textarea", rows: 10 }]]
     : [
         ["nickname", "닉네임"],
         ["password", "비밀번호 (고치거나 지울 때 필요)", { type: "password", autocomplete: "new-password" }],
+        ...category,
         ["title", "제목"],
         ["body", "내용", { type: "textarea", rows: 10 }],
       ];
   return page(
-    `${boardName(board)} · 글쓰기`,
+    title,
     member ? null : h("p", { class: "hint" }, "손님으로 씁니다. 로그인하면 회원으로 쓸 수 있습니다."),
     form(fields, "올리기", async (v) => {
+      const chosen = v.category || null;
       const post = member
-        ? await api.createPost(board, v.title, v.body)
-        : await api.createGuestPost(board, v.nickname, v.password, v.title, v.body);
+        ? await api.createPost(board, v.title, v.body, chosen)
+        : await api.createGuestPost(board, v.nickname, v.password, v.title, v.body, chosen);
       go(`#/b/${board}/p/${post.id}`);
     }, { id: "write" }),
   );
 }
 
-function commentView(board, postId, comment, staff, replies) {
+function commentView(board, postId, comment, staff, replies, info) {
   const member = me();
   const mine = member && comment.author.member_id === member.id;
   const slot = h("div", { class: "inline" });
@@ -300,7 +522,7 @@ function commentView(board, postId, comment, staff, replies) {
     { class: "comment-actions" },
     comment.parent_id
       ? null
-      : h("button", { class: "link", onclick: () => slot.replaceChildren(commentForm(board, postId, comment.id)) }, "답글"),
+      : h("button", { class: "link", onclick: () => slot.replaceChildren(commentForm(board, postId, comment.id, info)) }, "답글"),
     mine
       ? h("button", {
           class: "link",
@@ -392,8 +614,9 @@ function staffControls(board, slot, target) {
   );
 }
 
-function commentForm(board, postId, parentId) {
+function commentForm(board, postId, parentId, info) {
   const member = me();
+  if (!member && !info.guest_writes) return signInHint("이 게시판은 회원만 댓글을 쓸 수 있습니다.");
   const fields = member
     ? [["body", parentId ? "답글" : "댓글", { type: "textarea", rows: 3 }]]
     : [
@@ -408,30 +631,132 @@ function commentForm(board, postId, parentId) {
   }, { id: parentId ? `reply-${parentId}` : "comment" });
 }
 
-async function postPage(board, id) {
-  const post = await api.post(board, id);
+/**
+ * 추천 and 비추천 (v4). A member's buttons are toggles that show their vote
+ * (`my_vote`, aria-pressed): pressing the other one moves the vote, pressing
+ * the same one withdraws it. A guest votes once and for good where the board
+ * takes guest writes, and is asked to sign in where it does not. No 비추천
+ * where the board has dislikes off; its count only where the API gives it.
+ */
+function votePanel(board, info, post) {
   const member = me();
-  const staff = await isStaff(board);
+  const withDislikes = info.dislikes !== "off";
+  const state = { vote: post.my_vote ?? null, likes: post.like_count, dislikes: post.dislike_count };
+  const note = h("p", { class: "vote-note", role: "status" });
+  const likeCount = h("span", { class: "count" });
+  const dislikeCount = h("span", { class: "count" });
+  const paint = () => {
+    likeCount.textContent = String(state.likes);
+    dislikeCount.textContent = state.dislikes === undefined ? "" : String(state.dislikes);
+    if (member) {
+      like.setAttribute("aria-pressed", String(state.vote === "like"));
+      dislike?.setAttribute("aria-pressed", String(state.vote === "dislike"));
+    }
+  };
+  const take = (s) => {
+    state.likes = s.like_count;
+    state.dislikes = s.dislike_count;
+    if (member) state.vote = s.liked ? "like" : s.disliked ? "dislike" : null;
+  };
+  const buttons = () => [like, dislike].filter(Boolean);
+  const press = (kind) => async () => {
+    for (const b of buttons()) b.disabled = true;
+    note.textContent = "";
+    let done = false;
+    try {
+      if (member) {
+        const withdraw = state.vote === kind;
+        const call = kind === "like" ? (withdraw ? api.unlike : api.like) : withdraw ? api.undislike : api.dislike;
+        take(await call(board, post.id));
+      } else {
+        take(await api.guestVote(board, post.id, kind));
+        note.textContent = kind === "like" ? "추천했습니다." : "비추천했습니다.";
+        done = true;
+      }
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "already_voted") done = true;
+      note.textContent =
+        e instanceof ApiError && e.code === "forbidden" ? "내가 쓴 글에는 추천하거나 비추천할 수 없습니다." : describe(e);
+    }
+    // A guest's vote is for good: once counted (or already), the buttons rest.
+    for (const b of buttons()) b.disabled = done;
+    paint();
+  };
+  // Where only members vote, a guest gets the counts and how to vote instead of buttons.
+  const guestsAsked = !member && !info.guest_writes;
+  const mine = member && post.author.member_id === member.id;
+  const like = guestsAsked
+    ? null
+    : h("button", { type: "button", class: "vote like", onclick: press("like"), disabled: mine }, "추천 ", likeCount);
+  const dislike =
+    guestsAsked || !withDislikes
+      ? null
+      : h("button", { type: "button", class: "vote dislike", onclick: press("dislike"), disabled: mine }, "비추천 ", dislikeCount);
+  paint();
+  return h(
+    "div",
+    { class: "votes" },
+    guestsAsked
+      ? [
+          h("span", { class: "vote-count" }, "추천 ", likeCount),
+          withDislikes && state.dislikes !== undefined ? h("span", { class: "vote-count" }, "비추천 ", dislikeCount) : null,
+          signInHint("이 게시판은 회원만 추천할 수 있습니다."),
+        ]
+      : [like, dislike],
+    mine ? h("p", { class: "hint" }, "내가 쓴 글에는 추천하거나 비추천할 수 없습니다.") : null,
+    !member && info.guest_writes ? h("p", { class: "hint" }, "손님은 글마다 한 번 추천하거나 비추천할 수 있고, 취소할 수 없습니다.") : null,
+    note,
+  );
+}
+
+/** Staff (v4): change a post's 말머리, take it out of 개념글. */
+function staffPostTools(board, info, post) {
+  const status = h("p", { class: "ok", role: "status" });
+  const recategorize =
+    info.categories.length || post.category
+      ? form(
+          [["category", "말머리", { type: "select", options: categoryOptions(info, post.category), value: post.category || "" }]],
+          "말머리 바꾸기",
+          async (v) => {
+            const summary = await api.recategorize(board, post.id, v.category || null);
+            status.textContent = `말머리를 ${summary.category ? `'${summary.category}'(으)로` : "없음으로"} 바꿨습니다.`;
+            document.querySelector("#post-category").textContent = summary.category ? `[${summary.category}]` : "";
+          },
+          { id: "recategorize", inline: true },
+        )
+      : null;
+  const unbest = post.best
+    ? h("button", {
+        type: "button",
+        id: "unbest",
+        class: "danger",
+        onclick: async (event) => {
+          try {
+            await api.unbest(board, post.id);
+            route();
+          } catch (e) {
+            status.textContent = "";
+            event.target.after(h("span", { class: "error" }, describe(e)));
+          }
+        },
+      }, "개념글 해제")
+    : null;
+  if (!recategorize && !unbest) return null;
+  return h("section", { class: "staff-tools", "aria-label": "운영 도구" }, h("h2", {}, "운영"), recategorize, unbest, status);
+}
+
+async function postPage(board, ref, byNumber = false) {
+  const posted = byNumber ? api.postByNumber(board, ref) : api.post(board, ref);
+  posted.catch(() => {});
+  const info = await requireBoard(board);
+  const [post, staff] = await Promise.all([posted, isStaff(board)]);
+  const id = post.id;
+  const member = me();
   const mine = member && post.author.member_id === member.id;
   const slot = h("div", { class: "inline" });
-  const likes = h("span", { class: "likes" }, `추천 ${post.like_count}`);
-  const like = member
-    ? h("button", {
-        onclick: async (event) => {
-          const liked = event.target.dataset.liked === "true";
-          const state = liked ? await api.unlike(board, id) : await api.like(board, id);
-          event.target.dataset.liked = String(state.liked);
-          event.target.textContent = state.liked ? "추천 취소" : "추천";
-          likes.textContent = `추천 ${state.like_count}`;
-        },
-        "data-liked": "false",
-      }, "추천")
-    : null;
   const actions = h(
     "p",
     { class: "actions" },
-    like,
-    likes,
     mine ? h("a", { href: `#/b/${board}/p/${id}/edit`, class: "button" }, "고치기") : null,
     mine
       ? h("button", {
@@ -474,13 +799,13 @@ async function postPage(board, id) {
     for (const c of comments) {
       if (c.parent_id) {
         const parent = byParent.get(c.parent_id);
-        const reply = commentView(board, id, c, staff);
+        const reply = commentView(board, id, c, staff, null, info);
         if (parent) parent.append(reply);
         else list.append(reply);
       } else {
         const replies = h("ul", { class: "replies" });
         byParent.set(c.id, replies);
-        const item = commentView(board, id, c, staff);
+        const item = commentView(board, id, c, staff, null, info);
         item.append(replies);
         list.append(item);
       }
@@ -508,40 +833,50 @@ async function postPage(board, id) {
     h(
       "p",
       { class: "meta" },
-      h("a", { href: `#/b/${board}` }, boardName(board)),
+      h("a", { href: `#/b/${board}` }, info.name),
+      h("a", { href: `#/b/${board}/n/${post.number}`, class: "post-number" }, `${post.number}번 글`),
+      h("span", { id: "post-category", class: "category" }, post.category ? `[${post.category}]` : ""),
+      post.best ? h("span", { class: "badge best" }, "개념글") : null,
       author(post.author),
       h("span", {}, when(post.created_at)),
       h("span", {}, `조회 ${post.view_count}`),
     ),
     h("div", { class: "body", id: "post-body" }, post.body),
+    votePanel(board, info, post),
     actions,
     slot,
+    staff ? staffPostTools(board, info, post) : null,
     h("h2", {}, `댓글 ${post.comment_count}`),
     list,
     more,
-    commentForm(board, id),
+    commentForm(board, id, null, info),
   );
 }
 
 async function editPage(board, id) {
-  const post = await api.post(board, id);
+  const [info, post] = await Promise.all([requireBoard(board), api.post(board, id)]);
   const guest = post.author.kind === "guest";
+  // The 말머리 goes with the edit only where there is one to choose (absent: kept as it is).
+  const withCategory = info.categories.length > 0 || Boolean(post.category);
   const fields = [
     ...(guest ? [["password", "비밀번호", { type: "password" }]] : []),
+    ...(withCategory
+      ? [["category", "말머리", { type: "select", options: categoryOptions(info, post.category), value: post.category || "" }]]
+      : []),
     ["title", "제목", { value: post.title }],
     ["body", "내용", { type: "textarea", rows: 10, value: post.body }],
   ];
   return page(
     "글 고치기",
     form(fields, "고치기", async (v) => {
+      const category = withCategory ? v.category || null : undefined;
       // If-Match: the version this page showed; 412 if it changed since.
-      if (guest) await api.editGuestPost(board, id, v.password, v.title, v.body, post.etag);
-      else await api.editPost(board, id, v.title, v.body, post.etag);
+      if (guest) await api.editGuestPost(board, id, v.password, v.title, v.body, category, post.etag);
+      else await api.editPost(board, id, v.title, v.body, category, post.etag);
       go(`#/b/${board}/p/${id}`);
     }, { id: "edit" }),
   );
 }
-
 function loginPage() {
   return page(
     "로그인",
@@ -554,8 +889,7 @@ function loginPage() {
       async (v) => {
         await api.login(v.username, v.password);
         roles = null;
-        renderNav();
-        go(`#/b/${BOARDS[0].slug}`);
+        go("#/");
       },
       { id: "login" },
     ),
@@ -576,8 +910,7 @@ function signupPage() {
         await api.signup(v.username, v.password, v.nickname);
         await api.login(v.username, v.password);
         roles = null;
-        renderNav();
-        go(`#/b/${BOARDS[0].slug}`);
+        go("#/");
       },
       { id: "signup" },
     ),
@@ -630,7 +963,15 @@ async function accountPage() {
     h(
       "ul",
       { class: "posts" },
-      posts.posts.map((p) => h("li", {}, h("a", { href: `#/b/${p.board}/p/${p.id}` }, p.title), " ", h("span", { class: "meta" }, when(p.created_at)))),
+      posts.posts.map((p) =>
+        h(
+          "li",
+          {},
+          h("a", { href: `#/b/${p.board}/p/${p.id}` }, p.title),
+          " ",
+          h("span", { class: "meta" }, `${boardName(p.board)} ${p.number}번 · ${when(p.created_at)}`),
+        ),
+      ),
     ),
     h("h2", {}, "내가 쓴 댓글"),
     h("ul", { class: "comments" }, comments.comments.map((c) => h("li", {}, h("span", { class: "text" }, c.body), " ", h("span", { class: "meta" }, when(c.created_at))))),
@@ -667,9 +1008,13 @@ function logEntry(e) {
     unban: "차단 해제",
     add_moderator: "운영자 지정",
     remove_moderator: "운영자 해제",
+    board_settings: "게시판 규칙",
+    recategorize: "말머리 변경",
+    unbest: "개념글 해제",
   };
   const t = e.target;
-  const target = t.kind === "post" ? t.title : t.kind === "comment" ? "댓글" : banned(t);
+  const target =
+    t.kind === "post" ? t.title : t.kind === "comment" ? "댓글" : t.kind === "board" ? boardName(t.slug) : banned(t);
   return h(
     "li",
     {},
@@ -682,7 +1027,7 @@ function logEntry(e) {
 }
 
 async function logPage(board) {
-  const log = await api.modlog(board);
+  const [log] = await Promise.all([api.modlog(board), requireBoard(board)]);
   return page(
     `${boardName(board)} · 관리 기록`,
     log.entries.length ? h("ul", { class: "log" }, log.entries.map(logEntry)) : h("p", { class: "empty" }, "기록이 없습니다."),
@@ -690,6 +1035,7 @@ async function logPage(board) {
 }
 
 async function moderationPage(board) {
+  await requireBoard(board);
   if (!(await isStaff(board))) return failure(new Error("이 게시판의 운영자만 볼 수 있습니다."));
   const [reports, bans, log] = await Promise.all([api.reports(board), api.bans(board), api.modlog(board)]);
   return page(
@@ -744,21 +1090,158 @@ async function moderationPage(board) {
   );
 }
 
+// ------------------------------------------------------------ board rules
+
+const DISLIKES = [
+  ["shown", "받고, 수를 모두에게 보여 줌"],
+  ["hidden", "받지만, 수는 운영자만 봄"],
+  ["off", "받지 않음"],
+];
+
+/** The fields of a board's rules (docs/API.md, Boards (v4)), filled from `b` when it exists. */
+function boardFields(b) {
+  return [
+    ...(b ? [] : [["slug", "주소", { hint: "영문 소문자, 숫자, - 로 1-40자. 게시판 주소가 되고, 나중에 바꿀 수 없습니다." }]]),
+    ["name", "이름", { value: b?.name, hint: "1-40자" }],
+    ["description", "설명", { type: "textarea", rows: 2, optional: true, value: b?.description, hint: "500자까지" }],
+    [
+      "categories",
+      "말머리",
+      {
+        type: "textarea",
+        rows: 2,
+        optional: true,
+        value: b?.categories.join(", "),
+        hint: "쉼표나 줄바꿈으로 나눠 20개까지, 각 1-12자. 비우면 말머리 없음.",
+      },
+    ],
+    [
+      "best_likes",
+      "개념글 기준",
+      {
+        type: "number",
+        optional: true,
+        min: 1,
+        max: 10000,
+        value: b ? (b.best_likes ?? "") : "10",
+        hint: "추천 수에서 비추천 수를 뺀 값이 이만큼 되면 개념글이 됩니다. 비우면 개념글 없음.",
+      },
+    ],
+    ["dislikes", "비추천", { type: "select", options: DISLIKES, value: b?.dislikes || "shown" }],
+    ["guest_writes", "손님(비회원)도 글과 댓글을 쓰고 추천할 수 있음", { type: "checkbox", value: b ? b.guest_writes : true }],
+    [
+      "lock_after_comments",
+      "다른 사람의 댓글이 달린 글은 글쓴이도 고치거나 지울 수 없음",
+      { type: "checkbox", value: b ? b.lock_after_comments : false },
+    ],
+  ];
+}
+
+/** The form's values as the API's board settings: categories split on commas and lines, an empty best_likes as none. */
+function boardSettings(v) {
+  return {
+    name: v.name,
+    description: v.description,
+    categories: v.categories
+      .split(/[,\n]/)
+      .map((c) => c.trim())
+      .filter(Boolean),
+    best_likes: v.best_likes.trim() === "" ? null : Number(v.best_likes),
+    dislikes: v.dislikes,
+    guest_writes: v.guest_writes,
+    lock_after_comments: v.lock_after_comments,
+  };
+}
+
+/** One line of a board's rules, in words. */
+function rulesSummary(b) {
+  return [
+    b.categories.length ? `말머리 ${b.categories.join(", ")}` : "말머리 없음",
+    b.best_likes === null ? "개념글 없음" : `개념글 ${b.best_likes}추천`,
+    { shown: "비추천 보임", hidden: "비추천 수 숨김", off: "비추천 없음" }[b.dislikes],
+    b.guest_writes ? "손님 글쓰기 허용" : "회원만 글쓰기",
+    b.lock_after_comments ? "댓글 달리면 잠금" : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
+}
+
+/**
+ * The boards' rules: admins open boards (`PUT /boards/{slug}`, 201) and
+ * change any board's rules; a moderator changes the rules of the boards
+ * they run (200). Refused fields are shown beside themselves.
+ */
+async function adminPage(slug) {
+  if (!me()) return go("#/login");
+  const [r, list] = await Promise.all([loadRoles(), loadBoards(true)]);
+  const runs = (list || []).filter((b) => r && (r.admin || r.moderates.includes(b.slug)));
+  if (!r || (!r.admin && runs.length === 0)) return failure(new Error("관리자나 게시판 운영자만 볼 수 있습니다."));
+  if (slug) {
+    const b = runs.find((x) => x.slug === slug);
+    if (!b) return failure(list.some((x) => x.slug === slug) ? new Error("이 게시판의 운영자만 규칙을 바꿀 수 있습니다.") : new ApiError(404, "no_board", "", 0));
+    return page(
+      `${b.name} · 게시판 규칙`,
+      h("p", { class: "hint" }, `주소 /b/${b.slug} · 글 ${b.post_count}개 · `, h("a", { href: "#/admin" }, "게시판 관리로")),
+      form(boardFields(b), "규칙 저장", async (v) => {
+        await api.putBoard(b.slug, boardSettings(v));
+        await loadBoards(true);
+        go(`#/b/${b.slug}`);
+      }, { id: "board-settings" }),
+    );
+  }
+  return page(
+    "게시판 관리",
+    h("h2", {}, "게시판"),
+    h(
+      "ul",
+      { class: "board-admin" },
+      runs.map((b) =>
+        h(
+          "li",
+          { "data-slug": b.slug },
+          h("a", { href: `#/b/${b.slug}`, class: "name" }, b.name),
+          h("span", { class: "hint" }, ` /b/${b.slug} · 글 ${b.post_count}개`),
+          h("span", { class: "rules" }, rulesSummary(b)),
+          h("a", { href: `#/admin/${b.slug}`, class: "edit" }, "규칙 바꾸기", srOnly(`: ${b.name}`)),
+        ),
+      ),
+    ),
+    r.admin ? h("h2", {}, "새 게시판 열기") : null,
+    r.admin
+      ? form(boardFields(null), "게시판 열기", async (v) => {
+          const wanted = v.slug.trim();
+          // A PUT on an existing slug replaces its rules: opening one must never do that.
+          if ((await loadBoards(true)).some((b) => b.slug === wanted)) {
+            throw new ApiError(409, "board_exists", "board exists", 0, "slug");
+          }
+          await api.putBoard(wanted, boardSettings(v));
+          await loadBoards(true);
+          go(`#/b/${wanted}`);
+        }, { id: "open-board" })
+      : null,
+  );
+}
+
 // ----------------------------------------------------------------- router
 
 let routeSeq = 0;
 
-async function view(parts, cursor) {
-  if (parts.length === 0) return go(`#/b/${BOARDS[0].slug}`);
+async function view(parts, query) {
+  if (parts.length === 0) {
+    const first = (await loadBoards())[0];
+    return first ? go(`#/b/${first.slug}`) : page("게시판이 없습니다");
+  }
   if (parts[0] === "login") return loginPage();
   if (parts[0] === "signup") return signupPage();
   if (parts[0] === "account") return await accountPage();
+  if (parts[0] === "admin") return await adminPage(parts[1]);
   if (parts[0] === "b" && parts[1]) {
     const board = parts[1];
-    if (parts.length === 2) return await boardPage(board, cursor);
-    if (parts[2] === "write") return writePage(board);
+    if (parts.length === 2) return await boardPage(board, query);
+    if (parts[2] === "write") return await writePage(board);
     if (parts[2] === "log") return await logPage(board);
     if (parts[2] === "mod") return await moderationPage(board);
+    if (parts[2] === "n" && /^\d+$/.test(parts[3] || "")) return await postPage(board, parts[3], true);
     if (parts[2] === "p" && parts[3] && parts[4] === "edit") return await editPage(board, parts[3]);
     if (parts[2] === "p" && parts[3]) return await postPage(board, parts[3]);
   }
@@ -768,15 +1251,18 @@ async function view(parts, cursor) {
 async function route() {
   const seq = ++routeSeq;
   renderNav();
-  const [path, query] = location.hash.replace(/^#/, "").split("?");
-  const cursor = new URLSearchParams(query || "").get("cursor");
-  const parts = path.split("/").filter(Boolean);
+  const [path, search] = location.hash.replace(/^#/, "").split("?");
+  const query = new URLSearchParams(search || "");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  // The bar needs the boards and the member's roles whatever the page: read once, beside the page's own reads.
+  const bar = Promise.all([boards ? null : loadBoards(), loadRoles()]).catch(() => null);
   let shown;
   try {
-    shown = await view(parts, cursor);
+    shown = await view(parts, query);
   } catch (error) {
     shown = failure(error);
   }
+  await bar;
   show(shown, seq);
 }
 

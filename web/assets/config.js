@@ -10,9 +10,6 @@
 // link (docs/security.md, the web client).
 export const API_ORIGIN = "";
 
-// The boards it serves (the server's BOARDS) and their names.
-export const BOARDS = [
-  { slug: "free", name: "자유게시판" },
-  { slug: "qna", name: "질문과 답변" },
-  { slug: "notice", name: "공지사항" },
-];
+
+// The boards, their names and their rules come from the API (`GET /boards`,
+// v4): an admin opens boards in the client's 게시판 관리 page.

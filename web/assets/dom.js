@@ -22,3 +22,16 @@ export function h(tag, attributes = {}, ...children) {
 export function when(iso) {
   return new Date(iso).toLocaleString("ko-KR", { dateStyle: "medium", timeStyle: "short" });
 }
+
+/**
+ * A board list's date, as Korean boards write it: the time (14:05) for
+ * today, the month and day (12.02) for this year, the year too (25.12.02)
+ * before; the browser's local time.
+ */
+export function listDate(iso, now = new Date()) {
+  const d = new Date(iso);
+  const two = (n) => String(n).padStart(2, "0");
+  if (d.toDateString() === now.toDateString()) return `${two(d.getHours())}:${two(d.getMinutes())}`;
+  const day = `${two(d.getMonth() + 1)}.${two(d.getDate())}`;
+  return d.getFullYear() === now.getFullYear() ? day : `${two(d.getFullYear() % 100)}.${day}`;
+}

@@ -1,21 +1,26 @@
 // The reference web client in a real browser (Debian's chromium, headless,
-// driven by puppeteer-core): every flow of issue 29 against the real server
-// on one store, with screenshots of the main pages at a phone and a desktop
-// width, and no console error the walk did not expect.
+// driven by puppeteer-core): every flow of issues 29 and 41 against the real
+// server on one store, with screenshots of the main pages at a phone and a
+// desktop width, no console error the walk did not expect, and no serious or
+// critical axe-core violation on the main pages.
 //
 //   node web/tests/walk.mjs   (scripts/web-test sets SERVER_BIN, CHROMIUM,
-//                              STORE=sqlite|dynamodb, SCREENSHOTS)
+//                              STORE=sqlite|dynamodb, SCREENSHOTS,
+//                              WEB_TEST_MODULES: puppeteer-core and axe-core)
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, statSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 
-// puppeteer-core lives in the cache (scripts/web-test), not beside this file.
-const puppeteer = createRequire(`${process.env.WEB_TEST_MODULES}/`)("puppeteer-core");
+// puppeteer-core and axe-core live in the cache (scripts/web-test), not beside this file.
+const modules = createRequire(`${process.env.WEB_TEST_MODULES}/`);
+const puppeteer = modules("puppeteer-core");
+const axeSource = readFileSync(modules.resolve("axe-core/axe.min.js"), "utf8");
+const axeVersion = modules("axe-core/package.json").version;
 
 const store = process.env.STORE || "sqlite";
 // CROSS_ORIGIN=1: the page comes from another origin (a static server
@@ -143,6 +148,35 @@ function apiClient(base) {
   };
 }
 
+/**
+ * The API from another client address (a second loopback address): a guest
+ * cannot vote on a post written from their own address, and every other
+ * request of the walk comes from 127.0.0.1.
+ */
+function apiClientFrom(base, localAddress) {
+  return (method, path, body) =>
+    new Promise((resolve, reject) => {
+      const url = new URL(base + path);
+      const headers = { "content-type": "application/json" };
+      if (method === "POST") headers["idempotency-key"] = crypto.randomUUID();
+      const sent = httpRequest(
+        { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, localAddress },
+        (response) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () =>
+            response.statusCode < 300
+              ? resolve(text ? JSON.parse(text) : null)
+              : reject(new Error(`${method} ${path} from ${localAddress}: ${response.statusCode} ${text}`)),
+          );
+        },
+      );
+      sent.on("error", reject);
+      sent.end(body ? JSON.stringify(body) : undefined);
+    });
+}
+
 // The server first: a deployed static site is configured with its origin.
 const corsOrigin = crossOrigin ? `http://127.0.0.1:${await freePort()}` : "";
 const { server, base } = await startServer(corsOrigin);
@@ -151,6 +185,7 @@ const pageBase = staticSite ? staticSite.origin : base;
 const attacker = await startAttacker();
 log(crossOrigin ? `pages from ${pageBase}, the API at ${base} over CORS` : `pages and API at ${base}`);
 const call = apiClient(base);
+const callFromElsewhere = apiClientFrom(base, "127.0.0.2");
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
@@ -228,6 +263,49 @@ const waitText = (selector, pattern, timeout = 10000) =>
   );
 const token = () => page.evaluate(() => JSON.parse(sessionStorage.getItem("community-boards.session") || "null")?.token);
 
+/**
+ * axe-core on the page as it is (run by the DevTools protocol, which the
+ * page's CSP does not govern): any violation of impact serious or critical
+ * fails the walk and is printed; the others are counted.
+ */
+async function accessible(what) {
+  await page.evaluate(axeSource);
+  const { violations } = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
+  const grave = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  for (const v of grave) {
+    const where = v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ");
+    log(`axe-core ${v.impact} ${v.id}: ${v.help} (${v.nodes.length}: ${where})`);
+  }
+  const minor = violations.filter((v) => !grave.includes(v)).map((v) => `${v.id} ${v.impact}`);
+  check(
+    grave.length === 0,
+    `axe-core ${axeVersion}: no serious or critical violation on ${what}${minor.length ? ` (minor: ${minor.join(", ")})` : ""}`,
+  );
+}
+const atPhoneWidth = async (step) => {
+  await page.setViewport({ width: 390, height: 844 });
+  try {
+    await step();
+  } finally {
+    await page.setViewport({ width: 1280, height: 900 });
+  }
+};
+/** Clicks the first element of `selector` whose text is `label`. */
+async function clickText(selector, label) {
+  for (const e of await page.$$(selector)) {
+    if ((await e.evaluate((x) => x.textContent.trim())) === label) return e.click();
+  }
+  throw new Error(`no ${selector} says ${label}`);
+}
+const texts = (selector) => page.$$eval(selector, (es) => es.map((e) => e.textContent.trim()));
+const signIn = async (username, password, nickname) => {
+  await page.evaluate(() => sessionStorage.clear());
+  await visit("#/login", "#login");
+  await fill("login", { username, password });
+  await submit("login");
+  await waitText("nav", `${nickname} 님`);
+};
+
 async function shoot(name) {
   if (!screenshots) return;
   mkdirSync(screenshots, { recursive: true });
@@ -244,7 +322,7 @@ async function shoot(name) {
 try {
   // -- first render of an empty board, timed
   const started = Date.now();
-  await visit("#/b/free", ".empty, .posts");
+  await visit("#/b/free", ".empty, .board-list");
   const firstRender = Date.now() - started;
   const paint = await page.evaluate(
     () => performance.getEntriesByName("first-contentful-paint")[0]?.startTime || 0,
@@ -307,17 +385,87 @@ try {
     "every request goes to the page's own origin or the configured API origin",
   );
 
+  // -- (v4) the admin page: an admin opens a board with categories where
+  // only members write, then sets the rules of an existing one
+  await call("POST", "/members", { username: "admin_kim", password: "password-123", nickname: "관리자" }, null, {
+    "admin-enroll-token": ADMIN_ENROLL_TOKEN,
+  });
+  await signIn("admin_kim", "password-123", "관리자");
+  await visit("#/admin", "#open-board");
+  check((await texts("nav a")).includes("게시판 관리"), "an admin's bar links the admin page");
+  await expecting([400], async () => {
+    await fill("open-board", { slug: "game", name: "게임 갤러리", categories: "일반, 정보, 열두 자를 훌쩍 넘는 말머리", best_likes: "1" });
+    await page.select("#open-board [name=dislikes]", "shown");
+    await fill("open-board", { guest_writes: false });
+    await submit("open-board");
+    await page.waitForFunction(() => document.querySelector("#open-board [data-field=categories]").textContent.length > 0);
+  });
+  check(
+    (await text("#open-board [data-field=categories]")).startsWith("말머리는") && (await text("#open-board [data-field=name]")) === "",
+    "a category over 12 characters is refused in Korean beside the categories field",
+  );
+  await fill("open-board", { categories: "일반, 정보\n질문" });
+  await submit("open-board");
+  await page.waitForFunction(() => location.hash === "#/b/game");
+  await rendered();
+  const game = await call("GET", "/boards/game");
+  check(
+    (await text("h1")) === "게임 갤러리" &&
+      game.guest_writes === false &&
+      game.best_likes === 1 &&
+      game.categories.join() === "일반,정보,질문",
+    "the admin opens a board with three categories, best at 1 like, members only (201)",
+  );
+  check((await texts("nav .boards a")).some((t) => t.startsWith("게임 갤러리")), "the new board is in the board switcher");
+  check((await texts(".tab-row.categories .tab")).join() === "전체,일반,정보,질문", "its list has a tab per category");
+  await visit("#/admin", "#open-board");
+  await fill("open-board", { slug: "free", name: "덮어쓰기" });
+  await submit("open-board");
+  await waitText("#open-board [data-field=slug]", "이미 있는 게시판");
+  check((await call("GET", "/boards/free")).name === "free", "opening a board at an existing address is refused before any request");
+  await visit("#/admin/free", "#board-settings");
+  await fill("board-settings", { name: "자유게시판", description: "아무 이야기나 자유롭게 나누는 곳", categories: "일반\n정보\n질문", best_likes: "2" });
+  await submit("board-settings");
+  await page.waitForFunction(() => location.hash === "#/b/free");
+  await rendered();
+  const free = await call("GET", "/boards/free");
+  check(
+    (await text("h1")) === "자유게시판" && free.best_likes === 2 && free.guest_writes && free.categories.length === 3,
+    "the admin changes an existing board's name, categories and best rule (200)",
+  );
+  await call("PUT", "/boards/qna", { name: "질문과 답변", categories: ["질문", "답변"] }, await token());
+  await call("PUT", "/boards/notice", { name: "공지사항", dislikes: "off" }, await token());
+  await visit("#/admin", "#open-board");
+  check((await text(".board-admin")).includes("회원만 글쓰기"), "the admin page lists each board's rules in words");
+  await accessible("the admin page");
+  await shoot("admin");
+
+  await signIn("kim", "password-123", "김철수");
+
   // -- a member post with Korean text; like; comment; reply
   await visit("#/b/free/write", "#write");
+  await page.select("#write [name=category]", "정보");
   await fill("write", { title: "안녕하세요, 첫 글입니다", body: "가나다라마바사 아자차카타파하. 줄바꿈이\n있는 본문입니다." });
   await submit("write");
   await page.waitForSelector("#post-body");
   check((await text("h1")) === "안녕하세요, 첫 글입니다", "the member post shows its Korean title");
   const memberPostUrl = page.url();
   const memberPostId = memberPostUrl.split("/p/")[1];
-  await page.click(".actions button[data-liked]");
-  await waitText(".likes", "추천 1");
-  check(true, "a like counts once");
+  const memberPostNumber = (await call("GET", `/boards/free/posts/${memberPostId}`)).number;
+  check(
+    (await text(".post-number")) === `${memberPostNumber}번 글` && (await text("#post-category")) === "[정보]",
+    `the post shows its number and category (${await text(".post-number")} ${await text("#post-category")})`,
+  );
+  check(
+    await page.$$eval(".vote", (bs) => bs.length === 2 && bs.every((b) => b.disabled)),
+    "a member's own post offers no vote (추천 and 비추천 disabled)",
+  );
+  await page.click(".post-number");
+  await page.waitForFunction(() => location.hash.includes("/n/"));
+  await rendered();
+  check((await text("h1")) === "안녕하세요, 첫 글입니다", "the post's number links to it (GET .../posts/by-number/{number})");
+  await page.goto(memberPostUrl);
+  await rendered();
   await fill("comment", { body: "첫 댓글" });
   await submit("comment");
   await waitText(".comment .text", "첫 댓글");
@@ -328,7 +476,6 @@ try {
   await submit(replyForm);
   await waitText(".replies .text", "답글입니다");
   check(true, "a reply shows under its comment");
-  await shoot("post");
   // A member deletes their own reply, then a post of theirs.
   const replyDelete = await page.$$(".replies .comment-actions button");
   for (const b of replyDelete) if ((await b.evaluate((e) => e.textContent)) === "삭제") await b.click();
@@ -363,6 +510,7 @@ try {
   // -- the account page
   await visit("#/account", "#password");
   check((await text("main")).includes("안녕하세요") || (await text("main")).includes("다른 곳에서 고친 제목"), "the account page lists the member's posts");
+  await accessible("the account page");
   await shoot("account");
 
   // -- sign out; a guest post titled with markup renders as text
@@ -454,19 +602,179 @@ try {
   await waitText(".inline .ok", "신고했습니다");
   check(true, "a reader reports a post");
 
-  // -- paging: 25 more posts, 55 comments on one
+  // -- paging: 25 more posts in categories, 55 comments on one, a guest's
+  // post from another address; two members' likes make two posts 개념글
   const seed = await call("POST", "/members", { username: "seeder", password: "password-123", nickname: "씨앗" });
   const seedToken = (await call("POST", "/sessions", { username: "seeder", password: "password-123" })).token;
-  for (let i = 1; i <= 25; i++) await call("POST", "/boards/free/posts", { title: `페이지 글 ${i}`, body: "본문" }, seedToken);
+  const categoryOf = (i) => [null, "일반", "정보", "질문"][i % 4];
+  const seeded = [];
+  for (let i = 1; i <= 25; i++) {
+    seeded[i] = await call("POST", "/boards/free/posts", { title: `페이지 글 ${i}`, body: "본문", category: categoryOf(i) }, seedToken);
+  }
   for (let i = 1; i <= 55; i++) await call("POST", `/boards/free/posts/${memberPostId}/comments`, { body: `댓글 ${i}` }, seedToken);
-  check(Boolean(seed.id), "seeded 25 posts and 55 comments");
-  await visit("#/b/free", ".posts");
+  const elsewhere = await callFromElsewhere("POST", "/boards/free/posts/guest", {
+    nickname: "먼 손님",
+    password: "guest-pw-9",
+    title: "다른 곳에서 쓴 손님 글",
+    body: "추천해 주세요",
+    category: "일반",
+  });
+  const kimToken = (await call("POST", "/sessions", { username: "kim", password: "password-123" })).token;
+  const adminToken = (await call("POST", "/sessions", { username: "admin_kim", password: "password-123" })).token;
+  for (const i of [18, 25]) {
+    for (const voter of [kimToken, adminToken]) await call("PUT", `/boards/free/posts/${seeded[i].id}/like`, undefined, voter);
+  }
+  // A few comments and likes elsewhere, as a board has (and its screenshot shows).
+  for (const [i, n] of [[25, 3], [22, 1], [17, 12]]) {
+    for (let k = 1; k <= n; k++) await call("POST", `/boards/free/posts/${seeded[i].id}/comments`, { body: `의견 ${k}` }, kimToken);
+  }
+  for (const i of [24, 21]) await call("PUT", `/boards/free/posts/${seeded[i].id}/like`, undefined, adminToken);
+  check(Boolean(seed.id) && (await call("GET", `/boards/free/posts/${seeded[18].id}`)).best, "seeded 26 posts and 55 comments; two likes made two posts 개념글");
+  await visit("#/b/free", ".board-list");
   check((await page.$$(".post-row")).length === 20, "a board page shows 20 posts");
+  check(
+    (await texts(".board-list thead th")).join() === "번호,말머리,제목,글쓴이,작성일,조회,추천",
+    "the list's columns: 번호, 말머리, 제목, 글쓴이, 작성일, 조회, 추천",
+  );
+  const firstRow = await page.$eval(".post-row", (tr) => ({
+    number: tr.querySelector(".num").textContent,
+    category: tr.querySelector(".cat").textContent,
+    tag: tr.querySelector(".writer .tag")?.textContent,
+    date: tr.querySelector(".date").textContent,
+  }));
+  check(
+    firstRow.number === String(elsewhere.number) && firstRow.category === "일반" && /^\([a-z2-7]{8}\)$/.test(firstRow.tag || ""),
+    `the newest row shows its number, category and the guest's tag (${JSON.stringify(firstRow)})`,
+  );
+  check(/^\d\d:\d\d$/.test(firstRow.date), `a post of today shows its time only (${firstRow.date})`);
+  const bestRow = await page.$eval(`.post-row[data-number="${seeded[25].number}"]`, (tr) => tr.className + " " + tr.querySelector(".num").textContent);
+  check(bestRow.includes("best") && bestRow.includes("★"), `a 개념글 row carries its mark (${bestRow})`);
+  await accessible("the board list (desktop)");
+  await atPhoneWidth(() => accessible("the board list (phone)"));
   await shoot("board");
-  await page.click("main a.button[href*=cursor]");
-  await page.waitForFunction(() => location.hash.includes("cursor"));
+  await page.click(".pager a.next");
+  await page.waitForFunction(() => /[?&]c=/.test(location.hash));
   await rendered();
-  check((await page.$$(".post-row")).length === 7, "the next page shows the rest (27 in all)");
+  const secondPage = page.url();
+  check(
+    (await page.$$(".post-row")).length === 8 && (await text(".pager [aria-current]")).replace(/\D/g, "") === "2",
+    "the next page shows the rest (28 in all) as page 2",
+  );
+  const memberRow = await page.$eval(`.post-row[data-number="${memberPostNumber}"] .subject`, (td) => td.textContent);
+  check(memberRow.includes("[56]"), `a title carries its comment count (${memberRow})`);
+  await page.click(".pager a.prev");
+  await page.waitForFunction(() => !/[?&]c=/.test(location.hash));
+  await rendered();
+  check(
+    (await page.$$(".post-row")).length === 20 && (await text(".pager [aria-current]")).replace(/\D/g, "") === "1",
+    "previous goes back to page 1",
+  );
+  await page.evaluate(() => history.back());
+  await page.waitForFunction(() => /[?&]c=/.test(location.hash));
+  await rendered();
+  check((await page.$$(".post-row")).length === 8, "the browser's back button returns to page 2");
+  await visit(new URL(secondPage).hash, ".board-list");
+  check(
+    (await page.$$(".post-row")).length === 8 && (await text(".pager [aria-current]")).replace(/\D/g, "") === "2",
+    "a reload keeps page 2 (its cursors are in the address)",
+  );
+  // Tabs: a category, then 개념글 within it, then every 개념글.
+  await visit("#/b/free", ".board-list");
+  await clickText(".tab-row.categories .tab", "정보");
+  await page.waitForFunction(() => location.hash.includes("category="));
+  await rendered();
+  const info = await texts(".post-row .cat");
+  check(info.length === 7 && info.every((c) => c === "정보"), `the 정보 tab lists only its 7 posts (${info.length})`);
+  await clickText(".tab-row .tab", "개념글");
+  await page.waitForFunction(() => location.hash.includes("best=1"));
+  await rendered();
+  check(
+    (await texts(".post-row .subject .title")).join() === "페이지 글 18",
+    "개념글 within 정보 lists its one best post",
+  );
+  await clickText(".tab-row.categories .tab", "전체");
+  await page.waitForFunction(() => location.hash.includes("best=1") && !location.hash.includes("category="));
+  await rendered();
+  check(
+    (await texts(".post-row .subject .title")).join() === "페이지 글 25,페이지 글 18",
+    "the 개념글 tab lists every best post, newest first",
+  );
+
+  // -- (v4) a guest votes once; a second vote says it counted already
+  await visit(`#/b/free/p/${elsewhere.id}`, ".votes");
+  check(
+    (await page.$$(".vote")).length === 2 && (await page.$$(".vote[aria-pressed]")).length === 0,
+    "a guest sees 추천 and 비추천 (votes that are not toggles)",
+  );
+  await page.click(".vote.like");
+  await waitText(".vote-note", "추천했습니다");
+  check(
+    (await text(".vote.like .count")) === "1" && (await page.$$eval(".vote", (bs) => bs.every((b) => b.disabled))),
+    "a guest's 추천 counts and the buttons rest",
+  );
+  await visit(`#/b/free/p/${elsewhere.id}`, ".votes");
+  await expecting([409], async () => {
+    await page.click(".vote.dislike");
+    await waitText(".vote-note", "이미 이 글에 추천이나 비추천을 했습니다");
+  });
+  check(
+    (await text(".vote.like .count")) === "1" && (await text(".vote.dislike .count")) === "0",
+    "a second guest vote says so in Korean (409 already_voted) and counts nothing",
+  );
+  // -- (v4) a member's 추천 then 비추천: the vote moves, then is withdrawn
+  await signIn("kim", "password-123", "김철수");
+  const voted = seeded[7];
+  await visit(`#/b/free/p/${voted.id}`, ".votes");
+  const voteState = () =>
+    page.$$eval(".vote", (bs) => bs.map((b) => `${b.getAttribute("aria-pressed")}:${b.querySelector(".count").textContent}`).join(" "));
+  check((await voteState()) === "false:0 false:0", "a member's vote buttons are toggles, none pressed");
+  await page.click(".vote.like");
+  await page.waitForFunction(() => document.querySelector(".vote.like").getAttribute("aria-pressed") === "true");
+  check((await voteState()) === "true:1 false:0", "추천 counts and shows pressed");
+  await page.click(".vote.dislike");
+  await page.waitForFunction(() => document.querySelector(".vote.dislike").getAttribute("aria-pressed") === "true");
+  check((await voteState()) === "false:0 true:1", "비추천 moves the vote: 추천 0 and released, 비추천 1 and pressed");
+  await page.click(".vote.dislike");
+  await page.waitForFunction(() => document.querySelector(".vote.dislike").getAttribute("aria-pressed") === "false");
+  check((await voteState()) === "false:0 false:0", "pressing 비추천 again withdraws it");
+  await page.click(".vote.like");
+  await page.waitForFunction(() => document.querySelector(".vote.like").getAttribute("aria-pressed") === "true");
+  await visit(`#/b/free/p/${voted.id}`, ".votes");
+  check((await voteState()) === "true:1 false:0", "a reload shows the member's vote (my_vote)");
+  await fill("comment", { body: "좋은 정보 감사합니다" });
+  await submit("comment");
+  await waitText(".comment .text", "좋은 정보 감사합니다");
+  await accessible("a post");
+  await shoot("post");
+
+  // -- (v4) a member writes in the members-only board with a category
+  await visit("#/b/game/write", "#write");
+  await page.select("#write [name=category]", "정보");
+  await fill("write", { title: "공략 정보 모음", body: "회원만 쓰는 게시판의 글" });
+  await submit("write");
+  await page.waitForSelector("#post-body");
+  const gamePostId = page.url().split("/p/")[1];
+  check(
+    (await text("#post-category")) === "[정보]" && (await text(".post-number")) === "1번 글",
+    "a member writes in the new board with a category (its post number 1)",
+  );
+  await visit("#/b/game", ".board-list");
+  check((await texts(".post-row .cat")).join() === "정보", "the new board's list shows the post's category");
+  await page.evaluate(() => sessionStorage.clear());
+  await visit(`#/b/game/p/${gamePostId}`, ".votes");
+  check(
+    (await page.$$(".vote")).length === 0 && (await text(".votes .sign-in")).includes("로그인"),
+    "where guests cannot write, a guest sees the counts and a sign-in hint instead of vote buttons",
+  );
+  await visit("#/b/game/write", ".sign-in");
+  check((await page.$$("#write")).length === 0, "where guests cannot write, the write page asks a guest to sign in");
+  const notice = await call("POST", "/boards/notice/posts", { title: "공지", body: "비추천 없는 게시판" }, adminToken);
+  await visit(`#/b/notice/p/${notice.id}`, ".votes");
+  check(
+    (await page.$$(".vote.like")).length === 1 && (await page.$$(".vote.dislike")).length === 0,
+    "where dislikes are off, there is 추천 and no 비추천",
+  );
+
   await visit(`#/b/free/p/${memberPostId}`, "#post-body");
   const before = (await page.$$(".comments .comment")).length;
   await page.click("#more-comments");
@@ -487,14 +795,23 @@ try {
   check(await page.$eval("#login button", (b) => b.disabled), "429 shows its wait and holds the button");
 
   // -- staff: an admin removes the hostile post with a reason and bans its writer
-  await page.evaluate(() => sessionStorage.clear());
-  await call("POST", "/members", { username: "admin_kim", password: "password-123", nickname: "관리자" }, null, {
-    "admin-enroll-token": ADMIN_ENROLL_TOKEN,
-  });
-  await visit("#/login", "#login");
-  await fill("login", { username: "admin_kim", password: "password-123" });
-  await submit("login");
-  await waitText("nav", "관리자 님");
+  await signIn("admin_kim", "password-123", "관리자");
+  // (v4) staff recategorize a post and take one out of 개념글
+  await visit(`#/b/game/p/${gamePostId}`, "#recategorize");
+  await page.select("#recategorize [name=category]", "질문");
+  await submit("recategorize");
+  await waitText("#post-category", "질문");
+  check((await call("GET", `/boards/game/posts/${gamePostId}`)).category === "질문", "staff change a post's category (PUT .../category)");
+  await visit(`#/b/free/p/${seeded[25].id}`, "#unbest");
+  await page.click("#unbest");
+  await page.waitForFunction(() => !document.querySelector("#unbest") && document.querySelector("#post-body"));
+  const stillBest = (await call("GET", "/boards/free/posts?best=true")).posts.map((p) => p.title);
+  check(stillBest.join() === "페이지 글 18", `staff take a post out of 개념글 (left: ${stillBest.join()})`);
+  await visit("#/b/game/log", ".log");
+  check(
+    (await text(".log")).includes("말머리 변경") && (await text(".log")).includes("게시판 규칙"),
+    "the board's log shows the recategorization and its opening",
+  );
   await visit("#/b/free/mod", ".reports, .empty");
   check((await text("main")).includes("스팸 같아요"), "the reports queue shows the report");
   await shoot("moderation");
@@ -558,8 +875,8 @@ try {
   await fill("delete-account", { password: "password-456", delete_content: false });
   await submit("delete-account");
   await waitText("nav", "로그인");
-  await visit("#/b/free", ".posts");
-  check((await text(".posts")).includes("탈퇴한 회원"), "a deleted member's kept posts show as 'deleted member'");
+  await visit("#/b/free", ".board-list");
+  check((await text(".board-list")).includes("탈퇴한 회원"), "a deleted member's kept posts show as 'deleted member'");
 
   // -- page weight
   const files = ["index.html", "assets/app.js", "assets/api.js", "assets/dom.js", "assets/config.js", "assets/style.css"];
