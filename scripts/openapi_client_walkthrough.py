@@ -4,6 +4,13 @@ local server). Every answer is asserted: status, parsed body, headers. Its
 steps are scripts/openapi_client_walkthrough.steps, in order, as the
 TypeScript walkthrough's are.
 
+Anonymous calls of getPost, getPostByNumber, listPosts and reportPost pass
+a plain `Client`, as a reader without an account would: the document takes
+them with or without a token (security `[{}, {"bearer": []}]`), but
+openapi-python-client 0.29.1 ignores the empty requirement and types their
+`client` as `AuthenticatedClient` (openapi-python-client issue #1372). Any
+client works at run time; a type checker would flag these calls.
+
     python3 scripts/openapi_client_walkthrough.py http://127.0.0.1:3000 scripts/openapi_client_walkthrough.steps
 """
 
@@ -19,6 +26,7 @@ from community_boards_client.api.account import (
     list_my_comments,
     list_my_posts,
 )
+from community_boards_client.api.boards import get_board, list_boards, put_board
 from community_boards_client.api.comments import (
     create_guest_comment,
     create_member_comment,
@@ -27,7 +35,13 @@ from community_boards_client.api.comments import (
     list_comments,
 )
 from community_boards_client.api.health import get_health
-from community_boards_client.api.likes import like_post, unlike_post
+from community_boards_client.api.likes import (
+    dislike_post,
+    like_post,
+    undislike_post,
+    unlike_post,
+    vote_as_guest,
+)
 from community_boards_client.api.members import create_member
 from community_boards_client.api.posts import (
     create_guest_post,
@@ -35,6 +49,7 @@ from community_boards_client.api.posts import (
     delete_guest_post,
     delete_member_post,
     get_post,
+    get_post_by_number,
     list_posts,
     update_guest_post,
 )
@@ -44,14 +59,19 @@ from community_boards_client.api.moderation import (
     list_bans,
     list_moderation_log,
     list_reports,
+    recategorize_post,
     report_post,
     resolve_report,
+    unbest_post,
 )
 from community_boards_client.api.sessions import create_session
 from community_boards_client.models import (
     BanRequest,
+    BoardRequest,
+    CategoryRequest,
     ChangePasswordRequest,
     DeleteAccountRequest,
+    DislikePolicy,
     ReasonRequest,
     CommentRequest,
     Error,
@@ -59,10 +79,13 @@ from community_boards_client.models import (
     GuestEditRequest,
     GuestPostRequest,
     GuestProofRequest,
+    GuestVoteRequest,
     LogInRequest,
     PostRequest,
     SignUpRequest,
+    Vote,
 )
+from community_boards_client.types import Unset
 
 checks = 0
 # The walkthrough's steps (the .steps file) and how many have begun.
@@ -72,6 +95,11 @@ begun = 0
 # scripts/openapi-client starts the server with it (v4: an unclaimed admin
 # name is reserved for a signup that carries it).
 ADMIN_ENROLL_TOKEN = "walkthrough-admin-token"
+# (v4) A guest elsewhere: scripts/openapi-client trusts the loopback as a
+# proxy (TRUSTED_PROXIES), so this X-Forwarded-For is the guest's address,
+# not the one every post of the walkthrough is written from (nobody votes
+# on a post written from their own address).
+GUEST_VOTER_ADDRESS = "198.51.100.7"
 
 
 def check(condition, what):
@@ -169,13 +197,25 @@ def walk(base):
     )
     check(session.member.id == member.id and session.token, "createSession: a token for kim")
     kim = AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
+    # (v4) A second member, to vote on kim's posts: nobody votes on their own.
+    second = SignUpRequest(username="park", password="park's horse", nickname="Park")
+    expect(create_member.sync_detailed(client=client, body=second), 201, "createMember of a second member")
+    session = expect(
+        create_session.sync_detailed(client=client, body=LogInRequest(username="park", password="park's horse")),
+        200,
+        "createSession of the second member",
+    )
+    park = AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
 
-    # A member post, a comment, a like.
+    # A member post, a comment, a like (by the other member).
     created = create_member_post.sync_detailed(
         "free", client=kim, body=PostRequest(title="Hello", body="First post"), idempotency_key=str(uuid.uuid4())
     )
     post = expect(created, 201, "createMemberPost")
     check(post.title == "Hello" and post.body == "First post" and post.view_count == 0, f"createMemberPost: {post}")
+    # (v4) The board's first post, with no category, not best, no dislikes.
+    check(post.number == 1 and post.category is None and post.best is False, f"createMemberPost v4 fields: {post}")
+    check(post.dislike_count == 0, f"createMemberPost: dislike_count {post.dislike_count!r}")
     location = header(created, "location", "createMemberPost")
     check(location == f"/boards/free/posts/{post.id}", f"createMemberPost: Location {location}")
     first_etag = header(created, "etag", "createMemberPost")
@@ -189,8 +229,10 @@ def walk(base):
     )
     check(shown.id == comment.id and shown.body == "first!", f"getComment: {shown}")
     for attempt in ("likePost", "likePost again"):
-        liked = expect(like_post.sync_detailed("free", post.id, client=kim), 200, attempt)
-        check(liked.liked and liked.like_count == 1, f"{attempt}: {liked}")
+        liked = expect(like_post.sync_detailed("free", post.id, client=park), 200, attempt)
+        check(liked.liked and not liked.disliked and liked.like_count == 1, f"{attempt}: {liked}")
+        check(liked.dislike_count == 0, f"{attempt}: dislike_count {liked.dislike_count!r}")
+    expect_error(like_post.sync_detailed("free", post.id, client=kim), 403, "forbidden", "likePost of one's own post")
     anonymous = create_member_post.sync_detailed("free", client=client, body=PostRequest(title="No", body="token"))
     expect_error(anonymous, 401, "unauthorized", "createMemberPost without a token")
     header(anonymous, "www-authenticate", "createMemberPost 401")
@@ -199,6 +241,9 @@ def walk(base):
     read = get_post.sync_detailed("free", post.id, client=client)
     detail = expect(read, 200, "getPost")
     check(detail.view_count == 1 and detail.like_count == 1, f"getPost counts: {detail}")
+    check(detail.number == 1 and detail.category is None and detail.best is False, f"getPost v4 fields: {detail}")
+    # (v4) `my_vote` only with a token.
+    check(isinstance(detail.my_vote, Unset), f"getPost without a token: my_vote {detail.my_vote!r}")
     check([c.body for c in detail.comments] == ["first!"], f"getPost comments: {detail.comments}")
     etag = header(read, "etag", "getPost")
     check(etag == first_etag, "a view and a like leave the ETag as it was")
@@ -215,6 +260,7 @@ def walk(base):
     created = create_guest_post.sync_detailed("free", client=client, body=guest, idempotency_key=str(uuid.uuid4()))
     guest_post = expect(created, 201, "createGuestPost")
     check(guest_post.author.nickname == "Lee", f"createGuestPost: {guest_post.author}")
+    check(guest_post.number == 2, f"createGuestPost: the board's second post, number {guest_post.number!r}")
     # (v4) A write under a quota says what is left of it.
     pacing = header(created, "ratelimit", "createGuestPost")
     check(pacing.startswith('"creates";r='), f"createGuestPost: RateLimit {pacing}")
@@ -316,13 +362,15 @@ def walk(base):
     check(error.error.field == "username", f"the error's field: {error.error.field}")
 
     # Unlike, then the member's own deletes.
-    unliked = expect(unlike_post.sync_detailed("free", post.id, client=kim), 200, "unlikePost")
-    check(not unliked.liked and unliked.like_count == 0, f"unlikePost: {unliked}")
+    unliked = expect(unlike_post.sync_detailed("free", post.id, client=park), 200, "unlikePost")
+    check(not unliked.liked and not unliked.disliked and unliked.like_count == 0, f"unlikePost: {unliked}")
     expect_status(delete_member_comment.sync_detailed("free", post.id, comment.id, client=kim), 204, "deleteMemberComment")
     expect_status(delete_member_post.sync_detailed("free", post.id, client=kim), 204, "deleteMemberPost")
     expect_error(
         get_post.sync_detailed("free", post.id, client=client), 404, "not_found", "getPost of the deleted member post"
     )
+
+    boards_v4(base, client, kim, park)
 
     # (v3) The member's own account: who and what roles, their posts and
     # comments, a new password (every earlier token stops), sign-out
@@ -375,6 +423,140 @@ def walk(base):
         "username_taken",
         "createMember with a deleted member's username",
     )
+
+
+def boards_v4(base, client, kim, park):
+    """(v4) Boards, categories, votes and best posts: kim (an admin) opens a
+    board with categories and a best-post threshold of 2; park writes on it;
+    kim votes both ways; a guest elsewhere casts the vote that makes the
+    post best; kim recategorizes it and takes it out of the best posts."""
+    slug = "walkthrough"
+    categories = ["정보", "질문"]
+    opening = BoardRequest(name="Walkthrough", categories=categories, best_likes=2)
+    opened_answer = put_board.sync_detailed(slug, client=kim, body=opening)
+    opened = expect(opened_answer, 201, "putBoard opening a board")
+    check(opened.slug == slug and opened.name == "Walkthrough" and opened.description == "", f"putBoard: {opened}")
+    check(opened.categories == categories and opened.best_likes == 2, f"putBoard: {opened}")
+    check(opened.dislikes == DislikePolicy.SHOWN and opened.guest_writes and not opened.lock_after_comments, f"{opened}")
+    check(opened.post_count == 0, f"putBoard: post_count {opened.post_count}")
+    location = header(opened_answer, "location", "putBoard")
+    check(location == f"/boards/{slug}", f"putBoard: Location {location}")
+    boards = expect(list_boards.sync_detailed(client=client), 200, "listBoards").boards
+    check([b.slug for b in boards] == ["free", "notice", "qna", slug], f"listBoards: slug order: {boards}")
+    seeded = [b for b in boards if b.slug != slug]
+    check(all(b.name == b.slug and b.best_likes == 10 and b.categories == [] for b in seeded), f"seeded: {seeded}")
+    check(boards[-1] == opened, f"listBoards: the board as opened: {boards[-1]}")
+    expect_error(
+        put_board.sync_detailed(slug, client=park, body=BoardRequest(name="Mine")),
+        403,
+        "forbidden",
+        "putBoard by a member who is not staff",
+    )
+    described = "Boards through generated clients"
+    change = BoardRequest(name="Walkthrough", description=described, categories=categories, best_likes=2)
+    changed = expect(put_board.sync_detailed(slug, client=kim, body=change), 200, "putBoard changing it")
+    check(changed.description == described and changed.created_at == opened.created_at, f"putBoard: {changed}")
+    refused = expect_error(
+        put_board.sync_detailed(
+            slug, client=kim, body=BoardRequest(name="Walkthrough", categories=["정보", "Tip", "TIP"])
+        ),
+        400,
+        "validation_failed",
+        "putBoard with a duplicate category",
+    )
+    check(refused.error.field == "categories", f"putBoard: the error's field {refused.error.field!r}")
+
+    # park writes on it, once with a category; a category it lacks is refused.
+    first = expect(
+        create_member_post.sync_detailed(
+            slug, client=park, body=PostRequest(title="A tip", body="with a category", category="정보")
+        ),
+        201,
+        "createMemberPost with a category",
+    )
+    check(first.category == "정보" and first.number == 1 and first.best is False, f"createMemberPost: {first}")
+    refused = expect_error(
+        create_member_post.sync_detailed(
+            slug, client=park, body=PostRequest(title="No", body="such category", category="잡담")
+        ),
+        400,
+        "validation_failed",
+        "createMemberPost with a category the board lacks",
+    )
+    check(refused.error.field == "category", f"createMemberPost: the error's field {refused.error.field!r}")
+    second = expect(
+        create_member_post.sync_detailed(slug, client=park, body=PostRequest(title="Plain", body="no category")),
+        201,
+        "createMemberPost without a category",
+    )
+    # The refused create took no number.
+    check(second.category is None and second.number == 2, f"createMemberPost: {second}")
+    board = expect(get_board.sync_detailed(slug, client=client), 200, "getBoard")
+    check(board.post_count == 2 and board.description == described, f"getBoard: {board}")
+    check(board.categories == categories and board.best_likes == 2, f"getBoard: {board}")
+    numbered = expect(
+        get_post_by_number.sync_detailed(slug, str(first.number), client=client), 200, "getPostByNumber"
+    )
+    check(numbered.id == first.id and numbered.view_count == 1, f"getPostByNumber: {numbered}")
+    listed = expect(list_posts.sync_detailed(slug, client=client, category="정보"), 200, "listPosts with a category")
+    check([p.id for p in listed.posts] == [first.id], f"listPosts ?category=정보: {listed.posts}")
+
+    # kim votes: a like, a dislike that withdraws it, the dislike withdrawn,
+    # the like again.
+    post_id = first.id
+
+    def voted(answer, what, liked, disliked, likes, dislikes):
+        state = expect(answer, 200, what)
+        check(
+            (state.liked, state.disliked, state.like_count, state.dislike_count) == (liked, disliked, likes, dislikes),
+            f"{what}: {state}",
+        )
+
+    voted(like_post.sync_detailed(slug, post_id, client=kim), "likePost on the new board", True, False, 1, 0)
+    voted(dislike_post.sync_detailed(slug, post_id, client=kim), "dislikePost", False, True, 0, 1)
+    mine = expect(get_post.sync_detailed(slug, post_id, client=kim), 200, "getPost with a token")
+    check(mine.my_vote == Vote.DISLIKE, f"getPost with a token: my_vote {mine.my_vote!r}")
+    check(mine.like_count == 0 and mine.dislike_count == 1, f"getPost with a token: {mine}")
+    voted(undislike_post.sync_detailed(slug, post_id, client=kim), "undislikePost", False, False, 0, 0)
+    voted(like_post.sync_detailed(slug, post_id, client=kim), "likePost after undisliking", True, False, 1, 0)
+
+    # A guest elsewhere likes it: the score reaches best_likes (2), and the
+    # post is best. A second vote from there, either way, is refused.
+    guest = client.with_headers({"X-Forwarded-For": GUEST_VOTER_ADDRESS})
+    voted(
+        vote_as_guest.sync_detailed(slug, post_id, client=guest, body=GuestVoteRequest(vote=Vote.LIKE)),
+        "voteAsGuest",
+        True,
+        False,
+        2,
+        0,
+    )
+    expect_error(
+        vote_as_guest.sync_detailed(slug, post_id, client=guest, body=GuestVoteRequest(vote=Vote.DISLIKE)),
+        409,
+        "already_voted",
+        "voteAsGuest again",
+    )
+    best = expect(list_posts.sync_detailed(slug, client=client, best=True), 200, "listPosts with best")
+    check([(p.id, p.best) for p in best.posts] == [(post_id, True)], f"listPosts ?best=true: {best.posts}")
+
+    # Staff recategorize it and take it out of the best posts for good.
+    moved = expect(
+        recategorize_post.sync_detailed(slug, post_id, client=kim, body=CategoryRequest(category="질문")),
+        200,
+        "recategorizePost",
+    )
+    check(moved.id == post_id and moved.category == "질문" and moved.best is True, f"recategorizePost: {moved}")
+    listed = expect(
+        list_posts.sync_detailed(slug, client=client, category="질문"), 200, "listPosts with the new category"
+    )
+    check([p.id for p in listed.posts] == [post_id], f"listPosts ?category=질문: {listed.posts}")
+    expect_status(unbest_post.sync_detailed(slug, post_id, client=kim), 204, "unbestPost")
+    best = expect(list_posts.sync_detailed(slug, client=client, best=True), 200, "listPosts with best after unbestPost")
+    check(best.posts == [], f"listPosts ?best=true after unbestPost: {best.posts}")
+    log = expect(list_moderation_log.sync_detailed(slug, client=client), 200, "listModerationLog of the new board")
+    actions = [e.action for e in log.entries]
+    check(actions == ["unbest", "recategorize", "board_settings", "board_settings"], f"the board's log: {actions}")
 
 
 def main(base, steps_file):

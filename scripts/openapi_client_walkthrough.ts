@@ -28,29 +28,50 @@ import {
   deleteMemberComment,
   deleteMemberPost,
   deleteSessions,
+  dislikePost,
+  getBoard,
   getComment,
   getHealth,
   getMe,
   getPost,
+  getPostByNumber,
   likePost,
   listBans,
+  listBoards,
   listComments,
   listModerationLog,
   listMyComments,
   listMyPosts,
   listPosts,
   listReports,
+  putBoard,
+  recategorizePost,
   reportPost,
   resolveReport,
+  unbestPost,
+  undislikePost,
   unlikePost,
   updateGuestPost,
+  voteAsGuest,
 } from "./community-boards-client";
 // The document's `Error` schema, named apart from JavaScript's Error.
-import type { Error as ApiError, GuestPostRequest, SignUpRequest } from "./community-boards-client";
+import type {
+  Error as ApiError,
+  BoardRequest,
+  GuestPostRequest,
+  SignUpRequest,
+  Vote,
+  VoteState,
+} from "./community-boards-client";
 
 // scripts/openapi-client starts the server with it (v4: an unclaimed admin
 // name is reserved for a signup that carries it).
 const ADMIN_ENROLL_TOKEN = "walkthrough-admin-token";
+// (v4) A guest elsewhere: scripts/openapi-client trusts the loopback as a
+// proxy (TRUSTED_PROXIES), so this X-Forwarded-For is the guest's address,
+// not the one every post of the walkthrough is written from (nobody votes
+// on a post written from their own address).
+const GUEST_VOTER_ADDRESS = "198.51.100.7";
 
 let checks = 0;
 // The walkthrough's steps (the .steps file) and how many have begun.
@@ -163,8 +184,17 @@ async function walk(base: string): Promise<void> {
   );
   check(session.member.id === member.id && session.token, "createSession: a token for kim");
   let kim = bearer(session.token);
+  // (v4) A second member, to vote on kim's posts: nobody votes on their own.
+  const second: SignUpRequest = { username: "park", password: "park's horse", nickname: "Park" };
+  expect(await createMember({ client, body: second }), 201, "createMember of a second member");
+  const parkSession = expect(
+    await createSession({ client, body: { username: "park", password: "park's horse" } }),
+    200,
+    "createSession of the second member",
+  );
+  const park = bearer(parkSession.token);
 
-  // A member post, a comment (read back at its Location), a like.
+  // A member post, a comment (read back at its Location), a like (by the other member).
   const postCreated = await createMemberPost({
     client: kim,
     path: { slug: "free" },
@@ -173,6 +203,11 @@ async function walk(base: string): Promise<void> {
   });
   const post = expect(postCreated, 201, "createMemberPost");
   check(post.title === "Hello" && post.body === "First post" && post.view_count === 0, `createMemberPost: ${JSON.stringify(post)}`);
+  // (v4) The board's first post, with no category, not best, no dislikes.
+  check(
+    post.number === 1 && post.category === null && post.best === false && post.dislike_count === 0,
+    `createMemberPost v4 fields: ${JSON.stringify(post)}`,
+  );
   const postLocation = header(postCreated.response, "location", "createMemberPost");
   check(postLocation === `/boards/free/posts/${post.id}`, `createMemberPost: Location ${postLocation}`);
   const firstEtag = header(postCreated.response, "etag", "createMemberPost");
@@ -195,9 +230,18 @@ async function walk(base: string): Promise<void> {
   );
   check(shown.id === comment.id && shown.body === "first!", `getComment: ${JSON.stringify(shown)}`);
   for (const attempt of ["likePost", "likePost again"]) {
-    const liked = expect(await likePost({ client: kim, path: { slug: "free", post_id: post.id } }), 200, attempt);
-    check(liked.liked && liked.like_count === 1, `${attempt}: ${JSON.stringify(liked)}`);
+    const liked = expect(await likePost({ client: park, path: { slug: "free", post_id: post.id } }), 200, attempt);
+    check(
+      liked.liked && !liked.disliked && liked.like_count === 1 && liked.dislike_count === 0,
+      `${attempt}: ${JSON.stringify(liked)}`,
+    );
   }
+  expectError(
+    await likePost({ client: kim, path: { slug: "free", post_id: post.id } }),
+    403,
+    "forbidden",
+    "likePost of one's own post",
+  );
   const anonymous = await createMemberPost({ client, path: { slug: "free" }, body: { title: "No", body: "token" } });
   expectError(anonymous, 401, "unauthorized", "createMemberPost without a token");
   header(anonymous.response, "www-authenticate", "createMemberPost 401");
@@ -206,6 +250,12 @@ async function walk(base: string): Promise<void> {
   const read = await getPost({ client, path: { slug: "free", post_id: post.id } });
   const detail = expect(read, 200, "getPost");
   check(detail.view_count === 1 && detail.like_count === 1, `getPost counts: ${JSON.stringify(detail)}`);
+  check(
+    detail.number === 1 && detail.category === null && detail.best === false,
+    `getPost v4 fields: ${JSON.stringify(detail)}`,
+  );
+  // (v4) `my_vote` only with a token.
+  check(!("my_vote" in detail), `getPost without a token: my_vote ${JSON.stringify(detail.my_vote)}`);
   check(JSON.stringify(detail.comments.map((c) => c.body)) === '["first!"]', "getPost comments");
   const etag = header(read.response, "etag", "getPost");
   check(etag === firstEtag, "a view and a like leave the ETag as it was");
@@ -227,6 +277,7 @@ async function walk(base: string): Promise<void> {
   });
   const guestPost = expect(guestCreated, 201, "createGuestPost");
   check(guestPost.author.nickname === "Lee", `createGuestPost: ${JSON.stringify(guestPost.author)}`);
+  check(guestPost.number === 2, `createGuestPost: the board's second post, number ${guestPost.number}`);
   // (v4) A write under a quota says what is left of it.
   const pacing = header(guestCreated.response, "ratelimit", "createGuestPost");
   check(pacing.startsWith('"creates";r='), `createGuestPost: RateLimit ${pacing}`);
@@ -351,8 +402,8 @@ async function walk(base: string): Promise<void> {
 
   // Unlike, then the member's own deletes.
   const postPath = { slug: "free", post_id: post.id };
-  const unliked = expect(await unlikePost({ client: kim, path: postPath }), 200, "unlikePost");
-  check(!unliked.liked && unliked.like_count === 0, `unlikePost: ${JSON.stringify(unliked)}`);
+  const unliked = expect(await unlikePost({ client: park, path: postPath }), 200, "unlikePost");
+  check(!unliked.liked && !unliked.disliked && unliked.like_count === 0, `unlikePost: ${JSON.stringify(unliked)}`);
   expectStatus(
     (await deleteMemberComment({ client: kim, path: { ...postPath, comment_id: comment.id } })).response,
     204,
@@ -360,6 +411,8 @@ async function walk(base: string): Promise<void> {
   );
   expectStatus((await deleteMemberPost({ client: kim, path: postPath })).response, 204, "deleteMemberPost");
   expectError(await getPost({ client, path: postPath }), 404, "not_found", "getPost of the deleted member post");
+
+  await boardsV4(base, client, kim, park);
 
   // (v3) The member's own account: who and what roles, their posts and
   // comments, a new password (every earlier token stops), sign-out
@@ -419,6 +472,189 @@ async function walk(base: string): Promise<void> {
     "username_taken",
     "createMember with a deleted member's username",
   );
+}
+
+/** (v4) Boards, categories, votes and best posts: kim (an admin) opens a
+ * board with categories and a best-post threshold of 2; park writes on it;
+ * kim votes both ways; a guest elsewhere casts the vote that makes the post
+ * best; kim recategorizes it and takes it out of the best posts. */
+async function boardsV4(base: string, client: Client, kim: Client, park: Client): Promise<void> {
+  const slug = "walkthrough";
+  const categories = ["정보", "질문"];
+  const opening: BoardRequest = { name: "Walkthrough", categories, best_likes: 2 };
+  const openedAnswer = await putBoard({ client: kim, path: { slug }, body: opening });
+  const opened = expect(openedAnswer, 201, "putBoard opening a board");
+  check(
+    opened.slug === slug && opened.name === "Walkthrough" && opened.description === "",
+    `putBoard: ${JSON.stringify(opened)}`,
+  );
+  // Typed: `best_likes` is a number or null.
+  const threshold: number | null = opened.best_likes;
+  check(JSON.stringify(opened.categories) === JSON.stringify(categories) && threshold === 2, `putBoard: ${JSON.stringify(opened)}`);
+  check(
+    opened.dislikes === "shown" && opened.guest_writes && !opened.lock_after_comments && opened.post_count === 0,
+    `putBoard: ${JSON.stringify(opened)}`,
+  );
+  const location = header(openedAnswer.response, "location", "putBoard");
+  check(location === `/boards/${slug}`, `putBoard: Location ${location}`);
+  const boards = expect(await listBoards({ client }), 200, "listBoards").boards;
+  check(
+    JSON.stringify(boards.map((b) => b.slug)) === JSON.stringify(["free", "notice", "qna", slug]),
+    `listBoards: slug order: ${JSON.stringify(boards)}`,
+  );
+  const seeded = boards.filter((b) => b.slug !== slug);
+  check(
+    seeded.every((b) => b.name === b.slug && b.best_likes === 10 && b.categories.length === 0),
+    `seeded: ${JSON.stringify(seeded)}`,
+  );
+  check(JSON.stringify(boards[3]) === JSON.stringify(opened), `listBoards: the board as opened: ${JSON.stringify(boards[3])}`);
+  expectError(
+    await putBoard({ client: park, path: { slug }, body: { name: "Mine" } }),
+    403,
+    "forbidden",
+    "putBoard by a member who is not staff",
+  );
+  const described = "Boards through generated clients";
+  const changed = expect(
+    await putBoard({ client: kim, path: { slug }, body: { ...opening, description: described } }),
+    200,
+    "putBoard changing it",
+  );
+  check(
+    changed.description === described && changed.created_at === opened.created_at,
+    `putBoard: ${JSON.stringify(changed)}`,
+  );
+  const refusedBoard = expectError(
+    await putBoard({ client: kim, path: { slug }, body: { name: "Walkthrough", categories: ["정보", "Tip", "TIP"] } }),
+    400,
+    "validation_failed",
+    "putBoard with a duplicate category",
+  );
+  check(refusedBoard.error.field === "categories", `putBoard: the error's field ${refusedBoard.error.field}`);
+
+  // park writes on it, once with a category; a category it lacks is refused.
+  const first = expect(
+    await createMemberPost({
+      client: park,
+      path: { slug },
+      body: { title: "A tip", body: "with a category", category: "정보" },
+    }),
+    201,
+    "createMemberPost with a category",
+  );
+  // Typed: `category` is a string or null.
+  const category: string | null = first.category;
+  check(category === "정보" && first.number === 1 && first.best === false, `createMemberPost: ${JSON.stringify(first)}`);
+  const refusedPost = expectError(
+    await createMemberPost({ client: park, path: { slug }, body: { title: "No", body: "such category", category: "잡담" } }),
+    400,
+    "validation_failed",
+    "createMemberPost with a category the board lacks",
+  );
+  check(refusedPost.error.field === "category", `createMemberPost: the error's field ${refusedPost.error.field}`);
+  const second = expect(
+    await createMemberPost({ client: park, path: { slug }, body: { title: "Plain", body: "no category" } }),
+    201,
+    "createMemberPost without a category",
+  );
+  // The refused create took no number.
+  check(second.category === null && second.number === 2, `createMemberPost: ${JSON.stringify(second)}`);
+  const board = expect(await getBoard({ client, path: { slug } }), 200, "getBoard");
+  check(board.post_count === 2 && board.description === described, `getBoard: ${JSON.stringify(board)}`);
+  check(
+    JSON.stringify(board.categories) === JSON.stringify(categories) && board.best_likes === 2,
+    `getBoard: ${JSON.stringify(board)}`,
+  );
+  const numbered = expect(
+    await getPostByNumber({ client, path: { slug, number: String(first.number) } }),
+    200,
+    "getPostByNumber",
+  );
+  check(numbered.id === first.id && numbered.view_count === 1, `getPostByNumber: ${JSON.stringify(numbered)}`);
+  const listed = expect(
+    await listPosts({ client, path: { slug }, query: { category: "정보" } }),
+    200,
+    "listPosts with a category",
+  );
+  check(
+    listed.posts.length === 1 && listed.posts[0]?.id === first.id,
+    `listPosts ?category=정보: ${JSON.stringify(listed.posts)}`,
+  );
+
+  // kim votes: a like, a dislike that withdraws it, the dislike withdrawn,
+  // the like again.
+  const postPath = { slug, post_id: first.id };
+  const voted = (
+    answer: Answer<VoteState, ApiError>,
+    what: string,
+    liked: boolean,
+    disliked: boolean,
+    likes: number,
+    dislikes: number,
+  ): void => {
+    const state = expect(answer, 200, what);
+    // Typed: `dislike_count` may be absent (a board that hides dislikes).
+    const dislikeCount: number | null | undefined = state.dislike_count;
+    check(
+      state.liked === liked && state.disliked === disliked && state.like_count === likes && dislikeCount === dislikes,
+      `${what}: ${JSON.stringify(state)}`,
+    );
+  };
+  voted(await likePost({ client: kim, path: postPath }), "likePost on the new board", true, false, 1, 0);
+  voted(await dislikePost({ client: kim, path: postPath }), "dislikePost", false, true, 0, 1);
+  const mine = expect(await getPost({ client: kim, path: postPath }), 200, "getPost with a token");
+  // Typed: `my_vote` is a Vote, null or absent.
+  const myVote: Vote | null | undefined = mine.my_vote;
+  check(myVote === "dislike", `getPost with a token: my_vote ${JSON.stringify(myVote)}`);
+  check(mine.like_count === 0 && mine.dislike_count === 1, `getPost with a token: ${JSON.stringify(mine)}`);
+  voted(await undislikePost({ client: kim, path: postPath }), "undislikePost", false, false, 0, 0);
+  voted(await likePost({ client: kim, path: postPath }), "likePost after undisliking", true, false, 1, 0);
+
+  // A guest elsewhere likes it: the score reaches best_likes (2), and the
+  // post is best. A second vote from there, either way, is refused.
+  const guest = createClient(createConfig({ baseUrl: base, headers: { "X-Forwarded-For": GUEST_VOTER_ADDRESS } }));
+  voted(await voteAsGuest({ client: guest, path: postPath, body: { vote: "like" } }), "voteAsGuest", true, false, 2, 0);
+  expectError(
+    await voteAsGuest({ client: guest, path: postPath, body: { vote: "dislike" } }),
+    409,
+    "already_voted",
+    "voteAsGuest again",
+  );
+  const best = expect(await listPosts({ client, path: { slug }, query: { best: true } }), 200, "listPosts with best");
+  check(
+    best.posts.length === 1 && best.posts[0]?.id === first.id && best.posts[0]?.best === true,
+    `listPosts ?best=true: ${JSON.stringify(best.posts)}`,
+  );
+
+  // Staff recategorize it and take it out of the best posts for good.
+  const moved = expect(
+    await recategorizePost({ client: kim, path: postPath, body: { category: "질문" } }),
+    200,
+    "recategorizePost",
+  );
+  check(
+    moved.id === first.id && moved.category === "질문" && moved.best === true,
+    `recategorizePost: ${JSON.stringify(moved)}`,
+  );
+  const relisted = expect(
+    await listPosts({ client, path: { slug }, query: { category: "질문" } }),
+    200,
+    "listPosts with the new category",
+  );
+  check(
+    relisted.posts.length === 1 && relisted.posts[0]?.id === first.id,
+    `listPosts ?category=질문: ${JSON.stringify(relisted.posts)}`,
+  );
+  expectStatus((await unbestPost({ client: kim, path: postPath })).response, 204, "unbestPost");
+  const unbested = expect(
+    await listPosts({ client, path: { slug }, query: { best: true } }),
+    200,
+    "listPosts with best after unbestPost",
+  );
+  check(unbested.posts.length === 0, `listPosts ?best=true after unbestPost: ${JSON.stringify(unbested.posts)}`);
+  const log = expect(await listModerationLog({ client, path: { slug } }), 200, "listModerationLog of the new board");
+  const actions = JSON.stringify(log.entries.map((e) => e.action));
+  check(actions === '["unbest","recategorize","board_settings","board_settings"]', `the board's log: ${actions}`);
 }
 
 async function main(base: string, stepsFile: string): Promise<void> {
