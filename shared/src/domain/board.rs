@@ -219,6 +219,7 @@ pub struct VoteState {
     pub disliked: bool,
     pub like_count: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub dislike_count: Option<u64>,
 }
 

@@ -111,6 +111,7 @@ pub struct PostSummary {
     pub comment_count: u64,
     /// **(v4)** 1, 2, 3... per board in creation order, never reused.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
     pub number: u64,
     /// **(v4)** Present, null or one of the board's categories (as it was
     /// when the post was written or recategorized).
@@ -120,9 +121,11 @@ pub struct PostSummary {
     /// **(v4)** Absent where the board has dislikes off, or hidden and the
     /// caller is not its staff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub dislike_count: Option<u64>,
     /// **(v4)** A best post (개념글).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub best: bool,
 }
 

@@ -268,7 +268,7 @@ pub(crate) async fn resolve_report(
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct BoardRequest {
     /// 1-40 characters after trimming, the title's rules.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::board_name, required = true))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::board_name, required = true, nullable = false))]
     name: Option<String>,
     /// 0-500 characters; default `""`.
     #[serde(default)]
@@ -281,7 +281,7 @@ pub(crate) struct BoardRequest {
     categories: Option<Vec<String>>,
     /// 1-10,000, or null for no best posts; default 10.
     #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 10000))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u32>, nullable, minimum = 1, maximum = 10000))]
     best_likes: Option<Option<i64>>,
     /// `shown` (default), `hidden` or `off`.
     #[serde(default)]

@@ -109,8 +109,8 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     if response_name.as_deref() == Some("PostDetail") {
         headers.insert(response_header::ETAG.into(), header_ref("ETag"));
     }
-    // Every 201 whose item has a GET route: posts and comments.
-    if doc.status == 201 && matches!(response_name.as_deref(), Some("PostDetail" | "Comment")) {
+    // Every 201 whose item has a GET route: posts, comments, (v4) boards.
+    if doc.status == 201 && matches!(response_name.as_deref(), Some("PostDetail" | "Comment" | "Board")) {
         headers.insert(response_header::LOCATION.into(), header_ref("Location"));
     }
     // A write under a quota says what is left (docs/API.md, Conventions
