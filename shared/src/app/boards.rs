@@ -155,7 +155,8 @@ impl App {
         self.board_settings(slug).await.map(|b| b.slug.clone())
     }
 
-    /// Every board's slug: what a member may moderate.
+    /// Every board's slug: what a member may moderate (the account routes).
+    #[cfg(all(feature = "hashing", feature = "tokens"))]
     pub(crate) async fn board_slugs(&self) -> Result<Vec<BoardSlug>, ApiError> {
         let mut slugs: Vec<BoardSlug> = self.all_boards().await?.values().map(|b| b.slug.clone()).collect();
         slugs.sort();
