@@ -112,8 +112,25 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
         );
         assert!(
             [
-                "create", "list", "get", "update", "delete", "like", "unlike", "appoint", "dismiss", "remove",
-                "report", "resolve", "change",
+                "create",
+                "list",
+                "get",
+                "update",
+                "delete",
+                "like",
+                "unlike",
+                "appoint",
+                "dismiss",
+                "remove",
+                "report",
+                "resolve",
+                "change", // (v4)
+                "dislike",
+                "undislike",
+                "put",
+                "vote",
+                "recategorize",
+                "unbest",
             ]
             .contains(&&id[..verb_end]),
             "{id}: an unexpected verb"

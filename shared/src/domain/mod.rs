@@ -123,7 +123,7 @@ pub struct PostSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub dislike_count: Option<u64>,
-    /// **(v4)** A best post (개념글).
+    /// **(v4)** A best post (gaenyeomgeul, the board's front page).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub best: bool,

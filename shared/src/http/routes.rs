@@ -308,7 +308,7 @@ routes_table! {
     #[cfg(feature = "tokens")]
     Like PUT "/boards/{slug}/posts/{post_id}/dislike" => h::member::dislike,
         doc("dislikePost", "Dislike a post (idempotent)", 200, "The vote state")
-            .details("The signed-in member dislikes the post (비추천), withdrawing their like in the same change; disliking again changes nothing. Not on one's own post; `403` where the board has dislikes off. `dislike_count` is absent where the board hides dislikes from the caller.")
+            .details("The signed-in member dislikes the post (bichucheon), withdrawing their like in the same change; disliking again changes nothing. Not on one's own post; `403` where the board has dislikes off. `dislike_count` is absent where the board hides dislikes from the caller.")
             .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
             .listed("bearer", "**(v4)** `200` vote state");
     #[cfg(feature = "tokens")]
@@ -402,7 +402,7 @@ routes_table! {
             .listed("-", "**(v4)** `200 {\"boards\": [<board>...]}`");
     Read GET "/boards/{slug}" => h::read::get_board,
         doc("getBoard", "Read a board's settings", 200, "The board")
-            .details("A board's name, description, categories (말머리), best-post threshold, dislike policy, whether guests write, and its live post count.")
+            .details("A board's name, description, categories (malmeori), best-post threshold, dislike policy, whether guests write, and its live post count.")
             .returns::<d::Board>().errors(&["not_found"])
             .listed("-", "**(v4)** `200` board");
     #[cfg(feature = "tokens")]
@@ -431,7 +431,7 @@ routes_table! {
     #[cfg(feature = "tokens")]
     Moderation DELETE "/boards/{slug}/best/{post_id}" => h::moderation::unbest,
         doc("unbestPost", "Take a post out of the best posts (staff)", 204, "Taken out")
-            .details("Staff of the board take a post out of the best posts (개념글) for good: it never becomes best again, whatever the votes do. Logged as `unbest`.")
+            .details("Staff of the board take a post out of the best posts (gaenyeomgeul) for good: it never becomes best again, whatever the votes do. Logged as `unbest`.")
             .errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "**(v4)** `204`");
     #[cfg(all(feature = "hashing", feature = "tokens"))]

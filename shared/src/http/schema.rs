@@ -272,7 +272,7 @@ pub fn board_categories() -> Schema {
         .items(utoipa::openapi::RefOr::T(board_category()))
         .max_items(Some(crate::domain::board::MAX_CATEGORIES))
         .description(Some(
-            "At most 20 categories (말머리), unique after NFKC and case folding; absent: none",
+            "At most 20 categories (malmeori), unique after NFKC and case folding; absent: none",
         ))
         .build()
         .into()
