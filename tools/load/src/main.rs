@@ -4,9 +4,14 @@
 //! `cargo run --release -p load -- moderation --baseline-server <v2 server>`
 //!   (mixed on the baseline vs mixed-moderated on this build)
 //!
+//! `cargo run --release -p load -- votes --rounds 2 [--dynamodb]`
+//!   (mixed vs mixed-votes on one build, alternating, pooled)
+//!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
 //! users without think time), mixed-moderated (v3: mixed with 1% reports on a
-//! board with 40 bans, every write checked), mixed-reads (mixed's readers
+//! board with 40 bans, every write checked), mixed-votes (v4: mixed whose
+//! likers like, dislike, withdraw and vote as guests, some posts crossing
+//! best_likes, the counts checked after the run), mixed-reads (mixed's readers
 //! alone), login-write, signup, login-attack, hot-post; and reads (v4: wrk's
 //! way, 500 kept-alive connections without think time, `/health`, board
 //! pages, one hot post and their mix back to back, each against `/health`).
@@ -29,7 +34,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use metrics::{Recorder, Report, compare_markdown};
-use scenarios::{Api, Groups, Pacing};
+use scenarios::{Api, Extras, Groups, Pacing, VoteCheck, Voting};
 
 #[derive(Parser)]
 struct Cli {
@@ -66,6 +71,21 @@ enum Command {
         opts: Opts,
         #[arg(long)]
         baseline_server: Option<PathBuf>,
+    },
+    /// What version 4's votes cost: `mixed` and `mixed-votes` on `--server`,
+    /// each on a fresh server, alternating for `--rounds` rounds (the
+    /// first of each round swaps, so drift on the machine hits both), then
+    /// both pooled side by side with the goal (whole-mix average and P99
+    /// within 5%).
+    Votes {
+        #[command(flatten)]
+        opts: Opts,
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
+        /// Each server on a table of its own on DynamoDB Local
+        /// (`source scripts/dynamodb-local start` exports DYNAMODB_ENDPOINT).
+        #[arg(long)]
+        dynamodb: bool,
     },
     /// Draw P50/P95/P99 per endpoint of two report JSON files as an SVG.
     Chart {
@@ -137,6 +157,7 @@ enum Scenario {
     Mixed,
     MixedOverload,
     MixedModerated,
+    MixedVotes,
     MixedReads,
     Reads,
     LoginWrite,
@@ -149,13 +170,19 @@ impl Scenario {
     fn is_mixed(self) -> bool {
         matches!(
             self,
-            Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated
+            Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated | Scenario::MixedVotes
         )
     }
 
     /// Paced like report 1's users.
     fn paced(self) -> bool {
-        matches!(self, Scenario::Mixed | Scenario::MixedModerated)
+        matches!(self, Scenario::Mixed | Scenario::MixedModerated | Scenario::MixedVotes)
+    }
+
+    /// Its users write `X-Forwarded-For` of their own (bans seeded from
+    /// addresses, guest votes from many), so a spawned server trusts it.
+    fn needs_trusted_proxy(self) -> bool {
+        matches!(self, Scenario::MixedModerated | Scenario::MixedVotes)
     }
 
     /// `mixed` thinks; `mixed-reads` only with `--paced` (mixed's readers
@@ -176,6 +203,7 @@ impl Scenario {
             Scenario::Mixed => "mixed",
             Scenario::MixedOverload => "mixed-overload",
             Scenario::MixedModerated => "mixed-moderated",
+            Scenario::MixedVotes => "mixed-votes",
             Scenario::MixedReads => "mixed-reads",
             Scenario::Reads => "reads",
             Scenario::LoginWrite => "login-write",
@@ -194,6 +222,16 @@ async fn run(
     base_url: &str,
     server: Option<&server::Spawned>,
 ) -> anyhow::Result<Report> {
+    Ok(run_recorded(scenario, opts, base_url, server).await?.0)
+}
+
+/// [`run`], with the recorder of the measured requests (to pool runs).
+async fn run_recorded(
+    scenario: Scenario,
+    opts: &Opts,
+    base_url: &str,
+    server: Option<&server::Spawned>,
+) -> anyhow::Result<(Report, Arc<Recorder>)> {
     anyhow::ensure!(
         scenario != Scenario::Reads,
         "reads reports per phase and compares with /health itself: `load run reads`"
@@ -203,7 +241,7 @@ async fn run(
     let (members, posts) = match scenario {
         Scenario::Signup => (1, 1),
         Scenario::LoginAttack => (20, 1),
-        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated => (Groups::of(opts.users).accounts(), 50),
+        _ if scenario.is_mixed() => (Groups::of(opts.users).accounts(), 50),
         _ => (20, 50),
     };
     eprintln!("seeding {members} members and {posts} posts on {base_url}");
@@ -216,18 +254,31 @@ async fn run(
     let batched_before = server.map(server::Spawned::hashes_batched);
     let recorder = Arc::new(Recorder::default());
     let api = Api::new(base_url, recorder.clone());
+    let voting = (scenario == Scenario::MixedVotes).then(|| Arc::new(Voting::new(seed.posts.len())));
+    let seeded_posts = seed.posts.clone();
     eprintln!("running {} for {} s", scenario.name(), opts.seconds);
     let started = Instant::now();
     match scenario {
-        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated => {
-            let pacing = scenario.pacing(opts);
-            let reports = if scenario == Scenario::MixedModerated {
-                0.01
-            } else {
-                0.0
+        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated | Scenario::MixedVotes => {
+            let extras = Extras {
+                report_share: if scenario == Scenario::MixedModerated {
+                    0.01
+                } else {
+                    0.0
+                },
+                voting: voting.clone(),
             };
             let groups = Groups::of(opts.users);
-            scenarios::mixed(api, seed, groups, pacing, opts.seconds, opts.many_ips, reports).await
+            scenarios::mixed(
+                api,
+                seed,
+                groups,
+                scenario.pacing(opts),
+                opts.seconds,
+                opts.many_ips,
+                extras,
+            )
+            .await
         }
         Scenario::MixedReads => {
             scenarios::mixed_reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await
@@ -250,13 +301,16 @@ async fn run(
         report.batch_plan = server.batch_plan();
         report.peak_rss_kib = server.peak_rss_kib();
     }
-    Ok(report)
+    if let Some(voting) = voting {
+        report.votes = Some(voting.check(base_url, &seeded_posts).await?);
+    }
+    Ok((report, recorder))
 }
 
 /// Starts the release server for `scenario` with `tiers` (member, guest), or
 /// the tier file's when `None`.
 async fn start_server(opts: &Opts, scenario: Scenario, tiers: Option<(&str, &str)>) -> anyhow::Result<server::Spawned> {
-    start_server_from(&opts.server, opts, scenario, tiers, opts.many_ips).await
+    start_server_from(&opts.server, opts, scenario, tiers, opts.many_ips, None).await
 }
 
 async fn start_server_from(
@@ -265,15 +319,17 @@ async fn start_server_from(
     scenario: Scenario,
     tiers: Option<(&str, &str)>,
     trust_proxy: bool,
+    table: Option<String>,
 ) -> anyhow::Result<server::Spawned> {
     let hash_queue = opts.hash_queue.or((!scenario.is_mixed()).then_some(256));
     server::Spawned::start(
         binary,
         server::Settings {
             tiers,
-            trust_proxy: trust_proxy || scenario == Scenario::MixedModerated,
+            trust_proxy: trust_proxy || scenario.needs_trusted_proxy(),
             hash_queue,
             gate_weights: opts.gate_weights.as_deref(),
+            table,
         },
     )
     .await
@@ -317,6 +373,77 @@ async fn run_reads(opts: &Opts, base: &str, server: Option<&server::Spawned>) ->
     write_files(&opts.out, "reads", &report, &markdown)
 }
 
+/// `load votes`: `mixed` and `mixed-votes` on the same build, each on a
+/// fresh server with the same settings, alternating; each round's goal,
+/// then every round pooled (percentiles over all their requests).
+async fn votes(opts: &Opts, rounds: usize, dynamodb: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
+    let store = if dynamodb { "DynamoDB Local" } else { "SQLite" };
+    let suffix = if dynamodb { "-dynamodb" } else { "" };
+    let pooled = [Recorder::default(), Recorder::default()];
+    let mut walls = [Duration::ZERO; 2];
+    let mut checks = VoteCheck::default();
+    let mut summary = format!(
+        "`load votes`: {rounds} round(s) of {} s per mix, {store}, {}\n\n",
+        opts.seconds,
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| format!(
+                "load average before: {}",
+                l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+            ))
+            .unwrap_or_default()
+    );
+    let mixes = [(Scenario::Mixed, "mixed"), (Scenario::MixedVotes, "mixed-votes")];
+    for round in 1..=rounds {
+        let order = if round % 2 == 1 { [0, 1] } else { [1, 0] };
+        let mut reports: [Option<Report>; 2] = [None, None];
+        for i in order {
+            let (scenario, label) = mixes[i];
+            // Both trust the load generator's X-Forwarded-For: the same settings.
+            let table = dynamodb.then(|| format!("load-votes-{}-{round}-{label}", std::process::id()));
+            let server = start_server_from(&opts.server, opts, scenario, None, true, table).await?;
+            eprintln!(
+                "round {round}, {label}: {} on {}, {store}",
+                opts.server.display(),
+                server.base_url()
+            );
+            let (report, recorder) = run_recorded(scenario, opts, &server.base_url(), Some(&server)).await?;
+            println!("## round {round}: {label}\n\n{}", report.markdown());
+            write(&opts.out, &format!("votes{suffix}-round{round}-{label}"), &report)?;
+            pooled[i].absorb(&recorder);
+            walls[i] += Duration::from_secs_f64(report.seconds);
+            if let Some(check) = &report.votes {
+                checks.absorb(check);
+            }
+            reports[i] = Some(report);
+        }
+        let [Some(mixed), Some(voting)] = reports else {
+            unreachable!("both mixes ran")
+        };
+        let goals = metrics::within_five_percent(&mixed, &voting, "mixed", "mixed-votes");
+        println!("## round {round}: goals\n\n{goals}");
+        summary += &format!("### Round {round} (first: {})\n\n{goals}\n", mixes[order[0]].1);
+    }
+    let mixed = pooled[0].report("mixed", walls[0]);
+    let mut voting = pooled[1].report("mixed-votes", walls[1]);
+    voting.votes = Some(checks);
+    let goals = metrics::within_five_percent(&mixed, &voting, "mixed", "mixed-votes");
+    let table = compare_markdown(&mixed, &voting, "mixed", "mixed-votes");
+    summary += &format!(
+        "### All rounds pooled\n\n{goals}\n{table}\n{}\n{}",
+        mixed.markdown(),
+        voting.markdown()
+    );
+    println!("## votes, all rounds pooled: goals\n\n{goals}\n## side by side\n\n{table}");
+    if let Some(check) = &voting.votes {
+        println!("{}", check.markdown());
+    }
+    write(&opts.out, &format!("votes{suffix}-mixed"), &mixed)?;
+    write(&opts.out, &format!("votes{suffix}-mixed-votes"), &voting)?;
+    std::fs::write(opts.out.join(format!("votes{suffix}.md")), summary)?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
@@ -354,7 +481,7 @@ async fn main() -> anyhow::Result<()> {
                 ("mixed, baseline", &baseline, Scenario::Mixed),
                 ("mixed-moderated", &opts.server, Scenario::MixedModerated),
             ] {
-                let server = start_server_from(binary, &opts, scenario, None, true).await?;
+                let server = start_server_from(binary, &opts, scenario, None, true, None).await?;
                 eprintln!("{label}: {} on {}", binary.display(), server.base_url());
                 let report = run(scenario, &opts, &server.base_url(), Some(&server)).await?;
                 println!("## {label}\n\n{}", report.markdown());
@@ -367,6 +494,7 @@ async fn main() -> anyhow::Result<()> {
             write(&opts.out, "moderation-moderated", &reports[1])?;
             std::fs::write(opts.out.join("moderation.md"), format!("{goals}\n{table}"))?;
         }
+        Command::Votes { opts, rounds, dynamodb } => votes(&opts, rounds, dynamodb).await?,
         Command::Chart {
             before,
             after,

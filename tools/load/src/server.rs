@@ -22,6 +22,9 @@ pub(crate) struct Settings<'a> {
     pub hash_queue: Option<usize>,
     /// The gate's weights `member:guest`, written into a copy of the tier file.
     pub gate_weights: Option<&'a str>,
+    /// A DynamoDB table (created by the server on `DYNAMODB_ENDPOINT`, which
+    /// it inherits) instead of SQLite in the run's data directory.
+    pub table: Option<String>,
 }
 
 impl Spawned {
@@ -31,6 +34,7 @@ impl Spawned {
             trust_proxy,
             hash_queue,
             gate_weights,
+            table,
         } = settings;
         anyhow::ensure!(
             binary.exists(),
@@ -69,6 +73,9 @@ impl Spawned {
             // The admin name is reserved for a signup with the token.
             .env("ADMIN_ENROLL_TOKEN", crate::scenarios::ADMIN_ENROLL_TOKEN)
             .env("LIMIT_REPORTS_ADDRESS", "off")
+            // mixed-votes' guests vote from 128 addresses, again on every
+            // run against one server. A build from before v4 ignores it.
+            .env("LIMIT_GUEST_VOTES_ADDRESS", "off")
             // Up to 100 users on one address: the server's cap of 64
             // connections per address would close theirs (status 0 in the
             // reports, most of a mixed-overload run's requests).
@@ -76,9 +83,18 @@ impl Spawned {
             // With many addresses, the load generator is the trusted proxy
             // that writes X-Forwarded-For.
             .env("TRUSTED_PROXIES", if trust_proxy { "127.0.0.1/32" } else { "" })
-            .env_remove("TABLE_NAME")
             .stdout(Stdio::from(std::fs::File::create(&log)?))
             .stderr(Stdio::null());
+        match table {
+            Some(table) => {
+                anyhow::ensure!(
+                    std::env::var_os("DYNAMODB_ENDPOINT").is_some(),
+                    "a DynamoDB run needs DYNAMODB_ENDPOINT: `source scripts/dynamodb-local start` first"
+                );
+                command.env("TABLE_NAME", table)
+            }
+            None => command.env_remove("TABLE_NAME"),
+        };
         if let Some(queue) = hash_queue {
             command.env("HASH_QUEUE", queue.to_string());
         }
