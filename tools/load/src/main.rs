@@ -4,8 +4,8 @@
 //! `cargo run --release -p load -- moderation --baseline-server <v2 server>`
 //!   (mixed on the baseline vs mixed-moderated on this build)
 //!
-//! `cargo run --release -p load -- votes --rounds 2 [--dynamodb]`
-//!   (mixed vs mixed-votes on one build, alternating, pooled)
+//! `cargo run --release -p load -- votes --seconds 60 --windows 6 [--control] [--dynamodb]`
+//!   (mixed vs mixed-votes on one build, alternating windows, pooled)
 //!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
 //! users without think time), mixed-moderated (v3: mixed with 1% reports on a
@@ -72,16 +72,22 @@ enum Command {
         #[arg(long)]
         baseline_server: Option<PathBuf>,
     },
-    /// What version 4's votes cost: `mixed` and `mixed-votes` on `--server`,
-    /// each on a fresh server, alternating for `--rounds` rounds (the
-    /// first of each round swaps, so drift on the machine hits both), then
-    /// both pooled side by side with the goal (whole-mix average and P99
-    /// within 5%).
+    /// What version 4's votes cost: `mixed` and `mixed-votes` on
+    /// `--server`, each on a server of its own seeded once, measured in
+    /// alternating windows (who goes first rotates, so drift on the
+    /// machine meets both alike) that split `--seconds` per mix, then
+    /// pooled side by side with the goal (whole-mix average and P99 within
+    /// 5%).
     Votes {
         #[command(flatten)]
         opts: Opts,
-        #[arg(long, default_value_t = 1)]
-        rounds: usize,
+        /// Windows per mix.
+        #[arg(long, default_value_t = 6)]
+        windows: usize,
+        /// Also a second `mixed` on a third server, in the same rotation:
+        /// mixed beside itself shows the noise floor of the run.
+        #[arg(long)]
+        control: bool,
         /// Each server on a table of its own on DynamoDB Local
         /// (`source scripts/dynamodb-local start` exports DYNAMODB_ENDPOINT).
         #[arg(long)]
@@ -232,6 +238,35 @@ async fn run_recorded(
     base_url: &str,
     server: Option<&server::Spawned>,
 ) -> anyhow::Result<(Report, Arc<Recorder>)> {
+    let prepared = prepare(scenario, opts, base_url).await?;
+    let (mut report, recorder) = measure(&prepared, opts, opts.seconds, server).await?;
+    report.votes = prepared.check_votes().await?;
+    Ok((report, recorder))
+}
+
+/// A scenario seeded on its server, ready to be measured once or in
+/// several windows.
+struct Prepared {
+    scenario: Scenario,
+    base_url: String,
+    run_id: String,
+    seed: Arc<scenarios::Seed>,
+    /// mixed-votes: what the voters' answers said, across every window.
+    voting: Option<Arc<Voting>>,
+}
+
+impl Prepared {
+    /// mixed-votes: every voted post's counts and best mark against the answers.
+    async fn check_votes(&self) -> anyhow::Result<Option<VoteCheck>> {
+        match &self.voting {
+            Some(voting) => Ok(Some(voting.check(&self.base_url, &self.seed.posts).await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Seeds what `scenario` acts on (before any clock starts).
+async fn prepare(scenario: Scenario, opts: &Opts, base_url: &str) -> anyhow::Result<Prepared> {
     anyhow::ensure!(
         scenario != Scenario::Reads,
         "reads reports per phase and compares with /health itself: `load run reads`"
@@ -250,13 +285,37 @@ async fn run_recorded(
         let bans = scenarios::seed_bans(&seed_api, &run_id, 20, 20).await?;
         eprintln!("seeded {bans} bans on free");
     }
+    let voting = (scenario == Scenario::MixedVotes).then(|| Arc::new(Voting::new(seed.posts.len())));
+    Ok(Prepared {
+        scenario,
+        base_url: base_url.to_owned(),
+        run_id,
+        seed,
+        voting,
+    })
+}
+
+/// Runs the prepared scenario for `seconds` and reports it; `server` (when
+/// this tool started it) adds the hashes it ran and its peak memory.
+async fn measure(
+    prepared: &Prepared,
+    opts: &Opts,
+    seconds: u64,
+    server: Option<&server::Spawned>,
+) -> anyhow::Result<(Report, Arc<Recorder>)> {
+    let Prepared {
+        scenario,
+        base_url,
+        run_id,
+        seed,
+        voting,
+    } = prepared;
+    let (scenario, seed) = (*scenario, seed.clone());
     let hashes_before = server.map(server::Spawned::hashes_run);
     let batched_before = server.map(server::Spawned::hashes_batched);
     let recorder = Arc::new(Recorder::default());
     let api = Api::new(base_url, recorder.clone());
-    let voting = (scenario == Scenario::MixedVotes).then(|| Arc::new(Voting::new(seed.posts.len())));
-    let seeded_posts = seed.posts.clone();
-    eprintln!("running {} for {} s", scenario.name(), opts.seconds);
+    eprintln!("running {} for {seconds} s", scenario.name());
     let started = Instant::now();
     match scenario {
         Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated | Scenario::MixedVotes => {
@@ -269,25 +328,14 @@ async fn run_recorded(
                 voting: voting.clone(),
             };
             let groups = Groups::of(opts.users);
-            scenarios::mixed(
-                api,
-                seed,
-                groups,
-                scenario.pacing(opts),
-                opts.seconds,
-                opts.many_ips,
-                extras,
-            )
-            .await
+            scenarios::mixed(api, seed, groups, scenario.pacing(opts), seconds, opts.many_ips, extras).await
         }
-        Scenario::MixedReads => {
-            scenarios::mixed_reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await
-        }
-        Scenario::Reads => unreachable!("checked above"),
-        Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
-        Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
-        Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
-        Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, opts.seconds).await,
+        Scenario::MixedReads => scenarios::mixed_reads(api, seed, opts.users, scenario.pacing(opts), seconds).await,
+        Scenario::Reads => unreachable!("prepare refuses it"),
+        Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, seconds).await,
+        Scenario::Signup => scenarios::signup(api, run_id.clone(), opts.users, seconds).await,
+        Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, seconds, opts.many_ips).await,
+        Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, seconds).await,
     }
     let label = if opts.many_ips && (scenario == Scenario::LoginAttack || scenario.is_mixed()) {
         format!("{} (many IPs)", scenario.name())
@@ -300,9 +348,6 @@ async fn run_recorded(
         report.hashes_batched = Some(server.hashes_batched() - batched_before.unwrap_or(0));
         report.batch_plan = server.batch_plan();
         report.peak_rss_kib = server.peak_rss_kib();
-    }
-    if let Some(voting) = voting {
-        report.votes = Some(voting.check(base_url, &seeded_posts).await?);
     }
     Ok((report, recorder))
 }
@@ -373,73 +418,118 @@ async fn run_reads(opts: &Opts, base: &str, server: Option<&server::Spawned>) ->
     write_files(&opts.out, "reads", &report, &markdown)
 }
 
-/// `load votes`: `mixed` and `mixed-votes` on the same build, each on a
-/// fresh server with the same settings, alternating; each round's goal,
-/// then every round pooled (percentiles over all their requests).
-async fn votes(opts: &Opts, rounds: usize, dynamodb: bool) -> anyhow::Result<()> {
-    anyhow::ensure!(rounds > 0, "--rounds must be at least 1");
+/// One side of `load votes`: a scenario on a server of its own, seeded once.
+struct Arm {
+    label: &'static str,
+    server: server::Spawned,
+    prepared: Prepared,
+    pooled: Recorder,
+    wall: Duration,
+    hashes_run: u64,
+}
+
+/// `load votes`: `mixed` and `mixed-votes` (and with `control` a second
+/// `mixed`, the noise floor) on the same build, each on a server of its
+/// own with the same settings, seeded once, then measured in `windows`
+/// alternating windows that split `opts.seconds` per mix; every window's
+/// requests pooled per mix (percentiles over all of them).
+async fn votes(opts: &Opts, windows: usize, control: bool, dynamodb: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(windows > 0, "--windows must be at least 1");
+    let window = opts.seconds.div_ceil(windows as u64).max(1);
     let store = if dynamodb { "DynamoDB Local" } else { "SQLite" };
     let suffix = if dynamodb { "-dynamodb" } else { "" };
-    let pooled = [Recorder::default(), Recorder::default()];
-    let mut walls = [Duration::ZERO; 2];
-    let mut checks = VoteCheck::default();
-    let mut summary = format!(
-        "`load votes`: {rounds} round(s) of {} s per mix, {store}, {}\n\n",
-        opts.seconds,
+    let load_average = || {
         std::fs::read_to_string("/proc/loadavg")
-            .map(|l| format!(
-                "load average before: {}",
-                l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-            ))
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
             .unwrap_or_default()
+    };
+    let mut sides = vec![("mixed", Scenario::Mixed), ("mixed-votes", Scenario::MixedVotes)];
+    if control {
+        sides.push(("mixed, again", Scenario::Mixed));
+    }
+    let mut arms = Vec::new();
+    for (i, (label, scenario)) in sides.into_iter().enumerate() {
+        // All trust the load generator's X-Forwarded-For: the same settings.
+        let table = dynamodb.then(|| format!("load-votes-{}-{i}", std::process::id()));
+        let server = start_server_from(&opts.server, opts, scenario, None, true, table).await?;
+        eprintln!("{label}: {} on {}, {store}", opts.server.display(), server.base_url());
+        let prepared = prepare(scenario, opts, &server.base_url()).await?;
+        arms.push(Arm {
+            label,
+            server,
+            prepared,
+            pooled: Recorder::default(),
+            wall: Duration::ZERO,
+            hashes_run: 0,
+        });
+    }
+    let mut summary = format!(
+        "`load votes`: {} s per mix in {windows} alternating windows of {window} s, {store}, {} servers of one build ({}), load average before: {}\n\n",
+        window * windows as u64,
+        arms.len(),
+        opts.server.display(),
+        load_average()
     );
-    let mixes = [(Scenario::Mixed, "mixed"), (Scenario::MixedVotes, "mixed-votes")];
-    for round in 1..=rounds {
-        let order = if round % 2 == 1 { [0, 1] } else { [1, 0] };
-        let mut reports: [Option<Report>; 2] = [None, None];
-        for i in order {
-            let (scenario, label) = mixes[i];
-            // Both trust the load generator's X-Forwarded-For: the same settings.
-            let table = dynamodb.then(|| format!("load-votes-{}-{round}-{label}", std::process::id()));
-            let server = start_server_from(&opts.server, opts, scenario, None, true, table).await?;
-            eprintln!(
-                "round {round}, {label}: {} on {}, {store}",
-                opts.server.display(),
-                server.base_url()
-            );
-            let (report, recorder) = run_recorded(scenario, opts, &server.base_url(), Some(&server)).await?;
-            println!("## round {round}: {label}\n\n{}", report.markdown());
-            write(&opts.out, &format!("votes{suffix}-round{round}-{label}"), &report)?;
-            pooled[i].absorb(&recorder);
-            walls[i] += Duration::from_secs_f64(report.seconds);
-            if let Some(check) = &report.votes {
-                checks.absorb(check);
-            }
-            reports[i] = Some(report);
+    let mut per_window = String::from("| window | first | ");
+    per_window += &arms
+        .iter()
+        .map(|a| format!("{} avg / P99 ms", a.label))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    per_window += " |\n|---|---|";
+    per_window += &"---:|".repeat(arms.len());
+    per_window += "\n";
+    for w in 0..windows {
+        let mut figures = vec![String::new(); arms.len()];
+        // Rotate who goes first, so drift on the machine meets every mix alike.
+        for k in 0..arms.len() {
+            let i = (w + k) % arms.len();
+            let arm = &mut arms[i];
+            let (report, recorder) = measure(&arm.prepared, opts, window, Some(&arm.server)).await?;
+            arm.pooled.absorb(&recorder);
+            arm.wall += Duration::from_secs_f64(report.seconds);
+            arm.hashes_run += report.hashes_run.unwrap_or(0);
+            figures[i] = report
+                .row("all")
+                .map_or("-".into(), |r| format!("{:.1} / {:.1}", r.avg_ms, r.p99_ms));
         }
-        let [Some(mixed), Some(voting)] = reports else {
-            unreachable!("both mixes ran")
-        };
-        let goals = metrics::within_five_percent(&mixed, &voting, "mixed", "mixed-votes");
-        println!("## round {round}: goals\n\n{goals}");
-        summary += &format!("### Round {round} (first: {})\n\n{goals}\n", mixes[order[0]].1);
+        let line = format!(
+            "| {} | {} | {} |\n",
+            w + 1,
+            arms[w % arms.len()].label,
+            figures.join(" | ")
+        );
+        eprint!("{line}");
+        per_window += &line;
     }
-    let mixed = pooled[0].report("mixed", walls[0]);
-    let mut voting = pooled[1].report("mixed-votes", walls[1]);
-    voting.votes = Some(checks);
-    let goals = metrics::within_five_percent(&mixed, &voting, "mixed", "mixed-votes");
-    let table = compare_markdown(&mixed, &voting, "mixed", "mixed-votes");
+    let mut reports = Vec::new();
+    for arm in &arms {
+        let mut report = arm.pooled.report(arm.label, arm.wall);
+        report.hashes_run = Some(arm.hashes_run);
+        report.peak_rss_kib = arm.server.peak_rss_kib();
+        report.votes = arm.prepared.check_votes().await?;
+        reports.push(report);
+    }
     summary += &format!(
-        "### All rounds pooled\n\n{goals}\n{table}\n{}\n{}",
-        mixed.markdown(),
-        voting.markdown()
+        "Each window's whole mix:\n\n{per_window}\nLoad average after: {}\n\n",
+        load_average()
     );
-    println!("## votes, all rounds pooled: goals\n\n{goals}\n## side by side\n\n{table}");
-    if let Some(check) = &voting.votes {
-        println!("{}", check.markdown());
+    let goals = metrics::within_five_percent(&reports[0], &reports[1], "mixed", "mixed-votes");
+    let table = compare_markdown(&reports[0], &reports[1], "mixed", "mixed-votes");
+    summary += &format!("### All windows pooled: the goal\n\n{goals}\n");
+    if let Some(again) = reports.get(2) {
+        let floor = metrics::within_five_percent(&reports[0], again, "mixed", "mixed, again");
+        summary += &format!("### The noise floor: mixed beside itself, same windows\n\n{floor}\n");
     }
-    write(&opts.out, &format!("votes{suffix}-mixed"), &mixed)?;
-    write(&opts.out, &format!("votes{suffix}-mixed-votes"), &voting)?;
+    summary += &format!("### Side by side\n\n{table}\n");
+    for report in &reports {
+        summary += &format!("{}\n", report.markdown());
+    }
+    println!("{summary}");
+    let names = ["mixed", "mixed-votes", "mixed-again"];
+    for (report, name) in reports.iter().zip(names) {
+        write(&opts.out, &format!("votes{suffix}-{name}"), report)?;
+    }
     std::fs::write(opts.out.join(format!("votes{suffix}.md")), summary)?;
     Ok(())
 }
@@ -494,7 +584,12 @@ async fn main() -> anyhow::Result<()> {
             write(&opts.out, "moderation-moderated", &reports[1])?;
             std::fs::write(opts.out.join("moderation.md"), format!("{goals}\n{table}"))?;
         }
-        Command::Votes { opts, rounds, dynamodb } => votes(&opts, rounds, dynamodb).await?,
+        Command::Votes {
+            opts,
+            windows,
+            control,
+            dynamodb,
+        } => votes(&opts, windows, control, dynamodb).await?,
         Command::Chart {
             before,
             after,

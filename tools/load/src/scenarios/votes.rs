@@ -229,14 +229,6 @@ pub(crate) struct VoteCheck {
 }
 
 impl VoteCheck {
-    /// Adds another run's check (the runs pooled).
-    pub(crate) fn absorb(&mut self, other: &VoteCheck) {
-        self.posts_voted += other.posts_voted;
-        self.best += other.best;
-        self.unsure += other.unsure;
-        self.findings.extend(other.findings.iter().cloned());
-    }
-
     pub(crate) fn markdown(&self) -> String {
         let mut md = format!(
             "\nVotes checked after the run: {} posts voted on, {} of them best (none was before), counts of {} compared with the answers ({} left out: a vote without a clear answer): {}\n",
