@@ -88,6 +88,11 @@ enum Command {
         /// mixed beside itself shows the noise floor of the run.
         #[arg(long)]
         control: bool,
+        /// Measure the mixes at the same time in every window instead of
+        /// one after the other: a burst of other work on the machine meets
+        /// all of them alike (they share the cores with each other).
+        #[arg(long)]
+        together: bool,
         /// Each server on a table of its own on DynamoDB Local
         /// (`source scripts/dynamodb-local start` exports DYNAMODB_ENDPOINT).
         #[arg(long)]
@@ -433,7 +438,7 @@ struct Arm {
 /// own with the same settings, seeded once, then measured in `windows`
 /// alternating windows that split `opts.seconds` per mix; every window's
 /// requests pooled per mix (percentiles over all of them).
-async fn votes(opts: &Opts, windows: usize, control: bool, dynamodb: bool) -> anyhow::Result<()> {
+async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynamodb: bool) -> anyhow::Result<()> {
     anyhow::ensure!(windows > 0, "--windows must be at least 1");
     let window = opts.seconds.div_ceil(windows as u64).max(1);
     let store = if dynamodb { "DynamoDB Local" } else { "SQLite" };
@@ -464,8 +469,9 @@ async fn votes(opts: &Opts, windows: usize, control: bool, dynamodb: bool) -> an
         });
     }
     let mut summary = format!(
-        "`load votes`: {} s per mix in {windows} alternating windows of {window} s, {store}, {} servers of one build ({}), load average before: {}\n\n",
+        "`load votes`: {} s per mix in {windows} {} windows of {window} s, {store}, {} servers of one build ({}), load average before: {}\n\n",
         window * windows as u64,
+        if together { "simultaneous" } else { "alternating" },
         arms.len(),
         opts.server.display(),
         load_average()
@@ -480,12 +486,32 @@ async fn votes(opts: &Opts, windows: usize, control: bool, dynamodb: bool) -> an
     per_window += &"---:|".repeat(arms.len());
     per_window += "\n";
     for w in 0..windows {
+        let mut measured = Vec::new();
+        if together {
+            // Every mix at once: a burst of other work on the machine meets all alike.
+            let all: &[Arm] = &arms;
+            let arm = |i: usize| async move { measure(&all[i].prepared, opts, window, Some(&all[i].server)).await };
+            let (first, second, third) = tokio::join!(arm(0), arm(1), async {
+                if all.len() > 2 { Some(arm(2).await) } else { None }
+            });
+            measured.push((0, first?));
+            measured.push((1, second?));
+            if let Some(third) = third {
+                measured.push((2, third?));
+            }
+        } else {
+            // Rotate who goes first, so drift on the machine meets every mix alike.
+            for k in 0..arms.len() {
+                let i = (w + k) % arms.len();
+                measured.push((
+                    i,
+                    measure(&arms[i].prepared, opts, window, Some(&arms[i].server)).await?,
+                ));
+            }
+        }
         let mut figures = vec![String::new(); arms.len()];
-        // Rotate who goes first, so drift on the machine meets every mix alike.
-        for k in 0..arms.len() {
-            let i = (w + k) % arms.len();
+        for (i, (report, recorder)) in measured {
             let arm = &mut arms[i];
-            let (report, recorder) = measure(&arm.prepared, opts, window, Some(&arm.server)).await?;
             arm.pooled.absorb(&recorder);
             arm.wall += Duration::from_secs_f64(report.seconds);
             arm.hashes_run += report.hashes_run.unwrap_or(0);
@@ -493,12 +519,12 @@ async fn votes(opts: &Opts, windows: usize, control: bool, dynamodb: bool) -> an
                 .row("all")
                 .map_or("-".into(), |r| format!("{:.1} / {:.1}", r.avg_ms, r.p99_ms));
         }
-        let line = format!(
-            "| {} | {} | {} |\n",
-            w + 1,
-            arms[w % arms.len()].label,
-            figures.join(" | ")
-        );
+        let first = if together {
+            "all at once"
+        } else {
+            arms[w % arms.len()].label
+        };
+        let line = format!("| {} | {first} | {} |\n", w + 1, figures.join(" | "));
         eprint!("{line}");
         per_window += &line;
     }
@@ -588,8 +614,9 @@ async fn main() -> anyhow::Result<()> {
             opts,
             windows,
             control,
+            together,
             dynamodb,
-        } => votes(&opts, windows, control, dynamodb).await?,
+        } => votes(&opts, windows, control, together, dynamodb).await?,
         Command::Chart {
             before,
             after,
