@@ -482,9 +482,15 @@ async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynam
         .map(|a| format!("{} avg / P99 ms", a.label))
         .collect::<Vec<_>>()
         .join(" | ");
+    // Each window's ratio to mixed's in the same window: their median
+    // shrugs off a window that a burst of other work hit.
+    for arm in &arms[1..] {
+        per_window += &format!(" | {} / mixed: avg, P99", arm.label);
+    }
     per_window += " |\n|---|---|";
-    per_window += &"---:|".repeat(arms.len());
+    per_window += &"---:|".repeat(2 * arms.len() - 1);
     per_window += "\n";
+    let mut ratios: Vec<Vec<(f64, f64)>> = vec![Vec::new(); arms.len()];
     for w in 0..windows {
         let mut measured = Vec::new();
         if together {
@@ -510,14 +516,23 @@ async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynam
             }
         }
         let mut figures = vec![String::new(); arms.len()];
+        let mut whole = vec![(0.0, 0.0); arms.len()];
         for (i, (report, recorder)) in measured {
             let arm = &mut arms[i];
             arm.pooled.absorb(&recorder);
             arm.wall += Duration::from_secs_f64(report.seconds);
             arm.hashes_run += report.hashes_run.unwrap_or(0);
-            figures[i] = report
-                .row("all")
-                .map_or("-".into(), |r| format!("{:.1} / {:.1}", r.avg_ms, r.p99_ms));
+            whole[i] = report.row("all").map_or((0.0, 0.0), |r| (r.avg_ms, r.p99_ms));
+            figures[i] = format!("{:.1} / {:.1}", whole[i].0, whole[i].1);
+        }
+        for i in 1..arms.len() {
+            if whole[0].0 > 0.0 && whole[0].1 > 0.0 {
+                let ratio = (whole[i].0 / whole[0].0, whole[i].1 / whole[0].1);
+                ratios[i].push(ratio);
+                figures.push(format!("{:.2}, {:.2}", ratio.0, ratio.1));
+            } else {
+                figures.push("-".into());
+            }
         }
         let first = if together {
             "all at once"
@@ -536,10 +551,17 @@ async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynam
         report.votes = arm.prepared.check_votes().await?;
         reports.push(report);
     }
-    summary += &format!(
-        "Each window's whole mix:\n\n{per_window}\nLoad average after: {}\n\n",
-        load_average()
-    );
+    summary += &format!("Each window's whole mix:\n\n{per_window}\n");
+    for (arm, ratios) in arms.iter().zip(&ratios).skip(1) {
+        let (avg, p99): (Vec<f64>, Vec<f64>) = ratios.iter().copied().unzip();
+        summary += &format!(
+            "Median of the windows' ratios, {} / mixed: average {:.3}, P99 {:.3}\n\n",
+            arm.label,
+            metrics::median(avg),
+            metrics::median(p99)
+        );
+    }
+    summary += &format!("Load average after: {}\n\n", load_average());
     let goals = metrics::within_five_percent(&reports[0], &reports[1], "mixed", "mixed-votes");
     let table = compare_markdown(&reports[0], &reports[1], "mixed", "mixed-votes");
     summary += &format!("### All windows pooled: the goal\n\n{goals}\n");

@@ -274,6 +274,17 @@ pub(crate) fn within_five_percent(baseline: &Report, changed: &Report, baseline_
     md
 }
 
+/// The middle value (the mean of the two middle ones for an even count;
+/// NaN for none).
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
 /// Issue 15's goals for report 1's mix, measured: at the offered load
 /// (`overload` false) and under overload.
 pub(crate) fn mixed_goals(before: &Report, after: &Report, reads_alone: &Report, overload: bool) -> String {
@@ -461,6 +472,13 @@ mod tests {
         let goals = within_five_percent(&baseline, &failing, "mixed", "mixed-votes");
         let line = goals.lines().find(|l| l.starts_with("| errors")).unwrap();
         assert!(line.ends_with("| **no** |"), "{line}");
+    }
+
+    #[test]
+    fn the_median_ignores_one_window_a_burst_hit() {
+        assert_eq!(median(vec![1.02, 0.98, 3.5, 1.0, 0.97]), 1.0);
+        assert_eq!(median(vec![1.0, 2.0, 9.0, 1.5]), 1.75);
+        assert!(median(Vec::new()).is_nan());
     }
 
     fn run(rows: &[(&'static str, u64, u16)]) -> Report {
