@@ -565,6 +565,17 @@ async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynam
     let goals = metrics::within_five_percent(&reports[0], &reports[1], "mixed", "mixed-votes");
     let table = compare_markdown(&reports[0], &reports[1], "mixed", "mixed-votes");
     summary += &format!("### All windows pooled: the goal\n\n{goals}\n");
+    // The voters' own requests, apart from what the machine did to the
+    // rest: mixed's requests with its likers' swapped for mixed-votes'
+    // voters' (the same group at the same pacing).
+    let swapped = Recorder::default();
+    swapped.absorb_where(&arms[0].pooled, |e| e != "like");
+    swapped.absorb_where(&arms[1].pooled, |e| ["like", "dislike", "guest vote"].contains(&e));
+    let swapped = swapped.report("mixed, voters swapped in", arms[0].wall);
+    let direct = metrics::within_five_percent(&reports[0], &swapped, "mixed", "mixed, voters' requests swapped in");
+    summary += &format!(
+        "### The voters' own requests: mixed with its likers' requests swapped for mixed-votes' voters'\n\n{direct}\n"
+    );
     if let Some(again) = reports.get(2) {
         let floor = metrics::within_five_percent(&reports[0], again, "mixed", "mixed, again");
         summary += &format!("### The noise floor: mixed beside itself, same windows\n\n{floor}\n");

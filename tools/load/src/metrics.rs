@@ -39,9 +39,14 @@ impl Recorder {
     /// Adds every request `other` recorded (several runs pooled into one
     /// report, percentiles over all their requests).
     pub(crate) fn absorb(&self, other: &Recorder) {
+        self.absorb_where(other, |_| true);
+    }
+
+    /// Adds the requests `other` recorded under the endpoints `keep` takes.
+    pub(crate) fn absorb_where(&self, other: &Recorder, keep: impl Fn(&str) -> bool) {
         let theirs = other.endpoints.lock().unwrap();
         let mut ours = self.endpoints.lock().unwrap();
-        for (name, e) in theirs.iter() {
+        for (name, e) in theirs.iter().filter(|(name, _)| keep(name)) {
             let mine = ours.entry(name).or_insert_with(|| Endpoint {
                 latency_us: Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
                 errors: 0,
@@ -444,6 +449,13 @@ mod tests {
         two.record("guest vote", Duration::from_millis(3), Some(403), false);
         pooled.absorb(&one);
         pooled.absorb(&two);
+        let only_votes = Recorder::default();
+        only_votes.absorb_where(&two, |e| e == "guest vote");
+        let only = only_votes.report("x", Duration::from_secs(1));
+        assert_eq!(
+            only.rows.iter().map(|r| r.endpoint.as_str()).collect::<Vec<_>>(),
+            ["guest vote", "all"]
+        );
         let report = pooled.report("mixed-votes", Duration::from_secs(2));
         let like = report.row("like").unwrap();
         assert_eq!((like.requests, like.errors), (100, 0));
