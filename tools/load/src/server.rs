@@ -44,6 +44,7 @@ impl Spawned {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let dir = tempfile::Builder::new().prefix("load-server-").tempdir()?;
         let log = dir.path().join("server.log");
+        let log_file = std::fs::File::create(&log)?;
         let mut command = Command::new(binary);
         command
             .env("DATA_DIR", dir.path().join("data"))
@@ -83,8 +84,9 @@ impl Spawned {
             // With many addresses, the load generator is the trusted proxy
             // that writes X-Forwarded-For.
             .env("TRUSTED_PROXIES", if trust_proxy { "127.0.0.1/32" } else { "" })
-            .stdout(Stdio::from(std::fs::File::create(&log)?))
-            .stderr(Stdio::null());
+            .stdout(Stdio::from(log_file.try_clone()?))
+            // Its start-up errors go to stderr: keep them with the log.
+            .stderr(Stdio::from(log_file));
         match table {
             Some(table) => {
                 anyhow::ensure!(
@@ -105,7 +107,7 @@ impl Spawned {
             command.env("MEMBER_TIER", member).env("GUEST_TIER", guest);
         }
         let child = command.spawn()?;
-        let spawned = Spawned {
+        let mut spawned = Spawned {
             child,
             port,
             log,
@@ -121,12 +123,35 @@ impl Spawned {
             {
                 return Ok(spawned);
             }
+            if let Some(status) = spawned.child.try_wait()? {
+                anyhow::bail!(
+                    "the server exited at start ({status}); its log ends:\n{}",
+                    spawned.log_tail()
+                );
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // The log goes with the run's directory when this returns: show its end.
         anyhow::bail!(
-            "the server did not answer /health within 10 s; see {}",
-            spawned.log.display()
+            "the server did not answer /health within 10 s; its log ends:\n{}",
+            spawned.log_tail()
         )
+    }
+
+    /// The server's start-up error (its `Error:` and causes, without a
+    /// backtrace), else the last lines of its log.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let from = lines
+            .iter()
+            .rposition(|l| l.starts_with("Error:"))
+            .unwrap_or(lines.len().saturating_sub(5));
+        let to = lines[from..]
+            .iter()
+            .position(|l| l.starts_with("Stack backtrace:"))
+            .map_or(lines.len(), |end| from + end);
+        lines[from..to].join("\n")
     }
 
     pub(crate) fn pid(&self) -> u32 {
