@@ -4,9 +4,14 @@
 //! `cargo run --release -p load -- moderation --baseline-server <v2 server>`
 //!   (mixed on the baseline vs mixed-moderated on this build)
 //!
+//! `cargo run --release -p load -- votes --seconds 60 --windows 6 [--control] [--dynamodb]`
+//!   (mixed vs mixed-votes on one build, alternating windows, pooled)
+//!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
 //! users without think time), mixed-moderated (v3: mixed with 1% reports on a
-//! board with 40 bans, every write checked), mixed-reads (mixed's readers
+//! board with 40 bans, every write checked), mixed-votes (v4: mixed whose
+//! likers like, dislike, withdraw and vote as guests, some posts crossing
+//! best_likes, the counts checked after the run), mixed-reads (mixed's readers
 //! alone), login-write, signup, login-attack, hot-post; and reads (v4: wrk's
 //! way, 500 kept-alive connections without think time, `/health`, board
 //! pages, one hot post and their mix back to back, each against `/health`).
@@ -29,7 +34,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use metrics::{Recorder, Report, compare_markdown};
-use scenarios::{Api, Groups, Pacing};
+use scenarios::{Api, Extras, Groups, Pacing, VoteCheck, Voting};
 
 #[derive(Parser)]
 struct Cli {
@@ -66,6 +71,32 @@ enum Command {
         opts: Opts,
         #[arg(long)]
         baseline_server: Option<PathBuf>,
+    },
+    /// What version 4's votes cost: `mixed` and `mixed-votes` on
+    /// `--server`, each on a server of its own seeded once, measured in
+    /// alternating windows (who goes first rotates, so drift on the
+    /// machine meets both alike) that split `--seconds` per mix, then
+    /// pooled side by side with the goal (whole-mix average and P99 within
+    /// 5%).
+    Votes {
+        #[command(flatten)]
+        opts: Opts,
+        /// Windows per mix.
+        #[arg(long, default_value_t = 6)]
+        windows: usize,
+        /// Also a second `mixed` on a third server, in the same rotation:
+        /// mixed beside itself shows the noise floor of the run.
+        #[arg(long)]
+        control: bool,
+        /// Measure the mixes at the same time in every window instead of
+        /// one after the other: a burst of other work on the machine meets
+        /// all of them alike (they share the cores with each other).
+        #[arg(long)]
+        together: bool,
+        /// Each server on a table of its own on DynamoDB Local
+        /// (`source scripts/dynamodb-local start` exports DYNAMODB_ENDPOINT).
+        #[arg(long)]
+        dynamodb: bool,
     },
     /// Draw P50/P95/P99 per endpoint of two report JSON files as an SVG.
     Chart {
@@ -137,6 +168,7 @@ enum Scenario {
     Mixed,
     MixedOverload,
     MixedModerated,
+    MixedVotes,
     MixedReads,
     Reads,
     LoginWrite,
@@ -149,13 +181,19 @@ impl Scenario {
     fn is_mixed(self) -> bool {
         matches!(
             self,
-            Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated
+            Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated | Scenario::MixedVotes
         )
     }
 
     /// Paced like report 1's users.
     fn paced(self) -> bool {
-        matches!(self, Scenario::Mixed | Scenario::MixedModerated)
+        matches!(self, Scenario::Mixed | Scenario::MixedModerated | Scenario::MixedVotes)
+    }
+
+    /// Its users write `X-Forwarded-For` of their own (bans seeded from
+    /// addresses, guest votes from many), so a spawned server trusts it.
+    fn needs_trusted_proxy(self) -> bool {
+        matches!(self, Scenario::MixedModerated | Scenario::MixedVotes)
     }
 
     /// `mixed` thinks; `mixed-reads` only with `--paced` (mixed's readers
@@ -176,6 +214,7 @@ impl Scenario {
             Scenario::Mixed => "mixed",
             Scenario::MixedOverload => "mixed-overload",
             Scenario::MixedModerated => "mixed-moderated",
+            Scenario::MixedVotes => "mixed-votes",
             Scenario::MixedReads => "mixed-reads",
             Scenario::Reads => "reads",
             Scenario::LoginWrite => "login-write",
@@ -194,6 +233,45 @@ async fn run(
     base_url: &str,
     server: Option<&server::Spawned>,
 ) -> anyhow::Result<Report> {
+    Ok(run_recorded(scenario, opts, base_url, server).await?.0)
+}
+
+/// [`run`], with the recorder of the measured requests (to pool runs).
+async fn run_recorded(
+    scenario: Scenario,
+    opts: &Opts,
+    base_url: &str,
+    server: Option<&server::Spawned>,
+) -> anyhow::Result<(Report, Arc<Recorder>)> {
+    let prepared = prepare(scenario, opts, base_url).await?;
+    let (mut report, recorder) = measure(&prepared, opts, opts.seconds, server).await?;
+    report.votes = prepared.check_votes().await?;
+    Ok((report, recorder))
+}
+
+/// A scenario seeded on its server, ready to be measured once or in
+/// several windows.
+struct Prepared {
+    scenario: Scenario,
+    base_url: String,
+    run_id: String,
+    seed: Arc<scenarios::Seed>,
+    /// mixed-votes: what the voters' answers said, across every window.
+    voting: Option<Arc<Voting>>,
+}
+
+impl Prepared {
+    /// mixed-votes: every voted post's counts and best mark against the answers.
+    async fn check_votes(&self) -> anyhow::Result<Option<VoteCheck>> {
+        match &self.voting {
+            Some(voting) => Ok(Some(voting.check(&self.base_url, &self.seed.posts).await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Seeds what `scenario` acts on (before any clock starts).
+async fn prepare(scenario: Scenario, opts: &Opts, base_url: &str) -> anyhow::Result<Prepared> {
     anyhow::ensure!(
         scenario != Scenario::Reads,
         "reads reports per phase and compares with /health itself: `load run reads`"
@@ -203,7 +281,7 @@ async fn run(
     let (members, posts) = match scenario {
         Scenario::Signup => (1, 1),
         Scenario::LoginAttack => (20, 1),
-        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated => (Groups::of(opts.users).accounts(), 50),
+        _ if scenario.is_mixed() => (Groups::of(opts.users).accounts(), 50),
         _ => (20, 50),
     };
     eprintln!("seeding {members} members and {posts} posts on {base_url}");
@@ -212,31 +290,57 @@ async fn run(
         let bans = scenarios::seed_bans(&seed_api, &run_id, 20, 20).await?;
         eprintln!("seeded {bans} bans on free");
     }
+    let voting = (scenario == Scenario::MixedVotes).then(|| Arc::new(Voting::new(seed.posts.len())));
+    Ok(Prepared {
+        scenario,
+        base_url: base_url.to_owned(),
+        run_id,
+        seed,
+        voting,
+    })
+}
+
+/// Runs the prepared scenario for `seconds` and reports it; `server` (when
+/// this tool started it) adds the hashes it ran and its peak memory.
+async fn measure(
+    prepared: &Prepared,
+    opts: &Opts,
+    seconds: u64,
+    server: Option<&server::Spawned>,
+) -> anyhow::Result<(Report, Arc<Recorder>)> {
+    let Prepared {
+        scenario,
+        base_url,
+        run_id,
+        seed,
+        voting,
+    } = prepared;
+    let (scenario, seed) = (*scenario, seed.clone());
     let hashes_before = server.map(server::Spawned::hashes_run);
     let batched_before = server.map(server::Spawned::hashes_batched);
     let recorder = Arc::new(Recorder::default());
     let api = Api::new(base_url, recorder.clone());
-    eprintln!("running {} for {} s", scenario.name(), opts.seconds);
+    eprintln!("running {} for {seconds} s", scenario.name());
     let started = Instant::now();
     match scenario {
-        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated => {
-            let pacing = scenario.pacing(opts);
-            let reports = if scenario == Scenario::MixedModerated {
-                0.01
-            } else {
-                0.0
+        Scenario::Mixed | Scenario::MixedOverload | Scenario::MixedModerated | Scenario::MixedVotes => {
+            let extras = Extras {
+                report_share: if scenario == Scenario::MixedModerated {
+                    0.01
+                } else {
+                    0.0
+                },
+                voting: voting.clone(),
             };
             let groups = Groups::of(opts.users);
-            scenarios::mixed(api, seed, groups, pacing, opts.seconds, opts.many_ips, reports).await
+            scenarios::mixed(api, seed, groups, scenario.pacing(opts), seconds, opts.many_ips, extras).await
         }
-        Scenario::MixedReads => {
-            scenarios::mixed_reads(api, seed, opts.users, scenario.pacing(opts), opts.seconds).await
-        }
-        Scenario::Reads => unreachable!("checked above"),
-        Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, opts.seconds).await,
-        Scenario::Signup => scenarios::signup(api, run_id, opts.users, opts.seconds).await,
-        Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, opts.seconds, opts.many_ips).await,
-        Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, opts.seconds).await,
+        Scenario::MixedReads => scenarios::mixed_reads(api, seed, opts.users, scenario.pacing(opts), seconds).await,
+        Scenario::Reads => unreachable!("prepare refuses it"),
+        Scenario::LoginWrite => scenarios::login_write(api, seed, opts.rate, seconds).await,
+        Scenario::Signup => scenarios::signup(api, run_id.clone(), opts.users, seconds).await,
+        Scenario::LoginAttack => scenarios::login_attack(api, seed, opts.users, seconds, opts.many_ips).await,
+        Scenario::HotPost => scenarios::hot_post(api, seed, opts.users, seconds).await,
     }
     let label = if opts.many_ips && (scenario == Scenario::LoginAttack || scenario.is_mixed()) {
         format!("{} (many IPs)", scenario.name())
@@ -250,13 +354,13 @@ async fn run(
         report.batch_plan = server.batch_plan();
         report.peak_rss_kib = server.peak_rss_kib();
     }
-    Ok(report)
+    Ok((report, recorder))
 }
 
 /// Starts the release server for `scenario` with `tiers` (member, guest), or
 /// the tier file's when `None`.
 async fn start_server(opts: &Opts, scenario: Scenario, tiers: Option<(&str, &str)>) -> anyhow::Result<server::Spawned> {
-    start_server_from(&opts.server, opts, scenario, tiers, opts.many_ips).await
+    start_server_from(&opts.server, opts, scenario, tiers, opts.many_ips, None).await
 }
 
 async fn start_server_from(
@@ -265,15 +369,17 @@ async fn start_server_from(
     scenario: Scenario,
     tiers: Option<(&str, &str)>,
     trust_proxy: bool,
+    table: Option<String>,
 ) -> anyhow::Result<server::Spawned> {
     let hash_queue = opts.hash_queue.or((!scenario.is_mixed()).then_some(256));
     server::Spawned::start(
         binary,
         server::Settings {
             tiers,
-            trust_proxy: trust_proxy || scenario == Scenario::MixedModerated,
+            trust_proxy: trust_proxy || scenario.needs_trusted_proxy(),
             hash_queue,
             gate_weights: opts.gate_weights.as_deref(),
+            table,
         },
     )
     .await
@@ -317,6 +423,176 @@ async fn run_reads(opts: &Opts, base: &str, server: Option<&server::Spawned>) ->
     write_files(&opts.out, "reads", &report, &markdown)
 }
 
+/// One side of `load votes`: a scenario on a server of its own, seeded once.
+struct Arm {
+    label: &'static str,
+    server: server::Spawned,
+    prepared: Prepared,
+    pooled: Recorder,
+    wall: Duration,
+    hashes_run: u64,
+}
+
+/// `load votes`: `mixed` and `mixed-votes` (and with `control` a second
+/// `mixed`, the noise floor) on the same build, each on a server of its
+/// own with the same settings, seeded once, then measured in `windows`
+/// alternating windows that split `opts.seconds` per mix; every window's
+/// requests pooled per mix (percentiles over all of them).
+async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynamodb: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(windows > 0, "--windows must be at least 1");
+    let window = opts.seconds.div_ceil(windows as u64).max(1);
+    let store = if dynamodb { "DynamoDB Local" } else { "SQLite" };
+    let suffix = if dynamodb { "-dynamodb" } else { "" };
+    let load_average = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    let mut sides = vec![("mixed", Scenario::Mixed), ("mixed-votes", Scenario::MixedVotes)];
+    if control {
+        sides.push(("mixed, again", Scenario::Mixed));
+    }
+    let mut arms = Vec::new();
+    for (i, (label, scenario)) in sides.into_iter().enumerate() {
+        // All trust the load generator's X-Forwarded-For: the same settings.
+        let table = dynamodb.then(|| format!("load-votes-{}-{i}", std::process::id()));
+        let server = start_server_from(&opts.server, opts, scenario, None, true, table).await?;
+        eprintln!("{label}: {} on {}, {store}", opts.server.display(), server.base_url());
+        let prepared = prepare(scenario, opts, &server.base_url()).await?;
+        arms.push(Arm {
+            label,
+            server,
+            prepared,
+            pooled: Recorder::default(),
+            wall: Duration::ZERO,
+            hashes_run: 0,
+        });
+    }
+    let mut summary = format!(
+        "`load votes`: {} s per mix in {windows} {} windows of {window} s, {store}, {} servers of one build ({}), load average before: {}\n\n",
+        window * windows as u64,
+        if together { "simultaneous" } else { "alternating" },
+        arms.len(),
+        opts.server.display(),
+        load_average()
+    );
+    let mut per_window = String::from("| window | first | ");
+    per_window += &arms
+        .iter()
+        .map(|a| format!("{} avg / P99 ms", a.label))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    // Each window's ratio to mixed's in the same window: their median
+    // shrugs off a window that a burst of other work hit.
+    for arm in &arms[1..] {
+        per_window += &format!(" | {} / mixed: avg, P99", arm.label);
+    }
+    per_window += " |\n|---|---|";
+    per_window += &"---:|".repeat(2 * arms.len() - 1);
+    per_window += "\n";
+    let mut ratios: Vec<Vec<(f64, f64)>> = vec![Vec::new(); arms.len()];
+    for w in 0..windows {
+        let mut measured = Vec::new();
+        if together {
+            // Every mix at once: a burst of other work on the machine meets all alike.
+            let all: &[Arm] = &arms;
+            let arm = |i: usize| async move { measure(&all[i].prepared, opts, window, Some(&all[i].server)).await };
+            let (first, second, third) = tokio::join!(arm(0), arm(1), async {
+                if all.len() > 2 { Some(arm(2).await) } else { None }
+            });
+            measured.push((0, first?));
+            measured.push((1, second?));
+            if let Some(third) = third {
+                measured.push((2, third?));
+            }
+        } else {
+            // Rotate who goes first, so drift on the machine meets every mix alike.
+            for k in 0..arms.len() {
+                let i = (w + k) % arms.len();
+                measured.push((
+                    i,
+                    measure(&arms[i].prepared, opts, window, Some(&arms[i].server)).await?,
+                ));
+            }
+        }
+        let mut figures = vec![String::new(); arms.len()];
+        let mut whole = vec![(0.0, 0.0); arms.len()];
+        for (i, (report, recorder)) in measured {
+            let arm = &mut arms[i];
+            arm.pooled.absorb(&recorder);
+            arm.wall += Duration::from_secs_f64(report.seconds);
+            arm.hashes_run += report.hashes_run.unwrap_or(0);
+            whole[i] = report.row("all").map_or((0.0, 0.0), |r| (r.avg_ms, r.p99_ms));
+            figures[i] = format!("{:.1} / {:.1}", whole[i].0, whole[i].1);
+        }
+        for i in 1..arms.len() {
+            if whole[0].0 > 0.0 && whole[0].1 > 0.0 {
+                let ratio = (whole[i].0 / whole[0].0, whole[i].1 / whole[0].1);
+                ratios[i].push(ratio);
+                figures.push(format!("{:.2}, {:.2}", ratio.0, ratio.1));
+            } else {
+                figures.push("-".into());
+            }
+        }
+        let first = if together {
+            "all at once"
+        } else {
+            arms[w % arms.len()].label
+        };
+        let line = format!("| {} | {first} | {} |\n", w + 1, figures.join(" | "));
+        eprint!("{line}");
+        per_window += &line;
+    }
+    let mut reports = Vec::new();
+    for arm in &arms {
+        let mut report = arm.pooled.report(arm.label, arm.wall);
+        report.hashes_run = Some(arm.hashes_run);
+        report.peak_rss_kib = arm.server.peak_rss_kib();
+        report.votes = arm.prepared.check_votes().await?;
+        reports.push(report);
+    }
+    summary += &format!("Each window's whole mix:\n\n{per_window}\n");
+    for (arm, ratios) in arms.iter().zip(&ratios).skip(1) {
+        let (avg, p99): (Vec<f64>, Vec<f64>) = ratios.iter().copied().unzip();
+        summary += &format!(
+            "Median of the windows' ratios, {} / mixed: average {:.3}, P99 {:.3}\n\n",
+            arm.label,
+            metrics::median(avg),
+            metrics::median(p99)
+        );
+    }
+    summary += &format!("Load average after: {}\n\n", load_average());
+    let goals = metrics::within_five_percent(&reports[0], &reports[1], "mixed", "mixed-votes");
+    let table = compare_markdown(&reports[0], &reports[1], "mixed", "mixed-votes");
+    summary += &format!("### All windows pooled: the goal\n\n{goals}\n");
+    // The voters' own requests, apart from what the machine did to the
+    // rest: mixed's requests with its likers' swapped for mixed-votes'
+    // voters' (the same group at the same pacing).
+    let swapped = Recorder::default();
+    swapped.absorb_where(&arms[0].pooled, |e| e != "like");
+    swapped.absorb_where(&arms[1].pooled, |e| ["like", "dislike", "guest vote"].contains(&e));
+    let swapped = swapped.report("mixed, voters swapped in", arms[0].wall);
+    let direct = metrics::within_five_percent(&reports[0], &swapped, "mixed", "mixed, voters' requests swapped in");
+    summary += &format!(
+        "### The voters' own requests: mixed with its likers' requests swapped for mixed-votes' voters'\n\n{direct}\n"
+    );
+    if let Some(again) = reports.get(2) {
+        let floor = metrics::within_five_percent(&reports[0], again, "mixed", "mixed, again");
+        summary += &format!("### The noise floor: mixed beside itself, same windows\n\n{floor}\n");
+    }
+    summary += &format!("### Side by side\n\n{table}\n");
+    for report in &reports {
+        summary += &format!("{}\n", report.markdown());
+    }
+    println!("{summary}");
+    let names = ["mixed", "mixed-votes", "mixed-again"];
+    for (report, name) in reports.iter().zip(names) {
+        write(&opts.out, &format!("votes{suffix}-{name}"), report)?;
+    }
+    std::fs::write(opts.out.join(format!("votes{suffix}.md")), summary)?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
@@ -354,7 +630,7 @@ async fn main() -> anyhow::Result<()> {
                 ("mixed, baseline", &baseline, Scenario::Mixed),
                 ("mixed-moderated", &opts.server, Scenario::MixedModerated),
             ] {
-                let server = start_server_from(binary, &opts, scenario, None, true).await?;
+                let server = start_server_from(binary, &opts, scenario, None, true, None).await?;
                 eprintln!("{label}: {} on {}", binary.display(), server.base_url());
                 let report = run(scenario, &opts, &server.base_url(), Some(&server)).await?;
                 println!("## {label}\n\n{}", report.markdown());
@@ -367,6 +643,13 @@ async fn main() -> anyhow::Result<()> {
             write(&opts.out, "moderation-moderated", &reports[1])?;
             std::fs::write(opts.out.join("moderation.md"), format!("{goals}\n{table}"))?;
         }
+        Command::Votes {
+            opts,
+            windows,
+            control,
+            together,
+            dynamodb,
+        } => votes(&opts, windows, control, together, dynamodb).await?,
         Command::Chart {
             before,
             after,

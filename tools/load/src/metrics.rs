@@ -7,6 +7,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::scenarios::VoteCheck;
+
 #[derive(Default)]
 pub(crate) struct Recorder {
     endpoints: Mutex<BTreeMap<&'static str, Endpoint>>,
@@ -31,6 +33,30 @@ impl Recorder {
         *e.statuses.entry(status.unwrap_or(0)).or_default() += 1;
         if !ok {
             e.errors += 1;
+        }
+    }
+
+    /// Adds every request `other` recorded (several runs pooled into one
+    /// report, percentiles over all their requests).
+    pub(crate) fn absorb(&self, other: &Recorder) {
+        self.absorb_where(other, |_| true);
+    }
+
+    /// Adds the requests `other` recorded under the endpoints `keep` takes.
+    pub(crate) fn absorb_where(&self, other: &Recorder, keep: impl Fn(&str) -> bool) {
+        let theirs = other.endpoints.lock().unwrap();
+        let mut ours = self.endpoints.lock().unwrap();
+        for (name, e) in theirs.iter().filter(|(name, _)| keep(name)) {
+            let mine = ours.entry(name).or_insert_with(|| Endpoint {
+                latency_us: Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
+                errors: 0,
+                statuses: BTreeMap::new(),
+            });
+            mine.latency_us.add(&e.latency_us).expect("same bounds");
+            mine.errors += e.errors;
+            for (status, n) in &e.statuses {
+                *mine.statuses.entry(*status).or_default() += n;
+            }
         }
     }
 
@@ -60,6 +86,7 @@ impl Recorder {
             hashes_batched: None,
             batch_plan: None,
             peak_rss_kib: None,
+            votes: None,
         }
     }
 }
@@ -112,6 +139,9 @@ pub(crate) struct Report {
     pub batch_plan: Option<String>,
     /// Peak resident memory of the server (when this tool started it).
     pub peak_rss_kib: Option<u64>,
+    /// mixed-votes: the posts' counts and best marks checked after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<VoteCheck>,
 }
 
 impl Report {
@@ -146,6 +176,9 @@ impl Report {
         }
         if let Some(kib) = self.peak_rss_kib {
             md += &format!("\nServer peak RSS: {:.1} MB\n", kib as f64 / 1024.0);
+        }
+        if let Some(votes) = &self.votes {
+            md += &votes.markdown();
         }
         md
     }
@@ -213,28 +246,48 @@ fn met(ok: bool) -> &'static str {
 /// Issue 25's goal: with 1% reports and the ban check on every write,
 /// the whole mix's average and P99 stay within 5% of the baseline's.
 pub(crate) fn moderation_goals(baseline: &Report, moderated: &Report) -> String {
-    let (Some(b), Some(m)) = (baseline.row("all"), moderated.row("all")) else {
+    within_five_percent(baseline, moderated, "baseline mixed", "mixed-moderated")
+}
+
+/// The whole mix's average and P99 of `changed` within 5% of `baseline`'s,
+/// with the ratio, and no errors in either (issue 25's goal for
+/// moderation, issue 41's for votes).
+pub(crate) fn within_five_percent(baseline: &Report, changed: &Report, baseline_label: &str, label: &str) -> String {
+    let (Some(b), Some(m)) = (baseline.row("all"), changed.row("all")) else {
         return "no requests were recorded\n".into();
     };
     let within = |x: f64, y: f64| x > 0.0 && y <= x * 1.05;
-    let mut md = String::from("| goal | baseline mixed | mixed-moderated | change | met |\n|---|---:|---:|---:|---|\n");
+    let mut md =
+        format!("| goal | {baseline_label} | {label} | ratio | change | met |\n|---|---:|---:|---:|---:|---|\n");
     for (goal, x, y) in [
         ("whole-mix average within 5%", b.avg_ms, m.avg_ms),
         ("whole-mix P99 within 5%", b.p99_ms, m.p99_ms),
     ] {
         md += &format!(
-            "| {goal} | {x:.1} ms | {y:.1} ms | {:+.1}% | {} |\n",
+            "| {goal} | {x:.1} ms | {y:.1} ms | {:.3} | {:+.1}% | {} |\n",
+            y / x,
             (y / x - 1.0) * 100.0,
             met(within(x, y))
         );
     }
     md += &format!(
-        "| errors | {} | {} | | {} |\n",
+        "| errors | {} | {} | | | {} |\n",
         b.errors,
         m.errors,
         met(b.errors == 0 && m.errors == 0)
     );
     md
+}
+
+/// The middle value (the mean of the two middle ones for an even count;
+/// NaN for none).
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
 }
 
 /// Issue 15's goals for report 1's mix, measured: at the offered load
@@ -384,6 +437,60 @@ mod tests {
             "after",
         );
         assert!(table.contains("| guest post | avg ms | 100 | 40 | -60% |"), "{table}");
+    }
+
+    #[test]
+    fn pooled_runs_count_every_request_and_take_percentiles_over_all_of_them() {
+        let (one, two, pooled) = (Recorder::default(), Recorder::default(), Recorder::default());
+        for ms in 1..=50u64 {
+            one.record("like", Duration::from_millis(ms), Some(200), true);
+            two.record("like", Duration::from_millis(ms + 50), Some(200), true);
+        }
+        two.record("guest vote", Duration::from_millis(3), Some(403), false);
+        pooled.absorb(&one);
+        pooled.absorb(&two);
+        let only_votes = Recorder::default();
+        only_votes.absorb_where(&two, |e| e == "guest vote");
+        let only = only_votes.report("x", Duration::from_secs(1));
+        assert_eq!(
+            only.rows.iter().map(|r| r.endpoint.as_str()).collect::<Vec<_>>(),
+            ["guest vote", "all"]
+        );
+        let report = pooled.report("mixed-votes", Duration::from_secs(2));
+        let like = report.row("like").unwrap();
+        assert_eq!((like.requests, like.errors), (100, 0));
+        assert!(
+            (like.p50_ms - 50.0).abs() < 0.5 && (like.p99_ms - 99.0).abs() < 0.5,
+            "{like:?}"
+        );
+        let all = report.row("all").unwrap();
+        assert_eq!((all.requests, all.errors, all.statuses[&403]), (101, 1, 1));
+    }
+
+    #[test]
+    fn the_five_percent_goal_gives_the_ratio_and_fails_past_it() {
+        let baseline = run(&[("read post", 10, 200), ("guest post", 100, 201)]);
+        let close = run(&[("read post", 10, 200), ("guest post", 104, 201)]);
+        let goals = within_five_percent(&baseline, &close, "mixed", "mixed-votes");
+        assert!(
+            goals.contains("| whole-mix average within 5% | 55.0 ms | 57.0 ms | 1.036 | +3.6% | yes |"),
+            "{goals}"
+        );
+        let slow = run(&[("read post", 10, 200), ("guest post", 120, 201)]);
+        let goals = within_five_percent(&baseline, &slow, "mixed", "mixed-votes");
+        let line = goals.lines().find(|l| l.contains("average")).unwrap();
+        assert!(line.ends_with("| **no** |"), "{line}");
+        let failing = run(&[("read post", 10, 200), ("guest vote", 1, 403)]);
+        let goals = within_five_percent(&baseline, &failing, "mixed", "mixed-votes");
+        let line = goals.lines().find(|l| l.starts_with("| errors")).unwrap();
+        assert!(line.ends_with("| **no** |"), "{line}");
+    }
+
+    #[test]
+    fn the_median_ignores_one_window_a_burst_hit() {
+        assert_eq!(median(vec![1.02, 0.98, 3.5, 1.0, 0.97]), 1.0);
+        assert_eq!(median(vec![1.0, 2.0, 9.0, 1.5]), 1.75);
+        assert!(median(Vec::new()).is_nan());
     }
 
     fn run(rows: &[(&'static str, u64, u16)]) -> Report {

@@ -22,6 +22,9 @@ pub(crate) struct Settings<'a> {
     pub hash_queue: Option<usize>,
     /// The gate's weights `member:guest`, written into a copy of the tier file.
     pub gate_weights: Option<&'a str>,
+    /// A DynamoDB table (created by the server on `DYNAMODB_ENDPOINT`, which
+    /// it inherits) instead of SQLite in the run's data directory.
+    pub table: Option<String>,
 }
 
 impl Spawned {
@@ -31,6 +34,7 @@ impl Spawned {
             trust_proxy,
             hash_queue,
             gate_weights,
+            table,
         } = settings;
         anyhow::ensure!(
             binary.exists(),
@@ -40,6 +44,7 @@ impl Spawned {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let dir = tempfile::Builder::new().prefix("load-server-").tempdir()?;
         let log = dir.path().join("server.log");
+        let log_file = std::fs::File::create(&log)?;
         let mut command = Command::new(binary);
         command
             .env("DATA_DIR", dir.path().join("data"))
@@ -69,6 +74,9 @@ impl Spawned {
             // The admin name is reserved for a signup with the token.
             .env("ADMIN_ENROLL_TOKEN", crate::scenarios::ADMIN_ENROLL_TOKEN)
             .env("LIMIT_REPORTS_ADDRESS", "off")
+            // mixed-votes' guests vote from 128 addresses, again on every
+            // run against one server. A build from before v4 ignores it.
+            .env("LIMIT_GUEST_VOTES_ADDRESS", "off")
             // Up to 100 users on one address: the server's cap of 64
             // connections per address would close theirs (status 0 in the
             // reports, most of a mixed-overload run's requests).
@@ -76,9 +84,19 @@ impl Spawned {
             // With many addresses, the load generator is the trusted proxy
             // that writes X-Forwarded-For.
             .env("TRUSTED_PROXIES", if trust_proxy { "127.0.0.1/32" } else { "" })
-            .env_remove("TABLE_NAME")
-            .stdout(Stdio::from(std::fs::File::create(&log)?))
-            .stderr(Stdio::null());
+            .stdout(Stdio::from(log_file.try_clone()?))
+            // Its start-up errors go to stderr: keep them with the log.
+            .stderr(Stdio::from(log_file));
+        match table {
+            Some(table) => {
+                anyhow::ensure!(
+                    std::env::var_os("DYNAMODB_ENDPOINT").is_some(),
+                    "a DynamoDB run needs DYNAMODB_ENDPOINT: `source scripts/dynamodb-local start` first"
+                );
+                command.env("TABLE_NAME", table)
+            }
+            None => command.env_remove("TABLE_NAME"),
+        };
         if let Some(queue) = hash_queue {
             command.env("HASH_QUEUE", queue.to_string());
         }
@@ -89,7 +107,7 @@ impl Spawned {
             command.env("MEMBER_TIER", member).env("GUEST_TIER", guest);
         }
         let child = command.spawn()?;
-        let spawned = Spawned {
+        let mut spawned = Spawned {
             child,
             port,
             log,
@@ -105,12 +123,35 @@ impl Spawned {
             {
                 return Ok(spawned);
             }
+            if let Some(status) = spawned.child.try_wait()? {
+                anyhow::bail!(
+                    "the server exited at start ({status}); its log ends:\n{}",
+                    spawned.log_tail()
+                );
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // The log goes with the run's directory when this returns: show its end.
         anyhow::bail!(
-            "the server did not answer /health within 10 s; see {}",
-            spawned.log.display()
+            "the server did not answer /health within 10 s; its log ends:\n{}",
+            spawned.log_tail()
         )
+    }
+
+    /// The server's start-up error (its `Error:` and causes, without a
+    /// backtrace), else the last lines of its log.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let from = lines
+            .iter()
+            .rposition(|l| l.starts_with("Error:"))
+            .unwrap_or(lines.len().saturating_sub(5));
+        let to = lines[from..]
+            .iter()
+            .position(|l| l.starts_with("Stack backtrace:"))
+            .map_or(lines.len(), |end| from + end);
+        lines[from..to].join("\n")
     }
 
     pub(crate) fn pid(&self) -> u32 {

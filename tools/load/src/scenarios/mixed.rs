@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use rand::RngExt as _;
 
 use super::actions::{guest_write, like_toggle, member_login, member_write, read_post, report};
+use super::votes::Voting;
 use super::{Api, Seed, pick, users};
 
 /// How the users of a scenario pace themselves between requests.
@@ -64,6 +65,17 @@ impl Groups {
     }
 }
 
+/// What the mix adds to report 1's thread groups.
+#[derive(Clone, Default)]
+pub(crate) struct Extras {
+    /// mixed-moderated: this share of every group's requests are reports.
+    pub report_share: f64,
+    /// mixed-votes: the likers vote as version 4's voters do instead of
+    /// toggling a like: the first half (rounded up) as members, the rest
+    /// as guests.
+    pub voting: Option<Arc<Voting>>,
+}
+
 /// Report 1's mix as its thread groups ran it: readers read a random post;
 /// each member logs into its own account, then posts or comments; guests
 /// post or comment; likers toggle a like with their own account. With
@@ -75,13 +87,15 @@ pub(crate) async fn mixed(
     pacing: Pacing,
     seconds: u64,
     many_ips: bool,
-    report_share: f64,
+    extras: Extras,
 ) {
+    let Extras { report_share, voting } = extras;
+    let member_voters = groups.likers - groups.likers / 2;
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let total = groups.readers + groups.members + groups.guests + groups.likers;
     users(total, deadline, |u| {
         let api = if many_ips { api.as_user_ip(u) } else { api.clone() };
-        let seed = seed.clone();
+        let (seed, voting) = (seed.clone(), voting.clone());
         async move {
             pacing.stagger(deadline).await;
             let member = u.checked_sub(groups.readers).filter(|&m| m < groups.members);
@@ -110,7 +124,17 @@ pub(crate) async fn mixed(
                     guest_write(&api, &post).await;
                 } else if let Some(l) = liker {
                     let token = &seed.tokens[(groups.members + l) % seed.tokens.len()];
-                    like_toggle(&api, token, &post).await;
+                    match &voting {
+                        None => like_toggle(&api, token, &post).await,
+                        Some(voting) => {
+                            let post = &seed.posts[voting.popular()];
+                            if l < member_voters {
+                                voting.member_vote(&api, l, token, post).await;
+                            } else {
+                                voting.guest_vote(&api, post).await;
+                            }
+                        }
+                    }
                 } else {
                     read_post(&api, &post).await;
                 }
