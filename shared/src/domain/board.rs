@@ -198,6 +198,28 @@ pub enum VoteChange {
     Withdraw,
 }
 
+impl VoteChange {
+    /// The member's vote after this change of `before`: the one rule both
+    /// stores apply (a like and a dislike exclude each other; a withdrawal
+    /// of the other kind changes nothing).
+    pub fn applied_to(self, before: Option<Vote>) -> Option<Vote> {
+        match self {
+            VoteChange::Like => Some(Vote::Like),
+            VoteChange::Dislike => Some(Vote::Dislike),
+            VoteChange::Unlike if before == Some(Vote::Like) => None,
+            VoteChange::Undislike if before == Some(Vote::Dislike) => None,
+            VoteChange::Unlike | VoteChange::Undislike => before,
+            VoteChange::Withdraw => None,
+        }
+    }
+}
+
+/// What going from `before` to `after` adds to `(likes, dislikes)`.
+pub fn vote_deltas(before: Option<Vote>, after: Option<Vote>) -> (i64, i64) {
+    let count = |vote: Vote| i64::from(after == Some(vote)) - i64::from(before == Some(vote));
+    (count(Vote::Like), count(Vote::Dislike))
+}
+
 /// A post's votes as the store counted them, and the voter's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {

@@ -98,22 +98,11 @@ fn vote_name(vote: Vote) -> &'static str {
 
 /// The member's vote after `change`, when it differs from `current`.
 fn after_change(current: Option<Vote>, change: VoteChange) -> Option<Option<Vote>> {
-    let after = match change {
-        VoteChange::Like => Some(Vote::Like),
-        VoteChange::Dislike => Some(Vote::Dislike),
-        VoteChange::Unlike if current == Some(Vote::Like) => None,
-        VoteChange::Undislike if current == Some(Vote::Dislike) => None,
-        VoteChange::Unlike | VoteChange::Undislike => current,
-        VoteChange::Withdraw => None,
-    };
+    let after = change.applied_to(current);
     (after != current).then_some(after)
 }
 
-/// What going from `before` to `after` adds to likes and dislikes.
-fn deltas(before: Option<Vote>, after: Option<Vote>) -> (i64, i64) {
-    let count = |vote: Vote| i64::from(after == Some(vote)) - i64::from(before == Some(vote));
-    (count(Vote::Like), count(Vote::Dislike))
-}
+use crate::domain::board::vote_deltas as deltas;
 
 /// The condition that a vote item still records `current`.
 fn recorded(current: Option<Vote>) -> (&'static str, Vec<(&'static str, AttributeValue)>) {

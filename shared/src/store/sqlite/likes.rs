@@ -24,26 +24,10 @@ fn vote_of(name: &str) -> Vote {
 
 /// What a member's vote becomes: the change asked of the vote they have.
 fn after(change: VoteChange, before: Option<Vote>) -> Option<Vote> {
-    match change {
-        VoteChange::Like => Some(Vote::Like),
-        VoteChange::Dislike => Some(Vote::Dislike),
-        VoteChange::Unlike if before == Some(Vote::Like) => None,
-        VoteChange::Undislike if before == Some(Vote::Dislike) => None,
-        VoteChange::Unlike | VoteChange::Undislike => before,
-        VoteChange::Withdraw => None,
-    }
+    change.applied_to(before)
 }
 
-/// The change of `(likes, dislikes)` from `before` to `now`.
-fn deltas(before: Option<Vote>, now: Option<Vote>) -> (i64, i64) {
-    let count = |v: Option<Vote>| match v {
-        Some(Vote::Like) => (1, 0),
-        Some(Vote::Dislike) => (0, 1),
-        None => (0, 0),
-    };
-    let (b, n) = (count(before), count(now));
-    (n.0 - b.0, n.1 - b.1)
-}
+use crate::domain::board::vote_deltas as deltas;
 
 /// Counts the deltas on the post and marks it best if its score now
 /// reaches `best_at` (and staff never took it out): the post's tally.
