@@ -33,8 +33,9 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use metrics::VoteCheck;
 use metrics::{Recorder, Report, compare_markdown};
-use scenarios::{Api, Extras, Groups, Pacing, VoteCheck, Voting};
+use scenarios::{Api, Extras, Groups, Pacing, Voting};
 
 #[derive(Parser)]
 struct Cli {

@@ -7,8 +7,6 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::scenarios::VoteCheck;
-
 #[derive(Default)]
 pub(crate) struct Recorder {
     endpoints: Mutex<BTreeMap<&'static str, Endpoint>>,
@@ -396,6 +394,39 @@ pub(crate) fn mixed_goals(before: &Report, after: &Report, reads_alone: &Report,
         read_ratio(after) <= 2.0,
     );
     md
+}
+
+/// What the vote scenario's check after a run found (`scenarios::Voting::check`).
+#[derive(Default, Debug, Clone, serde::Serialize)]
+pub(crate) struct VoteCheck {
+    pub posts_voted: u64,
+    /// Of them, marked best after the run (none was before it).
+    pub best: u64,
+    /// Posts left out of the count check: one of their votes had no answer or an error.
+    pub unsure: u64,
+    /// Counts or best marks that differ from what the answers said.
+    pub findings: Vec<String>,
+}
+
+impl VoteCheck {
+    pub(crate) fn markdown(&self) -> String {
+        let mut md = format!(
+            "\nVotes checked after the run: {} posts voted on, {} of them best (none was before), counts of {} compared with the answers ({} left out: a vote without a clear answer): {}\n",
+            self.posts_voted,
+            self.best,
+            self.posts_voted - self.unsure,
+            self.unsure,
+            if self.findings.is_empty() {
+                "all as the answers said"
+            } else {
+                "**differences**"
+            }
+        );
+        for finding in &self.findings {
+            md += &format!("- {finding}\n");
+        }
+        md
+    }
 }
 
 #[cfg(test)]

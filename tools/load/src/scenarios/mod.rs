@@ -19,7 +19,7 @@ pub(crate) use focused::{hot_post, login_attack, login_write, signup};
 pub(crate) use mixed::{Extras, Groups, Pacing, mixed, mixed_reads};
 pub(crate) use reads::reads;
 pub(crate) use seed::{ADMIN, ADMIN_ENROLL_TOKEN, Seed, seed, seed_bans, seed_comments};
-pub(crate) use votes::{VoteCheck, Voting};
+pub(crate) use votes::Voting;
 
 pub(crate) const PASSWORD: &str = "load-test-password";
 pub(crate) const GUEST_PASSWORD: &str = "guest-pw";

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::Api;
 use super::api::Call;
+use crate::metrics::VoteCheck;
 
 /// The board's default `best_likes` (`free` is seeded with it).
 pub(crate) const BEST_LIKES: i64 = 10;
@@ -215,39 +216,6 @@ impl Voting {
             }
         }
         Ok(check)
-    }
-}
-
-/// What [`Voting::check`] found.
-#[derive(Default, Debug, Clone, serde::Serialize)]
-pub(crate) struct VoteCheck {
-    pub posts_voted: u64,
-    /// Of them, marked best after the run (none was before it).
-    pub best: u64,
-    /// Posts left out of the count check: one of their votes had no answer or an error.
-    pub unsure: u64,
-    /// Counts or best marks that differ from what the answers said.
-    pub findings: Vec<String>,
-}
-
-impl VoteCheck {
-    pub(crate) fn markdown(&self) -> String {
-        let mut md = format!(
-            "\nVotes checked after the run: {} posts voted on, {} of them best (none was before), counts of {} compared with the answers ({} left out: a vote without a clear answer): {}\n",
-            self.posts_voted,
-            self.best,
-            self.posts_voted - self.unsure,
-            self.unsure,
-            if self.findings.is_empty() {
-                "all as the answers said"
-            } else {
-                "**differences**"
-            }
-        );
-        for finding in &self.findings {
-            md += &format!("- {finding}\n");
-        }
-        md
     }
 }
 
