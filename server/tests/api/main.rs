@@ -30,6 +30,7 @@ mod concurrency;
 mod contract;
 mod conventions;
 mod faults;
+mod guests;
 mod helpers;
 mod hostile;
 mod idempotency;

@@ -46,10 +46,16 @@ pub struct BoardSettings {
     pub created_at: String,
 }
 
+/// The seeded Q&A board: created with `lock_after_comments` true.
+pub const QNA_SLUG: &str = "qna";
+
 impl BoardSettings {
     /// A board `BOARDS` names, as it is created at start: every default,
-    /// its slug as its name.
+    /// its slug as its name; except that a board named [`QNA_SLUG`] locks
+    /// answered posts (docs/API.md, Edit history and edit locks): a
+    /// question emptied once answered is what such a board is there against.
     pub fn seeded(slug: BoardSlug, created_at: String) -> Self {
+        let locks = slug.as_str() == QNA_SLUG;
         BoardSettings {
             name: BoardName::from_stored(slug.as_str().to_owned()),
             slug,
@@ -58,7 +64,7 @@ impl BoardSettings {
             best_likes: Some(DEFAULT_BEST_LIKES),
             dislikes: DislikePolicy::Shown,
             guest_writes: true,
-            lock_after_comments: false,
+            lock_after_comments: locks,
             created_at,
         }
     }

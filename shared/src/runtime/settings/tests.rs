@@ -40,17 +40,20 @@ fn lambda_requires_the_secrets_its_function_uses_and_a_table() {
 #[test]
 fn a_function_gets_only_the_secrets_it_uses() {
     let secret = "x".repeat(40);
-    // (v4) read verifies bearer tokens (my_vote, hidden dislikes): the JWT
-    // secret, no pepper, no tag key.
+    // (v4) read verifies bearer tokens (my_vote, hidden dislikes) and signs
+    // proof-of-work challenges with a key derived from the tag key: the JWT
+    // secret and the tag key, no pepper.
     let table_jwt = [("TABLE_NAME", "boards"), ("JWT_SECRET", secret.as_str())];
-    let read = Config::from(lambda(&[Function::Read]), &Env::from_pairs(&table_jwt)).unwrap();
-    assert!(read.hashing.is_none() && read.jwt_secret.is_some());
-    assert!(read.tag_key.is_none());
+    let err = Config::from(lambda(&[Function::Read]), &Env::from_pairs(&table_jwt)).unwrap_err();
+    assert!(err.to_string().starts_with("TAG_KEY is required"), "{err}");
     let with_jwt = [
         ("TABLE_NAME", "boards"),
         ("JWT_SECRET", secret.as_str()),
         ("TAG_KEY", secret.as_str()),
     ];
+    let read = Config::from(lambda(&[Function::Read]), &Env::from_pairs(&with_jwt)).unwrap();
+    assert!(read.hashing.is_none() && read.jwt_secret.is_some() && read.tag_key.is_some());
+    assert!(read.pow_key.is_none(), "derived from the tag key unless POW_KEY is set");
     let like = Config::from(lambda(&[Function::Like]), &Env::from_pairs(&with_jwt)).unwrap();
     assert!(like.hashing.is_none() && like.jwt_secret.is_some() && like.tag_key.is_some());
     let moderation = Config::from(lambda(&[Function::Moderation]), &Env::from_pairs(&with_jwt)).unwrap();
@@ -63,7 +66,14 @@ fn a_function_gets_only_the_secrets_it_uses() {
     let guest = Config::from(lambda(&[Function::GuestComment]), &Env::from_pairs(&with_pepper)).unwrap();
     assert!(guest.hashing.is_some() && guest.jwt_secret.is_none());
     let signup = Config::from(lambda(&[Function::Signup]), &Env::from_pairs(&with_pepper)).unwrap();
-    assert!(signup.tag_key.is_none(), "signup writes on no board");
+    assert!(
+        signup.tag_key.is_some() && signup.jwt_secret.is_none(),
+        "(v4) signup checks proofs of work, under a key derived from the tag key"
+    );
+    let mut short_pow_key = with_pepper.to_vec();
+    short_pow_key.push(("POW_KEY", "short"));
+    let err = Config::from(lambda(&[Function::Signup]), &Env::from_pairs(&short_pow_key)).unwrap_err();
+    assert_eq!(err.to_string(), "POW_KEY must be at least 32 bytes (it is 5)");
 }
 
 #[test]
