@@ -16,8 +16,12 @@
 //   creates twice.
 // - Edits send If-Match with the ETag the page was shown: 412 means someone
 //   changed the post meanwhile.
+// - (v4) An anonymous write the server answers `428 pow_required` is sent
+//   again with the challenge that came with it solved (X-Pow), in a Web
+//   Worker (pow.js), at most twice; `powEvents` says while it solves.
 
 import { API_ORIGIN } from "./config.js";
+import { solve } from "./pow.js";
 
 const TOKEN = "community-boards.session";
 
@@ -74,6 +78,55 @@ export class ApiError extends Error {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * "solving" and "solved" events around each proof of work, for a page to
+ * say "확인 중" meanwhile (the API client itself draws nothing).
+ */
+export const powEvents = new EventTarget();
+
+/** Solves in a worker, so the page stays responsive; on the page where no worker starts. */
+function solveInWorker(challenge) {
+  let worker;
+  try {
+    worker = new Worker(new URL("./pow.js", import.meta.url), { type: "module" });
+  } catch {
+    return solve(challenge);
+  }
+  return new Promise((resolve) => {
+    worker.onmessage = (message) => {
+      worker.terminate();
+      resolve(message.data.number);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      worker.terminate();
+      resolve(solve(challenge));
+    };
+    worker.postMessage({ challenge: challenge.challenge, salt: challenge.salt, maxnumber: challenge.maxnumber });
+  });
+}
+
+/**
+ * The X-Pow header for a 428's challenge: base64 of ALTCHA's payload JSON,
+ * or null where it cannot be solved (another algorithm, no number fits).
+ */
+async function proofOfWork(challenge) {
+  if (challenge.algorithm !== "SHA-256") return null;
+  powEvents.dispatchEvent(new Event("solving"));
+  try {
+    const number = await solveInWorker(challenge);
+    if (number === null || number === undefined) return null;
+    const { algorithm, salt, signature } = challenge;
+    // All ASCII (hex, digits and the salt's `?expires=...&`): btoa takes it as it is.
+    return btoa(JSON.stringify({ algorithm, challenge: challenge.challenge, number, salt, signature }));
+  } finally {
+    powEvents.dispatchEvent(new Event("solved"));
+  }
+}
+
+/** A request answered 428 is solved and sent again at most this often. */
+const POW_ATTEMPTS = 2;
+
 function newKey() {
   return crypto.randomUUID();
 }
@@ -81,8 +134,9 @@ function newKey() {
 /**
  * One request. `body` is sent as JSON; `key` adds an Idempotency-Key and
  * retries on 503 / 409 request_in_progress (at most `retries` times, after
- * Retry-After); `ifMatch` adds If-Match. Answers `{status, body, headers}`
- * or throws ApiError.
+ * Retry-After); `ifMatch` adds If-Match; a 428 with a challenge is solved
+ * and sent again with X-Pow (the same key: a refused write claimed none).
+ * Answers `{status, body, headers}` or throws ApiError.
  */
 export async function request(method, path, { body, key, ifMatch, retries = 3, auth = true } = {}) {
   const headers = { accept: "application/json" };
@@ -91,7 +145,9 @@ export async function request(method, path, { body, key, ifMatch, retries = 3, a
   if (ifMatch) headers["if-match"] = ifMatch;
   const current = session.get();
   if (auth && current) headers.authorization = `Bearer ${current.token}`;
-  for (let attempt = 0; ; attempt++) {
+  let retried = 0;
+  let solved = 0;
+  for (;;) {
     let response;
     try {
       response = await fetch(API_BASE + path, {
@@ -101,7 +157,8 @@ export async function request(method, path, { body, key, ifMatch, retries = 3, a
       });
     } catch (e) {
       // No answer at all: a create with its key is safe to send again.
-      if (key && attempt < retries) {
+      if (key && retried < retries) {
+        retried++;
         await sleep(1000);
         continue;
       }
@@ -112,8 +169,17 @@ export async function request(method, path, { body, key, ifMatch, retries = 3, a
     if (response.ok) return { status: response.status, body: json, headers: response.headers };
     const retryAfter = Number(response.headers.get("retry-after") || 0);
     const code = json?.error?.code || "unknown";
+    if (response.status === 428 && code === "pow_required" && json?.challenge && solved < POW_ATTEMPTS) {
+      solved++;
+      const proof = await proofOfWork(json.challenge);
+      if (proof) {
+        headers["x-pow"] = proof;
+        continue;
+      }
+    }
     const retryable = response.status === 503 || code === "request_in_progress";
-    if (retryable && (key || method === "GET") && attempt < retries) {
+    if (retryable && (key || method === "GET") && retried < retries) {
+      retried++;
       await sleep(Math.max(1, retryAfter) * 1000);
       continue;
     }
@@ -230,6 +296,8 @@ export const api = {
     create(`/boards/${board}/posts/${id}${commentId ? `/comments/${commentId}` : ""}/reports`, { reason }),
   reports: (board) => request("GET", `/boards/${board}/reports`).then((r) => r.body),
   resolve: (board, reportId) => request("POST", `/boards/${board}/reports/${reportId}/resolve`, { key: newKey() }),
+  /** (v4) The versions an edit replaced, newest first: `[{title, body, edited_at}]`. */
+  revisions: (board, id) => request("GET", `/boards/${board}/posts/${id}/revisions`).then((r) => r.body.revisions),
   modlog: (board, cursor) =>
     request("GET", `/boards/${board}/modlog${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then(
       (r) => r.body,

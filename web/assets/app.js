@@ -3,7 +3,7 @@
 // navigation; nothing is kept but the session, the list of boards (names
 // and rules, read again on every board page) and the member's roles.
 
-import { api, ApiError, session } from "./api.js";
+import { api, ApiError, powEvents, session } from "./api.js";
 import { h, listDate, when } from "./dom.js";
 
 const main = document.getElementById("main");
@@ -163,7 +163,7 @@ const CODES = {
   network: "서버에 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
   // (v4)
   already_voted: "이미 이 글에 추천이나 비추천을 했습니다 (손님은 글마다 한 번).",
-  locked: "다른 사람의 댓글이 달린 글이라 고치거나 지울 수 없습니다.",
+  locked: "다른 사람이 댓글을 단 글은 고치거나 지울 수 없습니다 (이 게시판의 규칙).",
   totp_required: "이 계정은 OTP 인증 코드가 필요합니다.",
   pow_required: "잠시 후 다시 시도하세요 (자동 입력 확인이 필요합니다).",
   no_board: "없는 게시판입니다.",
@@ -186,6 +186,21 @@ function describe(error) {
 }
 
 /**
+ * While the API client solves a proof of work (an anonymous write answered
+ * 428, docs/API.md v4), `slot` (a live region) says so; the answer stops it.
+ */
+function sayWhileSolving(slot) {
+  const solving = () => (slot.textContent = "확인 중… 자동 등록 방지를 위해 잠시 계산합니다.");
+  const solved = () => (slot.textContent = "");
+  powEvents.addEventListener("solving", solving);
+  powEvents.addEventListener("solved", solved);
+  return () => {
+    powEvents.removeEventListener("solving", solving);
+    powEvents.removeEventListener("solved", solved);
+  };
+}
+
+/**
  * A form: `fields` are [name, label, {type, value, rows, options, optional,
  * min, max, hint}]; on submit `action(values)` runs; an ApiError's message
  * is shown beside the field it names, else above the button; a 429 counts
@@ -195,6 +210,7 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
   const errors = {};
   const inputs = {};
   const general = h("p", { class: "error", role: "alert" });
+  const solving = h("p", { class: "pow-status", role: "status", "aria-live": "polite" });
   const button = h("button", { type: "submit" }, submitLabel);
   const rows = fields.map(([name, label, options = {}]) => {
     let input;
@@ -231,13 +247,14 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
       errors[name],
     );
   });
-  const element = h("form", { class: inline ? "form inline-form" : "form", id }, rows, general, button);
+  const element = h("form", { class: inline ? "form inline-form" : "form", id }, rows, general, solving, button);
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const slot of [general, ...Object.values(errors)]) slot.textContent = "";
     const values = {};
     for (const [name, input] of Object.entries(inputs)) values[name] = input.type === "checkbox" ? input.checked : input.value;
     button.disabled = true;
+    const quiet = sayWhileSolving(solving);
     try {
       await action(values);
       button.disabled = false;
@@ -250,6 +267,8 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
       } else {
         button.disabled = false;
       }
+    } finally {
+      quiet();
     }
   });
   return element;
@@ -503,6 +522,9 @@ async function writePage(board) {
   return page(
     title,
     member ? null : h("p", { class: "hint" }, "손님으로 씁니다. 로그인하면 회원으로 쓸 수 있습니다."),
+    info.lock_after_comments
+      ? h("p", { class: "hint" }, "이 게시판에서는 다른 사람이 댓글을 단 글을 고치거나 지울 수 없습니다.")
+      : null,
     form(fields, "올리기", async (v) => {
       const chosen = v.category || null;
       const post = member
@@ -663,6 +685,7 @@ function votePanel(board, info, post) {
     for (const b of buttons()) b.disabled = true;
     note.textContent = "";
     let done = false;
+    const quiet = sayWhileSolving(note);
     try {
       if (member) {
         const withdraw = state.vote === kind;
@@ -677,6 +700,8 @@ function votePanel(board, info, post) {
       if (e instanceof ApiError && e.code === "already_voted") done = true;
       note.textContent =
         e instanceof ApiError && e.code === "forbidden" ? "내가 쓴 글에는 추천하거나 비추천할 수 없습니다." : describe(e);
+    } finally {
+      quiet();
     }
     // A guest's vote is for good: once counted (or already), the buttons rest.
     for (const b of buttons()) b.disabled = done;
@@ -743,6 +768,58 @@ function staffPostTools(board, info, post) {
     : null;
   if (!recategorize && !unbest) return null;
   return h("section", { class: "staff-tools", "aria-label": "운영 도구" }, h("h2", {}, "운영"), recategorize, unbest, status);
+}
+
+/**
+ * (v4) "수정됨" beside an edited post's date: a button that opens the
+ * versions its edits replaced (GET .../revisions, newest first), read when
+ * first opened. Titles and bodies are text nodes, as everywhere.
+ */
+function editHistory(board, post) {
+  if (!(post.revision_count > 0)) return { toggle: null, panel: null };
+  const panel = h("section", { id: "revisions", class: "revisions", "aria-label": "수정 기록", hidden: true });
+  let loaded = false;
+  const toggle = h(
+    "button",
+    {
+      type: "button",
+      class: "link edited",
+      "aria-expanded": "false",
+      "aria-controls": "revisions",
+      onclick: async () => {
+        const open = panel.hidden;
+        panel.hidden = !open;
+        toggle.setAttribute("aria-expanded", String(open));
+        if (!open || loaded) return;
+        loaded = true;
+        panel.replaceChildren(h("p", { class: "empty" }, "불러오는 중…"));
+        try {
+          const revisions = await api.revisions(board, post.id);
+          panel.replaceChildren(
+            h("h2", {}, `수정 기록 (이전 판 ${revisions.length}개)`),
+            h(
+              "ol",
+              { class: "revision-list" },
+              revisions.map((r) =>
+                h(
+                  "li",
+                  { class: "revision" },
+                  h("h3", { class: "revision-title" }, r.title),
+                  h("p", { class: "meta" }, h("span", {}, h("time", { datetime: r.edited_at }, when(r.edited_at)), "에 쓴 판")),
+                  h("div", { class: "body revision-body" }, r.body),
+                ),
+              ),
+            ),
+          );
+        } catch (e) {
+          loaded = false;
+          panel.replaceChildren(h("p", { class: "error", role: "alert" }, describe(e)));
+        }
+      },
+    },
+    "수정됨",
+  );
+  return { toggle, panel };
 }
 
 async function postPage(board, ref, byNumber = false) {
@@ -828,6 +905,7 @@ async function postPage(board, ref, byNumber = false) {
     );
   };
   showMore(post.comments_next_cursor);
+  const history = editHistory(board, post);
   return page(
     post.title,
     h(
@@ -839,8 +917,10 @@ async function postPage(board, ref, byNumber = false) {
       post.best ? h("span", { class: "badge best" }, "개념글") : null,
       author(post.author),
       h("span", {}, when(post.created_at)),
+      history.toggle,
       h("span", {}, `조회 ${post.view_count}`),
     ),
+    history.panel,
     h("div", { class: "body", id: "post-body" }, post.body),
     votePanel(board, info, post),
     actions,
