@@ -1580,3 +1580,204 @@ async fn v4_numbers_votes_and_listings() {
          (each 1 WCU; AWS caps one item at 1,000 WCU/s)"
     );
 }
+
+/// **(v4)** docs/storage.md, Revisions, edit locks and spent challenges: an
+/// edit (a read, then one transaction of the post and its revision; from
+/// the 51st also the oldest revision's delete) on a small and on the
+/// largest post, the history of 50, the lock check with 0, 10 and 200
+/// comments (none another's: every comment read; the first another's: one
+/// short page), and a spent challenge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_edits_revisions_and_locks() {
+    use shared::domain::{Author, Comment, Guard, MAX_REVISIONS, Post, PostSummary, Writer, WriterKey, now};
+    use shared::store::{Challenges, Comments, Edited, PostEdit, Posts};
+
+    let (store, counter, meter) = metered_store(Layout::default()).await;
+    let free = shared::domain::BoardSlug::from_stored("free".into());
+    let writer = |key: &str| Writer {
+        key: WriterKey::new(format!("{key}writerkeyabcdefghijklmnopqrstuvwxyz234567abcdef")),
+        range: WriterKey::new(format!("{key}rangekeyabcdefghijklmnopqrstuvwxyz234567abcdefg")),
+    };
+    let kim = Author::Member {
+        member_id: new_id(),
+        nickname: "kim".into(),
+    };
+    let post = |title: &str, body: &str| Post {
+        summary: PostSummary {
+            id: new_id(),
+            board: "free".into(),
+            title: title.into(),
+            author: kim.clone(),
+            created_at: now(),
+            view_count: 0,
+            like_count: 0,
+            comment_count: 0,
+            number: 1,
+            category: None,
+            dislike_count: Some(0),
+            best: false,
+        },
+        body: body.into(),
+        updated_at: now(),
+        revision_count: 0,
+    };
+    let key_of = |p: &Post| PostKey {
+        board: free.clone(),
+        post: PostId::from_stored(p.summary.id.clone()),
+    };
+    let edit = |title: &str, body: &str| PostEdit {
+        title: Title::parse(title.into()).unwrap(),
+        body: PostBody::parse(body.into()).unwrap(),
+        category: None,
+        updated_at: now(),
+        if_version: None,
+    };
+    let mut rows: Vec<(String, u64, Consumed)> = Vec::new();
+    macro_rules! measure {
+        ($what:expr, $work:expr) => {{
+            meter.take();
+            let before = counter.count();
+            let out = $work;
+            rows.push(($what.to_string(), counter.count() - before, meter.take()));
+            out
+        }};
+    }
+
+    // Each edit changes the text (title and body of the same size), as
+    // edits do: the indexes that project the title are written too.
+    for (size, title, body) in [
+        ("small", ["t", "u"].map(str::to_owned), ["b", "c"].map(str::to_owned)),
+        (
+            "max",
+            ["제", "재"].map(|c| c.repeat(200)),
+            ["한", "헌"].map(|c| c.repeat(20_000)),
+        ),
+    ] {
+        let p = post(&title[0], &body[0]);
+        store.create_post(&p, &writer("a"), None, None).await.unwrap();
+        let key = key_of(&p);
+        let nth = |n: u32| edit(&title[n as usize % 2], &body[n as usize % 2]);
+        let edited = measure!(format!("edit, {size} post (the 1st)"), {
+            store.update_post(&key, &nth(1)).await.unwrap()
+        });
+        assert_eq!(edited, Edited::Done);
+        for n in 2..=MAX_REVISIONS {
+            store.update_post(&key, &nth(n)).await.unwrap();
+        }
+        measure!(format!("edit, {size} post (the 51st: the oldest revision deleted)"), {
+            store.update_post(&key, &nth(MAX_REVISIONS + 1)).await.unwrap()
+        });
+        let kept = measure!(format!("revisions, {size} post, 50 kept"), {
+            store.revisions(&key).await.unwrap().unwrap()
+        });
+        assert_eq!(kept.len(), MAX_REVISIONS as usize);
+    }
+
+    let guard = Guard {
+        author: kim.clone(),
+        guest_password_hash: None,
+        writer: None,
+        writer_range: None,
+    };
+    let comment = |on: &Post, author: &Author, chars: usize| Comment {
+        id: new_id(),
+        post_id: on.summary.id.clone(),
+        parent_id: None,
+        body: "c".repeat(chars),
+        author: author.clone(),
+        created_at: now(),
+    };
+    let lee = Author::Member {
+        member_id: new_id(),
+        nickname: "lee".into(),
+    };
+    for chars in [100, 2_000] {
+        let p = post("locked?", "b");
+        store.create_post(&p, &writer("a"), None, None).await.unwrap();
+        let key = key_of(&p);
+        let mut written = 0;
+        for comments in [0, 10, 200] {
+            for _ in written..comments {
+                store
+                    .create_comment(&free, &comment(&p, &kim, chars), &writer("a"), None, None)
+                    .await
+                    .unwrap();
+            }
+            written = comments;
+            let answered = measure!(
+                format!("lock check, {comments} comments of {chars} characters, all the author's"),
+                { store.answered_by_others(&key, &guard).await.unwrap() }
+            );
+            assert!(!answered);
+        }
+        let q = post("answered", "b");
+        store.create_post(&q, &writer("a"), None, None).await.unwrap();
+        store
+            .create_comment(&free, &comment(&q, &lee, chars), &writer("b"), None, None)
+            .await
+            .unwrap();
+        for _ in 1..200 {
+            store
+                .create_comment(&free, &comment(&q, &kim, chars), &writer("a"), None, None)
+                .await
+                .unwrap();
+        }
+        let answered = measure!(
+            format!("lock check, 200 comments of {chars} characters, the first another's"),
+            { store.answered_by_others(&key_of(&q), &guard).await.unwrap() }
+        );
+        assert!(answered);
+    }
+
+    let challenge = format!("{:064x}", rand::random::<u128>());
+    let first = measure!("spend a challenge (conditional PutItem)", {
+        store.spend_challenge(&challenge, 4_000_000_000).await.unwrap()
+    });
+    let again = measure!("spend it again (refused)", {
+        store.spend_challenge(&challenge, 4_000_000_000).await.unwrap()
+    });
+    assert!(first && !again);
+
+    println!(
+        "| v4 operation | requests | table RCU / WCU | index RCU / WCU | US$ per million |\n|---|---:|---|---|---:|"
+    );
+    for (what, requests, c) in &rows {
+        let indexes: Vec<String> = c
+            .indexes
+            .iter()
+            .map(|(name, u)| format!("{name} {} / {}", u.read, u.write))
+            .collect();
+        println!(
+            "| {what} | {requests} | {} / {} | {} | {:.2} |",
+            c.table.read,
+            c.table.write,
+            indexes.join(", "),
+            usd_per_million(c)
+        );
+    }
+    let requests = |what: &str| {
+        rows.iter()
+            .find(|(w, _, _)| w.starts_with(what))
+            .map(|(_, requests, _)| *requests)
+            .unwrap_or_else(|| panic!("no row {what}"))
+    };
+    // An edit is its read and one transaction, whatever it deletes; the
+    // history one Query beside the board's read when it fits in 1 MB.
+    for size in ["small", "max"] {
+        assert_eq!(requests(&format!("edit, {size} post (the 1st)")), 2);
+        assert_eq!(requests(&format!("edit, {size} post (the 51st")), 2);
+    }
+    assert_eq!(requests("revisions, small post"), 2);
+    // Another's comment first: the lock check stops at its first page.
+    for chars in [100, 2_000] {
+        assert_eq!(
+            requests(&format!(
+                "lock check, 200 comments of {chars} characters, the first another's"
+            )),
+            1
+        );
+        assert_eq!(requests(&format!("lock check, 0 comments of {chars} characters")), 1);
+    }
+    assert_eq!(requests("spend a challenge"), 1);
+    assert_eq!(requests("spend it again"), 1);
+}

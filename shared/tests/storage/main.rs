@@ -75,13 +75,16 @@ macro_rules! conformance {
 mod accounts;
 mod attempts;
 mod boards;
+mod challenges;
 mod comments;
 mod dynamo;
 mod idempotency;
 mod likes;
+mod locks;
 mod members;
 mod moderation;
 mod posts;
+mod revisions;
 mod votes;
 
 fn member(username: &str) -> Member {

@@ -65,6 +65,8 @@ pub enum Partition {
     BoardIndex,
     /// `MEMBER#<username>`; and `ACCOUNT_PURGE`, the pending deletions.
     Member,
+    /// `ATTEMPT#<key>`: a key's failure windows; **(v4)** `POW#<challenge>`,
+    /// a spent proof-of-work challenge.
     Attempt,
     /// `MODS#`, `BANS#`, `BAN#`, `MODLOG#`, `REPORTS#`: a board's
     /// moderators, bans (and each banned subject's item), log and reports.
@@ -87,7 +89,8 @@ impl Partition {
             Some("COUNT") => Partition::CounterShard,
             Some("LIKES") => Partition::Likes,
             Some("MEMBER") => Partition::Member,
-            Some("ATTEMPT") => Partition::Attempt,
+            // (v4) A spent proof-of-work challenge: as small and short-lived.
+            Some("ATTEMPT" | "POW") => Partition::Attempt,
             Some("GSI1") => Partition::BoardIndex,
             Some("MODS" | "BANS" | "BAN" | "MODLOG" | "REPORTS") => Partition::Moderation,
             Some("ById") => Partition::IdIndex,

@@ -1,6 +1,8 @@
 //! [`Posts`] on DynamoDB: the post item, its first comments and its counter
 //! shards read side by side; board pages from the board index; views counted
-//! on one shard; deletes in two durable steps ([`super::purge`]).
+//! on one shard; deletes in two durable steps ([`super::purge`]); **(v4)**
+//! an edit keeps the version it replaces as a revision item in the post's
+//! partition, in its transaction.
 
 use std::sync::Arc;
 
@@ -11,12 +13,13 @@ use super::DynamoStore;
 use super::attributes::{from_item, key, n, s, text, to_item};
 use super::items::{
     BEST_INDEX, BOARD_INDEX, BY_CATEGORY_INDEX, BY_NUMBER_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_ON_BOARD,
-    POST_SK, PostItem, SummaryFields, board_pk, category_key, comment_sk, post_pk,
+    POST_SK, PostItem, REVISION_SK_PREFIX, RevisionItem, SummaryFields, board_pk, category_key, comment_sk, post_pk,
+    revision_sk,
 };
-use super::transact::{TxFailure, is_conditional_failure, sdk_error};
+use super::transact::{Race, TxFailure, retry_races, sdk_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post, PostDetail,
-    PostId, PostKey, PostSummary, PostVersion, Writer, WriterKey,
+    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, MAX_REVISIONS, Page, PageLimit, PasswordHash,
+    Post, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Writer, WriterKey,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
@@ -198,13 +201,6 @@ struct Listing<'a> {
 
 #[async_trait]
 impl Posts for DynamoStore {
-    // TODO(issue 42): the revision items; being written beside this commit.
-    async fn revisions(&self, _key: &PostKey) -> StoreResult<Option<Vec<crate::domain::Revision>>> {
-        Err(crate::store::StoreError::Internal(
-            "revisions are not stored on DynamoDB yet".into(),
-        ))
-    }
-
     async fn create_post(
         &self,
         post: &Post,
@@ -514,33 +510,31 @@ impl Posts for DynamoStore {
         }))
     }
 
-    /// With `If-Match`: items written since v3 carry their version, so
-    /// the check rides on the one conditional write; when it fails, a read
-    /// tells a gone post from another version, and an item from before v3
-    /// (no version stored) at the asked version is written once more,
-    /// conditioned on its text as read.
+    /// **(v4)** A consistent read of the post, then one transaction: the
+    /// post's new text with `edits` moved on, the version read put as its
+    /// revision and, past [`MAX_REVISIONS`], the oldest kept deleted. The
+    /// update is conditioned on `edits` as read, so the revision is always
+    /// of the version it replaces and `If-Match` (checked against the text
+    /// read) holds when it commits; another edit in between makes it read
+    /// again.
     async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<Edited> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let outcome = match edit.if_version.as_deref() {
-            None => match self.write_edit(board, post_id, edit, None).await? {
-                true => Edited::Done,
-                false => Edited::NoSuchPost,
-            },
-            Some(versions) => {
-                let written = !versions.is_empty()
-                    && self
-                        .write_edit(board, post_id, edit, Some(EditGuard::Versions(versions)))
-                        .await?;
-                if written {
-                    Edited::Done
-                } else {
-                    self.edit_refused_or_legacy(board, post_id, edit, versions).await?
-                }
-            }
-        };
+        let outcome = retry_races("an edit kept racing other edits of its post", (), |()| {
+            self.edit_once(board, post_id, edit)
+        })
+        .await;
         self.cache.forget_post(post_id);
         self.cache.pages.clear();
-        Ok(outcome)
+        outcome
+    }
+
+    /// **(v4)** Two requests side by side: the post's board (GetItem) and one
+    /// Query of its revision items, newest first (more only when 1 MB of
+    /// revisions ends a page before 50).
+    async fn revisions(&self, post_key: &PostKey) -> StoreResult<Option<Vec<Revision>>> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let (post_board, revisions) = tokio::try_join!(self.post_board(post_id), self.revision_items(post_id))?;
+        Ok(post_board.is_some_and(|b| b == board).then_some(revisions))
     }
 
     /// Step 1 of two ([`super::purge`]): the post is unreadable from it; its
@@ -561,14 +555,6 @@ impl Posts for DynamoStore {
         self.replace_hash(key, "guest_password_hash", Some(board), old.as_str(), new.as_str())
             .await
     }
-}
-
-/// What an edit's write is conditioned on besides its post being there.
-enum EditGuard<'a> {
-    /// The stored version is one of these.
-    Versions(&'a [PostVersion]),
-    /// An item from before v3: no stored version, this text.
-    Text { title: &'a str, body: &'a str },
 }
 
 impl DynamoStore {
@@ -603,101 +589,116 @@ impl DynamoStore {
         }
     }
 
-    /// Writes title, body and their version; false when a condition failed.
-    async fn write_edit(
-        &self,
-        board: &str,
-        post_id: &str,
-        edit: &PostEdit,
-        guard: Option<EditGuard<'_>>,
-    ) -> StoreResult<bool> {
-        let (title, body) = (edit.title.as_str(), edit.body.as_str());
-        let version = PostVersion::of(title, body);
-        let mut expression =
-            "SET title = :title, body = :body, updated_at = :updated_at, #version = :version".to_owned();
-        match &edit.category {
-            None => {}
-            Some(Some(_)) => expression += ", category = :category, category_key = :category_key",
-            Some(None) => expression += " REMOVE category, category_key",
-        }
-        let mut request = self
-            .client()
-            .await
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(key(post_pk(post_id), POST_SK.into())))
-            .update_expression(expression)
-            .expression_attribute_names("#version", "version")
-            .expression_attribute_values(":title", s(title))
-            .expression_attribute_values(":body", s(body))
-            .expression_attribute_values(":updated_at", s(edit.updated_at.as_str()))
-            .expression_attribute_values(":version", s(version.as_str()))
-            .expression_attribute_values(":board", s(board));
-        if let Some(Some(category)) = &edit.category {
-            request = request
-                .expression_attribute_values(":category", s(category.as_str()))
-                .expression_attribute_values(":category_key", s(category_key(board, category.as_str())));
-        }
-        let condition = match guard {
-            None => POST_ON_BOARD.to_owned(),
-            Some(EditGuard::Versions(versions)) => {
-                let names: Vec<String> = (0..versions.len()).map(|i| format!(":v{i}")).collect();
-                for (name, v) in names.iter().zip(versions) {
-                    request = request.expression_attribute_values(name, s(v.as_str()));
-                }
-                format!("{POST_ON_BOARD} AND #version IN ({})", names.join(", "))
-            }
-            Some(EditGuard::Text { title, body }) => {
-                request = request
-                    .expression_attribute_values(":old_title", s(title))
-                    .expression_attribute_values(":old_body", s(body));
-                format!(
-                    "{POST_ON_BOARD} AND attribute_not_exists(#version) AND title = :old_title AND body = :old_body"
-                )
-            }
+    /// One attempt of an edit: the read, then the transaction, if the
+    /// post is there at an asked version.
+    async fn edit_once(&self, board: &str, post_id: &str, edit: &PostEdit) -> StoreResult<Race<Edited, ()>> {
+        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
+            return Ok(Race::Done(Edited::NoSuchPost));
         };
-        let out = request
-            .condition_expression(condition)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[post_pk(post_id)]));
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
+        let read: PostItem = from_item(item)?;
+        if read.summary.board != board {
+            return Ok(Race::Done(Edited::NoSuchPost));
+        }
+        if let Some(versions) = &edit.if_version {
+            // Of the text read: items from before v3 store no version.
+            if !versions.contains(&PostVersion::of(&read.summary.title, &read.body)) {
+                return Ok(Race::Done(Edited::OtherVersion));
+            }
+        }
+        match self.transact(self.edit_items(board, post_id, edit, &read)?).await {
+            Ok(()) => Ok(Race::Done(Edited::Done)),
+            // Edited or deleted since the read: read it again.
+            Err(TxFailure::Conditions(_)) => Ok(Race::Lost(())),
+            Err(TxFailure::Store(e)) => Err(e),
         }
     }
 
-    /// Why a conditioned edit was not written, or its write for an item
-    /// from before v3 that is at the asked version.
-    async fn edit_refused_or_legacy(
+    /// An edit's transaction: the post's update, conditioned on its `edits`
+    /// being what `read` has; the version `read` holds as the revision of
+    /// this edit; the revision [`MAX_REVISIONS`] edits older, if any.
+    fn edit_items(
         &self,
         board: &str,
         post_id: &str,
         edit: &PostEdit,
-        versions: &[PostVersion],
-    ) -> StoreResult<Edited> {
-        let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
-            return Ok(Edited::NoSuchPost);
-        };
-        let post: PostItem = from_item(item)?;
-        if post.summary.board != board {
-            return Ok(Edited::NoSuchPost);
+        read: &PostItem,
+    ) -> StoreResult<Vec<TransactWriteItem>> {
+        let (title, body) = (edit.title.as_str(), edit.body.as_str());
+        let this_edit = read.edits + 1;
+        let mut expression =
+            "SET title = :title, body = :body, updated_at = :updated_at, #version = :version, edits = :edits"
+                .to_owned();
+        let mut values = vec![
+            (":board", s(board)),
+            (":title", s(title)),
+            (":body", s(body)),
+            (":updated_at", s(edit.updated_at.as_str())),
+            (":version", s(PostVersion::of(title, body).as_str())),
+            (":edits", n(i64::try_from(this_edit).unwrap_or(i64::MAX))),
+        ];
+        match &edit.category {
+            None => {}
+            Some(Some(category)) => {
+                expression += ", category = :category, category_key = :category_key";
+                values.push((":category", s(category.as_str())));
+                values.push((":category_key", s(category_key(board, category.as_str()))));
+            }
+            Some(None) => expression += " REMOVE category, category_key",
         }
-        let legacy_at_version =
-            post.version.is_none() && versions.contains(&PostVersion::of(&post.summary.title, &post.body));
-        if !legacy_at_version {
-            return Ok(Edited::OtherVersion);
-        }
-        let text = EditGuard::Text {
-            title: &post.summary.title,
-            body: &post.body,
+        let condition = if read.edits == 0 {
+            format!("{POST_ON_BOARD} AND attribute_not_exists(edits)")
+        } else {
+            values.push((":read_edits", n(i64::try_from(read.edits).unwrap_or(i64::MAX))));
+            format!("{POST_ON_BOARD} AND edits = :read_edits")
         };
-        Ok(match self.write_edit(board, post_id, edit, Some(text)).await? {
-            true => Edited::Done,
-            // Changed (or deleted) since the read: it has another version now.
-            false => Edited::OtherVersion,
-        })
+        let post = key(post_pk(post_id), POST_SK.into());
+        let mut items = vec![self.update(post, &expression, Some(&condition), &[("#version", "version")], &values)?];
+        let revision = RevisionItem {
+            pk: post_pk(post_id),
+            sk: revision_sk(this_edit),
+            title: read.summary.title.clone(),
+            body: read.body.clone(),
+            edited_at: read.updated_at.clone(),
+        };
+        items.push(self.overwrite(to_item(&revision)?)?);
+        if let Some(oldest) = this_edit.checked_sub(u64::from(MAX_REVISIONS)).filter(|&e| e > 0) {
+            items.push(self.delete(key(post_pk(post_id), revision_sk(oldest)), None)?);
+        }
+        Ok(items)
+    }
+
+    /// Up to [`MAX_REVISIONS`] revision items of a post, newest first,
+    /// read consistently.
+    async fn revision_items(&self, post_id: &str) -> StoreResult<Vec<Revision>> {
+        let pk = post_pk(post_id);
+        let wanted = MAX_REVISIONS as usize;
+        let mut revisions = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client()
+                .await
+                .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :revisions)")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .expression_attribute_values(":revisions", s(REVISION_SK_PREFIX))
+                .scan_index_forward(false)
+                .consistent_read(true)
+                .limit(i32::try_from(wanted - revisions.len()).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .inspect(|out| self.record(out, std::slice::from_ref(&pk)))
+                .map_err(sdk_error)?;
+            for item in out.items.unwrap_or_default() {
+                revisions.push(from_item::<RevisionItem>(item)?.into_revision());
+            }
+            start = out.last_evaluated_key;
+            if revisions.len() >= wanted || start.is_none() {
+                return Ok(revisions);
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@ mod layout;
 mod moderation;
 mod purges;
 mod reads;
+mod revisions;
 
 /// A DynamoDB store on a fresh table whose client counts its HTTP requests.
 pub(crate) async fn counted_dynamodb() -> (Dyn, RequestCounter) {

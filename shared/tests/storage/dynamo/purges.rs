@@ -13,7 +13,7 @@ use shared::store::StoreError;
 use shared::store::dynamo::{DynamoStore, Layout, SdkTuning, client_config};
 
 /// DynamoDB only: a post delete's first step (all the request does)
-/// leaves nothing of the post readable; a retried delete answers 404 and
+/// leaves nothing of the post readable (v4: nor its history); a retried delete answers 404 and
 /// loads no child; the purge, run for the post or for every pending one,
 /// leaves nothing behind, and run again does nothing.
 #[tokio::test]
@@ -67,6 +67,16 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
             .unwrap()
             .unwrap();
         views(&store, &key).await.unwrap();
+        // (v4) Two edits: two revision items in the post's partition.
+        for n in 0..2 {
+            store
+                .update_post(
+                    &key,
+                    &crate::edit(&format!("edit {n}"), "b", "2030-01-01T00:00:00.000Z"),
+                )
+                .await
+                .unwrap();
+        }
         posts.push((p, key, c));
     }
 
@@ -77,6 +87,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
         assert_eq!(store.post_detail(key).await.unwrap(), None);
         assert_eq!(views(&store, key).await, None);
         assert_eq!(store.list_comments(key, limit(20), None).await.unwrap(), None);
+        assert_eq!(store.revisions(key).await.unwrap(), None);
         let c_key = comment_key("free", &p.summary.id, &c.id);
         assert_eq!(
             store.comment_guard(&c_key).await.unwrap(),

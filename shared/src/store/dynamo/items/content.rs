@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::keys::*;
-use crate::domain::{Author, Comment, Post, PostSummary, Writer};
+use crate::domain::{Author, Comment, MAX_REVISIONS, Post, PostSummary, Revision, Writer};
 use crate::store::StoreResult;
 use crate::store::dynamo::attributes::{Item, from_item};
 
@@ -231,6 +231,38 @@ pub(in crate::store::dynamo) struct PostItem {
     /// **(v4)** With a category: [`BY_CATEGORY_INDEX`]'s key ([`category_key`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category_key: Option<String>,
+    /// **(v4)** How many edits the post has had (absent: none): each edit's
+    /// condition names it as read, and its revision's SK ([`revision_sk`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub edits: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
+/// **(v4)** A version of a post an edit replaced, in the post's partition
+/// under [`revision_sk`] of that edit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(in crate::store::dynamo) struct RevisionItem {
+    #[serde(rename = "PK")]
+    pub pk: String,
+    #[serde(rename = "SK")]
+    pub sk: String,
+    pub title: String,
+    pub body: String,
+    /// The replaced version's `updated_at`.
+    pub edited_at: String,
+}
+
+impl RevisionItem {
+    pub(in crate::store::dynamo) fn into_revision(self) -> Revision {
+        Revision {
+            title: self.title,
+            body: self.body,
+            edited_at: self.edited_at,
+        }
+    }
 }
 
 /// The keys of [`BY_OWNER_INDEX`] on a member's post, comment or like;
@@ -283,6 +315,7 @@ impl PostItem {
             writer_range: Some(writer.range.as_str().to_owned()),
             owner: OwnerFields::of(owner_of(&s.author), owned_post_sk(&s.id)),
             category_key: s.category.as_ref().map(|c| category_key(&s.board, c.as_str())),
+            edits: 0,
         }
     }
 
@@ -291,8 +324,8 @@ impl PostItem {
             summary: self.summary.summary(shards),
             body: self.body,
             updated_at: self.updated_at,
-            // TODO(issue 42): the post item's edit count; being written beside this commit.
-            revision_count: 0,
+            // The oldest go once there are more (each edit deletes one).
+            revision_count: u32::try_from(self.edits).map_or(MAX_REVISIONS, |edits| edits.min(MAX_REVISIONS)),
         }
     }
 }

@@ -93,6 +93,17 @@ pub(in crate::store::dynamo) const LIKE: &str = "like";
 /// **(v4)** A post's best gate: in the post's partition, so its purge takes it.
 pub(in crate::store::dynamo) const GATE_SK: &str = "GATE";
 
+/// **(v4)** Every revision's SK starts with it: in the post's partition
+/// (so the purge takes them), after all else there (`REPORTER#` <
+/// `REVISION#`), never read by the comments Query or a report's.
+pub(in crate::store::dynamo) const REVISION_SK_PREFIX: &str = "REVISION#";
+
+/// **(v4)** The SK of the version that the post's `edit`-th edit replaced:
+/// zero-padded, so the partition sorts revisions oldest first.
+pub(in crate::store::dynamo) fn revision_sk(edit: u64) -> String {
+    format!("{REVISION_SK_PREFIX}{edit:010}")
+}
+
 /// **(v4)** Every board's settings: one partition, one item per board (SK: the slug).
 pub(in crate::store::dynamo) const BOARDS_PK: &str = "BOARDS";
 

@@ -20,13 +20,19 @@
 //! | member vote       | `LIKES#<post id>#<n>` | `MEMBER#<id>`      | a like item; `vote` = `dislike` for a dislike |
 //! | guest vote        | `LIKES#<post id>#<n>` | `GUEST#<key>`      | `board`, `vote` |
 //! | best gate         | `POST#<post id>`      | `GATE`             | `net`, or `state` `best` / `closed` |
+//! | revision          | `POST#<post id>`      | `REVISION#<edit, 10 digits>` | `title`, `body`, `edited_at` |
+//! | spent challenge   | `POW#<challenge>`     | `SPENT`            | TTL `expires_at` |
 //!
 //! A post item also carries `number` ([`BY_NUMBER_INDEX`]: `GSI1PK`,
 //! `number`, keys only), `category` with `category_key`
 //! ([`BY_CATEGORY_INDEX`]: `category_key`, `GSI1SK`) and, while best,
 //! `best_board` ([`BEST_INDEX`]: `best_board`, `GSI1SK`); the two listing
 //! indexes project what `GSI1` does. `GATE` sorts between `COMMENT#` and
-//! `POST`: the comments Query never reads it and the purge takes it.
+//! `POST`: the comments Query never reads it and the purge takes it. A
+//! post item carries `edits` (absent: 0), the number of its edits: each
+//! edit writes the version it replaced as a revision (the newest
+//! [`crate::domain::MAX_REVISIONS`] are kept), in the post's partition so
+//! that its purge takes them.
 //!
 //! Moderation. Posts, comments and members carry `id`, which the
 //! keys-only index [`BY_ID_INDEX`] (`ById`) is keyed by: a member or a
