@@ -34,6 +34,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../web/assets/dom.js"),
     ),
     (
+        "pow.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/assets/pow.js"),
+    ),
+    (
         "config.js",
         "text/javascript; charset=utf-8",
         include_str!("../../web/assets/config.js"),

@@ -29,6 +29,7 @@ async fn the_web_client_is_served_at_the_root_with_its_assets_and_a_strict_conte
         ("app.js", "text/javascript; charset=utf-8"),
         ("api.js", "text/javascript; charset=utf-8"),
         ("dom.js", "text/javascript; charset=utf-8"),
+        ("pow.js", "text/javascript; charset=utf-8"),
         ("config.js", "text/javascript; charset=utf-8"),
         ("style.css", "text/css; charset=utf-8"),
     ] {

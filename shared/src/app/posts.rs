@@ -223,8 +223,10 @@ impl App {
     /// `409 locked` when the board locks answered posts and someone other
     /// than the author `guard` names has a comment on this one (docs/API.md,
     /// Edit history and edit locks (v4)). Only the author's own edits and
-    /// deletes ask; staff removal does not. One small read, and only on a
-    /// board that locks.
+    /// deletes ask; staff removal does not. Only on a board that locks: a
+    /// read of the post's comments that stops at the first by someone else
+    /// (on DynamoDB a post whose comments are all its author's is read
+    /// whole: docs/storage.md).
     pub(super) async fn require_unlocked(&self, key: &PostKey, guard: &Guard) -> Result<(), ApiError> {
         if !self.board_settings(key.board.as_str()).await?.lock_after_comments {
             return Ok(());
