@@ -12,14 +12,29 @@ use sha2::{Digest, Sha256};
 use shared::app::pow::altcha::{Solution, parse_header};
 use shared::app::pow::{DEFAULT_MAXNUMBER, PowKey};
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A native solver: what a bot runs instead of a browser.
+/// A native solver, as a bot would write it: the salt hashed once, each
+/// number's digest compared as bytes, digits written without allocating.
 fn solve(salt: &str, challenge: &str, max: u64) -> u64 {
+    let target: Vec<u8> = (0..challenge.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&challenge[i..i + 2], 16).unwrap())
+        .collect();
+    let salted = Sha256::new().chain_update(salt);
+    let mut digits = [0u8; 20];
     (0..=max)
-        .find(|n| hex(&Sha256::new().chain_update(salt).chain_update(n.to_string()).finalize()) == challenge)
+        .find(|n| {
+            let mut at = digits.len();
+            let mut rest = *n;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+                if rest == 0 {
+                    break;
+                }
+            }
+            salted.clone().chain_update(&digits[at..]).finalize().as_slice() == target.as_slice()
+        })
         .expect("an issued challenge has a number")
 }
 
