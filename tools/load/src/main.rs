@@ -7,6 +7,9 @@
 //! `cargo run --release -p load -- votes --seconds 60 --windows 6 [--control] [--dynamodb]`
 //!   (mixed vs mixed-votes on one build, alternating windows, pooled)
 //!
+//! `cargo run --release -p load -- solve-times --challenges 200`
+//!   (native proof-of-work solve times per difficulty)
+//!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
 //! users without think time), mixed-moderated (v3: mixed with 1% reports on a
 //! board with 40 bans, every write checked), mixed-votes (v4: mixed whose
@@ -22,6 +25,7 @@ mod chart;
 mod cpu;
 mod metrics;
 mod phases;
+mod pow;
 mod scenarios;
 mod server;
 mod wire;
@@ -98,6 +102,20 @@ enum Command {
         /// (`source scripts/dynamodb-local start` exports DYNAMODB_ENDPOINT).
         #[arg(long)]
         dynamodb: bool,
+    },
+    /// Native proof-of-work solve times (one thread, this build): local
+    /// ALTCHA challenges per `--maxnumbers`, as a Markdown table, or JSON
+    /// lines with `--json` (scripts/pow-solve-times puts them beside a
+    /// browser's).
+    SolveTimes {
+        /// Difficulties, comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "50000,100000,200000,500000")]
+        maxnumbers: Vec<u64>,
+        /// Challenges solved per difficulty.
+        #[arg(long, default_value_t = 200)]
+        challenges: usize,
+        #[arg(long)]
+        json: bool,
     },
     /// Draw P50/P95/P99 per endpoint of two report JSON files as an SVG.
     Chart {
@@ -651,6 +669,28 @@ async fn main() -> anyhow::Result<()> {
             together,
             dynamodb,
         } => votes(&opts, windows, control, together, dynamodb).await?,
+        Command::SolveTimes {
+            maxnumbers,
+            challenges,
+            json,
+        } => {
+            if !json {
+                println!(
+                    "| maxnumber | challenges | mean ms | P50 ms | P90 ms | max ms |\n|---:|---:|---:|---:|---:|---:|"
+                );
+            }
+            for maxnumber in maxnumbers {
+                let times = pow::solve_times(maxnumber, challenges)?;
+                if json {
+                    println!("{}", serde_json::to_string(&times)?);
+                } else {
+                    println!(
+                        "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                        times.maxnumber, times.challenges, times.mean_ms, times.p50_ms, times.p90_ms, times.max_ms
+                    );
+                }
+            }
+        }
         Command::Chart {
             before,
             after,
