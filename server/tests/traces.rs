@@ -121,6 +121,7 @@ async fn spawn_server(store: &[(&str, String)], data_dir: &std::path::Path) -> S
         ("JWT_SECRET".into(), "traces-test-jwt-secret-traces-test-jwt".into()),
         ("MEMBER_TIER".into(), "bcrypt:4".into()),
         ("GUEST_TIER".into(), "bcrypt:4".into()),
+        ("POW".into(), "off".into()),
         ("HASH_FLOOR_OVERRIDE".into(), "1".into()),
         ("DATA_DIR".into(), data_dir.display().to_string()),
     ];

@@ -24,6 +24,7 @@ async fn app(dir: &std::path::Path, v3: bool) -> App {
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
         ("HASH_FLOOR_OVERRIDE", "1"),
+        ("POW", "off"),
         ("LIMIT_LOGIN_USER_ADDRESS", "off"),
         ("LIMIT_LOGIN_FAILURES_USER", "off"),
         ("LIMIT_GUEST_TARGET_ADDRESS", "off"),
@@ -61,6 +62,7 @@ async fn target(dir: &std::path::Path, v3: bool) -> Target {
         password: Password::member("password-123".into()).unwrap(),
         nickname: Nickname::parse("bench".into()).unwrap(),
         client: address(0),
+        pow: None,
     })
     .await
     .unwrap();
@@ -74,6 +76,7 @@ async fn target(dir: &std::path::Path, v3: bool) -> Target {
             password: Password::guest("1234".into()).unwrap(),
             title: Title::parse("t".into()).unwrap(),
             body: PostBody::parse("b".into()).unwrap(),
+            pow: None,
         })
         .await
         .unwrap()

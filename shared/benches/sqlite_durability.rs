@@ -31,6 +31,7 @@ fn post() -> Post {
         },
         body: "b".repeat(200),
         updated_at: now(),
+        revision_count: 0,
     }
 }
 

@@ -43,6 +43,17 @@ pub enum ApiError {
     /// **(v4)** A guest's second vote on a post from the same address key.
     #[error("a vote from here was already counted on this post")]
     AlreadyVoted,
+    /// **(v4)** The author may no longer edit or delete the post: others
+    /// have answered it on a board with `lock_after_comments`.
+    #[error("others have commented on this post; on this board it can no longer be edited or deleted")]
+    Locked,
+    /// **(v4)** An anonymous write without a valid, unused proof of work:
+    /// the answer carries `challenge` (a fresh one) beside the error.
+    #[error("{message}")]
+    PowRequired {
+        message: String,
+        challenge: serde_json::Value,
+    },
     #[error("a request with this Idempotency-Key is still being processed; retry after {retry_after} seconds")]
     RequestInProgress { retry_after: u64 },
     #[error("this Idempotency-Key was used for a different request")]
@@ -75,9 +86,11 @@ impl ApiError {
             ApiError::WrongPassword | ApiError::Forbidden(_) | ApiError::Banned(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::UsernameTaken | ApiError::AlreadyVoted | ApiError::RequestInProgress { .. } => {
-                StatusCode::CONFLICT
-            }
+            ApiError::UsernameTaken
+            | ApiError::AlreadyVoted
+            | ApiError::Locked
+            | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
+            ApiError::PowRequired { .. } => StatusCode::PRECONDITION_REQUIRED,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -101,6 +114,8 @@ impl ApiError {
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::UsernameTaken => "username_taken",
             ApiError::AlreadyVoted => "already_voted",
+            ApiError::Locked => "locked",
+            ApiError::PowRequired { .. } => "pow_required",
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PreconditionFailed => "precondition_failed",

@@ -49,13 +49,15 @@ impl Function {
     /// that writes nothing on a board no tag key.
     pub fn needs(self) -> Needs {
         let (hashing, tokens, tags) = match self {
-            Function::Signup => (true, false, false),
+            // (v4) The tag key also derives the proof-of-work key, which
+            // signup checks and `read` signs challenges with.
+            Function::Signup => (true, false, true),
             Function::GuestPost | Function::GuestComment => (true, false, true),
             Function::Login | Function::Account => (true, true, false),
             Function::MemberWrite | Function::Like | Function::Moderation => (false, true, true),
             // (v4) A bearer token on a read adds `my_vote` and shows staff
             // the dislikes a board hides.
-            Function::Read => (false, true, false),
+            Function::Read => (false, true, true),
         };
         Needs { hashing, tokens, tags }
     }

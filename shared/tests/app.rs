@@ -26,6 +26,7 @@ async fn app_with(settings: &[(&str, &str)]) -> TestApp {
         ("JWT_SECRET", "app-test-jwt-secret-0123456789abcdefghij"),
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
+        ("POW", "off"),
         ("HASH_FLOOR_OVERRIDE", "1"),
     ];
     for (name, value) in settings {
@@ -67,6 +68,7 @@ impl TestApp {
                 password: Password::member("password-123".into()).unwrap(),
                 nickname: Nickname::parse(name.to_owned()).unwrap(),
                 client: client("192.0.2.1"),
+                pow: None,
             })
             .await
             .unwrap()
@@ -129,6 +131,7 @@ impl TestApp {
                 password: Password::guest(password.to_owned()).unwrap(),
                 title: Title::parse("hello".into()).unwrap(),
                 body: PostBody::parse("from a guest".into()).unwrap(),
+                pow: None,
             })
             .await
             .unwrap()
@@ -309,6 +312,7 @@ async fn without_a_pepper_a_password_over_72_bytes_is_refused_before_any_hash() 
             password: Password::member("x".repeat(73)).unwrap(),
             nickname: Nickname::parse("long".into()).unwrap(),
             client: client("192.0.2.1"),
+            pow: None,
         })
         .await
         .unwrap_err();

@@ -42,6 +42,7 @@ async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, Ca
         ("PEPPER", "costs-test-pepper-0123456789abcdefghijklmn"),
         ("MEMBER_TIER", "bcrypt:4"),
         ("GUEST_TIER", "bcrypt:4"),
+        ("POW", "off"),
         ("HASH_FLOOR_OVERRIDE", "1"),
     ];
     let hashing = Hashing::new(shared::runtime::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
@@ -90,6 +91,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
             password: Password::member("password-123".into()).unwrap(),
             nickname: Nickname::parse("Kim".into()).unwrap(),
             client: client(),
+            pow: None,
         }),
     )
     .await;
@@ -177,6 +179,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
             password: password("1234"),
             parent: None,
             body: shared::domain::CommentBody::parse("hi".into()).unwrap(),
+            pow: None,
         }),
     )
     .await;
@@ -367,6 +370,7 @@ async fn measure() -> Measured {
             password: Password::member("password-123".into()).unwrap(),
             nickname: Nickname::parse("n".into()).unwrap(),
             client: client(),
+            pow: None,
         };
         meter.take();
         app.sign_up(signup("kim")).await.unwrap();
@@ -423,6 +427,7 @@ async fn measure() -> Measured {
             password: password("1234"),
             title: Title::parse(title.clone()).unwrap(),
             body: PostBody::parse(text.clone()).unwrap(),
+            pow: None,
         })
         .await
         .unwrap();
@@ -502,6 +507,7 @@ async fn measure() -> Measured {
                 password: password("1234"),
                 parent: None,
                 body: shared::domain::CommentBody::parse("c".repeat(2_000)).unwrap(),
+                pow: None,
             })
             .await
             .unwrap()
@@ -794,6 +800,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
         password: password("1234"),
         parent: None,
         body: shared::domain::CommentBody::parse(body.into()).unwrap(),
+        pow: None,
     };
     meter.take();
     let (plain, created) = requests(&counter, app.create_guest_comment(comment(None, "plain"))).await;
@@ -1104,6 +1111,7 @@ async fn seed_account(
         },
         body: "seeded body".into(),
         updated_at: shared::domain::now(),
+        revision_count: 0,
     };
     let key_of = |p: &Post| PostKey {
         board: board.clone(),
@@ -1205,6 +1213,7 @@ async fn v4_numbers_votes_and_listings() {
         },
         body: "a body of a few words".into(),
         updated_at: now(),
+        revision_count: 0,
     };
     let mut rows: Vec<(String, u64, Consumed)> = Vec::new();
     macro_rules! measure {

@@ -261,6 +261,7 @@ async fn seed_posts(h: &Harness, count: usize) {
             },
             body: "body ".repeat(40),
             updated_at: now(),
+            revision_count: 0,
         };
         h.state
             .app

@@ -107,6 +107,7 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
         },
         body: "body".into(),
         updated_at: at,
+        revision_count: 0,
     };
     store.create_post(&post, &writer(), None, None).await.unwrap();
     let id = post.summary.id.clone();
@@ -472,6 +473,7 @@ async fn member_with_content(
         },
         body: "body".into(),
         updated_at: at,
+        revision_count: 0,
     };
     store.create_post(&post, &writer(), None, None).await.unwrap();
     for on in [post.summary.id.as_str(), other.post.as_str()] {

@@ -57,6 +57,7 @@ pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded 
         },
         body: "b".into(),
         updated_at: now(),
+        revision_count: 0,
     };
     store
         .create_post(

@@ -69,6 +69,7 @@ async fn concurrent_invocations_of_one_environment_are_all_answered_and_share_on
             ("TAG_KEY", "function-test-tag-key-0123456789abcdefghij"),
             // The guest tier as deployed (bcrypt 8, peppered): about 15 ms a hash.
             ("GUEST_TIER", "bcrypt:8"),
+            ("POW", "off"),
             ("LIMIT_CREATES_ADDRESS", "off"),
             ("RUST_LOG", "warn"),
         ],

@@ -36,6 +36,7 @@ async fn creates_retried_with_their_keys_through_the_lambda_path_happen_exactly_
             ("PEPPER", "outage-pepper-0123456789abcdefghijklmnop"),
             ("TAG_KEY", "function-test-tag-key-0123456789abcdefghij"),
             ("GUEST_TIER", "bcrypt:4"),
+            ("POW", "off"),
             ("MEMBER_TIER", "bcrypt:4"),
             ("HASH_FLOOR_OVERRIDE", "1"),
             ("LIMIT_CREATES_ADDRESS", "off"),

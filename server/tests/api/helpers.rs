@@ -103,6 +103,10 @@ pub(crate) fn test_settings() -> Vec<(String, String)> {
         // And they all connect from 127.0.0.1: the per-address connection
         // cap is out of the way unless a test sets it.
         ("MAX_CONNECTIONS_PER_ADDRESS".into(), "100000".into()),
+        // (v4) Every test client is one address with 5 free anonymous
+        // writes: proof of work is off unless a test turns it on (the
+        // proof-of-work tests do).
+        ("POW".into(), "off".into()),
     ]
 }
 

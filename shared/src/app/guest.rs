@@ -13,6 +13,7 @@ use crate::hashing::Tier;
 
 use super::passwords::{check_length, check_password};
 use super::posts::{EditPost, Placed, new_comment, new_post};
+use super::pow::AnonymousWrite;
 use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};
 
@@ -28,6 +29,8 @@ pub struct GuestPost {
     pub body: PostBody,
     /// The body's `category`, checked against the board's list.
     pub category: Option<String>,
+    /// **(v4)** The request's `X-Pow`, if it came with one.
+    pub pow: Option<String>,
 }
 
 #[derive(Debug)]
@@ -53,6 +56,8 @@ pub struct GuestComment {
     pub password: Password,
     pub parent: Option<CommentId>,
     pub body: CommentBody,
+    /// **(v4)** The request's `X-Pow`, if it came with one.
+    pub pow: Option<String>,
 }
 
 /// A guest's proof for deleting what they wrote.
@@ -79,6 +84,12 @@ impl App {
             return Err(super::votes::guests_cannot_write());
         }
         let writer = self.require_not_banned(&command.board, &command.client, None).await?;
+        self.require_pow(AnonymousWrite {
+            client: &command.client,
+            board: Some(&command.board),
+            proof: command.pow.as_deref(),
+        })
+        .await?;
         let reservation = self.reserve_create(&command.client, None).await?;
         let fields = [
             (Screened::Nickname, command.nickname.as_str()),
@@ -113,6 +124,8 @@ impl App {
         self.require_not_banned(&command.key.board, &command.client, None)
             .await?;
         let guard = self.require_post(&command.key).await?;
+        // Before the password check: a locked post costs no hash.
+        self.require_unlocked(&command.key, &guard).await?;
         let target = command.key.post.as_str();
         let upgrade = self
             .check_guest_password(target, &command.client, &command.password, guard)
@@ -146,6 +159,7 @@ impl App {
         check_length(self.hashing()?, Tier::Guest, "password", &proof.password)?;
         self.require_not_banned(&key.board, &proof.client, None).await?;
         let guard = self.require_post(key).await?;
+        self.require_unlocked(key, &guard).await?;
         // No hash upgrade: the post is about to go.
         self.check_guest_password(key.post.as_str(), &proof.client, &proof.password, guard)
             .await?;
@@ -163,6 +177,12 @@ impl App {
             .await?;
         // Fail fast on a missing post before counting or paying for the hash.
         self.require_post(&command.key).await?;
+        self.require_pow(AnonymousWrite {
+            client: &command.client,
+            board: Some(&command.key.board),
+            proof: command.pow.as_deref(),
+        })
+        .await?;
         let reservation = self.reserve_create(&command.client, None).await?;
         let fields = [
             (Screened::Nickname, command.nickname.as_str()),

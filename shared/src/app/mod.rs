@@ -17,6 +17,7 @@ pub mod pacing;
 #[cfg(feature = "hashing")]
 mod passwords;
 pub mod posts;
+pub mod pow;
 pub mod purge;
 mod read_cache;
 pub mod reads;
@@ -48,6 +49,10 @@ pub use crate::domain::Boards;
 pub use idempotency::{Answer, ClaimOutcome, IdempotencyClaim, IdempotencyKey, KeyOwner, RememberedAnswer};
 pub use settings::{AdminEnrollToken, AppSettings};
 use tags::TagKeys;
+
+/// The label the proof-of-work key is derived from the tag key with:
+/// changing it invalidates every challenge issued.
+const POW_KEY_LABEL: &[u8] = b"community-boards proof-of-work key v1";
 
 /// The client address a request came from (docs/API.md, Client address):
 /// what failure limits are counted per.
@@ -119,6 +124,10 @@ pub struct App {
     reads: Option<Arc<reads::Reads>>,
     /// Every board's settings as last read ([`boards`]).
     board_cache: Arc<boards::BoardCache>,
+    /// `POW` and its thresholds ([`pow`]).
+    pow: pow::PowSettings,
+    /// What challenges are signed with: `POW_KEY`, else derived from the tag key.
+    pow_key: Option<Arc<pow::PowKey>>,
 }
 
 impl std::fmt::Debug for App {
@@ -150,10 +159,17 @@ impl App {
             purge_wake: Arc::new(tokio::sync::Notify::new()),
             reads: None,
             board_cache: Arc::default(),
+            pow: settings.pow,
+            pow_key: None,
         }
     }
 
+    /// The tag key, and the proof-of-work key derived from it unless one
+    /// was given ([`App::with_pow_key`]).
     pub fn with_tags(mut self, tags: TagKeys) -> Self {
+        if self.pow_key.is_none() {
+            self.pow_key = Some(Arc::new(pow::PowKey::new(&tags.derive(POW_KEY_LABEL))));
+        }
         self.tags = Some(Arc::new(tags));
         self
     }

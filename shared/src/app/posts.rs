@@ -5,7 +5,7 @@ use super::{Answer, IdempotencyKey};
 use crate::domain::moderation::Screened;
 use crate::domain::{
     Author, BoardSlug, Category, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, PageLimit, Post,
-    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
+    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Title, now,
 };
 use crate::error::ApiError;
 use crate::store::{Edited, PostEdit};
@@ -99,6 +99,7 @@ pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: A
         },
         body: body.into_inner(),
         updated_at: at,
+        revision_count: 0,
     }
 }
 
@@ -165,6 +166,7 @@ impl App {
             .await?;
         let guard = self.require_post(&command.key).await?;
         require_author(&guard, member, "post")?;
+        self.require_unlocked(&command.key, &guard).await?;
         self.screen(&[
             (Screened::Title, command.title.as_str()),
             (Screened::PostBody, command.body.as_str()),
@@ -214,7 +216,28 @@ impl App {
         self.require_not_banned(&key.board, client, Some(member)).await?;
         let guard = self.require_post(key).await?;
         require_author(&guard, member, "post")?;
+        self.require_unlocked(key, &guard).await?;
         self.delete_post(key).await
+    }
+
+    /// `409 locked` when the board locks answered posts and someone other
+    /// than the author `guard` names has a comment on this one (docs/API.md,
+    /// Edit history and edit locks (v4)). Only the author's own edits and
+    /// deletes ask; staff removal does not. One small read, and only on a
+    /// board that locks.
+    pub(super) async fn require_unlocked(&self, key: &PostKey, guard: &Guard) -> Result<(), ApiError> {
+        if !self.board_settings(key.board.as_str()).await?.lock_after_comments {
+            return Ok(());
+        }
+        if self.store.answered_by_others(key, guard).await? {
+            return Err(ApiError::Locked);
+        }
+        Ok(())
+    }
+
+    /// A post's history: the versions its edits replaced, newest first.
+    pub async fn revisions(&self, key: &PostKey) -> Result<Vec<Revision>, ApiError> {
+        self.store.revisions(key).await?.ok_or_else(|| self.not_found_post())
     }
 
     /// The post goes now; its children after the request ([`super::purge`]).

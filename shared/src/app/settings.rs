@@ -21,6 +21,8 @@ pub struct AppSettings {
     /// no account holds yet must carry (docs/API.md, Hardening). None: such
     /// a name cannot be signed up.
     pub admin_enroll_token: Option<AdminEnrollToken>,
+    /// **(v4)** `POW` and its thresholds.
+    pub pow: super::pow::PowSettings,
 }
 
 /// A secret compared in constant time and never printed.
@@ -84,6 +86,7 @@ impl fmt::Display for AppSettings {
             }
         )?;
         write!(f, " blocked_words={}", self.blocked_words.len())?;
+        write!(f, " {}", self.pow)?;
         let mut limits = self.limits;
         for (name, limit) in limits.named() {
             match limit {

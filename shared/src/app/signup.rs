@@ -22,6 +22,8 @@ pub struct SignUp {
     pub client: ClientAddress,
     /// The request's `Admin-Enroll-Token`, if it came with one.
     pub admin_enroll_token: Option<SecretString>,
+    /// **(v4)** The request's `X-Pow`, if it came with one.
+    pub pow: Option<String>,
 }
 
 impl App {
@@ -30,6 +32,12 @@ impl App {
     pub async fn sign_up(&self, command: SignUp) -> Result<Answer<Member>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Member, "password", &command.password)?;
+        self.require_pow(super::pow::AnonymousWrite {
+            client: &command.client,
+            board: None,
+            proof: command.pow.as_deref(),
+        })
+        .await?;
         let keys = throttle::signup_keys(&self.limits, &command.client.0);
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
         let reservation = self

@@ -77,6 +77,12 @@ impl TagKeys {
         }
     }
 
+    /// A key for another purpose, derived from the current one under
+    /// `label` (the proof-of-work key): rotating the tag key rotates it.
+    pub fn derive(&self, label: &[u8]) -> [u8; 32] {
+        mac(&self.current, label)
+    }
+
     /// The key what `client` writes is stored with.
     pub fn writer_key(&self, client: &ClientAddress) -> WriterKey {
         key_under(&self.current, client)

@@ -324,6 +324,11 @@ fn per_address(address: &str, rows: impl IntoIterator<Item = (String, Option<Lim
     keys
 }
 
+/// [`per_address`] for one pattern: what the proof-of-work gate counts.
+pub(crate) fn per_address_keys(address: &str, pattern: &str, limit: Option<Limit>) -> Vec<(AttemptKey, Limit)> {
+    per_address(address, [(pattern.to_owned(), limit)])
+}
+
 /// Login failures: per username and address, per address, per username.
 pub fn login_keys(limits: &Limits, username: &str, address: &str) -> Vec<(AttemptKey, Limit)> {
     let mut keys = per_address(

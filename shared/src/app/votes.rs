@@ -63,7 +63,13 @@ impl App {
     /// (`409 already_voted`), under its own quota, not where the board
     /// takes no guest writes, and not on a post written from the same
     /// address key (a guest's own).
-    pub async fn guest_vote(&self, client: &ClientAddress, key: &PostKey, vote: Vote) -> Result<VoteState, ApiError> {
+    pub async fn guest_vote(
+        &self,
+        client: &ClientAddress,
+        key: &PostKey,
+        vote: Vote,
+        pow: Option<&str>,
+    ) -> Result<VoteState, ApiError> {
         let board = self.board_settings(key.board.as_str()).await?;
         if !board.guest_writes {
             return Err(guests_cannot_write());
@@ -72,6 +78,12 @@ impl App {
             return Err(dislikes_off());
         }
         let writer = self.require_not_banned(&key.board, client, None).await?;
+        self.require_pow(super::pow::AnonymousWrite {
+            client,
+            board: Some(&key.board),
+            proof: pow,
+        })
+        .await?;
         let keys = throttle::guest_vote_keys(&self.limits, &client.0);
         let reservation = throttle::reserve(&*self.store, &keys, throttle::Refusal::RateLimited).await?;
         let voted = async {

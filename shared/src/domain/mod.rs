@@ -137,6 +137,33 @@ pub struct Post {
     pub body: String,
     #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub updated_at: String,
+    /// **(v4)** How many earlier versions `GET .../revisions` answers: one
+    /// per edit, at most [`MAX_REVISIONS`].
+    #[serde(default)]
+    pub revision_count: u32,
+}
+
+/// **(v4)** The versions of a post kept for its history (docs/API.md, Edit
+/// history and edit locks): the oldest goes when an edit would keep more.
+pub const MAX_REVISIONS: u32 = 50;
+
+/// **(v4)** `GET .../revisions`: newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Revisions {
+    pub revisions: Vec<Revision>,
+}
+
+/// **(v4)** A version of a post that an edit replaced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Revision {
+    pub title: String,
+    pub body: String,
+    /// When this version was written: the post's creation for the first,
+    /// else the edit that made it.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
+    pub edited_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -137,6 +137,29 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IfMatch {
     }
 }
 
+/// **(v4)** `X-Pow`: a solved proof-of-work challenge (docs/API.md, Proof of
+/// work for anonymous writes). Read as it came; the use case decides
+/// whether it is needed and valid, and answers `428` either way it fails.
+#[derive(Debug)]
+pub struct PowHeader(pub Option<String>);
+
+/// The proof-of-work header's name.
+pub const X_POW: &str = "x-pow";
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for PowHeader {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        // A value that is not text cannot be base64: the use case refuses it as malformed.
+        Ok(PowHeader(
+            parts
+                .headers
+                .get(X_POW)
+                .map(|value| value.to_str().unwrap_or("\u{fffd}").to_owned()),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,10 +71,14 @@ impl IntoResponse for ApiError {
         if let ApiError::Internal(detail) = &self {
             tracing::error!(error = %detail, "internal error");
         }
-        let body = match self.field() {
+        let mut body = match self.field() {
             Some(field) => json!({"error": {"code": self.code(), "field": field, "message": self.to_string()}}),
             None => json!({"error": {"code": self.code(), "message": self.to_string()}}),
         };
+        // (v4) The challenge to solve sits beside the error.
+        if let ApiError::PowRequired { challenge, .. } = &self {
+            body["challenge"] = challenge.clone();
+        }
         let mut response = (self.status(), Json(body)).into_response();
         // Also here, not only in the router's outermost layer: the server
         // answers a request over its time outside the router.

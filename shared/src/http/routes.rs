@@ -233,6 +233,16 @@ routes_table! {
             .details("One comment of a post, as its comment pages show it. A comment of another post, or one deleted or removed, is `404`.")
             .returns::<d::Comment>().errors(&["not_found"])
             .listed("-", "**(v4)** `200` comment");
+    Read GET "/boards/{slug}/posts/{post_id}/revisions" => h::read::list_revisions,
+        doc("listRevisions", "Read a post's edit history, newest first", 200, "The versions its edits replaced")
+            .details("(v4) Every version of the post that an edit replaced, newest first, at most the last 50 (`revision_count` in the post says how many). Each has the title and body it had and `edited_at`, when it was written. They go with the post.")
+            .returns::<d::Revisions>().errors(&["not_found"])
+            .listed("-", "**(v4)** `200 {\"revisions\": [...]}`");
+    Read GET "/challenge" => h::read::challenge,
+        doc("getChallenge", "Get a proof-of-work challenge", 200, "An ALTCHA challenge")
+            .details("(v4) A fresh ALTCHA challenge (SHA-256), signed by the server and valid 10 minutes. Find the number whose SHA-256 after the salt gives `challenge` (the `altcha` widget or `altcha-lib` do), and send `{algorithm, challenge, number, salt, signature}` as base64 JSON in `X-Pow` on an anonymous write that asks for it (`428 pow_required`, which also carries a challenge). Each solution is accepted once.")
+            .returns::<crate::app::pow::Challenge>()
+            .listed("-", "**(v4)** `200` proof-of-work challenge");
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
         doc("createMemberPost", "Create a member post", 201, "The new post")
@@ -243,13 +253,13 @@ routes_table! {
     MemberWrite PUT "/boards/{slug}/posts/{post_id}" => h::member::update_post,
         doc("updateMemberPost", "Edit your post", 200, "The edited post")
             .details("Replaces the title and body of a post the signed-in member wrote. With `If-Match` naming another version than the current one: `412` and nothing changes; without it the last edit wins.")
-            .takes::<h::member::PostRequest>().returns::<d::PostDetail>().errors(&["forbidden", "not_found", "precondition_failed"])
+            .takes::<h::member::PostRequest>().returns::<d::PostDetail>().errors(&["forbidden", "not_found", "locked", "precondition_failed"])
             .listed("bearer, author", "`200` post detail");
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}" => h::member::delete_post,
         doc("deleteMemberPost", "Delete your post", 204, "Deleted")
             .details("Deletes a post the signed-in member wrote.")
-            .errors(&["forbidden", "not_found"])
+            .errors(&["forbidden", "not_found", "locked"])
             .listed("bearer, author", "`204`");
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
@@ -273,13 +283,13 @@ routes_table! {
     GuestPost PUT "/boards/{slug}/posts/{post_id}/guest" => h::guest::update_guest_post,
         doc("updateGuestPost", "Edit a guest post with its password", 200, "The edited post")
             .details("Replaces the title and body of a guest post, with its guest password. Wrong passwords are throttled per post and client address (`429 too_many_attempts`). With `If-Match` naming another version than the current one: `412` and nothing changes.")
-            .takes::<h::guest::GuestEditRequest>().returns::<d::PostDetail>().errors(&["wrong_password", "forbidden", "not_found", "precondition_failed", "too_many_attempts"])
+            .takes::<h::guest::GuestEditRequest>().returns::<d::PostDetail>().errors(&["wrong_password", "forbidden", "not_found", "locked", "precondition_failed", "too_many_attempts"])
             .listed("guest password", "`200` post detail");
     #[cfg(feature = "hashing")]
     GuestPost DELETE "/boards/{slug}/posts/{post_id}/guest" => h::guest::delete_guest_post,
         doc("deleteGuestPost", "Delete a guest post with its password", 204, "Deleted")
             .details("Deletes a guest post, with its guest password (in the body). Wrong passwords are throttled per post and client address.")
-            .takes::<h::guest::GuestProofRequest>().errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"])
+            .takes::<h::guest::GuestProofRequest>().errors(&["wrong_password", "forbidden", "not_found", "locked", "too_many_attempts"])
             .listed("guest password", "`204`");
     #[cfg(feature = "hashing")]
     GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,

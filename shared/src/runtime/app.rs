@@ -1,10 +1,11 @@
 //! The application's settings from the environment: `BOARDS`, `ADMIN_USERNAMES`,
-//! `BLOCKED_WORDS`, `ADMIN_ENROLL_TOKEN`, and every `LIMIT_*`
-//! (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`).
+//! `BLOCKED_WORDS`, `ADMIN_ENROLL_TOKEN`, every `LIMIT_*`
+//! (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`) and the `POW_*` thresholds.
 
 use super::{ConfigError, Env};
 use crate::app::AdminEnrollToken;
 use crate::app::AppSettings;
+use crate::app::pow::{PowMode, PowSettings};
 use crate::app::throttle::{Limit, Limits};
 use crate::domain::{BlockedWords, Boards, Username};
 
@@ -23,8 +24,45 @@ pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
             .map(AdminEnrollToken::parse)
             .transpose()
             .map_err(ConfigError::Invalid)?,
+        pow: pow(env)?,
     })
 }
+
+/// `POW`, `POW_FREE_WRITES`, `POW_BOARD_RATE`, `POW_MAXNUMBER` (the key,
+/// `POW_KEY`, is a secret: the composition root reads it).
+fn pow(env: &Env<'_>) -> Result<PowSettings, ConfigError> {
+    let defaults = PowSettings::default();
+    let maxnumber = env
+        .number("POW_MAXNUMBER", 1, "a whole number of at least 1 (the difficulty)")?
+        .unwrap_or(defaults.maxnumber);
+    if maxnumber > MAX_POW_MAXNUMBER {
+        return Err(ConfigError::invalid(format!(
+            "POW_MAXNUMBER must be at most {MAX_POW_MAXNUMBER}, not {maxnumber}"
+        )));
+    }
+    Ok(PowSettings {
+        mode: env
+            .get("POW")
+            .map(|mode| PowMode::parse(&mode))
+            .transpose()
+            .map_err(ConfigError::Invalid)?
+            .unwrap_or(defaults.mode),
+        free_writes: env
+            .number(
+                "POW_FREE_WRITES",
+                0,
+                "a whole number (0: every anonymous write needs a proof)",
+            )?
+            .unwrap_or(defaults.free_writes),
+        board_rate: env
+            .number("POW_BOARD_RATE", 1, "a whole number of writes a minute, at least 1")?
+            .unwrap_or(defaults.board_rate),
+        maxnumber,
+    })
+}
+
+/// A difficulty no browser solves in under a minute: a typo, not a choice.
+const MAX_POW_MAXNUMBER: u64 = 100_000_000;
 
 /// `ADMIN_USERNAMES`: a comma list of usernames, each well formed.
 fn admins(env: &Env<'_>) -> Result<Vec<String>, ConfigError> {

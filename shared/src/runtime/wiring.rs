@@ -3,6 +3,7 @@
 //! Lambda entry, the server and every test harness call [`build`].
 
 use anyhow::Context as _;
+use secrecy::ExposeSecret as _;
 
 use super::Config;
 use crate::app::App;
@@ -32,6 +33,10 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         Some(super::settings::TagKeySource::Derived { current, previous }) => {
             app.with_tags(TagKeys::derived_from(current, previous))
         }
+        None => app,
+    };
+    let app = match &config.pow_key {
+        Some(key) => app.with_pow_key(crate::app::pow::PowKey::new(key.expose_secret().as_bytes())),
         None => app,
     };
     // The server purges deleted posts' children off the request; on

@@ -29,7 +29,7 @@ use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
     CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
     PendingDeletion, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported,
-    Tally, Title, Username, Vote, VoteChange, Window, Writer, WriterKey,
+    Revision, Tally, Title, Username, Vote, VoteChange, Window, Writer, WriterKey,
 };
 
 /// Every port, each method declared once, handed to `$then!`, which
@@ -143,8 +143,13 @@ macro_rules! ports {
                 async fn add_views(&self, views: &[(PostKey, u64)]) -> StoreResult<()>;
                 async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
                 /// Changes title and body, atomically with the version check when the
-                /// edit has one.
+                /// edit has one. **(v4)** In the same write the version it replaces
+                /// becomes a revision (title, body, its `updated_at`), and the oldest
+                /// goes once the post keeps more than [`crate::domain::MAX_REVISIONS`].
                 async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
+                /// **(v4)** The post's kept revisions, newest first; `None` when
+                /// there is no such post.
+                async fn revisions(&self, key: &PostKey) -> StoreResult<Option<Vec<Revision>>>;
                 /// Deletes the post with its comments and likes; false when there was none.
                 /// Resolves (deletes) the open reports of the post and of its
                 /// comments with it, including any opened while it runs, so staff do
@@ -172,6 +177,11 @@ macro_rules! ports {
                 /// comment: deleted, removed or never there.
                 async fn comment(&self, key: &CommentKey) -> StoreResult<Option<Comment>>;
                 async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
+                /// **(v4)** Whether the post has a standing comment by anyone other
+                /// than the author `guard` names (another member, or any guest for a
+                /// member's post; a member, or a guest of another address key, for
+                /// a guest's post): what `lock_after_comments` locks on.
+                async fn answered_by_others(&self, key: &PostKey, guard: &Guard) -> StoreResult<bool>;
                 /// The key of a comment on `board` known only by its id (a ban
                 /// through a comment).
                 async fn find_comment(&self, board: &BoardSlug, comment: &CommentId) -> StoreResult<Option<CommentKey>>;
@@ -327,6 +337,15 @@ macro_rules! ports {
                 ) -> StoreResult<CommentPage>;
             }
 
+            /// **(v4)** Proof-of-work solutions spent (docs/API.md, Proof of work for
+            /// anonymous writes): each challenge is accepted once.
+            pub trait Challenges {
+                /// Records `challenge` as spent until `expires_at` (Unix seconds; it is
+                /// refused anyway after that, so it may be forgotten): true the first
+                /// time, false when it was spent before. One conditional write.
+                async fn spend_challenge(&self, challenge: &str, expires_at: i64) -> StoreResult<bool>;
+            }
+
             pub trait Attempts {
                 /// Counts one failure for `key` in `window` and returns the window's count.
                 async fn record_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
@@ -453,6 +472,7 @@ pub trait Store:
     + Comments
     + Votes
     + Attempts
+    + Challenges
     + Idempotency
     + Moderation
     + Accounts
@@ -468,6 +488,7 @@ impl<
         + Comments
         + Votes
         + Attempts
+        + Challenges
         + Idempotency
         + Moderation
         + Accounts

@@ -199,6 +199,7 @@ fn post(board: &str, title: &str, author: Author) -> Post {
         },
         body: format!("body of {title}"),
         updated_at: at,
+        revision_count: 0,
     }
 }
 

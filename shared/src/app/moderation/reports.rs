@@ -14,6 +14,9 @@ pub struct ReportCommand {
     pub post: PostKey,
     pub comment: Option<CommentId>,
     pub reason: Reason,
+    /// **(v4)** The request's `X-Pow`, if it came with one: an anonymous
+    /// report may need it.
+    pub pow: Option<String>,
 }
 
 impl App {
@@ -27,6 +30,14 @@ impl App {
     ) -> Result<Answer<Reported>, ApiError> {
         let board = &command.post.board;
         let writer = self.require_not_banned(board, &command.client, member).await?;
+        if member.is_none() {
+            self.require_pow(crate::app::pow::AnonymousWrite {
+                client: &command.client,
+                board: Some(board),
+                proof: command.pow.as_deref(),
+            })
+            .await?;
+        }
         let keys = throttle::report_keys(&self.limits, &command.client.0);
         let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
         let reservation = self

@@ -11,7 +11,7 @@ use crate::domain::{CommentBody, Nickname, Password, PostBody, PostDetail, Title
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::client_ip::ClientIp;
-use crate::http::conventions::IfMatch;
+use crate::http::conventions::{IfMatch, PowHeader};
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, CommentPath, PostPath};
@@ -83,6 +83,7 @@ pub(crate) async fn create_guest_post(
     Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
     BoardPath(board): BoardPath,
+    PowHeader(pow): PowHeader,
     Body(r): Body<GuestPostRequest>,
 ) -> Result<Created<PostDetail>, ApiError> {
     let command = GuestPost {
@@ -94,6 +95,7 @@ pub(crate) async fn create_guest_post(
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
         category: r.category,
+        pow,
     };
     state.app.create_guest_post(command).await.map(created)
 }
@@ -133,6 +135,7 @@ pub(crate) async fn create_guest_comment(
     Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
+    PowHeader(pow): PowHeader,
     Body(r): Body<GuestCommentRequest>,
 ) -> Result<CommentCreated, ApiError> {
     let board = key.board.clone();
@@ -144,6 +147,7 @@ pub(crate) async fn create_guest_comment(
         password: Password::guest(required("password", r.password)?)?,
         body: CommentBody::parse(required("body", r.body)?)?,
         parent: parent(r.parent_id)?,
+        pow,
     };
     state
         .app

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::AuthMember;
 use crate::http::client_ip::ClientIp;
-use crate::http::conventions::IfMatch;
+use crate::http::conventions::{IfMatch, PowHeader};
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{BoardPath, CommentPath, PostPath};
@@ -157,6 +157,7 @@ pub(crate) async fn guest_vote(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     PostPath(key): PostPath,
+    PowHeader(pow): PowHeader,
     Body(r): Body<GuestVoteRequest>,
 ) -> Result<Json<VoteState>, ApiError> {
     let vote = match required("vote", r.vote)?.as_str() {
@@ -164,5 +165,9 @@ pub(crate) async fn guest_vote(
         "dislike" => Vote::Dislike,
         _ => return Err(ApiError::invalid("vote", r#"must be "like" or "dislike""#)),
     };
-    state.app.guest_vote(&client, &key, vote).await.map(Json)
+    state
+        .app
+        .guest_vote(&client, &key, vote, pow.as_deref())
+        .await
+        .map(Json)
 }

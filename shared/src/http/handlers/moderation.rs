@@ -19,6 +19,7 @@ use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::auth::{AuthMember, MaybeMember};
 use crate::http::client_ip::ClientIp;
+use crate::http::conventions::PowHeader;
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 use crate::http::paths::{
@@ -205,6 +206,7 @@ pub(crate) async fn report_post(
     MaybeMember(member): MaybeMember,
     ClientIp(client): ClientIp,
     PostPath(post): PostPath,
+    PowHeader(pow): PowHeader,
     Body(r): Body<ReasonRequest>,
 ) -> Result<ReportAnswer, ApiError> {
     let command = ReportCommand {
@@ -213,6 +215,7 @@ pub(crate) async fn report_post(
         post,
         comment: None,
         reason: reason(r.reason)?,
+        pow,
     };
     report(&state, command, member).await
 }
@@ -223,6 +226,7 @@ pub(crate) async fn report_comment(
     MaybeMember(member): MaybeMember,
     ClientIp(client): ClientIp,
     CommentPath(key): CommentPath,
+    PowHeader(pow): PowHeader,
     Body(r): Body<ReasonRequest>,
 ) -> Result<ReportAnswer, ApiError> {
     let command = ReportCommand {
@@ -231,6 +235,7 @@ pub(crate) async fn report_comment(
         post: key.post,
         comment: Some(key.comment),
         reason: reason(r.reason)?,
+        pow,
     };
     report(&state, command, member).await
 }

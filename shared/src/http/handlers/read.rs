@@ -8,7 +8,8 @@ use http::Method;
 use super::RenderedJson;
 use crate::app::moderation::ModPage;
 use crate::app::posts::ListPosts;
-use crate::domain::{Board, BoardList, COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators};
+use crate::app::pow::Challenge;
+use crate::domain::{Board, BoardList, COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators, Revisions};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::paths::{
@@ -97,6 +98,20 @@ pub(crate) async fn get_comment(
     CommentPath(key): CommentPath,
 ) -> Result<Json<Comment>, ApiError> {
     state.app.get_comment(&key).await.map(Json)
+}
+
+/// **(v4)** A post's edit history, newest first.
+pub(crate) async fn list_revisions(
+    State(state): State<AppState>,
+    PostPath(key): PostPath,
+) -> Result<Json<Revisions>, ApiError> {
+    let revisions = state.app.revisions(&key).await?;
+    Ok(Json(Revisions { revisions }))
+}
+
+/// **(v4)** A proof-of-work challenge for an anonymous write.
+pub(crate) async fn challenge(State(state): State<AppState>) -> Result<Json<Challenge>, ApiError> {
+    state.app.challenge().map(Json)
 }
 
 /// A board's moderators, public.

@@ -10,6 +10,7 @@ use crate::domain::{Member, Nickname, Password, Username};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::client_ip::ClientIp;
+use crate::http::conventions::PowHeader;
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
 
@@ -32,6 +33,7 @@ pub(crate) async fn signup(
     headers: http::HeaderMap,
     Idempotent(idempotency): Idempotent,
     ClientIp(client): ClientIp,
+    PowHeader(pow): PowHeader,
     Body(r): Body<SignUpRequest>,
 ) -> Result<Created<Member>, ApiError> {
     let command = SignUp {
@@ -44,6 +46,7 @@ pub(crate) async fn signup(
             .get(ADMIN_ENROLL_TOKEN)
             .and_then(|value| value.to_str().ok())
             .map(|token| SecretString::from(token.to_owned())),
+        pow,
     };
     state.app.sign_up(command).await.map(created)
 }

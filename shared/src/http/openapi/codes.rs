@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::kinds::{bearer_optional, checks_bans, guest_write, takes_bearer};
+use super::kinds::{anonymous_write, bearer_optional, checks_bans, guest_write, takes_bearer};
 use super::{header_ref, json_body, pascal, response_header};
 use crate::error::ApiError;
 use crate::http::Route;
@@ -31,6 +31,11 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
         ApiError::MethodNotAllowed(String::new()),
         ApiError::UsernameTaken,
         ApiError::AlreadyVoted,
+        ApiError::Locked,
+        ApiError::PowRequired {
+            message: String::new(),
+            challenge: Value::Null,
+        },
         ApiError::RequestInProgress { retry_after: 1 },
         ApiError::PayloadTooLarge,
         ApiError::UnsupportedMediaType,
@@ -69,6 +74,12 @@ fn meaning(code: &str) -> &'static str {
         "method_not_allowed" => "this path with another method; the `Allow` header lists those it serves",
         "username_taken" => "a member already has this username",
         "already_voted" => "a vote from this client address was already counted on this post",
+        "locked" => {
+            "(v4) the board locks answered posts, and someone other than the author has commented on this one: its author can no longer edit or delete it"
+        }
+        "pow_required" => {
+            "(v4) this anonymous write needs a proof of work: solve the `challenge` beside the error (ALTCHA, SHA-256) and send the solution in `X-Pow`. Also when the one sent was malformed, expired, forged or used before"
+        }
         "request_in_progress" => "this `Idempotency-Key`'s first request is still being processed; see `Retry-After`",
         "precondition_failed" => "`If-Match` names another version of the post; nothing changed",
         "payload_too_large" => "the body (by its `Content-Length` or as read) is over 64 KiB; the connection is closed",
@@ -113,6 +124,9 @@ pub(super) fn codes(route: &Route) -> Vec<&'static str> {
     }
     if guest_write(route) {
         codes.push("forbidden");
+    }
+    if anonymous_write(route) {
+        codes.push("pow_required");
     }
     codes.extend(route.doc.errors);
     in_table_order(codes)
@@ -161,10 +175,16 @@ fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
         headers.insert(response_header::RATELIMIT_POLICY.into(), header_ref("RateLimitPolicy"));
         headers.insert(response_header::RATELIMIT.into(), header_ref("RateLimit"));
     }
+    // (v4) A 428 carries the challenge to solve beside the error.
+    let body = if codes.contains(&"pow_required") {
+        "PowRequired"
+    } else {
+        "Error"
+    };
     let response = json!({
         "description": description,
         "headers": headers,
-        "content": json_body("Error"),
+        "content": json_body(body),
     });
     (name, response)
 }

@@ -75,6 +75,17 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
         }),
     );
     schemas.insert(
+        "PowRequired".into(),
+        json!({
+            "description": "(v4) `428 pow_required`: the error, and beside it a fresh challenge to solve",
+            "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"type": "object", "required": ["challenge"],
+                 "properties": {"challenge": {"$ref": "#/components/schemas/Challenge"}}}
+            ]
+        }),
+    );
+    schemas.insert(
         "Health".into(),
         json!({"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "ok"}}}),
     );
@@ -137,6 +148,8 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
                        "description": "Makes the create safe to retry: the same key with the same request answers the first answer again for 24 hours"},
             "IfMatch": {"name": "If-Match", "in": "header", "required": false, "schema": {"type": "string"},
                         "description": "The post's `ETag` this edit was made from: when the post is now at another version, `412 precondition_failed` and nothing changes. Without it the last edit wins"},
+            "XPow": {"name": "X-Pow", "in": "header", "required": false, "schema": {"type": "string"},
+                     "description": "(v4) A solved proof-of-work challenge: the base64 of ALTCHA's payload JSON `{algorithm, challenge, number, salt, signature}`. Needed only when the write answers `428 pow_required` without it; each solution is accepted once"},
             "AdminEnrollToken": {"name": "Admin-Enroll-Token", "in": "header", "required": false, "schema": {"type": "string"},
                         "description": "(v4) Only to sign up a name `ADMIN_USERNAMES` lists that no account holds yet: equal to the deployment's `ADMIN_ENROLL_TOKEN`, else such a name answers `409 username_taken`"}
         },

@@ -44,6 +44,18 @@ pub(super) fn guest_write(route: &Route) -> bool {
         || route.path.ends_with("/votes/guest")
 }
 
+/// **(v4)** Writes anyone may make without an account, which may need a
+/// proof of work (`X-Pow`, `428 pow_required`): guest posts, comments and
+/// votes, reports, signups.
+pub(super) fn anonymous_write(route: &Route) -> bool {
+    route.method == http::Method::POST
+        && (matches!(
+            route.function,
+            Function::GuestPost | Function::GuestComment | Function::Signup
+        ) || route.path.ends_with("/votes/guest")
+            || (route.function == Function::Moderation && route.path.ends_with("/reports")))
+}
+
 /// The tag of an operation: the resource its path names last.
 pub(super) fn tag(path: &str) -> &'static str {
     if path.starts_with("/members/me") {
@@ -64,6 +76,8 @@ pub(super) fn tag(path: &str) -> &'static str {
         Some("by-number") => "posts",
         Some("moderators" | "modlog" | "remove" | "bans" | "reports" | "resolve" | "category" | "best") => "moderation",
         Some("health") => "health",
+        Some("revisions") => "posts",
+        Some("challenge") => "pow",
         _ => panic!("{path} has no tag in openapi.rs"),
     }
 }
@@ -85,6 +99,10 @@ pub(super) const TAGS: &[(&str, &str)] = &[
     (
         "account",
         "(v3) A member's own account: password, sessions, their posts and comments, deletion",
+    ),
+    (
+        "pow",
+        "(v4) Proof of work (ALTCHA) for anonymous writes: the challenge to solve",
     ),
     ("health", "Liveness of a deployment"),
 ];
@@ -131,6 +149,9 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
     }
     if codes.contains(&"precondition_failed") {
         parameters.push(parameter_ref("IfMatch"));
+    }
+    if codes.contains(&"pow_required") {
+        parameters.push(parameter_ref("XPow"));
     }
     if route.doc.operation_id == "createMember" {
         parameters.push(parameter_ref("AdminEnrollToken"));

@@ -82,6 +82,9 @@ pub struct Config {
     pub jwt_secret: Option<SecretString>,
     /// Present when a served function writes on boards or checks bans.
     pub tag_key: Option<TagKeySource>,
+    /// **(v4)** `POW_KEY` where set (at least 32 bytes); otherwise the
+    /// proof-of-work key is derived from the tag key.
+    pub pow_key: Option<SecretString>,
     pub app: AppSettings,
     pub http: HttpSettings,
     /// Server mode: where the SQLite file and generated secrets live.
@@ -142,6 +145,16 @@ impl Config {
             .tags
             .then(|| tag_key::source(env, &secret, data_dir.is_some()))
             .transpose()?;
+        let pow_key = match env.get("POW_KEY").filter(|_| needs.tags) {
+            Some(key) if key.len() < crate::app::tags::MIN_KEY_BYTES => {
+                return Err(ConfigError::invalid(format!(
+                    "POW_KEY must be at least {} bytes (it is {})",
+                    crate::app::tags::MIN_KEY_BYTES,
+                    key.len()
+                )));
+            }
+            key => key.map(SecretString::from),
+        };
         let store = super::store::store_settings(env, data_dir.as_deref())?;
         if data_dir.is_none() && !store.is_dynamo() {
             return Err(ConfigError::invalid("TABLE_NAME is required on Lambda"));
@@ -153,6 +166,7 @@ impl Config {
             hashing,
             jwt_secret,
             tag_key,
+            pow_key,
             app: super::app::app_settings(env)?,
             http,
             data_dir,
@@ -174,6 +188,7 @@ impl fmt::Display for Config {
         }
         if let Some(tag_key) = &self.tag_key {
             write!(f, " {tag_key}")?;
+            write!(f, " pow_key={}", if self.pow_key.is_some() { "set" } else { "derived" })?;
         }
         write!(f, " {}", self.app)?;
         if let Some(dir) = &self.data_dir {

@@ -110,6 +110,13 @@ impl DynamoStore {
 
 #[async_trait]
 impl Comments for DynamoStore {
+    // TODO(issue 42): a Query of the post's comments; being written beside this commit.
+    async fn answered_by_others(&self, _key: &PostKey, _guard: &crate::domain::Guard) -> StoreResult<bool> {
+        Err(crate::store::StoreError::Internal(
+            "edit locks are not checked on DynamoDB yet".into(),
+        ))
+    }
+
     async fn create_comment(
         &self,
         board: &BoardSlug,

@@ -14,6 +14,7 @@ mod attributes;
 mod boards;
 mod cache;
 mod capacity;
+mod challenges;
 mod client;
 mod comments;
 mod counters;

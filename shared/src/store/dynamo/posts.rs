@@ -198,6 +198,13 @@ struct Listing<'a> {
 
 #[async_trait]
 impl Posts for DynamoStore {
+    // TODO(issue 42): the revision items; being written beside this commit.
+    async fn revisions(&self, _key: &PostKey) -> StoreResult<Option<Vec<crate::domain::Revision>>> {
+        Err(crate::store::StoreError::Internal(
+            "revisions are not stored on DynamoDB yet".into(),
+        ))
+    }
+
     async fn create_post(
         &self,
         post: &Post,

@@ -8,7 +8,7 @@ use super::cascade::delete_comment_row;
 use super::idempotency::complete;
 use super::rows::{COMMENT_COLUMNS, author_columns, comment_from, guard_from, post_exists};
 use super::{SqliteStore, sql_error};
-use crate::domain::{BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer};
+use crate::domain::{Author, BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 #[async_trait]
@@ -96,6 +96,26 @@ impl Comments for SqliteStore {
                 comment_from,
             )
             .optional()
+            .map_err(sql_error)
+        })
+        .await
+    }
+
+    async fn answered_by_others(&self, key: &PostKey, guard: &Guard) -> StoreResult<bool> {
+        let post_id = key.post.as_str().to_owned();
+        // Who counts as the author: their member id, or a guest's address key.
+        let (member, guest_writer) = match &guard.author {
+            Author::Member { member_id, .. } => (Some(member_id.clone()), None),
+            _ => (None, guard.writer.as_ref().map(|w| w.as_str().to_owned())),
+        };
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM comments WHERE post_id = ?1 AND NOT (
+                    (?2 IS NOT NULL AND author_member_id IS ?2)
+                    OR (?2 IS NULL AND ?3 IS NOT NULL AND author_member_id IS NULL AND writer_key IS ?3)))",
+                params![post_id, member, guest_writer],
+                |row| row.get(0),
+            )
             .map_err(sql_error)
         })
         .await

@@ -190,4 +190,23 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
         UPDATE board_counters SET post_count = post_count - 1 WHERE board = OLD.board;
     END;",
     ),
+    // (v4) Edit history: the versions edits replaced (the newest 50 are
+    // kept; `edits` numbers them), and spent proof-of-work challenges,
+    // forgotten once they expire.
+    M::up(
+        "CREATE TABLE post_revisions (
+        post_id TEXT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        edited_at TEXT NOT NULL,
+        PRIMARY KEY (post_id, seq)
+    ) WITHOUT ROWID;
+    ALTER TABLE posts ADD COLUMN edits INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE spent_challenges (
+        challenge TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX spent_challenges_by_expiry ON spent_challenges (expires_at);",
+    ),
 ];

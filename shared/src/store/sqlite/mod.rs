@@ -22,6 +22,7 @@ mod accounts;
 mod attempts;
 mod boards;
 mod cascade;
+mod challenges;
 mod comments;
 mod idempotency;
 mod likes;

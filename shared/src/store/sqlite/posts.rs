@@ -13,8 +13,8 @@ use super::rows::{
 };
 use super::{SqliteStore, sql_error};
 use crate::domain::{
-    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post, PostDetail,
-    PostId, PostKey, PostVersion, Writer,
+    BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, MAX_REVISIONS, Page, PageLimit, PasswordHash,
+    Post, PostDetail, PostId, PostKey, PostVersion, Revision, Writer,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
 
@@ -384,19 +384,65 @@ impl Posts for SqliteStore {
                     return Ok(Edited::OtherVersion);
                 }
             }
-            let changed = match &category {
+            // The version being replaced becomes the next revision.
+            let kept = tx
+                .execute(
+                    "INSERT INTO post_revisions (post_id, seq, title, body, edited_at)
+                     SELECT id, edits + 1, title, body, updated_at FROM posts WHERE id = ?1 AND board = ?2",
+                    params![post_id, board],
+                )
+                .map_err(sql_error)?;
+            if kept == 0 {
+                return Ok(Edited::NoSuchPost);
+            }
+            match &category {
                 None => tx.execute(
-                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3 WHERE id = ?4 AND board = ?5",
+                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3, edits = edits + 1
+                     WHERE id = ?4 AND board = ?5",
                     params![title, body, updated_at, post_id, board],
                 ),
                 Some(category) => tx.execute(
-                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3, category = ?6 WHERE id = ?4 AND board = ?5",
+                    "UPDATE posts SET title = ?1, body = ?2, updated_at = ?3, category = ?6, edits = edits + 1
+                     WHERE id = ?4 AND board = ?5",
                     params![title, body, updated_at, post_id, board, category],
                 ),
             }
             .map_err(sql_error)?;
+            tx.execute(
+                "DELETE FROM post_revisions WHERE post_id = ?1
+                 AND seq <= (SELECT edits FROM posts WHERE id = ?1) - ?2",
+                params![post_id, MAX_REVISIONS],
+            )
+            .map_err(sql_error)?;
             tx.commit().map_err(sql_error)?;
-            Ok(if changed == 1 { Edited::Done } else { Edited::NoSuchPost })
+            Ok(Edited::Done)
+        })
+        .await
+    }
+
+    async fn revisions(&self, key: &PostKey) -> StoreResult<Option<Vec<Revision>>> {
+        let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
+        self.read(move |conn| {
+            if !post_exists(conn, &board, &post_id)? {
+                return Ok(None);
+            }
+            let mut statement = conn
+                .prepare_cached(
+                    "SELECT title, body, edited_at FROM post_revisions WHERE post_id = ?1 ORDER BY seq DESC LIMIT ?2",
+                )
+                .map_err(sql_error)?;
+            let revisions = statement
+                .query_map(params![post_id, MAX_REVISIONS], |row| {
+                    Ok(Revision {
+                        title: row.get(0)?,
+                        body: row.get(1)?,
+                        edited_at: row.get(2)?,
+                    })
+                })
+                .map_err(sql_error)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sql_error)?;
+            Ok(Some(revisions))
         })
         .await
     }

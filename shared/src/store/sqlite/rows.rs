@@ -11,7 +11,7 @@ use crate::store::StoreResult;
 /// What [`post_from`] and [`summary_from`] read.
 pub(super) const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
                             view_count, like_count, comment_count, body, updated_at, writer_key, number, category, \
-                            dislike_count, best";
+                            dislike_count, best, MIN(edits, 50)";
 /// What [`comment_from`] reads.
 pub(super) const COMMENT_COLUMNS: &str =
     "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at, writer_key";
@@ -70,6 +70,7 @@ pub(super) fn post_from(row: &Row<'_>) -> rusqlite::Result<Post> {
         summary: summary_from(row)?,
         body: row.get(10)?,
         updated_at: row.get(11)?,
+        revision_count: u32::try_from(count(row, 17)?).unwrap_or(crate::domain::MAX_REVISIONS),
     })
 }
 

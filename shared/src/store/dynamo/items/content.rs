@@ -291,6 +291,8 @@ impl PostItem {
             summary: self.summary.summary(shards),
             body: self.body,
             updated_at: self.updated_at,
+            // TODO(issue 42): the post item's edit count; being written beside this commit.
+            revision_count: 0,
         }
     }
 }
