@@ -10,7 +10,7 @@
 
 import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { cpus, loadavg } from "node:os";
@@ -59,6 +59,35 @@ async function isSolution(challenge, number) {
   if (typeof number !== "number") return false;
   const again = await altcha.createChallenge({ hmacKey: "solve-times-key", number, salt: challenge.salt, maxnumber: challenge.maxnumber });
   return again.challenge === challenge.challenge;
+}
+
+/**
+ * CPU seconds of the browser's whole process tree so far (renderer, its
+ * worker and WebCrypto threads, the rest idle), from /proc: what a solve
+ * costs the device, apart from whatever else the machine was doing.
+ */
+function browserCpuSeconds(rootPid) {
+  const parents = new Map();
+  const used = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(entry), Number(fields[1]));
+      used.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {}
+  }
+  let total = 0;
+  for (const [pid, seconds] of used) {
+    for (let p = pid; p > 1; p = parents.get(p) ?? 0) {
+      if (p === rootPid) {
+        total += seconds;
+        break;
+      }
+    }
+  }
+  return total;
 }
 
 function summary(tookMs) {
@@ -116,6 +145,7 @@ const browser = await puppeteer.launch({
   args: ["--no-sandbox", "--disable-gpu"],
 });
 const browserVersion = await browser.version();
+const browserPid = browser.process().pid;
 const rows = [];
 try {
   const tab = await browser.newPage();
@@ -125,16 +155,25 @@ try {
   for (const c of await challenges(20000, 5)) await tab.evaluate((c) => window.solve(c), c);
   for (const maxnumber of maxnumbers) {
     const solved = [];
+    const list = await challenges(maxnumber, browserChallenges);
+    const cpuBefore = browserCpuSeconds(browserPid);
     // One evaluation per challenge: a solve of 500,000 tries takes seconds.
-    for (const c of await challenges(maxnumber, browserChallenges)) {
+    for (const c of list) {
       const answer = await tab.evaluate((c) => window.solve(c), c);
       if (!(await isSolution(c, answer.number))) {
         throw new Error(`the browser answered ${answer.number} for ${JSON.stringify(c)}`);
       }
       solved.push(answer);
     }
+    const cpuMs = (browserCpuSeconds(browserPid) - cpuBefore) * 1000;
+    const tries = solved.reduce((sum, s) => sum + s.number + 1, 0);
     const times = summary(solved.map((s) => s.ms));
-    log(`browser, maxnumber ${maxnumber}: mean ${times.mean_ms.toFixed(1)} ms over ${solved.length}`);
+    times.cpu_us_per_try = (cpuMs / tries) * 1000;
+    // The mean solve at this CPU cost per try: what an idle device would wait at best.
+    times.cpu_mean_ms = (cpuMs / tries) * (maxnumber / 2 + 1);
+    log(
+      `browser, maxnumber ${maxnumber}: mean ${times.mean_ms.toFixed(1)} ms over ${solved.length}, CPU ${times.cpu_us_per_try.toFixed(2)} µs a try`,
+    );
     rows.push({ maxnumber, browser: times });
   }
 } finally {
@@ -175,18 +214,22 @@ const closest = rows.reduce((best, r) =>
 
 const f = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
 let out = `Proof-of-work solve times (ALTCHA v1, SHA-256, the number uniform in 0..=maxnumber): `;
-out += `${browserVersion} headless, altcha-lib ${pkg.version}'s v1 Web Worker (wall time on the page, message to answer), ${browserChallenges} challenges per difficulty; `;
-out += `native: the load tool's solver, release build, one thread (its CPU time per solve), ${nativeChallenges} challenges per difficulty. `;
+out += `${browserVersion} headless, altcha-lib ${pkg.version}'s v1 Web Worker (wall time on the page, message to answer; CPU: the browser's processes over the batch, per try), ${browserChallenges} challenges per difficulty; `;
+out += `native: the load tool's solver, release build, one thread (a solve: its tries times one try's CPU time, measured over the batch), ${nativeChallenges} challenges per difficulty. `;
 out += `CPU: ${cpus()[0]?.model ?? "unknown"} (${cpus().length} cores); load average before ${loadBefore}, `;
 out += `after ${loadavg().map((l) => l.toFixed(2)).join(" ")}.\n\n`;
-out += "| maxnumber | browser mean ms | browser P90 ms | native mean ms | native P90 ms | browser / native (mean) |\n";
-out += "|---:|---:|---:|---:|---:|---:|\n";
+out += "| maxnumber | browser mean ms | browser P90 ms | browser CPU µs a try | browser mean at that CPU ms | native mean ms | native P90 ms | native CPU µs a try | browser / native (CPU a try) |\n";
+out += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 for (const r of rows) {
-  out += `| ${r.maxnumber.toLocaleString("en")} | ${f(r.browser.mean_ms)} | ${f(r.browser.p90_ms)} | ${f(r.native.mean_ms)} | ${f(r.native.p90_ms)} | ${(r.browser.mean_ms / r.native.mean_ms).toFixed(0)}x |\n`;
+  out += `| ${r.maxnumber.toLocaleString("en")} | ${f(r.browser.mean_ms)} | ${f(r.browser.p90_ms)} | ${r.browser.cpu_us_per_try.toFixed(2)} | ${f(r.browser.cpu_mean_ms)} `;
+  out += `| ${f(r.native.mean_ms)} | ${f(r.native.p90_ms)} | ${r.native.us_per_try.toFixed(3)} | ${(r.browser.cpu_us_per_try / r.native.us_per_try).toFixed(0)}x |\n`;
 }
 out += `\nA line through the means: one try ${(browserFit.perTryMs * 1000).toFixed(2)} µs in the browser `;
 out += `(plus ${f(browserFit.fixedMs)} ms a solve), ${(nativeFit.perTryMs * 1000).toFixed(3)} µs native `;
 out += `(${(browserFit.perTryMs / nativeFit.perTryMs).toFixed(0)}x). `;
-out += `A browser mean of ${targetMs} ms is maxnumber ≈ ${forTarget.toLocaleString("en")}; `;
+out += `A browser mean of ${targetMs} ms is maxnumber ≈ ${forTarget.toLocaleString("en")} by the wall times here; `;
+const cpuPerTryUs = rows.reduce((sum, r) => sum + r.browser.cpu_us_per_try, 0) / rows.length;
+const forTargetAtCpu = Math.round((2 * targetMs * 1000) / cpuPerTryUs / 1000) * 1000;
+out += `≈ ${forTargetAtCpu.toLocaleString("en")} by the browser's CPU per try (${cpuPerTryUs.toFixed(2)} µs on average: an idle machine's best case); `;
 out += `of those measured, ${closest.maxnumber.toLocaleString("en")} is closest (browser mean ${f(closest.browser.mean_ms)} ms).\n`;
 console.log(out);

@@ -128,7 +128,7 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "off,auto")]
         modes: Vec<PowMode>,
     },
-    /// Native proof-of-work solve times (one thread's CPU time, this build): local
+    /// Native proof-of-work solve times (one thread's CPU time per try, this build): local
     /// ALTCHA challenges per `--maxnumbers`, as a Markdown table, or JSON
     /// lines with `--json` (scripts/pow-solve-times puts them beside a
     /// browser's).
@@ -812,8 +812,14 @@ async fn main() -> anyhow::Result<()> {
                     println!("{}", serde_json::to_string(&times)?);
                 } else {
                     println!(
-                        "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
-                        times.maxnumber, times.challenges, times.mean_ms, times.p50_ms, times.p90_ms, times.max_ms
+                        "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                        times.maxnumber,
+                        times.challenges,
+                        times.mean_ms,
+                        times.p50_ms,
+                        times.p90_ms,
+                        times.max_ms,
+                        times.us_per_try
                     );
                 }
             }
