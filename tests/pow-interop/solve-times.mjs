@@ -193,21 +193,25 @@ const native = execFileSync(
 for (const row of rows) row.native = native.find((n) => n.maxnumber === row.maxnumber);
 
 // Solve time grows with maxnumber (a uniform number: maxnumber/2 tries on
-// average) over a fixed part (the message to the worker and back): a
-// least-squares line through the browser's means gives the difficulty for
-// the target.
-function fit(side) {
-  const xs = rows.map((r) => r.maxnumber);
-  const ys = rows.map((r) => r[side].mean_ms);
-  const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
-  const slope = xs.reduce((sum, x, i) => sum + (x - mx) * (ys[i] - my), 0) / xs.reduce((sum, x) => sum + (x - mx) ** 2, 0);
-  return { perTryMs: 2 * slope, fixedMs: my - slope * mx };
+// average). The difficulty for the target: between the two measured
+// difficulties whose browser means bracket it, on the line through them
+// (a fit through every mean lets one run on a busy machine pull it all);
+// and at the browser's CPU per try, averaged over the difficulties.
+function interpolated() {
+  const sorted = [...rows].sort((a, b) => a.maxnumber - b.maxnumber);
+  for (let i = 1; i < sorted.length; i++) {
+    const [low, high] = [sorted[i - 1], sorted[i]];
+    if (low.browser.mean_ms <= targetMs && targetMs <= high.browser.mean_ms) {
+      const share = (targetMs - low.browser.mean_ms) / (high.browser.mean_ms - low.browser.mean_ms);
+      return Math.round((low.maxnumber + share * (high.maxnumber - low.maxnumber)) / 1000) * 1000;
+    }
+  }
+  return null;
 }
-const browserFit = fit("browser");
-const nativeFit = fit("native");
-const forTarget = Math.max(1000, Math.round(((targetMs - browserFit.fixedMs) * 2) / browserFit.perTryMs / 1000) * 1000);
+const forTarget = interpolated();
+const cpuPerTryUs = rows.reduce((sum, r) => sum + r.browser.cpu_us_per_try, 0) / rows.length;
+const nativePerTryUs = rows.reduce((sum, r) => sum + r.native.us_per_try, 0) / rows.length;
+const forTargetAtCpu = Math.round((2 * targetMs * 1000) / cpuPerTryUs / 1000) * 1000;
 const closest = rows.reduce((best, r) =>
   Math.abs(r.browser.mean_ms - targetMs) < Math.abs(best.browser.mean_ms - targetMs) ? r : best,
 );
@@ -224,12 +228,9 @@ for (const r of rows) {
   out += `| ${r.maxnumber.toLocaleString("en")} | ${f(r.browser.mean_ms)} | ${f(r.browser.p90_ms)} | ${r.browser.cpu_us_per_try.toFixed(2)} | ${f(r.browser.cpu_mean_ms)} `;
   out += `| ${f(r.native.mean_ms)} | ${f(r.native.p90_ms)} | ${r.native.us_per_try.toFixed(3)} | ${(r.browser.cpu_us_per_try / r.native.us_per_try).toFixed(0)}x |\n`;
 }
-out += `\nA line through the means: one try ${(browserFit.perTryMs * 1000).toFixed(2)} µs in the browser `;
-out += `(plus ${f(browserFit.fixedMs)} ms a solve), ${(nativeFit.perTryMs * 1000).toFixed(3)} µs native `;
-out += `(${(browserFit.perTryMs / nativeFit.perTryMs).toFixed(0)}x). `;
-out += `A browser mean of ${targetMs} ms is maxnumber ≈ ${forTarget.toLocaleString("en")} by the wall times here; `;
-const cpuPerTryUs = rows.reduce((sum, r) => sum + r.browser.cpu_us_per_try, 0) / rows.length;
-const forTargetAtCpu = Math.round((2 * targetMs * 1000) / cpuPerTryUs / 1000) * 1000;
-out += `≈ ${forTargetAtCpu.toLocaleString("en")} by the browser's CPU per try (${cpuPerTryUs.toFixed(2)} µs on average: an idle machine's best case); `;
+out += `\nOne try's CPU: ${cpuPerTryUs.toFixed(2)} µs in the browser, ${nativePerTryUs.toFixed(3)} µs native `;
+out += `(${(cpuPerTryUs / nativePerTryUs).toFixed(0)}x), averaged over the difficulties. A browser mean of ${targetMs} ms is maxnumber `;
+out += forTarget === null ? "outside the measured wall means" : `≈ ${forTarget.toLocaleString("en")} by the wall means here`;
+out += `, ≈ ${forTargetAtCpu.toLocaleString("en")} by the browser's CPU per try (an idle machine's best case); `;
 out += `of those measured, ${closest.maxnumber.toLocaleString("en")} is closest (browser mean ${f(closest.browser.mean_ms)} ms).\n`;
 console.log(out);

@@ -24,10 +24,13 @@ fn parse_stat(stat: &str) -> Option<f64> {
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
 }
 
-/// CPU time the calling thread has run, in nanoseconds, from
-/// `/proc/thread-self/schedstat` (the scheduler's own count, not ticks):
-/// what one solve on a blocking thread cost, however the cores were shared.
+/// CPU time the calling thread has run, from `/proc/thread-self/schedstat`
+/// (the scheduler's own count in nanoseconds): what one solve on a blocking
+/// thread cost, however the cores were shared. The kernel brings a running
+/// thread's count up to date only at a tick (4 ms here) or a switch, so a
+/// yield first makes it current: without it a 1 ms solve mostly read as 0.
 pub(crate) fn this_thread() -> Option<std::time::Duration> {
+    std::thread::yield_now();
     let schedstat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let nanos: u64 = schedstat.split_whitespace().next()?.parse().ok()?;
     Some(std::time::Duration::from_nanos(nanos))

@@ -133,9 +133,8 @@ pub(crate) struct SolveTimes {
 ///
 /// A solve takes `number + 1` tries, each the same work, so each solve's
 /// time is its tries times the CPU time of one try, measured over the
-/// whole batch on this thread: the kernel updates a running thread's count
-/// only every scheduler tick (4 ms here), too coarse for one solve, and wall
-/// time counts whatever else the cores were doing.
+/// whole batch on this thread (wall time would count whatever else the
+/// cores were doing).
 pub(crate) fn solve_times(maxnumber: u64, challenges: usize) -> anyhow::Result<SolveTimes> {
     use rand::RngExt as _;
     anyhow::ensure!(challenges > 0, "at least one challenge");
