@@ -7,6 +7,12 @@
 //! `cargo run --release -p load -- votes --seconds 60 --windows 6 [--control] [--dynamodb]`
 //!   (mixed vs mixed-votes on one build, alternating windows, pooled)
 //!
+//! `cargo run --release -p load -- guest-flood --seconds 30 [--pow-maxnumber N]`
+//!   (a guest-post flood from many addresses on POW=off and POW=auto, side by side)
+//!
+//! `cargo run --release -p load -- solve-times --challenges 200`
+//!   (native proof-of-work solve times per difficulty)
+//!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
 //! users without think time), mixed-moderated (v3: mixed with 1% reports on a
 //! board with 40 bans, every write checked), mixed-votes (v4: mixed whose
@@ -22,6 +28,7 @@ mod chart;
 mod cpu;
 mod metrics;
 mod phases;
+mod pow;
 mod scenarios;
 mod server;
 mod wire;
@@ -35,7 +42,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use metrics::VoteCheck;
 use metrics::{Recorder, Report, compare_markdown};
-use scenarios::{Api, Extras, Groups, Pacing, Voting};
+use scenarios::{Api, Extras, FloodRun, Groups, Pacing, Voting};
 
 #[derive(Parser)]
 struct Cli {
@@ -98,6 +105,42 @@ enum Command {
         /// (`source scripts/dynamodb-local start` exports DYNAMODB_ENDPOINT).
         #[arg(long)]
         dynamodb: bool,
+    },
+    /// A spammer with `--addresses` client addresses posting as a guest
+    /// as fast as it can (`--users` closed loops), on a server of its own
+    /// per `--modes` (default POW=off, then POW=auto), side by side: accepted
+    /// writes/s, 428s, 429s, and per accepted write the server's CPU and the
+    /// flooder's solving CPU (it solves every 428 natively and sends again).
+    GuestFlood {
+        #[command(flatten)]
+        opts: Opts,
+        /// Client addresses the writes come from (X-Forwarded-For).
+        #[arg(long, default_value_t = 1000)]
+        addresses: usize,
+        /// POW_MAXNUMBER of the servers (default: the server's own).
+        #[arg(long)]
+        pow_maxnumber: Option<u64>,
+        /// Flooding first, unmeasured, on each server: POW=auto's free
+        /// writes per address are used up before the clock starts.
+        #[arg(long, default_value_t = 5)]
+        warmup_seconds: u64,
+        /// The servers' POW, one run each, in this order.
+        #[arg(long, value_delimiter = ',', default_value = "off,auto")]
+        modes: Vec<PowMode>,
+    },
+    /// Native proof-of-work solve times (one thread's CPU time per try, this build): local
+    /// ALTCHA challenges per `--maxnumbers`, as a Markdown table, or JSON
+    /// lines with `--json` (scripts/pow-solve-times puts them beside a
+    /// browser's).
+    SolveTimes {
+        /// Difficulties, comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "50000,100000,200000,500000")]
+        maxnumbers: Vec<u64>,
+        /// Challenges solved per difficulty.
+        #[arg(long, default_value_t = 200)]
+        challenges: usize,
+        #[arg(long)]
+        json: bool,
     },
     /// Draw P50/P95/P99 per endpoint of two report JSON files as an SVG.
     Chart {
@@ -162,6 +205,24 @@ struct Opts {
     /// The server binary for --spawn and compare.
     #[arg(long, default_value = "target/release/server")]
     server: PathBuf,
+}
+
+/// `POW` of a guest-flood server.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum PowMode {
+    Off,
+    Auto,
+    Always,
+}
+
+impl PowMode {
+    fn name(self) -> &'static str {
+        match self {
+            PowMode::Off => "off",
+            PowMode::Auto => "auto",
+            PowMode::Always => "always",
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -381,6 +442,7 @@ async fn start_server_from(
             hash_queue,
             gate_weights: opts.gate_weights.as_deref(),
             table,
+            pow: None,
         },
     )
     .await
@@ -594,6 +656,82 @@ async fn votes(opts: &Opts, windows: usize, control: bool, together: bool, dynam
     Ok(())
 }
 
+/// `load guest-flood`: the flood on a fresh server per mode, side by side.
+async fn guest_flood(
+    opts: &Opts,
+    addresses: usize,
+    pow_maxnumber: Option<u64>,
+    warmup_seconds: u64,
+    modes: &[PowMode],
+) -> anyhow::Result<()> {
+    let load_average = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    let mut summary = format!(
+        "`load guest-flood`: {} flooders from {addresses} addresses, {} s measured after {warmup_seconds} s unmeasured, \
+         one SQLite server per mode ({}), POW_MAXNUMBER {}, load average before: {}\n\n",
+        opts.users,
+        opts.seconds,
+        opts.server.display(),
+        pow_maxnumber.map_or("the server's default".to_owned(), |n| n.to_string()),
+        load_average()
+    );
+    let mut runs = Vec::new();
+    let mut reports = Vec::new();
+    for mode in modes {
+        let label = format!("POW={}", mode.name());
+        let server = server::Spawned::start(
+            &opts.server,
+            server::Settings {
+                tiers: None,
+                trust_proxy: true,
+                hash_queue: opts.hash_queue.or(Some(256)),
+                gate_weights: opts.gate_weights.as_deref(),
+                table: None,
+                pow: Some(server::Pow {
+                    mode: mode.name(),
+                    maxnumber: pow_maxnumber,
+                }),
+            },
+        )
+        .await?;
+        eprintln!("{label}: {} on {}", opts.server.display(), server.base_url());
+        if warmup_seconds > 0 {
+            let warmup = Api::new(&server.base_url(), Arc::new(Recorder::default()));
+            scenarios::guest_flood(warmup, opts.users, addresses, warmup_seconds).await;
+        }
+        let recorder = Arc::new(Recorder::default());
+        let api = Api::new(&server.base_url(), recorder.clone());
+        eprintln!("{label}: flooding for {} s", opts.seconds);
+        let hashes_before = server.hashes_run();
+        let before = cpu::sample(Some(server.pid()));
+        let started = Instant::now();
+        let totals = scenarios::guest_flood(api, opts.users, addresses, opts.seconds).await;
+        let wall = started.elapsed();
+        let (load_cpu_seconds, server_cpu_seconds) = cpu::seconds_used(before, cpu::sample(Some(server.pid())));
+        let mut report = recorder.report(&label, wall);
+        report.hashes_run = Some(server.hashes_run() - hashes_before);
+        report.peak_rss_kib = server.peak_rss_kib();
+        reports.push(report);
+        runs.push(FloodRun {
+            label,
+            seconds: wall.as_secs_f64(),
+            totals,
+            server_cpu_seconds,
+            load_cpu_seconds,
+        });
+    }
+    summary += &scenarios::flood_markdown(&runs);
+    summary += &format!("\nLoad average after: {}\n\n", load_average());
+    for report in &reports {
+        summary += &format!("{}\n", report.markdown());
+    }
+    println!("{summary}");
+    write_files(&opts.out, "guest-flood", &runs, &summary)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
@@ -651,6 +789,41 @@ async fn main() -> anyhow::Result<()> {
             together,
             dynamodb,
         } => votes(&opts, windows, control, together, dynamodb).await?,
+        Command::GuestFlood {
+            opts,
+            addresses,
+            pow_maxnumber,
+            warmup_seconds,
+            modes,
+        } => guest_flood(&opts, addresses, pow_maxnumber, warmup_seconds, &modes).await?,
+        Command::SolveTimes {
+            maxnumbers,
+            challenges,
+            json,
+        } => {
+            if !json {
+                println!(
+                    "| maxnumber | challenges | mean ms | P50 ms | P90 ms | max ms | CPU µs per try |\n|---:|---:|---:|---:|---:|---:|---:|"
+                );
+            }
+            for maxnumber in maxnumbers {
+                let times = pow::solve_times(maxnumber, challenges)?;
+                if json {
+                    println!("{}", serde_json::to_string(&times)?);
+                } else {
+                    println!(
+                        "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                        times.maxnumber,
+                        times.challenges,
+                        times.mean_ms,
+                        times.p50_ms,
+                        times.p90_ms,
+                        times.max_ms,
+                        times.us_per_try
+                    );
+                }
+            }
+        }
         Command::Chart {
             before,
             after,

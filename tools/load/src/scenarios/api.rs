@@ -52,7 +52,15 @@ impl Api {
 
     /// Sends the request and records it; returns status and JSON body when it answered.
     pub(crate) async fn call(&self, call: Call<'_>) -> Option<(u16, Value)> {
+        self.call_with_headers(call, &[]).await
+    }
+
+    /// [`Api::call`] with more request headers (`X-Pow`).
+    pub(crate) async fn call_with_headers(&self, call: Call<'_>, headers: &[(&str, &str)]) -> Option<(u16, Value)> {
         let mut request = self.http.request(call.method, format!("{}{}", self.base, call.path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(token) = call.token {
             request = request.bearer_auth(token);
         }

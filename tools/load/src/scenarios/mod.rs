@@ -8,6 +8,7 @@ use rand::RngExt as _;
 
 mod actions;
 mod api;
+mod flood;
 mod focused;
 mod mixed;
 mod reads;
@@ -15,6 +16,7 @@ mod seed;
 mod votes;
 
 pub(crate) use api::Api;
+pub(crate) use flood::{FloodRun, flood_markdown, guest_flood};
 pub(crate) use focused::{hot_post, login_attack, login_write, signup};
 pub(crate) use mixed::{Extras, Groups, Pacing, mixed, mixed_reads};
 pub(crate) use reads::reads;
