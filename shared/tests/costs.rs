@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use shared::app::guest::{GuestComment, GuestPost, GuestProof};
 use shared::app::posts::WritePost;
+use shared::app::pow::{PowMode, PowSettings};
 use shared::app::sessions::LogIn;
 use shared::app::signup::SignUp;
 use shared::app::{Answer, App, AppSettings, Boards, ClientAddress, IdempotencyKey, KeyOwner};
@@ -35,8 +36,21 @@ async fn metered_app(layout: Layout) -> (App, RequestCounter, CapacityMeter) {
     metered_app_at(layout, &format!("costs-{}", new_id().to_lowercase())).await
 }
 
-/// An app on `table` (created when missing) whose store meters what it consumes.
+/// An app on `table` (created when missing) whose store meters what it
+/// consumes; proof of work off (its own cost is measured on its own).
 async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, CapacityMeter) {
+    metered_app_with(
+        layout,
+        table,
+        PowSettings {
+            mode: PowMode::Off,
+            ..PowSettings::default()
+        },
+    )
+    .await
+}
+
+async fn metered_app_with(layout: Layout, table: &str, pow: PowSettings) -> (App, RequestCounter, CapacityMeter) {
     let (store, counter, meter) = metered_store_at(layout, table).await;
     let settings = [
         ("PEPPER", "costs-test-pepper-0123456789abcdefghijklmn"),
@@ -48,7 +62,11 @@ async fn metered_app_at(layout: Layout, table: &str) -> (App, RequestCounter, Ca
     let hashing = Hashing::new(shared::runtime::hashing_from(&Env::from_pairs(&settings)).unwrap()).unwrap();
     let tokens =
         shared::app::tokens::JwtKeys::new(&"costs-jwt-secret-0123456789abcdefghijklm".to_owned().into()).unwrap();
-    let app = App::new(store, AppSettings::default())
+    let settings = AppSettings {
+        pow,
+        ..AppSettings::default()
+    };
+    let app = App::new(store, settings)
         .with_hashing(hashing)
         .with_tokens(tokens)
         .with_tags(shared::app::tags::TagKeys::new(&"t".repeat(32).into(), None).unwrap());
@@ -1780,4 +1798,104 @@ async fn v4_edits_revisions_and_locks() {
     }
     assert_eq!(requests("spend a challenge"), 1);
     assert_eq!(requests("spend it again"), 1);
+}
+
+/// An `X-Pow` for a challenge the app issued: the number searched, as a client does.
+fn solved(app: &App) -> String {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let challenge = app.challenge().unwrap();
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let number = (0..=challenge.maxnumber)
+        .find(|n| hex(&Sha256::digest(format!("{}{n}", challenge.salt).as_bytes())) == challenge.challenge)
+        .unwrap();
+    let payload = serde_json::json!({"algorithm": challenge.algorithm, "challenge": challenge.challenge,
+        "number": number, "salt": challenge.salt, "signature": challenge.signature});
+    base64::engine::general_purpose::STANDARD.encode(payload.to_string())
+}
+
+/// (v4) What proof of work adds to an anonymous write on DynamoDB: with
+/// `POW=auto` a count per address and per board on every anonymous write
+/// (an IPv4 client; an IPv6 one adds its /48), and one conditional put to
+/// spend a solution; a refusal costs the ban check and the counts, no hash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_proof_of_work_on_an_anonymous_write() {
+    let table = format!("costs-{}", new_id().to_lowercase());
+    let auto = PowSettings {
+        mode: PowMode::Auto,
+        free_writes: 1,
+        board_rate: 1_000,
+        maxnumber: 1_000,
+    };
+    let (off_app, counter, meter) = metered_app_at(Layout::default(), &table).await;
+    let (auto_app, auto_counter, auto_meter) = metered_app_with(Layout::default(), &table, auto).await;
+    let post = |app: &App, address: &str, pow: Option<String>| {
+        let board = app.boards.resolve("free").unwrap();
+        GuestPost {
+            category: None,
+            idempotency: None,
+            client: ClientAddress(address.into()),
+            board,
+            nickname: Nickname::parse("g".into()).unwrap(),
+            password: password("1234"),
+            title: Title::parse("t".into()).unwrap(),
+            body: PostBody::parse("b".into()).unwrap(),
+            pow,
+        }
+    };
+    // Warm both processes' board settings and each store's first writes.
+    off_app
+        .create_guest_post(post(&off_app, "192.0.2.9", None))
+        .await
+        .unwrap();
+    auto_app
+        .create_guest_post(post(&auto_app, "192.0.2.10", None))
+        .await
+        .unwrap();
+
+    let mut rows: Vec<(&str, u64, Consumed)> = Vec::new();
+    meter.take();
+    let (n, _) = requests(&counter, off_app.create_guest_post(post(&off_app, "192.0.2.1", None))).await;
+    rows.push(("guest post, POW=off", n, meter.take()));
+    auto_meter.take();
+    let (n, _) = requests(
+        &auto_counter,
+        auto_app.create_guest_post(post(&auto_app, "192.0.2.2", None)),
+    )
+    .await;
+    rows.push(("guest post, POW=auto, a free write", n, auto_meter.take()));
+    let hashes = auto_app.hashing().unwrap().runs();
+    let (n, refused) = requests(
+        &auto_counter,
+        auto_app.create_guest_post(post(&auto_app, "192.0.2.2", None)),
+    )
+    .await;
+    assert!(matches!(refused, Err(shared::error::ApiError::PowRequired { .. })));
+    assert_eq!(auto_app.hashing().unwrap().runs(), hashes, "a refusal runs no hash");
+    rows.push(("guest post, POW=auto, refused (428)", n, auto_meter.take()));
+    let solution = solved(&auto_app);
+    let (n, created) = requests(
+        &auto_counter,
+        auto_app.create_guest_post(post(&auto_app, "192.0.2.2", Some(solution))),
+    )
+    .await;
+    created.unwrap();
+    rows.push(("guest post, POW=auto, with a solution", n, auto_meter.take()));
+
+    println!("| anonymous write | requests | table RCU / WCU | US$ per million |\n|---|---:|---|---:|");
+    for (what, n, c) in &rows {
+        println!(
+            "| {what} | {n} | {} / {} | {:.2} |",
+            c.table.read,
+            c.table.write,
+            usd_per_million(c)
+        );
+    }
+    let base = rows[0].1;
+    assert_eq!(rows[1].1, base + 2, "a count per address and per board");
+    assert_eq!(rows[3].1, base + 3, "and one conditional put to spend the solution");
+    assert!(
+        rows[2].1 < base,
+        "a refusal stops before the claim, the hash and the write"
+    );
 }

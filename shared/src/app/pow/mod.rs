@@ -52,10 +52,11 @@ impl fmt::Display for PowMode {
     }
 }
 
-/// Measured in a headless Chromium solving in a Web Worker with the
-/// reference library (docs/security.md, Proof of work): about 0.2 s on
-/// average. Tries are uniform over `0..=maxnumber`, so the mean is half.
-pub const DEFAULT_MAXNUMBER: u64 = 100_000;
+/// About 0.2 s on average in a headless Chromium solving in a Web Worker
+/// with the reference library (16.7 us a try; docs/benchmarks.md, (v4)
+/// Proof of work), under 1 ms natively. The number is uniform over
+/// `0..=maxnumber`, so a solver tries half of them on average.
+pub const DEFAULT_MAXNUMBER: u64 = 20_000;
 
 /// `POW`, `POW_FREE_WRITES`, `POW_BOARD_RATE`, `POW_MAXNUMBER`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
