@@ -32,10 +32,8 @@ const crossOrigin = process.env.CROSS_ORIGIN === "1";
 const screenshots = process.env.SCREENSHOTS || "";
 const here = new URL(".", import.meta.url).pathname;
 const log = (...a) => console.log(`[web-test ${store}]`, ...a);
-// (v4) Edit history and edit locks: the DynamoDB adapter for revisions and
-// locks is not merged yet (GET .../revisions and a lock answer 500 there),
-// so their steps run on SQLite only until it is.
-const historyOnThisStore = store === "sqlite";
+// (v4) Edit history and edit locks: walked on both stores.
+const historyOnThisStore = true;
 
 function freePort() {
   return new Promise((resolve) => {
