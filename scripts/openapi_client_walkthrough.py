@@ -51,8 +51,10 @@ from community_boards_client.api.posts import (
     get_post,
     get_post_by_number,
     list_posts,
+    list_revisions,
     update_guest_post,
 )
+from community_boards_client.api.pow import get_challenge
 from community_boards_client.api.moderation import (
     create_ban,
     delete_ban,
@@ -296,6 +298,17 @@ def walk(base):
         412,
         "precondition_failed",
         "updateGuestPost with a stale If-Match",
+    )
+    # (v4) The edit kept the version it replaced; and a proof-of-work challenge to solve.
+    history = expect(
+        list_revisions.sync_detailed("free", guest_post.id, client=client), 200, "listRevisions of the edited guest post"
+    )
+    kept = [(r.title, r.body) for r in history.revisions]
+    check(kept == [("Hi", "from a guest")], f"listRevisions: {history.revisions}")
+    challenge = expect(get_challenge.sync_detailed(client=client), 200, "getChallenge")
+    check(
+        challenge.algorithm == "SHA-256" and challenge.maxnumber > 0 and challenge.salt.endswith("&"),
+        f"getChallenge: {challenge}",
     )
     guest_comment = expect(
         create_guest_comment.sync_detailed(

@@ -30,6 +30,7 @@ import {
   deleteSessions,
   dislikePost,
   getBoard,
+  getChallenge,
   getComment,
   getHealth,
   getMe,
@@ -44,6 +45,7 @@ import {
   listMyPosts,
   listPosts,
   listReports,
+  listRevisions,
   putBoard,
   recategorizePost,
   reportPost,
@@ -310,6 +312,15 @@ async function walk(base: string): Promise<void> {
     412,
     "precondition_failed",
     "updateGuestPost with a stale If-Match",
+  );
+  // (v4) The edit kept the version it replaced; and a proof-of-work challenge to solve.
+  const history = expect(await listRevisions({ client, path: guestPath }), 200, "listRevisions of the edited guest post");
+  const kept = JSON.stringify(history.revisions.map((r) => [r.title, r.body]));
+  check(kept === '[["Hi","from a guest"]]', `listRevisions: ${kept}`);
+  const challenge = expect(await getChallenge({ client }), 200, "getChallenge");
+  check(
+    challenge.algorithm === "SHA-256" && challenge.maxnumber > 0 && challenge.salt.endsWith("&"),
+    `getChallenge: ${JSON.stringify(challenge)}`,
   );
   const guestComment = expect(
     await createGuestComment({
