@@ -167,8 +167,9 @@ async fn the_tag_key_is_read_by_arn_with_its_previous_version() {
     for value in [old_key, new_key] {
         assert!(!printed.contains(value), "{printed}");
     }
-    // The read function is given no tag key (only the JWT secret, v4).
+    // (v4) The read function takes the JWT secret (a reader's my_vote) and
+    // the tag key, which its proof-of-work challenges are signed under.
     let read = resolve(Function::Read.needs(), &env, Some(&endpoint())).await.unwrap();
     let names: Vec<&str> = read.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(names, ["JWT_SECRET"]);
+    assert_eq!(names, ["JWT_SECRET", "TAG_KEY", "TAG_KEY_PREVIOUS"]);
 }
