@@ -2,11 +2,9 @@
 //! absent, removed by the table's TTL once the challenge has expired.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use super::DynamoStore;
 use super::attributes::{Item, n, s};
-use super::transact::{is_conditional_failure, sdk_error};
 use crate::store::{Challenges, StoreResult};
 
 /// `POW#<challenge>`: the challenge's digest spreads them over partitions.
@@ -24,22 +22,7 @@ impl Challenges for DynamoStore {
             ("SK".to_owned(), s(SPENT_SK)),
             ("expires_at".to_owned(), n(expires_at)),
         ]);
-        let touched = [spent_pk(challenge)];
-        let put = self
-            .client()
-            .await
-            .put_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match put {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+        // One conditional put: false when the challenge was spent before.
+        self.put_new(item, None).await
     }
 }
