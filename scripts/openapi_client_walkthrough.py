@@ -303,8 +303,8 @@ def walk(base):
     history = expect(
         list_revisions.sync_detailed("free", guest_post.id, client=client), 200, "listRevisions of the edited guest post"
     )
-    kept = [(r.title, r.body) for r in history.revisions]
-    check(kept == [("Hi", "from a guest")], f"listRevisions: {history.revisions}")
+    revision_texts = [(r.title, r.body) for r in history.revisions]
+    check(revision_texts == [("Hi", "from a guest")], f"listRevisions: {history.revisions}")
     challenge = expect(get_challenge.sync_detailed(client=client), 200, "getChallenge")
     check(
         challenge.algorithm == "SHA-256" and challenge.maxnumber > 0 and challenge.salt.endswith("&"),

@@ -315,8 +315,8 @@ async function walk(base: string): Promise<void> {
   );
   // (v4) The edit kept the version it replaced; and a proof-of-work challenge to solve.
   const history = expect(await listRevisions({ client, path: guestPath }), 200, "listRevisions of the edited guest post");
-  const kept = JSON.stringify(history.revisions.map((r) => [r.title, r.body]));
-  check(kept === '[["Hi","from a guest"]]', `listRevisions: ${kept}`);
+  const revisionTexts = JSON.stringify(history.revisions.map((r) => [r.title, r.body]));
+  check(revisionTexts === '[["Hi","from a guest"]]', `listRevisions: ${revisionTexts}`);
   const challenge = expect(await getChallenge({ client }), 200, "getChallenge");
   check(
     challenge.algorithm === "SHA-256" && challenge.maxnumber > 0 && challenge.salt.endsWith("&"),
