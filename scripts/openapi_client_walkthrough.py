@@ -54,7 +54,7 @@ from community_boards_client.api.posts import (
     list_revisions,
     update_guest_post,
 )
-from community_boards_client.api.pow import get_challenge
+from community_boards_client.api.challenges import get_challenge
 from community_boards_client.api.moderation import (
     create_ban,
     delete_ban,

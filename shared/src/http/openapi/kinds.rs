@@ -77,7 +77,7 @@ pub(super) fn tag(path: &str) -> &'static str {
         Some("moderators" | "modlog" | "remove" | "bans" | "reports" | "resolve" | "category" | "best") => "moderation",
         Some("health") => "health",
         Some("revisions") => "posts",
-        Some("challenge") => "pow",
+        Some("challenge") => "challenges",
         _ => panic!("{path} has no tag in openapi.rs"),
     }
 }
@@ -101,7 +101,7 @@ pub(super) const TAGS: &[(&str, &str)] = &[
         "(v3) A member's own account: password, sessions, their posts and comments, deletion",
     ),
     (
-        "pow",
+        "challenges",
         "(v4) Proof of work (ALTCHA) for anonymous writes: the challenge to solve",
     ),
     ("health", "Liveness of a deployment"),
