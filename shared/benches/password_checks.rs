@@ -96,6 +96,7 @@ async fn per_request(target: &Target, op: &str, count: u32, first: u32) -> f64 {
         let login = |password: &str| LogIn {
             username: Username::parse("bench".into()).unwrap(),
             password: Password::attempt(password.into()).unwrap(),
+            totp: None,
             client: address(i),
         };
         match op {

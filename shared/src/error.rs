@@ -49,6 +49,13 @@ pub enum ApiError {
     Locked,
     /// **(v4)** An anonymous write without a valid, unused proof of work:
     /// the answer carries `challenge` (a fresh one) beside the error.
+    /// **(v4)** A login of a member with TOTP on that carries no code (`401`).
+    #[error("a TOTP code (or a recovery code) is required: send it as totp")]
+    TotpRequired,
+    /// **(v4)** A staff route called by staff without confirmed TOTP
+    /// while `STAFF_REQUIRE_TOTP` is on (`403`).
+    #[error("staff must turn on two-step sign-in (TOTP) first: POST /members/me/totp, then confirm it")]
+    StaffTotpRequired,
     #[error("{message}")]
     PowRequired {
         message: String,
@@ -80,10 +87,13 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::MalformedJson { .. } | ApiError::Validation { .. } => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized(_) | ApiError::InvalidToken(_) | ApiError::InvalidCredentials { .. } => {
-                StatusCode::UNAUTHORIZED
+            ApiError::Unauthorized(_)
+            | ApiError::InvalidToken(_)
+            | ApiError::InvalidCredentials { .. }
+            | ApiError::TotpRequired => StatusCode::UNAUTHORIZED,
+            ApiError::WrongPassword | ApiError::Forbidden(_) | ApiError::Banned(_) | ApiError::StaffTotpRequired => {
+                StatusCode::FORBIDDEN
             }
-            ApiError::WrongPassword | ApiError::Forbidden(_) | ApiError::Banned(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UsernameTaken
@@ -116,6 +126,7 @@ impl ApiError {
             ApiError::AlreadyVoted => "already_voted",
             ApiError::Locked => "locked",
             ApiError::PowRequired { .. } => "pow_required",
+            ApiError::TotpRequired | ApiError::StaffTotpRequired => "totp_required",
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PreconditionFailed => "precondition_failed",
@@ -146,6 +157,7 @@ impl ApiError {
             ApiError::InvalidCredentials { field } => *field,
             ApiError::UsernameTaken => Some("username"),
             ApiError::WrongPassword => Some("password"),
+            ApiError::TotpRequired => Some("totp"),
             _ => None,
         }
     }

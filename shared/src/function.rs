@@ -48,6 +48,8 @@ impl Function {
     /// handles tokens is given neither a pepper nor a JWT secret, and one
     /// that writes nothing on a board no tag key.
     pub fn needs(self) -> Needs {
+        // (v4) `login` and `account` check and manage TOTP: only they hold its key.
+        let totp = matches!(self, Function::Login | Function::Account);
         let (hashing, tokens, tags) = match self {
             // (v4) The tag key also derives the proof-of-work key, which
             // signup checks and `read` signs challenges with.
@@ -59,7 +61,12 @@ impl Function {
             // the dislikes a board hides.
             Function::Read => (false, true, true),
         };
-        Needs { hashing, tokens, tags }
+        Needs {
+            hashing,
+            tokens,
+            tags,
+            totp,
+        }
     }
 }
 
@@ -70,6 +77,8 @@ pub struct Needs {
     pub hashing: bool,
     pub tokens: bool,
     pub tags: bool,
+    /// **(v4)** The TOTP key (derived from the pepper unless `TOTP_KEY` is set).
+    pub totp: bool,
 }
 
 impl Needs {
@@ -80,6 +89,7 @@ impl Needs {
                 hashing: all.hashing || n.hashing,
                 tokens: all.tokens || n.tokens,
                 tags: all.tags || n.tags,
+                totp: all.totp || n.totp,
             }
         })
     }

@@ -89,6 +89,7 @@ impl TestApp {
             .log_in(LogIn {
                 username: username(name),
                 password: Password::attempt(password.to_owned()).unwrap(),
+                totp: None,
                 client: client(address),
             })
             .await

@@ -119,6 +119,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let login = |p: &str| LogIn {
         username: Username::parse("kim".into()).unwrap(),
         password: Password::attempt(p.to_owned()).unwrap(),
+        totp: None,
         client: client(),
     };
     let (ok, session) = requests(&counter, app.log_in(login("password-123"))).await;
@@ -396,6 +397,7 @@ async fn measure() -> Measured {
         let login = |p: &str| LogIn {
             username: Username::parse("kim".into()).unwrap(),
             password: Password::attempt(p.into()).unwrap(),
+            totp: None,
             client: client(),
         };
         assert!(app.log_in(login("password-124")).await.is_err());
@@ -694,6 +696,7 @@ fn member(nickname: &str) -> shared::app::SignedIn {
         id: shared::domain::MemberId::parse(&new_id()).unwrap(),
         username: nickname.to_owned(),
         nickname: nickname.to_owned(),
+        second_factor: false,
     }
 }
 

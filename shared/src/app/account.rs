@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use super::passwords::{check_length, check_password};
+use super::passwords::{check_length, check_new_password, check_password};
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress, SignedIn, revoked, username_of};
 use crate::domain::{
-    CommentPage, Me, MemberId, Page, PageLimit, Password, PasswordHash, PendingDeletion, Roles, Username,
+    CommentPage, Me, MemberCredentials, MemberId, Page, PageLimit, Password, PasswordHash, PendingDeletion, Roles,
+    Username,
 };
 use crate::error::ApiError;
 use crate::hashing::Tier;
@@ -95,6 +96,18 @@ impl App {
         let hashing = self.hashing()?.for_client(&command.client.0);
         check_length(&hashing, Tier::Member, "new_password", &command.new)?;
         let username = username_of(&command.member)?;
+        // (v4) The rules that need no read first; the TOTP-dependent
+        // minimum once the credentials are read, still before any hash.
+        let context = [command.member.username.as_str(), command.member.nickname.as_str()];
+        check_new_password(&self.passwords, "new_password", &command.new, &context, true)?;
+        if command.new.code_points() < self.passwords.member_min(false) {
+            let second_factor = self
+                .store
+                .session_state(&command.member.id, &username)
+                .await?
+                .is_some_and(|state| state.totp);
+            check_new_password(&self.passwords, "new_password", &command.new, &context, second_factor)?;
+        }
         self.check_own_password(
             &command.member,
             &username,
@@ -188,13 +201,13 @@ impl App {
     /// wrong one counted as a failed login (docs/API.md, Throttling and
     /// quotas); `401 invalid_credentials` naming the body's password field
     /// when wrong.
-    async fn check_own_password(
+    pub(super) async fn check_own_password(
         &self,
         member: &SignedIn,
         username: &Username,
         (field, password): (&'static str, &Password),
         client: &ClientAddress,
-    ) -> Result<(), ApiError> {
+    ) -> Result<MemberCredentials, ApiError> {
         let hashing = self.hashing()?.for_client(&client.0);
         let failure_keys = throttle::login_keys(&self.limits, username.as_str(), &client.0);
         let keys: Vec<_> = failure_keys
@@ -211,15 +224,16 @@ impl App {
                 .await?
                 .filter(|c| c.member.id == member.id.as_str());
             let stored = credentials.as_ref().map(|c| &c.password_hash);
-            Ok::<_, ApiError>(check_password(&hashing, Tier::Member, password, stored).await?.matched)
+            let matched = check_password(&hashing, Tier::Member, password, stored).await?.matched;
+            Ok::<_, ApiError>(credentials.filter(|_| matched))
         }
         .await;
         match checked {
-            Ok(true) => {
+            Ok(Some(credentials)) => {
                 throttle::forgive(&*self.store, failures).await;
-                Ok(())
+                Ok(credentials)
             }
-            Ok(false) => Err(ApiError::InvalidCredentials { field: Some(field) }),
+            Ok(None) => Err(ApiError::InvalidCredentials { field: Some(field) }),
             Err(e) => {
                 throttle::forgive_all(&*self.store, [failures, checks]).await;
                 Err(e)

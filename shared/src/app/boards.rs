@@ -226,6 +226,7 @@ impl App {
                 if !self.is_admin(member) {
                     return Err(ApiError::Forbidden("only admins may open a board".into()));
                 }
+                self.require_staff_totp(member)?;
                 if self.store.create_board(&settings, Some(&entry)).await? {
                     PutOutcome::Created(Board::new(&settings, 0))
                 } else {
@@ -240,6 +241,7 @@ impl App {
                         slug.as_str()
                     )));
                 }
+                self.require_staff_totp(member)?;
                 self.replace_board(&settings, &entry).await?
             }
         };

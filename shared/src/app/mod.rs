@@ -4,7 +4,7 @@
 //! HTTP; the HTTP adapter only parses requests into commands and results into
 //! responses.
 
-#[cfg(all(feature = "hashing", feature = "tokens"))]
+#[cfg(all(feature = "totp", feature = "tokens"))]
 pub mod account;
 pub mod boards;
 #[cfg(feature = "hashing")]
@@ -21,15 +21,17 @@ pub mod pow;
 pub mod purge;
 mod read_cache;
 pub mod reads;
-#[cfg(all(feature = "hashing", feature = "tokens"))]
+#[cfg(all(feature = "totp", feature = "tokens"))]
 pub mod sessions;
 mod settings;
-#[cfg(feature = "hashing")]
+#[cfg(feature = "passwords")]
 pub mod signup;
 pub mod tags;
 pub mod throttle;
 #[cfg(feature = "tokens")]
 pub mod tokens;
+#[cfg(all(feature = "totp", feature = "tokens"))]
+pub mod totp;
 pub mod views;
 pub mod votes;
 
@@ -47,7 +49,7 @@ use tokens::JwtKeys;
 
 pub use crate::domain::Boards;
 pub use idempotency::{Answer, ClaimOutcome, IdempotencyClaim, IdempotencyKey, KeyOwner, RememberedAnswer};
-pub use settings::{AdminEnrollToken, AppSettings};
+pub use settings::{AdminEnrollToken, AppSettings, NIST_SINGLE_FACTOR_MIN, PasswordSettings};
 use tags::TagKeys;
 
 /// The label the proof-of-work key is derived from the tag key with:
@@ -85,6 +87,9 @@ pub struct SignedIn {
     /// What `ADMIN_USERNAMES` names.
     pub username: String,
     pub nickname: String,
+    /// **(v4)** Whether the member's TOTP is confirmed, as the session
+    /// check read it (false where no session check ran).
+    pub second_factor: bool,
 }
 
 impl SignedIn {
@@ -128,6 +133,11 @@ pub struct App {
     pow: pow::PowSettings,
     /// What challenges are signed with: `POW_KEY`, else derived from the tag key.
     pow_key: Option<Arc<pow::PowKey>>,
+    /// **(v4)** Member password rules and TOTP settings.
+    passwords: settings::PasswordSettings,
+    /// **(v4)** What TOTP secrets are sealed with: in `login` and `account`.
+    #[cfg(all(feature = "totp", feature = "tokens"))]
+    totp: Option<Arc<totp::TotpKeys>>,
 }
 
 impl std::fmt::Debug for App {
@@ -161,6 +171,9 @@ impl App {
             board_cache: Arc::default(),
             pow: settings.pow,
             pow_key: None,
+            passwords: settings.passwords,
+            #[cfg(all(feature = "totp", feature = "tokens"))]
+            totp: None,
         }
     }
 
@@ -336,6 +349,7 @@ impl App {
             id: claims.member_id()?,
             username: claims.username,
             nickname: claims.nickname,
+            second_factor: false,
         };
         Ok((member, claims.sep))
     }
@@ -344,11 +358,15 @@ impl App {
     /// The member a bearer token names while its session lasts: the
     /// signature, then the member's stored session epoch (one small read;
     /// docs/API.md, Accounts). A token of an earlier epoch, or of an
-    /// account that is gone, is `401` with `invalid_token`.
+    /// account that is gone, is `401` with `invalid_token`. **(v4)** The same
+    /// read says whether the member's TOTP is confirmed.
     pub async fn authenticate(&self, token: &str) -> Result<SignedIn, ApiError> {
         let (member, epoch) = self.verify_claims(token)?;
-        match self.store.session_epoch(&member.id, &username_of(&member)?).await? {
-            Some(current) if current == epoch => Ok(member),
+        match self.store.session_state(&member.id, &username_of(&member)?).await? {
+            Some(state) if state.epoch == epoch => Ok(SignedIn {
+                second_factor: state.totp,
+                ..member
+            }),
             _ => Err(revoked()),
         }
     }

@@ -73,3 +73,72 @@ fn dummy_form(password: &Password, too_long: bool) -> SecretString {
         password.secret().clone()
     }
 }
+
+/// **(v4)** A new member password against the member password rules
+/// (docs/API.md, Passwords and staff sign-in), before any hash: at least
+/// `MEMBER_PASSWORD_MIN` code points after NFKC (15 under
+/// `PASSWORD_POLICY=nist` without `second_factor`), not on the bundled
+/// blocklist, not the member's username or nickname (`context`). No
+/// composition rule. `400 validation_failed` naming `field`.
+#[cfg(feature = "passwords")]
+pub(super) fn check_new_password(
+    settings: &super::PasswordSettings,
+    field: &str,
+    password: &Password,
+    context: &[&str],
+    second_factor: bool,
+) -> Result<(), ApiError> {
+    let min = settings.member_min(second_factor);
+    if password.code_points() < min {
+        let why = if min > settings.member_min {
+            " (a password that is the only factor: turn on TOTP for the shorter minimum)"
+        } else {
+            ""
+        };
+        return Err(ApiError::invalid(
+            field,
+            format_args!("must be {min}-{}{why} characters", crate::domain::fields::PASSWORD_MAX),
+        ));
+    }
+    match weakness(password, context) {
+        Some(PasswordWarning::TooCommon) => Err(ApiError::invalid(field, "is too common: choose another")),
+        Some(PasswordWarning::Personal) => Err(ApiError::invalid(
+            field,
+            "is too common: it is your username or nickname",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// **(v4)** What a login tells a member about the password that let them
+/// in (docs/API.md, Passwords and staff sign-in): they keep signing in,
+/// and are asked to change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PasswordWarning {
+    /// On the blocklist of common and breached passwords.
+    TooCommon,
+    /// The member's own username or nickname.
+    Personal,
+    /// Shorter than `PASSWORD_POLICY=nist` asks of a password that is the only factor.
+    TooShort,
+}
+
+/// Whether the password is on the blocklist or is one of `context`, as
+/// NFKC and lower case compare them.
+#[cfg(feature = "passwords")]
+pub(super) fn weakness(password: &Password, context: &[&str]) -> Option<PasswordWarning> {
+    use secrecy::ExposeSecret as _;
+    use unicode_normalization::UnicodeNormalization as _;
+    let typed = password.secret().expose_secret();
+    if crate::domain::fields::blocklist::is_common(typed) {
+        return Some(PasswordWarning::TooCommon);
+    }
+    let fold = |s: &str| -> String { s.nfkc().flat_map(char::to_lowercase).collect() };
+    let folded = fold(typed);
+    context
+        .iter()
+        .any(|word| !word.is_empty() && fold(word) == folded)
+        .then_some(PasswordWarning::Personal)
+}

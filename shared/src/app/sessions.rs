@@ -1,18 +1,21 @@
 //! Log in (docs/API.md, Routes: `POST /sessions`; Throttling and quotas).
 
-use crate::domain::{Member, Password, PasswordHash, Username};
+use crate::domain::{Member, MemberId, Password, PasswordHash, Username};
 use crate::error::ApiError;
 use crate::hashing::{Hashing, Tier};
 
-use super::passwords::check_password;
+use super::passwords::{PasswordWarning, check_password, weakness};
 use super::throttle::Refusal;
 use super::tokens::TOKEN_TTL_SECS;
+use super::totp::TotpCode;
 use super::{App, ClientAddress, throttle};
 
 #[derive(Debug)]
 pub struct LogIn {
     pub username: Username,
     pub password: Password,
+    /// **(v4)** A TOTP code or a recovery code: required while TOTP is on.
+    pub totp: Option<TotpCode>,
     pub client: ClientAddress,
 }
 
@@ -24,6 +27,13 @@ pub struct Session {
     pub token_type: &'static str,
     pub expires_in: u64,
     pub member: Member,
+    /// **(v4)** Present when the password that signed in breaks today's
+    /// member password rules: `too_common` (on the blocklist), `personal`
+    /// (the username or nickname), `too_short` (under
+    /// `PASSWORD_POLICY=nist`, without TOTP). The login still succeeds;
+    /// change the password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password_warning: Option<PasswordWarning>,
 }
 
 /// Redacted: the token is a credential.
@@ -83,6 +93,27 @@ impl App {
             throttle::forgive(&*self.store, success).await;
             return Err(ApiError::InvalidCredentials { field: None });
         };
+        // (v4) The second factor, once the password matched: without a code
+        // `401 totp_required` (the check stays counted as a success, which
+        // bounds looping on it); a wrong or spent one is a failed login.
+        if let Some(totp) = credentials.totp.as_ref().filter(|t| t.confirmed) {
+            let Some(code) = &command.totp else {
+                throttle::forgive(&*self.store, failures).await;
+                return Err(ApiError::TotpRequired);
+            };
+            let member_id = MemberId::from_stored(credentials.member.id.clone());
+            match self.second_factor(&member_id, &command.username, totp, code).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    throttle::forgive(&*self.store, success).await;
+                    return Err(ApiError::InvalidCredentials { field: None });
+                }
+                Err(e) => {
+                    throttle::forgive_all(&*self.store, [failures, success]).await;
+                    return Err(e);
+                }
+            }
+        }
         throttle::forgive(&*self.store, failures).await;
         if verdict.needs_rehash {
             self.upgrade_member_hash(
@@ -98,11 +129,21 @@ impl App {
             credentials.session_epoch,
             throttle::unix_now().max(0) as u64,
         )?;
+        let second_factor = credentials.totp.as_ref().is_some_and(|t| t.confirmed);
+        let context = [
+            credentials.member.username.as_str(),
+            credentials.member.nickname.as_str(),
+        ];
+        let password_warning = weakness(&command.password, &context).or_else(|| {
+            (command.password.code_points() < self.passwords.member_min(second_factor))
+                .then_some(PasswordWarning::TooShort)
+        });
         Ok(Session {
             token,
             token_type: "Bearer",
             expires_in: TOKEN_TTL_SECS,
             member: credentials.member,
+            password_warning,
         })
     }
 

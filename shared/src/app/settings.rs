@@ -23,6 +23,59 @@ pub struct AppSettings {
     pub admin_enroll_token: Option<AdminEnrollToken>,
     /// **(v4)** `POW` and its thresholds.
     pub pow: super::pow::PowSettings,
+    /// **(v4)** `MEMBER_PASSWORD_MIN`, `PASSWORD_POLICY`, `STAFF_REQUIRE_TOTP`, `TOTP_ISSUER`.
+    pub passwords: PasswordSettings,
+}
+
+/// **(v4)** Member passwords and TOTP (docs/API.md, Passwords and staff sign-in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordSettings {
+    /// `MEMBER_PASSWORD_MIN`: code points after NFKC, at least 8 (NIST's floor).
+    pub member_min: usize,
+    /// `PASSWORD_POLICY=nist`: 15 code points for a member without TOTP,
+    /// the password being their only factor (NIST SP 800-63B-4, 3.1.1.2).
+    pub nist: bool,
+    /// `STAFF_REQUIRE_TOTP`: staff routes refuse staff without confirmed TOTP.
+    pub staff_require_totp: bool,
+    /// `TOTP_ISSUER`: the name authenticator apps show beside the username.
+    pub totp_issuer: String,
+}
+
+/// The least `PASSWORD_POLICY=nist` asks of a password that is the only factor.
+pub const NIST_SINGLE_FACTOR_MIN: usize = 15;
+
+impl Default for PasswordSettings {
+    fn default() -> Self {
+        PasswordSettings {
+            member_min: crate::domain::MEMBER_PASSWORD_MIN,
+            nist: false,
+            staff_require_totp: true,
+            totp_issuer: "community-boards".to_owned(),
+        }
+    }
+}
+
+impl PasswordSettings {
+    /// The least a member's password may have: with `second_factor` (confirmed TOTP) or without.
+    pub fn member_min(&self, second_factor: bool) -> usize {
+        if self.nist && !second_factor {
+            self.member_min.max(NIST_SINGLE_FACTOR_MIN)
+        } else {
+            self.member_min
+        }
+    }
+}
+
+impl fmt::Display for PasswordSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "member_password_min={} password_policy={} staff_require_totp={}",
+            self.member_min,
+            if self.nist { "nist" } else { "default" },
+            self.staff_require_totp
+        )
+    }
 }
 
 /// A secret compared in constant time and never printed.
@@ -87,6 +140,7 @@ impl fmt::Display for AppSettings {
         )?;
         write!(f, " blocked_words={}", self.blocked_words.len())?;
         write!(f, " {}", self.pow)?;
+        write!(f, " {}", self.passwords)?;
         let mut limits = self.limits;
         for (name, limit) in limits.named() {
             match limit {

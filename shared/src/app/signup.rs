@@ -8,7 +8,7 @@ use crate::domain::{Member, MemberId, Nickname, Password, PasswordHash, Username
 use crate::error::ApiError;
 use crate::hashing::Tier;
 
-use super::passwords::check_length;
+use super::passwords::{check_length, check_new_password};
 use super::throttle::{self, Refusal};
 use super::{App, ClientAddress};
 
@@ -28,10 +28,19 @@ pub struct SignUp {
 
 impl App {
     /// Refused over the signup quota and for a taken username before any
-    /// hashing; the store's conditional write still decides races.
+    /// hashing; the store's conditional write still decides races. **(v4)**
+    /// The password rules (length, blocklist, username and nickname) come
+    /// first of all: they cost no store request.
     pub async fn sign_up(&self, command: SignUp) -> Result<Answer<Member>, ApiError> {
         let hashing = &self.hashing()?.for_client(&command.client.0);
         check_length(hashing, Tier::Member, "password", &command.password)?;
+        check_new_password(
+            &self.passwords,
+            "password",
+            &command.password,
+            &[command.username.as_str(), command.nickname.as_str()],
+            false,
+        )?;
         self.require_pow(super::pow::AnonymousWrite {
             client: &command.client,
             board: None,

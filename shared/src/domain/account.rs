@@ -42,3 +42,49 @@ pub struct PendingDeletion {
     pub member: MemberId,
     pub delete_content: bool,
 }
+
+/// **(v4)** What a session check reads of a member (docs/API.md, Accounts;
+/// Passwords and staff sign-in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionState {
+    /// What every valid token of the member carries.
+    pub epoch: u64,
+    /// Whether the member has confirmed TOTP: staff routes ask for it.
+    pub totp: bool,
+}
+
+/// **(v4)** A member's TOTP as the store keeps it. The secret is sealed
+/// (AES-256-GCM under a key the store never holds: `app::totp`), and the
+/// recovery codes are kept only as keyed hashes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoredTotp {
+    pub sealed_secret: String,
+    /// False while an enrollment waits for its first code.
+    pub confirmed: bool,
+    /// The last time step a code was accepted for (0: none): each is accepted once.
+    pub last_step: u64,
+    /// The keyed hash of each recovery code not yet used.
+    pub recovery_codes: Vec<String>,
+}
+
+/// Redacted: sealed or hashed, these are still what a second factor is made of.
+impl std::fmt::Debug for StoredTotp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredTotp")
+            .field("confirmed", &self.confirmed)
+            .field("last_step", &self.last_step)
+            .field("recovery_codes", &self.recovery_codes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// **(v4)** What starting an enrollment found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TotpStart {
+    /// The new secret waits for its first code (any earlier unconfirmed one is replaced).
+    Started,
+    /// TOTP is on already: nothing changed.
+    AlreadyOn,
+    /// No such live account.
+    NoAccount,
+}

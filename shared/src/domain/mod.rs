@@ -9,12 +9,12 @@ pub mod fields;
 pub mod moderation;
 mod version;
 
-pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles};
+pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles, SessionState, StoredTotp, TotpStart};
 pub use board::{Board, BoardList, BoardSettings, DislikePolicy, Tally, Vote, VoteChange, VoteState};
 pub use fields::{
     BanDuration, BanId, BoardDescription, BoardName, BoardSlug, Boards, Category, CommentBody, CommentId, CommentKey,
-    MemberId, Nickname, PageLimit, Password, PasswordHash, PostBody, PostId, PostKey, Reason, ReportId, Title,
-    Username, new_id,
+    MEMBER_PASSWORD_MIN, MemberId, Nickname, PageLimit, Password, PasswordHash, PostBody, PostId, PostKey, Reason,
+    ReportId, Title, Username, new_id,
 };
 pub use moderation::{
     Ban, BanPage, BanRecord, BanScope, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget,
@@ -93,6 +93,8 @@ pub struct MemberCredentials {
     pub password_hash: PasswordHash,
     /// What every token issued now carries (docs/API.md, Accounts).
     pub session_epoch: u64,
+    /// **(v4)** Their TOTP, confirmed or waiting for its first code.
+    pub totp: Option<StoredTotp>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -32,9 +32,14 @@ pub struct Route {
 impl Route {
     /// Every `POST` but `/sessions` creates something and takes an
     /// `Idempotency-Key` (docs/API.md, Idempotent creates); **(v4)** but a
-    /// guest vote, which is once per address by itself.
+    /// guest vote, which is once per address by itself, and the TOTP
+    /// enrollment's two steps: their answers are a secret and recovery
+    /// codes, which a remembered answer would keep in the store in the clear.
     pub fn takes_idempotency_key(&self) -> bool {
-        self.method == Method::POST && self.path != "/sessions" && !self.path.ends_with("/votes/guest")
+        self.method == Method::POST
+            && self.path != "/sessions"
+            && !self.path.ends_with("/votes/guest")
+            && !self.path.starts_with("/members/me/totp")
     }
 }
 
@@ -201,13 +206,13 @@ macro_rules! routes_table {
 }
 
 routes_table! {
-    #[cfg(feature = "hashing")]
+    #[cfg(feature = "passwords")]
     Signup POST "/members" => h::signup::signup,
         doc("createMember", "Sign up", 201, "The new member")
             .details("Creates a member account (the member tier hashes the password). Log in with `createSession` for a token. Counted against the signup quota of the client address.")
             .takes::<h::signup::SignUpRequest>().returns::<d::Member>().errors(&["username_taken", "rate_limited"])
             .listed("-", "`201` member");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Login POST "/sessions" => h::sessions::login,
         doc("createSession", "Log in", 200, "A session with its bearer token")
             .details("Checks a member's password and answers a bearer token for the member routes. Every cause of a failed login answers the same `401 invalid_credentials`; repeated failures for one username from one address are throttled (`429 too_many_attempts`, before any hashing).")
@@ -444,41 +449,59 @@ routes_table! {
             .details("Staff of the board take a post out of the best posts (gaenyeomgeul) for good: it never becomes best again, whatever the votes do. Logged as `unbest`.")
             .errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "**(v4)** `204`");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Account GET "/members/me" => h::account::me,
         doc("getMe", "Your account and roles", 200, "The signed-in member with their roles")
             .details("The signed-in member as stored, with `roles`: whether they are an admin, and the boards they moderate. With `listMyPosts` and `listMyComments` it is the member's data export.")
             .returns::<d::Me>()
             .listed("bearer", "**(v3)** `200` me");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Account PUT "/members/me/password" => h::account::change_password,
         doc("changePassword", "Change your password", 204, "Changed; every earlier token stops working")
             .details("Checks `current_password` as a login does (a wrong one is `401 invalid_credentials` and counts as a failed login under the login limits), stores `new_password` under the member tier, and ends every session: every token issued before, this one included, answers `401` from now on. Log in again with the new password.")
             .takes::<h::account::ChangePasswordRequest>().errors(&["invalid_credentials", "too_many_attempts"])
             .listed("bearer", "**(v3)** `204`");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Account DELETE "/members/me/sessions" => h::account::end_sessions,
         doc("deleteSessions", "Sign out everywhere", 204, "Every earlier token stops working")
             .details("Ends every session of the member: every token issued before this call, the one that made it included, answers `401`. On Lambda another execution environment may still accept one for up to 10 seconds; on the server it takes effect at once.")
             .listed("bearer", "**(v3)** `204`: sign out everywhere");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Account DELETE "/members/me" => h::account::delete_account,
         doc("deleteMe", "Delete your account", 204, "Deleted")
             .details("With the member's password (a wrong one is `401 invalid_credentials`, counted as a failed login). With `delete_content` true every post and comment the member wrote is deleted and their likes are withdrawn, every count staying exact; with false the posts and comments stay, written by `{\"kind\": \"deleted_member\", \"nickname\": \"deleted member\"}`. Either way the tokens stop working, the username stays taken and nothing of the account can be read under its id again.")
             .takes::<h::account::DeleteAccountRequest>().errors(&["invalid_credentials", "too_many_attempts"])
             .listed("bearer", "**(v3)** `204`: delete the account");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Account GET "/members/me/posts" => h::account::my_posts,
         doc("listMyPosts", "Your posts on every board, newest first", 200, "A page of your post summaries")
             .details("The signed-in member's posts on every board, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
             .returns::<d::Page>().errors(&["validation_failed"])
             .listed("bearer", "**(v3)** `200` page of post summaries, newest first");
-    #[cfg(all(feature = "hashing", feature = "tokens"))]
+    #[cfg(all(feature = "totp", feature = "tokens"))]
     Account GET "/members/me/comments" => h::account::my_comments,
         doc("listMyComments", "Your comments on every post, newest first", 200, "A page of your comments")
             .details("The signed-in member's comments on every post of every board, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
             .returns::<d::CommentPage>().errors(&["validation_failed"])
             .listed("bearer", "**(v3)** `200` page of comments, newest first");
+    #[cfg(all(feature = "totp", feature = "tokens"))]
+    Account POST "/members/me/totp" => h::account::start_totp,
+        doc("startTotp", "Start turning on TOTP", 200, "A new secret, waiting for its first code")
+            .details("(v4) A new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app: `otpauth_uri` as a QR code, or `secret` typed in. It takes effect only once `confirmTotp` gets a code from it; starting again replaces one still waiting. `403` while TOTP is on (remove it first).")
+            .returns::<crate::app::totp::TotpEnrollment>().errors(&["forbidden"])
+            .listed("bearer", "**(v4)** `200 {\"secret\", \"otpauth_uri\"}`");
+    #[cfg(all(feature = "totp", feature = "tokens"))]
+    Account POST "/members/me/totp/confirm" => h::account::confirm_totp,
+        doc("confirmTotp", "Turn on TOTP with a first code", 200, "TOTP is on: the recovery codes, shown this once")
+            .details("(v4) A code from the app for the waiting secret turns TOTP on and answers 10 single-use recovery codes, shown only now: keep them. From then on a login needs `totp`, and staff routes accept this member. A wrong code is `401 invalid_credentials` (`field` `code`), counted as a failed login.")
+            .takes::<h::account::ConfirmTotpRequest>().returns::<crate::app::totp::RecoveryCodes>().errors(&["validation_failed", "invalid_credentials", "forbidden", "too_many_attempts"])
+            .listed("bearer", "**(v4)** `200 {\"recovery_codes\": [...]}`");
+    #[cfg(all(feature = "totp", feature = "tokens"))]
+    Account DELETE "/members/me/totp" => h::account::end_totp,
+        doc("deleteTotp", "Turn off TOTP", 204, "TOTP is off")
+            .details("(v4) With the password and, while TOTP is on, a code or a recovery code; an enrollment still waiting needs only the password. Each wrong one is `401 invalid_credentials` naming the field, counted as a failed login. Under `PASSWORD_POLICY=nist` a password shorter than 15 characters must be changed first (`400`).")
+            .takes::<h::account::EndTotpRequest>().errors(&["validation_failed", "invalid_credentials", "too_many_attempts"])
+            .listed("bearer", "**(v4)** `204`");
 }
 
 /// A router serving `functions`' routes and `GET /health`; unknown paths

@@ -1,13 +1,15 @@
 //! The application's settings from the environment: `BOARDS`, `ADMIN_USERNAMES`,
 //! `BLOCKED_WORDS`, `ADMIN_ENROLL_TOKEN`, every `LIMIT_*`
-//! (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`) and the `POW_*` thresholds.
+//! (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`), the `POW_*` thresholds
+//! and (v4) the member password and TOTP settings.
 
 use super::{ConfigError, Env};
 use crate::app::AdminEnrollToken;
 use crate::app::AppSettings;
+use crate::app::PasswordSettings;
 use crate::app::pow::{PowMode, PowSettings};
 use crate::app::throttle::{Limit, Limits};
-use crate::domain::{BlockedWords, Boards, Username};
+use crate::domain::{BlockedWords, Boards, MEMBER_PASSWORD_MIN, Username};
 
 pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
     Ok(AppSettings {
@@ -25,6 +27,53 @@ pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
             .transpose()
             .map_err(ConfigError::Invalid)?,
         pow: pow(env)?,
+        passwords: passwords(env)?,
+    })
+}
+
+/// **(v4)** `MEMBER_PASSWORD_MIN` (8-64), `PASSWORD_POLICY` (`nist` or
+/// unset), `STAFF_REQUIRE_TOTP` (default true), `TOTP_ISSUER`.
+fn passwords(env: &Env<'_>) -> Result<PasswordSettings, ConfigError> {
+    let defaults = PasswordSettings::default();
+    let member_min = env
+        .number(
+            "MEMBER_PASSWORD_MIN",
+            MEMBER_PASSWORD_MIN,
+            "a whole number of at least 8 (NIST SP 800-63B-4)",
+        )?
+        .unwrap_or(defaults.member_min);
+    if member_min > 64 {
+        return Err(ConfigError::invalid(format!(
+            "MEMBER_PASSWORD_MIN must be at most 64 (NIST: allow at least 64 characters), not {member_min}"
+        )));
+    }
+    let nist = match env.get("PASSWORD_POLICY").as_deref().map(str::trim) {
+        None | Some("" | "default") => false,
+        Some("nist") => true,
+        Some(other) => {
+            return Err(ConfigError::invalid(format!(
+                "PASSWORD_POLICY must be nist or default, not {other:?}"
+            )));
+        }
+    };
+    let staff_require_totp = match env.get("STAFF_REQUIRE_TOTP") {
+        None => defaults.staff_require_totp,
+        Some(_) => env.flag("STAFF_REQUIRE_TOTP")?,
+    };
+    let totp_issuer = match env.get("TOTP_ISSUER") {
+        None => defaults.totp_issuer,
+        Some(issuer) if issuer.trim().is_empty() || issuer.contains(':') || issuer.chars().count() > 64 => {
+            return Err(ConfigError::invalid(
+                "TOTP_ISSUER must be 1-64 characters without a colon (authenticator apps split on it)",
+            ));
+        }
+        Some(issuer) => issuer.trim().to_owned(),
+    };
+    Ok(PasswordSettings {
+        member_min,
+        nist,
+        staff_require_totp,
+        totp_issuer,
     })
 }
 

@@ -26,6 +26,8 @@ pub async fn resolve(needs: Needs, env: &Env<'_>, endpoint: Option<&str>) -> Res
         ("TAG_KEY", needs.tags),
         // (v4) Optional: without it the proof-of-work key is derived from the tag key.
         ("POW_KEY", needs.tags),
+        // (v4) Optional: without it the TOTP key is derived from the pepper.
+        ("TOTP_KEY", needs.totp),
     ]
     .into_iter()
     .filter(|(_, needed)| *needed)
@@ -58,7 +60,7 @@ async fn read(client: &Client, name: &str, arn: &str) -> Result<Resolved, Config
     let mut resolved = vec![(name.to_owned(), current)];
     // A rotated pepper keeps older hashes verifying; a rotated tag key keeps
     // address bans made under the older key working.
-    if name == "PEPPER" || name == "TAG_KEY" {
+    if name == "PEPPER" || name == "TAG_KEY" || name == "TOTP_KEY" {
         let previous = client
             .get_secret_value()
             .secret_id(arn)

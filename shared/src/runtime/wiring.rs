@@ -39,6 +39,11 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         Some(key) => app.with_pow_key(crate::app::pow::PowKey::new(key.expose_secret().as_bytes())),
         None => app,
     };
+    #[cfg(all(feature = "totp", feature = "tokens"))]
+    let app = match &config.totp_key {
+        Some(source) => app.with_totp(crate::app::totp::TotpKeys::new(&source.keys())),
+        None => app,
+    };
     // The server purges deleted posts' children off the request; on
     // Lambda the `purge` function does, on the table's stream.
     let app = match config.deployment {
@@ -79,6 +84,10 @@ fn check_wiring(config: &Config) -> anyhow::Result<()> {
         (needs.hashing && !hashing, "password hashing (PEPPER and the tiers)"),
         (needs.tokens && config.jwt_secret.is_none(), "a JWT secret (JWT_SECRET)"),
         (needs.tags && config.tag_key.is_none(), "a tag key (TAG_KEY)"),
+        (
+            needs.totp && config.totp_key.is_none(),
+            "a TOTP key (TOTP_KEY or PEPPER)",
+        ),
     ];
     let missing: Vec<&str> = missing
         .iter()

@@ -29,7 +29,7 @@ use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
     CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
     PendingDeletion, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported,
-    Revision, Tally, Title, Username, Vote, VoteChange, Window, Writer, WriterKey,
+    Revision, SessionState, Tally, Title, TotpStart, Username, Vote, VoteChange, Window, Writer, WriterKey,
 };
 
 /// Every port, each method declared once, handed to `$then!`, which
@@ -291,10 +291,11 @@ macro_rules! ports {
             /// A deleted account is gone for every method here: its username stays
             /// taken, and nothing else of it is found.
             pub trait Accounts {
-                /// The session epoch every valid token of the member carries; `None`
-                /// when there is no such (live) account. DynamoDB may answer from this
-                /// process's memory of the last [`SESSION_TTL`].
-                async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>>;
+                /// The session epoch every valid token of the member carries and
+                /// **(v4)** whether their TOTP is confirmed; `None` when there is no
+                /// such (live) account. DynamoDB may answer from this process's memory
+                /// of the last [`SESSION_TTL`].
+                async fn session_state(&self, id: &MemberId, username: &Username) -> StoreResult<Option<SessionState>>;
                 /// Advances the epoch, so every token issued before stops; false when
                 /// there is no such account.
                 async fn end_sessions(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
@@ -335,6 +336,40 @@ macro_rules! ports {
                     limit: PageLimit,
                     cursor: Option<&str>,
                 ) -> StoreResult<CommentPage>;
+            }
+
+            /// **(v4)** A member's TOTP (docs/API.md, Passwords and staff sign-in):
+            /// the secret arrives sealed and recovery codes hashed; the store never
+            /// sees either in the clear. It is read with the credentials
+            /// ([`Members::member_credentials`]). A closed account loses it.
+            pub trait SecondFactors {
+                /// Stores `sealed` as an enrollment waiting for its first code,
+                /// replacing one that waits; nothing changes when TOTP is on already.
+                async fn start_totp(&self, id: &MemberId, username: &Username, sealed: &str) -> StoreResult<TotpStart>;
+                /// Turns the waiting enrollment `sealed` on, with the recovery codes'
+                /// hashes and the step its first code was for: false when it is no
+                /// longer the one waiting (replaced, removed, or confirmed already).
+                async fn confirm_totp(
+                    &self,
+                    id: &MemberId,
+                    username: &Username,
+                    sealed: &str,
+                    recovery_codes: &[String],
+                    step: u64,
+                ) -> StoreResult<bool>;
+                /// Accepts a code's time step once: true, and recorded, when `step` is
+                /// later than the last one accepted for the member's confirmed TOTP;
+                /// false for a replay (or no TOTP). One conditional write.
+                async fn spend_totp_step(&self, username: &Username, step: u64) -> StoreResult<bool>;
+                /// Spends the recovery code with this hash: true once, false after.
+                async fn spend_recovery_code(&self, username: &Username, hash: &str) -> StoreResult<bool>;
+                /// Replaces a secret sealed under an earlier key by the same secret
+                /// sealed under the current one, if it is still `old` (after a key
+                /// rotation; best effort).
+                async fn reseal_totp(&self, username: &Username, old: &str, new: &str) -> StoreResult<bool>;
+                /// Removes the member's TOTP, on or waiting: false when there is no
+                /// such live account.
+                async fn end_totp(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
             }
 
             /// **(v4)** Proof-of-work solutions spent (docs/API.md, Proof of work for
@@ -476,6 +511,7 @@ pub trait Store:
     + Idempotency
     + Moderation
     + Accounts
+    + SecondFactors
     + Purges
     + Freshness
 {
@@ -492,6 +528,7 @@ impl<
         + Idempotency
         + Moderation
         + Accounts
+        + SecondFactors
         + Purges
         + Freshness,
 > Store for T

@@ -29,14 +29,18 @@ async fn a_session_epoch_starts_at_zero_and_advances_with_ended_sessions_and_a_c
     let kim = member("epoch");
     store.create_member(&kim, &hash("first"), None).await.unwrap();
     let (id, name) = (id_of(&kim), name_of(&kim));
-    assert_eq!(store.session_epoch(&id, &name).await.unwrap(), Some(0));
+    assert_eq!(store.session_state(&id, &name).await.unwrap().map(|s| s.epoch), Some(0));
     let credentials = store.member_credentials(&name).await.unwrap().unwrap();
     assert_eq!(credentials.session_epoch, 0);
 
     assert!(store.end_sessions(&id, &name).await.unwrap());
-    assert_eq!(store.session_epoch(&id, &name).await.unwrap(), Some(1), "at once");
+    assert_eq!(
+        store.session_state(&id, &name).await.unwrap().map(|s| s.epoch),
+        Some(1),
+        "at once"
+    );
     assert!(store.change_password(&id, &name, &hash("second")).await.unwrap());
-    assert_eq!(store.session_epoch(&id, &name).await.unwrap(), Some(2));
+    assert_eq!(store.session_state(&id, &name).await.unwrap().map(|s| s.epoch), Some(2));
     let credentials = store.member_credentials(&name).await.unwrap().unwrap();
     assert_eq!(
         (credentials.password_hash.as_str(), credentials.session_epoch),
@@ -46,11 +50,14 @@ async fn a_session_epoch_starts_at_zero_and_advances_with_ended_sessions_and_a_c
 
     // Another id under the username, or no such username: no account.
     let stranger = member_id();
-    assert_eq!(store.session_epoch(&stranger, &name).await.unwrap(), None);
+    assert_eq!(
+        store.session_state(&stranger, &name).await.unwrap().map(|s| s.epoch),
+        None
+    );
     assert!(!store.end_sessions(&stranger, &name).await.unwrap());
     assert!(!store.change_password(&stranger, &name, &hash("theirs")).await.unwrap());
     let nobody = username("nobody");
-    assert_eq!(store.session_epoch(&id, &nobody).await.unwrap(), None);
+    assert_eq!(store.session_state(&id, &nobody).await.unwrap().map(|s| s.epoch), None);
     assert!(!store.end_sessions(&id, &nobody).await.unwrap());
     assert!(!store.change_password(&id, &nobody, &hash("x")).await.unwrap());
     let credentials = store.member_credentials(&name).await.unwrap().unwrap();
@@ -82,7 +89,7 @@ async fn a_closed_account_is_unreadable_keeps_its_username_taken_is_recorded_and
     assert_eq!(store.moderated_boards(&id, &[]).await.unwrap(), vec![]);
     assert_eq!(store.moderated_boards(&member_id(), &all).await.unwrap(), vec![]);
     assert!(store.is_moderator(&qna, &id).await.unwrap());
-    assert_eq!(store.session_epoch(&id, &name).await.unwrap(), Some(0));
+    assert_eq!(store.session_state(&id, &name).await.unwrap().map(|s| s.epoch), Some(0));
     assert!(store.pending_deletions(10).await.unwrap().is_empty());
 
     assert!(
@@ -97,7 +104,11 @@ async fn a_closed_account_is_unreadable_keeps_its_username_taken_is_recorded_and
     );
     assert_eq!(store.member_credentials(&name).await.unwrap(), None);
     assert_eq!(store.member_by_id(&id).await.unwrap(), None);
-    assert_eq!(store.session_epoch(&id, &name).await.unwrap(), None, "at once");
+    assert_eq!(
+        store.session_state(&id, &name).await.unwrap().map(|s| s.epoch),
+        None,
+        "at once"
+    );
     assert!(!store.end_sessions(&id, &name).await.unwrap());
     assert!(!store.change_password(&id, &name, &hash("new")).await.unwrap());
     assert!(

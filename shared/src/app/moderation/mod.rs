@@ -43,10 +43,12 @@ fn entry(action: LogAction, target: LogTarget, reason: Option<&Reason>, by: &Sig
 }
 
 impl App {
-    /// `403 forbidden` unless the member is staff of the board.
+    /// `403 forbidden` unless the member is staff of the board; **(v4)**
+    /// `403 totp_required` for staff without confirmed TOTP while
+    /// `STAFF_REQUIRE_TOTP` is on.
     async fn require_staff(&self, board: &BoardSlug, member: &SignedIn) -> Result<(), ApiError> {
         if self.is_staff(board, member).await? {
-            Ok(())
+            self.require_staff_totp(member)
         } else {
             Err(ApiError::Forbidden(format!(
                 "only staff of board {} may do this",
@@ -57,12 +59,21 @@ impl App {
 
     fn require_admin(&self, member: &SignedIn) -> Result<(), ApiError> {
         if self.is_admin(member) {
-            Ok(())
+            self.require_staff_totp(member)
         } else {
             Err(ApiError::Forbidden(
                 "only admins may appoint or dismiss moderators".into(),
             ))
         }
+    }
+
+    /// **(v4)** Staff act with a second factor (docs/API.md, Passwords and
+    /// staff sign-in): what the session check read, no read of its own.
+    pub(crate) fn require_staff_totp(&self, member: &SignedIn) -> Result<(), ApiError> {
+        if self.passwords.staff_require_totp && !member.second_factor {
+            return Err(ApiError::StaffTotpRequired);
+        }
+        Ok(())
     }
 
     /// Which of the members a page names have deleted their account

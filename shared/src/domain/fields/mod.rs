@@ -38,6 +38,8 @@ macro_rules! text_type {
     };
 }
 
+#[cfg(feature = "passwords")]
+pub mod blocklist;
 mod boards;
 mod ids;
 mod numbers;

@@ -17,6 +17,8 @@ use crate::error::ApiError;
 pub struct Password {
     normalized: SecretString,
     as_typed: Option<SecretString>,
+    /// Code points after NFKC: what every length rule counts (v4).
+    code_points: usize,
 }
 
 impl fmt::Debug for Password {
@@ -30,7 +32,9 @@ pub const GUEST_PASSWORD_MIN: usize = 4;
 pub const PASSWORD_MAX: usize = 256;
 
 impl Password {
-    /// A new member password: 8-256 characters.
+    /// A new member password: 8-256 characters, the floor of every
+    /// configuration (`MEMBER_PASSWORD_MIN` and the blocklist are the use
+    /// cases' rules: `app::passwords`).
     pub fn member(s: String) -> Result<Self, ApiError> {
         Self::within("password", s, MEMBER_PASSWORD_MIN)
     }
@@ -55,13 +59,14 @@ impl Password {
         Self::within(field, s, 1)
     }
 
-    /// The length rule counts characters as typed.
+    /// **(v4)** The length rule counts code points after NFKC (NIST SP
+    /// 800-63B-4): what is hashed is what is counted. What is typed is
+    /// bounded first, so normalization never works on more than a field's
+    /// worth (NFKC lengthens a character 18 times at most).
     fn within(field: &str, s: String, min: usize) -> Result<Self, ApiError> {
-        if !(min..=PASSWORD_MAX).contains(&chars(&s)) {
-            return Err(ApiError::invalid(
-                field,
-                format_args!("must be {min}-{PASSWORD_MAX} characters"),
-            ));
+        let rule = || ApiError::invalid(field, format_args!("must be {min}-{PASSWORD_MAX} characters"));
+        if chars(&s) > PASSWORD_MAX * 18 {
+            return Err(rule());
         }
         // bcrypt ends its input at a NUL byte (without a pepper "\0\0\0\0"
         // would verify as "\0\0\0\0\0\0\0"): refused everywhere, so no
@@ -70,11 +75,21 @@ impl Password {
             return Err(ApiError::invalid(field, "must not contain NUL characters"));
         }
         let normalized: String = s.nfkc().collect();
+        let code_points = chars(&normalized);
+        if !(min..=PASSWORD_MAX).contains(&code_points) {
+            return Err(rule());
+        }
         let as_typed = (normalized != s).then(|| SecretString::from(s));
         Ok(Password {
             normalized: SecretString::from(normalized),
             as_typed,
+            code_points,
         })
+    }
+
+    /// **(v4)** Its length in code points after NFKC.
+    pub fn code_points(&self) -> usize {
+        self.code_points
     }
 
     /// What is hashed and verified.
@@ -129,6 +144,14 @@ mod tests {
             "256 characters of 3 bytes each"
         );
         assert!(Password::member("x".repeat(257)).is_err());
+        // (v4) Counted after NFKC: "ﬁ" is two code points, and a Hangul
+        // syllable typed as three jamo is one.
+        assert_eq!(Password::member("ﬁ".repeat(4)).unwrap().code_points(), 8);
+        assert!(
+            Password::member("\u{1100}\u{1161}\u{11A8}".repeat(3)).is_err(),
+            "3 syllables"
+        );
+        assert!(Password::member("ﬁ".repeat(129)).is_err(), "258 after NFKC");
         assert!(Password::guest("123".into()).is_err() && Password::guest("1234".into()).is_ok());
         let nul = Password::guest("ab\0d".into()).unwrap_err();
         assert!(nul.to_string().contains("NUL"), "{nul}");

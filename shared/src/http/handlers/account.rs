@@ -6,6 +6,7 @@ use http::StatusCode;
 use serde::Deserialize;
 
 use crate::app::account::{ChangePassword, DeleteAccount};
+use crate::app::totp::{ConfirmTotp, EndTotp, RecoveryCodes, TotpCode, TotpEnrollment};
 use crate::domain::{COMMENTS_PAGE, CommentPage, Me, Page, Password};
 use crate::error::ApiError;
 use crate::http::AppState;
@@ -103,5 +104,71 @@ pub(crate) async fn delete_account(
         client,
     };
     state.app.delete_account(command).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct ConfirmTotpRequest {
+    /// The 6-digit code the authenticator app shows for the new secret.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, required = true, min_length = 1, max_length = 64, example = "123456"))]
+    code: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct EndTotpRequest {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::login_password, required = true))]
+    password: Option<String>,
+    /// A TOTP code or a recovery code: required while TOTP is on (not for an enrollment still waiting).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, min_length = 1, max_length = 64, example = "123456"))]
+    code: Option<String>,
+}
+
+/// **(v4)** `POST /members/me/totp`.
+pub(crate) async fn start_totp(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+) -> Result<(NoStore, Json<TotpEnrollment>), ApiError> {
+    state.app.start_totp(&member).await.map(|e| (NO_STORE, Json(e)))
+}
+
+/// An answer carrying a secret is kept by no cache.
+type NoStore = [(http::header::HeaderName, &'static str); 1];
+const NO_STORE: NoStore = [(http::header::CACHE_CONTROL, "no-store")];
+
+/// **(v4)** `POST /members/me/totp/confirm`.
+pub(crate) async fn confirm_totp(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
+    Body(r): Body<ConfirmTotpRequest>,
+) -> Result<(NoStore, Json<RecoveryCodes>), ApiError> {
+    let command = ConfirmTotp {
+        member,
+        code: TotpCode::parse("code", required("code", r.code)?)?,
+        client,
+    };
+    state
+        .app
+        .confirm_totp(command)
+        .await
+        .map(|codes| (NO_STORE, Json(codes)))
+}
+
+/// **(v4)** `DELETE /members/me/totp`.
+pub(crate) async fn end_totp(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
+    Body(r): Body<EndTotpRequest>,
+) -> Result<StatusCode, ApiError> {
+    let command = EndTotp {
+        member,
+        password: Password::attempt(required("password", r.password)?)?,
+        code: r.code.map(|code| TotpCode::parse("code", code)).transpose()?,
+        client,
+    };
+    state.app.end_totp(command).await?;
     Ok(StatusCode::NO_CONTENT)
 }

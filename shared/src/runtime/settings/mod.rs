@@ -23,8 +23,10 @@ use crate::store::StoreSettings;
 mod tag_key;
 #[cfg(all(test, feature = "hashing", feature = "sqlite", feature = "dynamo"))]
 mod tests;
+mod totp_key;
 
 pub(crate) use tag_key::TagKeySource;
+pub(crate) use totp_key::TotpKeySource;
 
 /// A configuration that cannot run; the message names the setting.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +87,8 @@ pub struct Config {
     /// **(v4)** `POW_KEY` where set (at least 32 bytes); otherwise the
     /// proof-of-work key is derived from the tag key.
     pub pow_key: Option<SecretString>,
+    /// **(v4)** Present when a served function checks or manages TOTP.
+    pub totp_key: Option<TotpKeySource>,
     pub app: AppSettings,
     pub http: HttpSettings,
     /// Server mode: where the SQLite file and generated secrets live.
@@ -155,6 +159,10 @@ impl Config {
             }
             key => key.map(SecretString::from),
         };
+        let totp_key = needs
+            .totp
+            .then(|| totp_key::source(env, &secret, data_dir.is_some()))
+            .transpose()?;
         let store = super::store::store_settings(env, data_dir.as_deref())?;
         if data_dir.is_none() && !store.is_dynamo() {
             return Err(ConfigError::invalid("TABLE_NAME is required on Lambda"));
@@ -167,6 +175,7 @@ impl Config {
             jwt_secret,
             tag_key,
             pow_key,
+            totp_key,
             app: super::app::app_settings(env)?,
             http,
             data_dir,
@@ -189,6 +198,9 @@ impl fmt::Display for Config {
         if let Some(tag_key) = &self.tag_key {
             write!(f, " {tag_key}")?;
             write!(f, " pow_key={}", if self.pow_key.is_some() { "set" } else { "derived" })?;
+        }
+        if let Some(totp_key) = &self.totp_key {
+            write!(f, " {totp_key}")?;
         }
         write!(f, " {}", self.app)?;
         if let Some(dir) = &self.data_dir {

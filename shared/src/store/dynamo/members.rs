@@ -52,6 +52,7 @@ impl Members for DynamoStore {
             },
             password_hash: PasswordHash::new(m.password_hash),
             session_epoch: m.session_epoch,
+            totp: None,
         }))
     }
 

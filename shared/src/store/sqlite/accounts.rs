@@ -10,7 +10,7 @@ use super::rows::{COMMENT_COLUMNS, POST_COLUMNS, comment_from, summary_from};
 use super::{SqliteStore, sql_error};
 use crate::domain::{
     BoardSlug, CommentId, CommentKey, CommentPage, DELETED_MEMBER_NICKNAME, MemberId, Owned, Page, PageLimit,
-    PasswordHash, PendingDeletion, PostId, PostKey, Username, now,
+    PasswordHash, PendingDeletion, PostId, PostKey, SessionState, Username, now,
 };
 use crate::store::{Accounts, StoreResult, cursor};
 
@@ -32,16 +32,22 @@ fn limit_of(n: usize) -> i64 {
 impl Accounts for SqliteStore {
     /// Read every time: a primary-key lookup of microseconds, so a change
     /// takes effect at once on the server.
-    async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>> {
+    async fn session_state(&self, id: &MemberId, username: &Username) -> StoreResult<Option<SessionState>> {
         let (id, username) = (id.as_str().to_owned(), username.as_str().to_owned());
         self.read(move |conn| {
-            conn.prepare_cached(&format!("SELECT session_epoch FROM members WHERE {LIVE}"))
-                .and_then(|mut stmt| {
-                    stmt.query_row(params![id, username], |row| row.get::<_, i64>(0))
-                        .optional()
+            conn.prepare_cached(&format!(
+                "SELECT session_epoch, totp_secret IS NOT NULL AND totp_confirmed FROM members WHERE {LIVE}"
+            ))
+            .and_then(|mut stmt| {
+                stmt.query_row(params![id, username], |row| {
+                    Ok(SessionState {
+                        epoch: u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0),
+                        totp: row.get(1)?,
+                    })
                 })
-                .map(|epoch| epoch.map(|e| u64::try_from(e).unwrap_or(0)))
-                .map_err(sql_error)
+                .optional()
+            })
+            .map_err(sql_error)
         })
         .await
     }
@@ -93,6 +99,7 @@ impl Accounts for SqliteStore {
                 .execute(
                     &format!(
                         "UPDATE members SET nickname = '', password_hash = '', session_epoch = session_epoch + 1,
+                         totp_secret = NULL, totp_confirmed = 0, totp_last_step = 0, totp_recovery = '[]',
                          deleted_at = ?3 WHERE {LIVE}"
                     ),
                     params![id, username, now()],

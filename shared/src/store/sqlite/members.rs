@@ -53,7 +53,8 @@ impl Members for SqliteStore {
         let username = username.as_str().to_owned();
         self.read(move |conn| {
             conn.query_row(
-                "SELECT id, username, nickname, created_at, password_hash, session_epoch FROM members
+                "SELECT id, username, nickname, created_at, password_hash, session_epoch,
+                        totp_secret, totp_confirmed, totp_last_step, totp_recovery FROM members
                  WHERE username = ?1 AND deleted_at IS NULL",
                 [username],
                 |row| {
@@ -66,6 +67,7 @@ impl Members for SqliteStore {
                         },
                         password_hash: PasswordHash::new(row.get(4)?),
                         session_epoch: u64::try_from(row.get::<_, i64>(5)?).unwrap_or(0),
+                        totp: super::second_factors::totp_from(row, 6)?,
                     })
                 },
             )

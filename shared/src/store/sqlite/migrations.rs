@@ -209,4 +209,13 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ) WITHOUT ROWID;
     CREATE INDEX spent_challenges_by_expiry ON spent_challenges (expires_at);",
     ),
+    // (v4) TOTP on the member's row: the sealed secret (NULL: none), whether
+    // it is confirmed, the last time step accepted, and the recovery codes'
+    // hashes (a JSON array).
+    M::up(
+        "ALTER TABLE members ADD COLUMN totp_secret TEXT;
+    ALTER TABLE members ADD COLUMN totp_confirmed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE members ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE members ADD COLUMN totp_recovery TEXT NOT NULL DEFAULT '[]';",
+    ),
 ];

@@ -32,6 +32,7 @@ mod moderation;
 mod posts;
 mod purges;
 mod rows;
+mod second_factors;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -41,8 +41,15 @@ use crate::store::{Accounts, StoreResult};
 
 #[async_trait]
 impl Accounts for DynamoStore {
-    async fn session_epoch(&self, id: &MemberId, username: &Username) -> StoreResult<Option<u64>> {
-        sessions::session_epoch(self, id, username).await
+    async fn session_state(
+        &self,
+        id: &MemberId,
+        username: &Username,
+    ) -> StoreResult<Option<crate::domain::SessionState>> {
+        // TODO(v4 helper): read the TOTP flag with the epoch.
+        Ok(sessions::session_epoch(self, id, username)
+            .await?
+            .map(|epoch| crate::domain::SessionState { epoch, totp: false }))
     }
 
     async fn end_sessions(&self, id: &MemberId, username: &Username) -> StoreResult<bool> {
@@ -94,5 +101,40 @@ impl Accounts for DynamoStore {
         cursor: Option<&str>,
     ) -> StoreResult<CommentPage> {
         by_owner::member_comments(self, member, limit, cursor).await
+    }
+}
+
+// TODO(v4 helper): TOTP on the member item.
+#[async_trait]
+impl crate::store::SecondFactors for DynamoStore {
+    async fn start_totp(
+        &self,
+        _id: &MemberId,
+        _username: &Username,
+        _sealed: &str,
+    ) -> StoreResult<crate::domain::TotpStart> {
+        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
+    }
+    async fn confirm_totp(
+        &self,
+        _id: &MemberId,
+        _username: &Username,
+        _sealed: &str,
+        _recovery_codes: &[String],
+        _step: u64,
+    ) -> StoreResult<bool> {
+        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
+    }
+    async fn spend_totp_step(&self, _username: &Username, _step: u64) -> StoreResult<bool> {
+        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
+    }
+    async fn spend_recovery_code(&self, _username: &Username, _hash: &str) -> StoreResult<bool> {
+        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
+    }
+    async fn reseal_totp(&self, _username: &Username, _old: &str, _new: &str) -> StoreResult<bool> {
+        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
+    }
+    async fn end_totp(&self, _id: &MemberId, _username: &Username) -> StoreResult<bool> {
+        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
     }
 }

@@ -1,0 +1,511 @@
+//! **(v4)** TOTP, the second factor (docs/API.md, Passwords and staff
+//! sign-in): RFC 6238 with SHA-1, 6 digits and 30-second steps (what
+//! authenticator apps expect; totp-rs computes and compares the codes),
+//! one step of drift either way, each step accepted once. An enrollment
+//! takes effect only once a code from it is confirmed, so a mistyped secret
+//! locks no one out. The secret is sealed with AES-256-GCM (aws-lc-rs,
+//! already linked for TLS) under the TOTP key, bound to the member's id;
+//! recovery codes are kept as HMAC-SHA-256 under a key derived from the
+//! same. The store holds neither key (docs/security.md, TOTP).
+
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use aws_lc_rs::rand::{SecureRandom as _, SystemRandom};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use secrecy::{ExposeSecret as _, SecretString};
+use sha2::Sha256;
+
+use super::throttle::{self, Refusal};
+use super::{App, ClientAddress, SignedIn, revoked, username_of};
+use crate::domain::{MemberId, Password, StoredTotp, TotpStart, Username};
+use crate::error::ApiError;
+
+/// Bytes of a new secret: RFC 4226 recommends 160 bits.
+const SECRET_BYTES: usize = 20;
+/// How many recovery codes a confirmation answers.
+pub const RECOVERY_CODES: usize = 10;
+/// Characters of a recovery code, base32 (5 bits each): 50 bits, hashed
+/// under a key the store does not hold and tried under the login limits.
+const RECOVERY_CODE_CHARS: usize = 10;
+/// Labels the keys are derived with: changing one invalidates what was sealed or hashed.
+const SEAL_LABEL: &[u8] = b"community-boards totp secret key v1";
+const RECOVERY_LABEL: &[u8] = b"community-boards recovery code key v1";
+/// What a sealed secret starts with: the format's version.
+const SEALED_PREFIX: &str = "v1.";
+
+fn mac(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
+}
+
+/// One TOTP key: the sealing key and the recovery-code key derived from it.
+struct TotpKey {
+    seal: LessSafeKey,
+    recovery: [u8; 32],
+}
+
+/// The TOTP key and, after a rotation, the ones it replaced (newest first):
+/// what was sealed under an earlier one still opens, and is sealed again
+/// under the current one when next used.
+pub struct TotpKeys {
+    keys: Vec<TotpKey>,
+    random: SystemRandom,
+}
+
+impl std::fmt::Debug for TotpKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TotpKeys")
+            .field("previous", &self.keys.len().saturating_sub(1))
+            .finish_non_exhaustive()
+    }
+}
+
+impl TotpKeys {
+    /// From the configured or derived secrets, newest first (at least one).
+    pub fn new(secrets: &[&[u8]]) -> Self {
+        assert!(!secrets.is_empty(), "a TOTP key");
+        let keys = secrets
+            .iter()
+            .map(|secret| TotpKey {
+                seal: LessSafeKey::new(
+                    UnboundKey::new(&AES_256_GCM, &mac(secret, SEAL_LABEL)).expect("a 32-byte AES-256 key"),
+                ),
+                recovery: mac(secret, RECOVERY_LABEL),
+            })
+            .collect();
+        TotpKeys {
+            keys,
+            random: SystemRandom::new(),
+        }
+    }
+
+    /// `v1.` and base64url of a random nonce and the ciphertext with its
+    /// tag; the member's id is the associated data, so a sealed secret
+    /// copied onto another member's record does not open.
+    fn seal(&self, secret: &[u8], member: &MemberId) -> Result<String, ApiError> {
+        let mut nonce = [0u8; NONCE_LEN];
+        self.random
+            .fill(&mut nonce)
+            .map_err(|_| ApiError::Internal("no randomness for a nonce".into()))?;
+        let mut sealed = secret.to_vec();
+        self.keys[0]
+            .seal
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(member.as_str().as_bytes()),
+                &mut sealed,
+            )
+            .map_err(|_| ApiError::Internal("sealing a TOTP secret failed".into()))?;
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        Ok(format!("{SEALED_PREFIX}{}", URL_SAFE_NO_PAD.encode(out)))
+    }
+
+    /// The secret and whether it was sealed under an earlier key; `None`
+    /// when no key opens it (a key dropped too soon, or a forged record).
+    fn open(&self, sealed: &str, member: &MemberId) -> Option<(Vec<u8>, bool)> {
+        let bytes = URL_SAFE_NO_PAD.decode(sealed.strip_prefix(SEALED_PREFIX)?).ok()?;
+        if bytes.len() <= NONCE_LEN {
+            return None;
+        }
+        let (nonce, ciphertext) = bytes.split_at(NONCE_LEN);
+        self.keys.iter().enumerate().find_map(|(i, key)| {
+            let mut buffer = ciphertext.to_vec();
+            let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+            let plain = key
+                .seal
+                .open_in_place(nonce, Aad::from(member.as_str().as_bytes()), &mut buffer)
+                .ok()?;
+            Some((plain.to_vec(), i > 0))
+        })
+    }
+
+    /// What the store keeps of a recovery code, under the current key or each earlier one.
+    fn recovery_hashes(&self, code: &str) -> Vec<String> {
+        self.keys
+            .iter()
+            .map(|key| data_encoding::HEXLOWER.encode(&mac(&key.recovery, code.as_bytes())))
+            .collect()
+    }
+
+    fn random_bytes<const N: usize>(&self) -> Result<[u8; N], ApiError> {
+        let mut bytes = [0u8; N];
+        self.random
+            .fill(&mut bytes)
+            .map_err(|_| ApiError::Internal("no randomness".into()))?;
+        Ok(bytes)
+    }
+}
+
+/// A recovery code as typed, the way it is hashed: lower case, without
+/// the dash and spaces it is shown with.
+fn folded_recovery_code(code: &str) -> String {
+    code.chars()
+        .filter(|c| !matches!(c, '-' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// `POST /members/me/totp`: what an authenticator app is given.
+#[derive(Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TotpEnrollment {
+    /// The secret in base32, for typing into an app by hand.
+    pub secret: String,
+    /// The same as an `otpauth://totp/...` URI, for a QR code.
+    pub otpauth_uri: String,
+}
+
+/// Redacted: the secret is a credential.
+impl std::fmt::Debug for TotpEnrollment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TotpEnrollment").finish_non_exhaustive()
+    }
+}
+
+/// `POST /members/me/totp/confirm`: the recovery codes, shown this once.
+#[derive(Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RecoveryCodes {
+    /// Ten single-use codes, each good for one login (or for removing TOTP) in place of a TOTP code.
+    pub recovery_codes: Vec<String>,
+}
+
+impl std::fmt::Debug for RecoveryCodes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecoveryCodes").finish_non_exhaustive()
+    }
+}
+
+/// A code as a member typed it: six digits from the app, or a recovery code.
+#[derive(Clone)]
+pub struct TotpCode(SecretString);
+
+impl std::fmt::Debug for TotpCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TotpCode(..)")
+    }
+}
+
+impl TotpCode {
+    /// 1-64 characters; spaces around it are dropped.
+    pub fn parse(field: &str, code: String) -> Result<Self, ApiError> {
+        let code = code.trim();
+        if code.is_empty() || code.chars().count() > 64 {
+            return Err(ApiError::invalid(field, "must be a 6-digit code or a recovery code"));
+        }
+        Ok(TotpCode(SecretString::from(code.to_owned())))
+    }
+
+    /// Six digits, maybe typed with a space in the middle (as apps show them).
+    fn digits(&self) -> Option<String> {
+        let digits: String = self.0.expose_secret().chars().filter(|c| *c != ' ').collect();
+        (digits.len() == 6 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+    }
+}
+
+#[derive(Debug)]
+pub struct ConfirmTotp {
+    pub member: SignedIn,
+    pub code: TotpCode,
+    pub client: ClientAddress,
+}
+
+#[derive(Debug)]
+pub struct EndTotp {
+    pub member: SignedIn,
+    pub password: Password,
+    /// Required while TOTP is on (a TOTP code or a recovery code).
+    pub code: Option<TotpCode>,
+    pub client: ClientAddress,
+}
+
+fn unix_now() -> u64 {
+    throttle::unix_now().max(0) as u64
+}
+
+impl App {
+    pub fn with_totp(mut self, keys: TotpKeys) -> Self {
+        self.totp = Some(std::sync::Arc::new(keys));
+        self
+    }
+
+    fn totp_keys(&self) -> Result<&TotpKeys, ApiError> {
+        self.totp
+            .as_deref()
+            .ok_or_else(|| ApiError::Internal("this function was built without a TOTP key".into()))
+    }
+
+    /// The totp-rs generator for a secret: SHA-1, 6 digits, 30 s, one step of drift.
+    fn totp_for(&self, secret: Vec<u8>, username: &str) -> Result<totp_rs::Totp, ApiError> {
+        totp_rs::Builder::new()
+            .with_algorithm(totp_rs::Algorithm::SHA1)
+            .with_digits(6)
+            .with_step_duration(30)
+            .with_skew(1)
+            .with_secret(secret)
+            .with_account_name(username)
+            .with_issuer(Some(self.passwords.totp_issuer.as_str()))
+            .build()
+            .map_err(|e| ApiError::Internal(format!("a TOTP generator: {e}")))
+    }
+
+    /// `POST /members/me/totp`: a fresh secret, stored sealed and waiting
+    /// for its first code; an earlier enrollment still waiting is replaced.
+    /// While TOTP is on: `403 forbidden` (remove it first, with a code).
+    pub async fn start_totp(&self, member: &SignedIn) -> Result<TotpEnrollment, ApiError> {
+        let keys = self.totp_keys()?;
+        let username = username_of(member)?;
+        let secret: [u8; SECRET_BYTES] = keys.random_bytes()?;
+        let sealed = keys.seal(&secret, &member.id)?;
+        match self.store.start_totp(&member.id, &username, &sealed).await? {
+            TotpStart::Started => {}
+            TotpStart::AlreadyOn => {
+                return Err(ApiError::Forbidden(
+                    "TOTP is on already: remove it (DELETE /members/me/totp with your password and a code) before enrolling again".into(),
+                ));
+            }
+            TotpStart::NoAccount => return Err(revoked()),
+        }
+        let totp = self.totp_for(secret.to_vec(), username.as_str())?;
+        Ok(TotpEnrollment {
+            secret: totp.secret().to_base32(),
+            otpauth_uri: totp
+                .to_url()
+                .map_err(|e| ApiError::Internal(format!("an otpauth URI: {e}")))?,
+        })
+    }
+
+    /// `POST /members/me/totp/confirm`: a code from the waiting enrollment
+    /// turns it on and answers the recovery codes, shown only now. A wrong
+    /// code is `401 invalid_credentials` naming `code`, counted under the
+    /// login limits.
+    pub async fn confirm_totp(&self, command: ConfirmTotp) -> Result<RecoveryCodes, ApiError> {
+        let keys = self.totp_keys()?;
+        let username = username_of(&command.member)?;
+        let failures = self.reserve_code_check(&username, &command.client).await?;
+        let pending = self
+            .store
+            .member_credentials(&username)
+            .await?
+            .filter(|c| c.member.id == command.member.id.as_str())
+            .ok_or_else(revoked)?
+            .totp;
+        let pending = match pending {
+            Some(totp) if !totp.confirmed => totp,
+            Some(_) => {
+                throttle::forgive(&*self.store, failures).await;
+                return Err(ApiError::Forbidden("TOTP is on already".into()));
+            }
+            None => {
+                throttle::forgive(&*self.store, failures).await;
+                return Err(ApiError::invalid(
+                    "code",
+                    "confirms nothing: no TOTP enrollment is waiting (start one with POST /members/me/totp)",
+                ));
+            }
+        };
+        let (secret, _) = keys
+            .open(&pending.sealed_secret, &command.member.id)
+            .ok_or_else(|| ApiError::Internal("a waiting TOTP secret opens under no TOTP key".into()))?;
+        let totp = self.totp_for(secret, username.as_str())?;
+        let step = command.code.digits().and_then(|code| totp.check(&code, unix_now()));
+        let Some(step) = step else {
+            return Err(ApiError::InvalidCredentials { field: Some("code") });
+        };
+        let codes: Vec<String> = (0..RECOVERY_CODES)
+            .map(|_| {
+                let bytes: [u8; 7] = keys.random_bytes()?;
+                let code = data_encoding::BASE32_NOPAD.encode(&bytes).to_ascii_lowercase();
+                let code = &code[..RECOVERY_CODE_CHARS];
+                Ok(format!("{}-{}", &code[..5], &code[5..]))
+            })
+            .collect::<Result<_, ApiError>>()?;
+        let hashes: Vec<String> = codes
+            .iter()
+            .map(|code| keys.recovery_hashes(&folded_recovery_code(code)).swap_remove(0))
+            .collect();
+        throttle::forgive(&*self.store, failures).await;
+        if !self
+            .store
+            .confirm_totp(&command.member.id, &username, &pending.sealed_secret, &hashes, step)
+            .await?
+        {
+            return Err(ApiError::invalid(
+                "code",
+                "confirms nothing: the enrollment was replaced or removed meanwhile (start again)",
+            ));
+        }
+        Ok(RecoveryCodes { recovery_codes: codes })
+    }
+
+    /// `DELETE /members/me/totp`: the password checked as a login checks it,
+    /// then, while TOTP is on, a code (or a recovery code); an enrollment
+    /// still waiting needs no code. With `PASSWORD_POLICY=nist` a password
+    /// shorter than a password alone may be is refused first: it would be
+    /// the only factor left.
+    pub async fn end_totp(&self, command: EndTotp) -> Result<(), ApiError> {
+        let username = username_of(&command.member)?;
+        let credentials = self
+            .check_own_password(
+                &command.member,
+                &username,
+                ("password", &command.password),
+                &command.client,
+            )
+            .await?;
+        if let Some(totp) = credentials.totp.as_ref().filter(|t| t.confirmed) {
+            let min = self.passwords.member_min(false);
+            if command.password.code_points() < min {
+                return Err(ApiError::invalid(
+                    "password",
+                    format_args!("is shorter than {min} characters, too short to be your only factor: change it first"),
+                ));
+            }
+            let Some(code) = &command.code else {
+                return Err(ApiError::invalid("code", "is required while TOTP is on"));
+            };
+            let failures = self.reserve_code_check(&username, &command.client).await?;
+            if !self.second_factor(&command.member.id, &username, totp, code).await? {
+                return Err(ApiError::InvalidCredentials { field: Some("code") });
+            }
+            throttle::forgive(&*self.store, failures).await;
+        }
+        match self.store.end_totp(&command.member.id, &username).await? {
+            true => Ok(()),
+            false => Err(revoked()),
+        }
+    }
+
+    /// Counts a code check as a failed login until it succeeds (docs/API.md,
+    /// Throttling and quotas): over the limit, `429` before anything is read.
+    async fn reserve_code_check(
+        &self,
+        username: &Username,
+        client: &ClientAddress,
+    ) -> Result<throttle::Reservation, ApiError> {
+        let keys = throttle::login_keys(&self.limits, username.as_str(), &client.0);
+        throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await
+    }
+
+    /// Whether `code` is a TOTP code of `totp` for a step not accepted
+    /// before, or one of its unused recovery codes; either is spent by the
+    /// one conditional write that accepts it, so racing uses succeed once.
+    /// A secret sealed under an earlier key is sealed again under the current one.
+    pub(super) async fn second_factor(
+        &self,
+        member: &MemberId,
+        username: &Username,
+        totp: &StoredTotp,
+        code: &TotpCode,
+    ) -> Result<bool, ApiError> {
+        let keys = self.totp_keys()?;
+        if let Some(digits) = code.digits() {
+            let Some((secret, earlier_key)) = keys.open(&totp.sealed_secret, member) else {
+                tracing::error!(
+                    "a TOTP secret opens under no TOTP key (was a key dropped from TOTP_KEY_PREVIOUS or PEPPER_PREVIOUS too soon?)"
+                );
+                return Err(ApiError::Internal("a TOTP secret opens under no TOTP key".into()));
+            };
+            if earlier_key {
+                self.reseal(keys, member, username, &totp.sealed_secret, &secret).await;
+            }
+            let generator = self.totp_for(secret, username.as_str())?;
+            return match generator.check(&digits, unix_now()) {
+                Some(step) if step > totp.last_step => Ok(self.store.spend_totp_step(username, step).await?),
+                _ => Ok(false),
+            };
+        }
+        let folded = folded_recovery_code(code.0.expose_secret());
+        for hash in keys.recovery_hashes(&folded) {
+            if totp.recovery_codes.contains(&hash) && self.store.spend_recovery_code(username, &hash).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Best effort: the secret opens under the earlier key until this lands.
+    async fn reseal(&self, keys: &TotpKeys, member: &MemberId, username: &Username, old: &str, secret: &[u8]) {
+        match keys.seal(secret, member) {
+            Ok(new) => match self.store.reseal_totp(username, old, &new).await {
+                Ok(_) => tracing::info!("a TOTP secret was sealed again under the current key"),
+                Err(e) => tracing::warn!(error = %e, "a TOTP secret was not sealed again"),
+            },
+            Err(e) => tracing::warn!(error = %e, "a TOTP secret was not sealed again"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> TotpKeys {
+        TotpKeys::new(&[b"k".repeat(32).as_slice()])
+    }
+
+    #[test]
+    fn a_sealed_secret_opens_for_its_member_only_and_under_earlier_keys() {
+        let member = MemberId::from_stored("01ARZ3NDEKTSV4RRFFQ69G5FAV".into());
+        let other = MemberId::from_stored("01ARZ3NDEKTSV4RRFFQ69G5FAW".into());
+        let sealed = keys().seal(b"twenty bytes secret!", &member).unwrap();
+        assert!(sealed.starts_with("v1.") && !sealed.contains("twenty"));
+        assert_ne!(
+            sealed,
+            keys().seal(b"twenty bytes secret!", &member).unwrap(),
+            "a fresh nonce each time"
+        );
+        assert_eq!(
+            keys().open(&sealed, &member),
+            Some((b"twenty bytes secret!".to_vec(), false))
+        );
+        assert_eq!(keys().open(&sealed, &other), None, "bound to the member");
+        let rotated = TotpKeys::new(&[b"n".repeat(32).as_slice(), b"k".repeat(32).as_slice()]);
+        assert_eq!(
+            rotated.open(&sealed, &member),
+            Some((b"twenty bytes secret!".to_vec(), true))
+        );
+        assert_eq!(
+            TotpKeys::new(&[b"n".repeat(32).as_slice()]).open(&sealed, &member),
+            None
+        );
+        let mut tampered = sealed.clone().into_bytes();
+        let last = tampered.len() - 2;
+        tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+        assert_eq!(keys().open(std::str::from_utf8(&tampered).unwrap(), &member), None);
+        assert_eq!(keys().open("v1.", &member), None);
+        assert_eq!(keys().open("garbage", &member), None);
+    }
+
+    #[test]
+    fn recovery_codes_hash_as_typed_in_any_case_and_under_each_key() {
+        let rotated = TotpKeys::new(&[b"n".repeat(32).as_slice(), b"k".repeat(32).as_slice()]);
+        let hashes = rotated.recovery_hashes(&folded_recovery_code("ABCDE-fghij"));
+        assert_eq!(hashes.len(), 2);
+        assert_eq!(
+            hashes[0],
+            rotated.recovery_hashes(&folded_recovery_code("abcde fghij"))[0]
+        );
+        assert_eq!(hashes[1], keys().recovery_hashes("abcdefghij")[0]);
+        assert_ne!(hashes[0], hashes[1]);
+    }
+
+    #[test]
+    fn codes_are_six_digits_or_anything_else_short() {
+        assert_eq!(
+            TotpCode::parse("totp", " 123 456 ".into()).unwrap().digits().as_deref(),
+            Some("123456")
+        );
+        assert_eq!(TotpCode::parse("totp", "12345".into()).unwrap().digits(), None);
+        assert_eq!(TotpCode::parse("totp", "abcde-fghij".into()).unwrap().digits(), None);
+        assert!(TotpCode::parse("totp", "  ".into()).is_err());
+        assert!(TotpCode::parse("totp", "x".repeat(65)).is_err());
+        assert_eq!(
+            format!("{:?}", TotpCode::parse("totp", "123456".into()).unwrap()),
+            "TotpCode(..)"
+        );
+    }
+}
