@@ -42,6 +42,7 @@ mod public;
 mod purge;
 mod reads;
 mod secrets;
+mod sign_in;
 mod slowloris;
 mod web;
 

@@ -24,6 +24,7 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
         ApiError::invalid_request(""),
         ApiError::Unauthorized(String::new()),
         ApiError::InvalidCredentials { field: None },
+        ApiError::TotpRequired,
         ApiError::WrongPassword,
         ApiError::Forbidden(String::new()),
         ApiError::Banned(String::new()),
@@ -49,8 +50,24 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
     .iter()
     .map(|e| (e.code(), e.status().as_u16()))
     .collect();
+    // (v4) The one code with two statuses: a route table names the staff
+    // route's by this key, and the document shows its wire code.
+    codes.push((STAFF_TOTP_REQUIRED, ApiError::StaffTotpRequired.status().as_u16()));
     codes.sort_by_key(|(_, status)| *status);
     codes
+}
+
+/// The key of `403 totp_required` (staff without TOTP), apart from `401
+/// totp_required` (a login without its code): same code, two statuses.
+pub(super) const STAFF_TOTP_REQUIRED: &str = "staff_totp_required";
+
+/// The code a key stands for on the wire.
+pub(super) fn wire_code(key: &str) -> &str {
+    if key == STAFF_TOTP_REQUIRED {
+        ApiError::StaffTotpRequired.code()
+    } else {
+        key
+    }
 }
 
 /// What each code means (docs/API.md, the error table). A code without a
@@ -62,6 +79,12 @@ fn meaning(code: &str) -> &'static str {
         "unauthorized" => "the bearer token is missing, malformed, tampered with or expired",
         "invalid_credentials" => {
             "login failed: the same code, message and timing for every cause (unknown user, wrong password)"
+        }
+        "totp_required" => {
+            "(v4) the member has TOTP on: send the app's code (or a recovery code) as `totp`; nothing was counted as a failure"
+        }
+        STAFF_TOTP_REQUIRED => {
+            "(v4) staff must turn on TOTP (`startTotp`, `confirmTotp`) before using staff routes, while the deployment's `STAFF_REQUIRE_TOTP` is on (the default)"
         }
         "wrong_password" => "the guest password does not match",
         "forbidden" => {
@@ -128,6 +151,10 @@ pub(super) fn codes(route: &Route) -> Vec<&'static str> {
     if anonymous_write(route) {
         codes.push("pow_required");
     }
+    // (v4) Every staff route, while STAFF_REQUIRE_TOTP is on.
+    if route.doc.auth.contains("staff") || route.doc.auth.contains("admin") {
+        codes.push(STAFF_TOTP_REQUIRED);
+    }
     codes.extend(route.doc.errors);
     in_table_order(codes)
 }
@@ -159,7 +186,7 @@ fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
     let name = codes.iter().map(|code| pascal(code)).collect::<Vec<_>>().join("Or");
     let description = codes
         .iter()
-        .map(|code| format!("`{code}`: {}", meaning(code)))
+        .map(|code| format!("`{}`: {}", wire_code(code), meaning(code)))
         .collect::<Vec<_>>()
         .join("; ");
     let mut headers = Map::new();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::codes::known_codes;
+use super::codes::{known_codes, wire_code};
 use super::pascal;
 use crate::http::routes;
 
@@ -45,7 +45,9 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
             }
         }
     }
-    let known: Vec<&str> = known_codes().into_iter().map(|(code, _)| code).collect();
+    let mut known: Vec<&str> = known_codes().into_iter().map(|(code, _)| wire_code(code)).collect();
+    let mut seen = std::collections::HashSet::new();
+    known.retain(|code| seen.insert(*code));
     schemas.insert(
         "Error".into(),
         json!({
