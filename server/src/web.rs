@@ -17,6 +17,7 @@ use sha2::{Digest as _, Sha256};
 use shared::error::ApiError;
 
 /// Each file of `web/` by its path under `/assets/`, with its media type.
+/// Only these are served: the folder's README and licence files are not.
 const ASSETS: &[(&str, &str, &str)] = &[
     (
         "app.js",
@@ -42,6 +43,18 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "config.js",
         "text/javascript; charset=utf-8",
         include_str!("../../web/assets/config.js"),
+    ),
+    // (v4) The TOTP enrollment's QR code: drawn by qr.js with the vendored
+    // generator (web/assets/vendor/README.md), both loaded only then.
+    (
+        "qr.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/assets/qr.js"),
+    ),
+    (
+        "vendor/qrcode.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/assets/vendor/qrcode.js"),
     ),
     (
         "style.css",
@@ -91,7 +104,8 @@ pub(crate) fn routes() -> Router {
             "/",
             get(|headers: HeaderMap| async move { INDEX_FILE.answer(&headers) }),
         )
-        .route("/assets/{name}", get(asset))
+        // A path, not one segment: vendored files are under assets/vendor/.
+        .route("/assets/{*name}", get(asset))
 }
 
 async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Response {

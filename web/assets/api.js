@@ -19,6 +19,10 @@
 // - (v4) An anonymous write the server answers `428 pow_required` is sent
 //   again with the challenge that came with it solved (X-Pow), in a Web
 //   Worker (pow.js), at most twice; `powEvents` says while it solves.
+// - (v4) The session also remembers whether the member's TOTP is on: no
+//   route says so, but a login needs a code exactly when it is, and this
+//   tab's own enrollment or removal changes it. TOTP secrets and recovery
+//   codes are never stored: the page shows them and forgets them.
 
 import { API_ORIGIN } from "./config.js";
 import { solve } from "./pow.js";
@@ -55,6 +59,11 @@ export const session = {
   },
   set(value) {
     sessionStorage.setItem(TOKEN, JSON.stringify(value));
+  },
+  /** Changes some of the session's fields (`{totp: true}`), if there is one. */
+  update(fields) {
+    const current = this.get();
+    if (current) this.set({ ...current, ...fields });
   },
   clear() {
     sessionStorage.removeItem(TOKEN);
@@ -204,10 +213,16 @@ export function create(path, body) {
 
 export const api = {
   signup: (username, password, nickname) => create("/members", { username, password, nickname }),
-  async login(username, password) {
-    const { body } = await request("POST", "/sessions", { body: { username, password }, auth: false });
-    session.set({ token: body.token, member: body.member });
-    return body.member;
+  /**
+   * Signs in; `totp` (v4) is a code or a recovery code, sent only once the
+   * API asked for one (401 totp_required). Answers the session, whose
+   * `password_warning` (v4) says when the password breaks today's rules.
+   */
+  async login(username, password, totp) {
+    const sent = totp ? { username, password, totp } : { username, password };
+    const { body } = await request("POST", "/sessions", { body: sent, auth: false });
+    session.set({ token: body.token, member: body.member, totp: Boolean(totp) });
+    return body;
   },
   me: () => request("GET", "/members/me").then((r) => r.body),
   // (v4) Boards are resources: names, categories and rules come from the API.
@@ -275,6 +290,12 @@ export const api = {
   recategorize: (board, id, category) =>
     request("PUT", `/boards/${board}/posts/${id}/category`, { body: { category } }).then((r) => r.body),
   unbest: (board, id) => request("DELETE", `/boards/${board}/best/${id}`),
+  // (v4) TOTP: start an enrollment (`{secret, otpauth_uri}`), confirm it
+  // with a code (answers the recovery codes, this once), end it.
+  startTotp: () => request("POST", "/members/me/totp").then((r) => r.body),
+  confirmTotp: (code) =>
+    request("POST", "/members/me/totp/confirm", { body: { code } }).then((r) => r.body.recovery_codes),
+  endTotp: (password, code) => request("DELETE", "/members/me/totp", { body: code ? { password, code } : { password } }),
   changePassword: (current_password, new_password) =>
     request("PUT", "/members/me/password", { body: { current_password, new_password } }),
   signOutEverywhere: () => request("DELETE", "/members/me/sessions"),

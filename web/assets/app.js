@@ -137,6 +137,15 @@ const FIELD_RULES = {
   category: "말머리를 이 게시판의 말머리 중에서 골라 주세요.",
   vote: "추천 또는 비추천만 할 수 있습니다.",
   best: "개념글 보기 주소가 올바르지 않습니다.",
+  // (v4) TOTP.
+  code: "인증 앱의 6자리 코드나 복구 코드를 입력해 주세요.",
+  totp: "인증 앱의 6자리 코드나 복구 코드를 입력해 주세요.",
+};
+
+/** (v4) A wrong credential, by the field it names: a password, or a TOTP code. */
+const WRONG = {
+  code: "코드가 맞지 않습니다. 인증 앱에 지금 나온 6자리 코드나 아직 쓰지 않은 복구 코드를 입력해 주세요.",
+  totp: "코드가 맞지 않습니다. 인증 앱에 지금 나온 6자리 코드나 아직 쓰지 않은 복구 코드를 입력해 주세요.",
 };
 
 /** Korean for every error code of docs/API.md (Errors), and the client's own. */
@@ -164,7 +173,7 @@ const CODES = {
   // (v4)
   already_voted: "이미 이 글에 추천이나 비추천을 했습니다 (손님은 글마다 한 번).",
   locked: "다른 사람이 댓글을 단 글은 고치거나 지울 수 없습니다 (이 게시판의 규칙).",
-  totp_required: "이 계정은 OTP 인증 코드가 필요합니다.",
+  totp_required: "2단계 인증을 켠 계정입니다. 인증 앱에 나온 6자리 코드를 입력해 주세요.",
   pow_required: "잠시 후 다시 시도하세요 (자동 입력 확인이 필요합니다).",
   no_board: "없는 게시판입니다.",
   board_exists: "이미 있는 게시판 주소입니다. 규칙을 바꾸려면 위 목록에서 고르세요.",
@@ -176,14 +185,96 @@ const CODES = {
  * server's detail (until when, and the staff's reason) after the Korean.
  */
 function describe(error) {
-  if (!(error instanceof ApiError)) return String(error);
-  if (error.code === "invalid_credentials" && error.field) return "비밀번호가 맞지 않습니다.";
+  if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
+  if (error.code === "invalid_credentials" && error.field) return WRONG[error.field] || "비밀번호가 맞지 않습니다.";
+  if (error.code === "validation_failed" && (error.field === "password" || error.field === "new_password")) {
+    const refused = passwordRefusal(error.message);
+    if (refused) return refused;
+  }
   if ((error.code === "validation_failed" || error.code === "malformed_json") && FIELD_RULES[error.field]) {
     return FIELD_RULES[error.field];
+  }
+  if (error.code === "totp_required" && error.status === 403) {
+    return "관리 기능을 쓰려면 먼저 2단계 인증(TOTP)을 켜야 합니다.";
   }
   const text = CODES[error.code] || `오류가 났습니다 (${error.status} ${error.code}).`;
   return error.code === "banned" ? `${text} (${error.message})` : text;
 }
+
+/**
+ * describe(), with the way forward where there is one: staff refused for
+ * want of TOTP (403 totp_required) get a link to the account page's
+ * 2단계 인증 section. Nodes, for `h` or `replaceChildren`.
+ */
+function explain(error) {
+  const text = describe(error);
+  if (error instanceof ApiError && error.code === "totp_required" && error.status === 403) {
+    return [text, " ", h("a", { href: "#/account/totp", class: "totp-link" }, "내 계정에서 2단계 인증 켜기")];
+  }
+  return [text];
+}
+
+// ------------------------------------------------------- member passwords
+
+/**
+ * The member password minimum this client assumes (docs/API.md: 8 by
+ * default); a refusal that names the server's own (MEMBER_PASSWORD_MIN, or
+ * 15 under PASSWORD_POLICY=nist for a password alone) replaces it.
+ */
+let memberPasswordMin = 8;
+const PASSWORD_MAX = 256;
+
+/** Length as the API counts it: code points after NFKC. */
+const passwordLength = (value) => [...value.normalize("NFKC")].length;
+
+/**
+ * (v4) Why the API refused a new member password, in Korean. The one place
+ * a page reads the English message: code and field say that a password was
+ * refused, only the message says whether as too short (with the minimum
+ * this server asks), on the list of common passwords, or as the member's
+ * own username or nickname (docs/API.md, Passwords and staff sign-in).
+ */
+function passwordRefusal(message) {
+  if (/username or nickname/.test(message)) return "아이디나 닉네임과 같은 비밀번호는 쓸 수 없습니다.";
+  if (/too common/.test(message)) {
+    return "너무 흔한 비밀번호입니다. 유출되었거나 많이 쓰여 남이 짐작하기 쉬운 비밀번호 목록에 있습니다. 다른 비밀번호를 골라 주세요.";
+  }
+  const range = /must be (\d+)-(\d+)/.exec(message);
+  if (range) {
+    const alone = /only factor/.test(message) ? " 2단계 인증을 켜지 않은 계정의 기준입니다." : "";
+    return `${range[1]}자 이상 ${range[2]}자 이하로 입력해 주세요.${alone}`;
+  }
+  const shorter = /shorter than (\d+) characters/.exec(message);
+  if (shorter) {
+    return `2단계 인증 없이 쓰기에는 짧은 비밀번호입니다 (${shorter[1]}자 이상). 먼저 비밀번호를 바꿔 주세요.`;
+  }
+  return null;
+}
+
+/**
+ * What a new password's field says as it is typed: its length against
+ * the rules, nothing about kinds of characters (NIST SP 800-63B-4 forbids
+ * composition rules; the API has none).
+ */
+function passwordHint(value) {
+  const n = passwordLength(value);
+  const range = `${memberPasswordMin}-${PASSWORD_MAX}자`;
+  if (n === 0) return `${range}. 글자 종류를 섞을 필요는 없습니다: 길고 남이 짐작하기 어려운 문장이 좋습니다.`;
+  if (n < memberPasswordMin) return `지금 ${n}자: ${memberPasswordMin - n}자 더 필요합니다 (${range}).`;
+  if (n > PASSWORD_MAX) return `지금 ${n}자: ${PASSWORD_MAX}자까지 쓸 수 있습니다.`;
+  return `지금 ${n}자: 길이는 충분합니다. 흔한 비밀번호와 아이디·닉네임은 쓸 수 없습니다.`;
+}
+
+/** (v4) What a login's `password_warning` asks of the member, in Korean. */
+const PASSWORD_WARNINGS = {
+  too_common:
+    "이 비밀번호는 유출되었거나 너무 흔한 비밀번호입니다. 다른 사람이 짐작하기 쉬우니 비밀번호를 바꿔 주세요.",
+  personal: "비밀번호가 아이디나 닉네임과 같습니다. 다른 사람이 짐작하기 쉬우니 비밀번호를 바꿔 주세요.",
+  too_short: "비밀번호가 이 사이트의 기준보다 짧습니다. 더 긴 비밀번호로 바꾸거나 2단계 인증을 켜 주세요.",
+};
+
+/** A notice for the next page shown (a login's password warning), then forgotten. */
+let pendingNotice = null;
 
 /**
  * While the API client solves a proof of work (an anonymous write answered
@@ -202,9 +293,11 @@ function sayWhileSolving(slot) {
 
 /**
  * A form: `fields` are [name, label, {type, value, rows, options, optional,
- * min, max, hint}]; on submit `action(values)` runs; an ApiError's message
- * is shown beside the field it names, else above the button; a 429 counts
- * down its Retry-After with the button disabled.
+ * min, max, hint, hidden, inputmode, strength}]; on submit `action(values)`
+ * runs; an ApiError's message is shown beside the field it names, else
+ * above the button; a 429 counts down its Retry-After with the button
+ * disabled. `strength` (v4): a new member password, whose hint follows its
+ * length as it is typed.
  */
 function form(fields, submitLabel, action, { id, inline } = {}) {
   const errors = {};
@@ -212,9 +305,10 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
   const general = h("p", { class: "error", role: "alert" });
   const solving = h("p", { class: "pow-status", role: "status", "aria-live": "polite" });
   const button = h("button", { type: "submit" }, submitLabel);
+  const strengths = {};
   const rows = fields.map(([name, label, options = {}]) => {
     let input;
-    const described = options.hint ? `${id || name}-${name}-hint` : null;
+    const described = options.hint || options.strength ? `${id || name}-${name}-hint` : null;
     if (options.type === "textarea") {
       input = h("textarea", { name, rows: options.rows || 6, required: options.optional ? null : true, "aria-describedby": described });
       input.value = options.value || "";
@@ -232,18 +326,26 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
         required: options.optional ? null : true,
         min: options.min,
         max: options.max,
+        inputmode: options.inputmode,
         "aria-describedby": described,
       });
       input.value = options.value ?? "";
     }
     inputs[name] = input;
-    errors[name] = h("span", { class: "field-error", "data-field": name });
+    errors[name] = h("span", { class: "field-error", "data-field": name, "aria-live": "polite" });
+    const hint = options.hint || options.strength ? h("small", { class: "field-hint", id: described }, options.hint) : null;
+    if (options.strength) {
+      const follow = () => (hint.textContent = passwordHint(input.value));
+      input.addEventListener("input", follow);
+      follow();
+      strengths[name] = follow;
+    }
     return h(
       "label",
-      { class: options.type === "checkbox" ? "check" : null },
+      { class: options.type === "checkbox" ? "check" : null, hidden: options.hidden },
       h("span", {}, label),
       input,
-      options.hint ? h("small", { class: "field-hint", id: described }, options.hint) : null,
+      hint,
       errors[name],
     );
   });
@@ -261,7 +363,13 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
     } catch (error) {
       const field = error instanceof ApiError ? error.field : null;
       const slot = field && errors[field] ? errors[field] : general;
-      slot.textContent = describe(error);
+      slot.replaceChildren(...explain(error));
+      // A length refusal names this server's minimum: the hint uses it from now on.
+      const minimum = strengths[field] && /must be (\d+)-/.exec(error.message);
+      if (minimum) {
+        memberPasswordMin = Number(minimum[1]);
+        strengths[field]();
+      }
       if (error instanceof ApiError && error.status === 429 && error.retryAfter > 0) {
         countdown(general, button, error.retryAfter);
       } else {
@@ -296,7 +404,7 @@ function page(title, ...children) {
 }
 
 function failure(error) {
-  return { title: "오류", children: [h("p", { class: "error", role: "alert" }, describe(error)), h("a", { href: "#/" }, "처음으로")] };
+  return { title: "오류", children: [h("p", { class: "error", role: "alert" }, explain(error)), h("a", { href: "#/" }, "처음으로")] };
 }
 
 /** Shows `view` unless another navigation began meanwhile (its answer arrived late). */
@@ -305,6 +413,15 @@ function show(view, seq) {
   document.title = `${view.title} · 커뮤니티 보드`;
   renderNav();
   main.replaceChildren(...view.children);
+  if (pendingNotice) {
+    main.prepend(pendingNotice);
+    pendingNotice = null;
+  }
+  // A page may name the part to show first (#/account/totp).
+  if (view.focus) {
+    view.focus.scrollIntoView();
+    view.focus.focus();
+  }
   // Which navigation is on screen (tests wait for it; nothing reads it otherwise).
   document.body.dataset.route = location.hash;
 }
@@ -553,7 +670,7 @@ function commentView(board, postId, comment, staff, replies, info) {
               await api.deleteComment(board, postId, comment.id);
               route();
             } catch (e) {
-              slot.replaceChildren(h("p", { class: "error" }, describe(e)));
+              slot.replaceChildren(h("p", { class: "error" }, explain(e)));
             }
           },
         }, "삭제")
@@ -761,7 +878,7 @@ function staffPostTools(board, info, post) {
             route();
           } catch (e) {
             status.textContent = "";
-            event.target.after(h("span", { class: "error" }, describe(e)));
+            event.target.after(h("span", { class: "error" }, explain(e)));
           }
         },
       }, "개념글 해제")
@@ -813,7 +930,7 @@ function editHistory(board, post) {
           );
         } catch (e) {
           loaded = false;
-          panel.replaceChildren(h("p", { class: "error", role: "alert" }, describe(e)));
+          panel.replaceChildren(h("p", { class: "error", role: "alert" }, explain(e)));
         }
       },
     },
@@ -842,7 +959,7 @@ async function postPage(board, ref, byNumber = false) {
               await api.deletePost(board, id);
               go(`#/b/${board}`);
             } catch (e) {
-              slot.replaceChildren(h("p", { class: "error" }, describe(e)));
+              slot.replaceChildren(h("p", { class: "error" }, explain(e)));
             }
           },
         }, "지우기")
@@ -957,23 +1074,65 @@ async function editPage(board, id) {
     }, { id: "edit" }),
   );
 }
+/**
+ * Sign-in. (v4) A member with TOTP on is answered 401 totp_required: the
+ * code field appears, and the same username and password go again with
+ * the code (a wrong one is said beside it). A password the API warns about
+ * (`password_warning`) is noted on the next page, with a link to change it.
+ */
 function loginPage() {
-  return page(
-    "로그인",
-    form(
+  // The username and password the API asked a code for: a code goes with those only.
+  let asked = null;
+  const element = form(
+    [
+      ["username", "아이디", { autocomplete: "username" }],
+      ["password", "비밀번호", { type: "password", autocomplete: "current-password" }],
       [
-        ["username", "아이디", { autocomplete: "username" }],
-        ["password", "비밀번호", { type: "password", autocomplete: "current-password" }],
+        "totp",
+        "인증 앱의 6자리 코드 또는 복구 코드",
+        {
+          optional: true,
+          hidden: true,
+          autocomplete: "one-time-code",
+          hint: "휴대폰을 쓸 수 없으면 저장해 둔 복구 코드 하나를 입력하세요 (코드마다 한 번).",
+        },
       ],
-      "로그인",
-      async (v) => {
-        await api.login(v.username, v.password);
-        roles = null;
-        go("#/");
-      },
-      { id: "login" },
-    ),
+    ],
+    "로그인",
+    async (v) => {
+      const code = v.totp.trim();
+      const withCode = Boolean(code && asked && asked.username === v.username && asked.password === v.password);
+      let answer;
+      try {
+        answer = await api.login(v.username, v.password, withCode ? code : undefined);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "totp_required") {
+          asked = { username: v.username, password: v.password };
+          codeInput.closest("label").hidden = false;
+          codeInput.focus();
+        } else if (withCode && error instanceof ApiError && error.code === "invalid_credentials") {
+          // The password was right a moment ago: it is the code that is wrong.
+          throw new ApiError(error.status, error.code, error.message, error.retryAfter, "totp");
+        }
+        throw error;
+      }
+      const warning = PASSWORD_WARNINGS[answer.password_warning];
+      pendingNotice = warning
+        ? h(
+            "p",
+            { class: "notice", id: "password-warning", role: "alert" },
+            warning,
+            " ",
+            h("a", { href: "#/account" }, "내 계정에서 비밀번호 바꾸기"),
+          )
+        : null;
+      roles = null;
+      go("#/");
+    },
+    { id: "login" },
   );
+  const codeInput = element.querySelector("[name=totp]");
+  return page("로그인", element);
 }
 
 function signupPage() {
@@ -983,7 +1142,7 @@ function signupPage() {
       [
         ["username", "아이디 (영문 소문자, 숫자, _)", { autocomplete: "username" }],
         ["nickname", "닉네임"],
-        ["password", "비밀번호 (8자 이상)", { type: "password", autocomplete: "new-password" }],
+        ["password", "비밀번호", { type: "password", autocomplete: "new-password", strength: true }],
       ],
       "가입하기",
       async (v) => {
@@ -997,13 +1156,14 @@ function signupPage() {
   );
 }
 
-async function accountPage() {
+async function accountPage(part) {
   if (!me()) return go("#/login");
   const account = await api.me();
   roles = account.roles;
   const [posts, comments] = await Promise.all([api.myPosts(), api.myComments()]);
   const status = h("p", { class: "ok", role: "status" });
-  return page(
+  const totp = totpSection(account);
+  const shown = page(
     "내 계정",
     h(
       "p",
@@ -1017,7 +1177,7 @@ async function accountPage() {
     form(
       [
         ["current_password", "지금 비밀번호", { type: "password", autocomplete: "current-password" }],
-        ["new_password", "새 비밀번호", { type: "password", autocomplete: "new-password" }],
+        ["new_password", "새 비밀번호", { type: "password", autocomplete: "new-password", strength: true }],
       ],
       "바꾸기",
       async (v) => {
@@ -1029,6 +1189,7 @@ async function accountPage() {
       },
       { id: "password" },
     ),
+    totp,
     h("h2", {}, "모든 기기에서 로그아웃"),
     h("p", {}, h("button", {
       id: "everywhere",
@@ -1071,6 +1232,184 @@ async function accountPage() {
       { id: "delete-account" },
     ),
   );
+  if (part === "totp") shown.focus = totp;
+  return shown;
+}
+
+/**
+ * (v4) 2단계 인증 (TOTP; docs/API.md, Passwords and staff sign-in): start an
+ * enrollment (a QR code of its otpauth URI, drawn here by the vendored
+ * generator, and the secret as text), confirm it with a code, then the
+ * recovery codes, shown this once (to copy or save as a file; never
+ * stored); and removal with the password and a code.
+ *
+ * No route says whether TOTP is on: the session remembers what its login
+ * found (a code was asked for or not) and what this tab did since. A
+ * session that cannot know (TOTP turned on from another tab since) is
+ * offered the start, and the API's "already on" (403) turns the section
+ * to the removal.
+ */
+function totpSection(account) {
+  const status = h("p", { id: "totp-status", role: "status" });
+  const body = h("div", { class: "totp-body" });
+  const staff = account.roles.admin || account.roles.moderates.length > 0;
+  const section = h(
+    "section",
+    { id: "totp", class: "totp", "aria-labelledby": "totp-heading", tabindex: "-1" },
+    h("h2", { id: "totp-heading" }, "2단계 인증 (TOTP)"),
+    status,
+    body,
+  );
+  // Revokes the recovery codes' file link when they are put away or the page is left.
+  let forget = null;
+  const render = (state, said = "") => {
+    forget?.();
+    forget = null;
+    if (state === "on") {
+      status.textContent = said || "켜져 있습니다. 로그인할 때 비밀번호와 함께 인증 앱의 코드를 입력합니다.";
+      body.replaceChildren(
+        h("h3", {}, "2단계 인증 끄기"),
+        form(
+          [
+            ["password", "비밀번호", { type: "password", autocomplete: "current-password" }],
+            ["code", "인증 앱의 6자리 코드 또는 복구 코드", { autocomplete: "one-time-code" }],
+          ],
+          "2단계 인증 끄기",
+          async (v) => {
+            await api.endTotp(v.password, v.code.trim());
+            session.update({ totp: false });
+            render("off", "2단계 인증을 껐습니다. 이제 비밀번호만으로 로그인합니다.");
+          },
+          { id: "totp-remove" },
+        ),
+      );
+      return;
+    }
+    status.textContent = said || "꺼져 있습니다.";
+    const start = h("button", { type: "button", id: "totp-start", onclick: () => begin(start) }, "2단계 인증 켜기");
+    // (replaceChildren, unlike h, would write a null as text.)
+    body.replaceChildren(
+      h(
+        "p",
+        { class: "hint" },
+        "켜면 로그인할 때 비밀번호와 함께 휴대폰 인증 앱(Google Authenticator, Microsoft Authenticator, 1Password 등)에 나오는 6자리 코드를 입력합니다. 비밀번호가 새어 나가도 계정을 지킬 수 있습니다.",
+      ),
+      h("p", { class: "hint", hidden: !staff }, "운영자는 2단계 인증을 켜야 관리 기능을 쓸 수 있습니다."),
+      h("p", {}, start),
+      h("p", { class: "error", role: "alert" }),
+    );
+  };
+  const begin = async (button) => {
+    button.disabled = true;
+    const error = body.querySelector(".error");
+    error.textContent = "";
+    try {
+      const [enrollment, { qrSvg }] = await Promise.all([api.startTotp(), import("./qr.js")]);
+      enroll(enrollment, qrSvg);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "forbidden") {
+        session.update({ totp: true });
+        render("on", "이미 켜져 있습니다. 새 휴대폰으로 옮기려면 먼저 끄고 다시 켜세요.");
+        return;
+      }
+      error.replaceChildren(...explain(e));
+      button.disabled = false;
+    }
+  };
+  const enroll = ({ secret, otpauth_uri }, qrSvg) => {
+    status.textContent = "등록 중: 아직 켜지지 않았습니다. 앱에 나온 코드로 확인해야 켜집니다.";
+    body.replaceChildren(
+      h(
+        "ol",
+        { class: "steps" },
+        h("li", {}, "휴대폰의 인증 앱에서 이 QR 코드를 찍으세요."),
+        h("li", {}, "QR 코드를 찍을 수 없으면 아래 키를 앱에 직접 입력하세요 (시간 기준, 6자리)."),
+        h("li", {}, "앱에 나온 6자리 코드를 입력해 확인하면 켜집니다."),
+      ),
+      h("figure", { class: "qr", id: "totp-qr" }, qrSvg(otpauth_uri, "인증 앱에 등록할 QR 코드")),
+      h(
+        "p",
+        { class: "secret" },
+        h("span", {}, "직접 입력할 키: "),
+        // Groups of four, as apps show keys; spaces are ignored when typed.
+        h("code", { id: "totp-secret" }, secret.replace(/(.{4})(?=.)/g, "$1 ")),
+      ),
+      h("p", {}, h("a", { href: otpauth_uri, class: "otpauth" }, "이 기기의 인증 앱에서 열기")),
+      form(
+        [["code", "앱에 나온 6자리 코드", { autocomplete: "one-time-code", inputmode: "numeric" }]],
+        "확인하고 켜기",
+        async (v) => {
+          let codes;
+          try {
+            codes = await api.confirmTotp(v.code.trim());
+          } catch (e) {
+            if (e instanceof ApiError && e.code === "validation_failed" && /confirms nothing/.test(e.message)) {
+              throw new Error("기다리는 등록이 없습니다 (다른 곳에서 바뀌었을 수 있습니다). 2단계 인증 켜기부터 다시 해 주세요.");
+            }
+            throw e;
+          }
+          session.update({ totp: true });
+          recovery(codes);
+        },
+        { id: "totp-confirm" },
+      ),
+      h("p", {}, h("button", { type: "button", class: "link", onclick: () => render("off") }, "그만두기")),
+    );
+  };
+  const recovery = (codes) => {
+    status.textContent = "2단계 인증을 켰습니다.";
+    const text = [
+      `커뮤니티 보드 복구 코드 (${account.username})`,
+      `${when(new Date().toISOString())}에 받은 코드입니다. 코드마다 한 번만 쓸 수 있습니다.`,
+      "인증 앱을 쓸 수 없을 때 로그인 화면의 코드 칸에 이 중 하나를 입력하세요.",
+      "",
+      ...codes,
+      "",
+    ].join("\n");
+    const file = URL.createObjectURL(new Blob([text], { type: "text/plain;charset=utf-8" }));
+    const leave = () => forget?.();
+    forget = () => {
+      URL.revokeObjectURL(file);
+      window.removeEventListener("hashchange", leave);
+    };
+    window.addEventListener("hashchange", leave);
+    const said = h("p", { class: "ok", role: "status" });
+    body.replaceChildren(
+      h(
+        "div",
+        { class: "recovery", id: "totp-recovery" },
+        h("h3", {}, "복구 코드"),
+        h(
+          "p",
+          { class: "warning" },
+          h("strong", {}, "지금 한 번만 보여 드립니다. "),
+          "휴대폰을 잃어버리거나 인증 앱을 지우면 이 코드로만 로그인할 수 있습니다. 복사하거나 파일로 저장해 비밀번호 관리자나 안전한 곳에 두세요. 코드마다 한 번만 쓸 수 있습니다.",
+        ),
+        h("ol", { class: "recovery-codes" }, codes.map((c) => h("li", {}, h("code", {}, c)))),
+        h(
+          "p",
+          { class: "actions" },
+          h("button", {
+            type: "button",
+            id: "totp-copy",
+            onclick: async () => {
+              try {
+                await navigator.clipboard.writeText(text);
+                said.textContent = "복사했습니다.";
+              } catch {
+                said.textContent = "복사하지 못했습니다. 파일로 저장하거나 직접 적어 두세요.";
+              }
+            },
+          }, "복사하기"),
+          h("a", { href: file, download: "community-boards-recovery-codes.txt", class: "button", id: "totp-download" }, "텍스트 파일로 저장"),
+          h("button", { type: "button", id: "totp-saved", onclick: () => render("on") }, "저장했습니다"),
+        ),
+        said,
+      ),
+    );
+  };
+  render(session.get()?.totp ? "on" : "off");
+  return section;
 }
 
 /** Whom a ban or log entry names: a member, a deleted one, or a guest's tag (v4: with a range's scope). */
@@ -1313,7 +1652,7 @@ async function view(parts, query) {
   }
   if (parts[0] === "login") return loginPage();
   if (parts[0] === "signup") return signupPage();
-  if (parts[0] === "account") return await accountPage();
+  if (parts[0] === "account") return await accountPage(parts[1]);
   if (parts[0] === "admin") return await adminPage(parts[1]);
   if (parts[0] === "b" && parts[1]) {
     const board = parts[1];

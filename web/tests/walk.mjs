@@ -1,16 +1,16 @@
 // The reference web client in a real browser (Debian's chromium, headless,
-// driven by puppeteer-core): every flow of issues 29, 41 and 42 against the real
+// driven by puppeteer-core): every flow of issues 29, 41, 42 and 43 against the real
 // server on one store, with screenshots of the main pages at a phone and a
 // desktop width, no console error the walk did not expect, and no serious or
 // critical axe-core violation on the main pages.
 //
 //   node web/tests/walk.mjs   (scripts/web-test sets SERVER_BIN, CHROMIUM,
 //                              STORE=sqlite|dynamodb, SCREENSHOTS,
-//                              WEB_TEST_MODULES: puppeteer-core and axe-core)
+//                              WEB_TEST_MODULES: puppeteer-core, axe-core, jsqr)
 
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { mkdtempSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { createHash, createHmac } from "node:crypto";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -22,6 +22,8 @@ const modules = createRequire(`${process.env.WEB_TEST_MODULES}/`);
 const puppeteer = modules("puppeteer-core");
 const axeSource = readFileSync(modules.resolve("axe-core/axe.min.js"), "utf8");
 const axeVersion = modules("axe-core/package.json").version;
+// (v4) Reads the TOTP enrollment's QR code back from what the page drew.
+const jsQR = modules("jsqr");
 
 const store = process.env.STORE || "sqlite";
 // CROSS_ORIGIN=1: the page comes from another origin (a static server
@@ -59,7 +61,7 @@ async function startStaticSite(apiOrigin, origin) {
   const site = createHttpServer((request, response) => {
     const path = new URL(request.url, "http://x").pathname;
     const file = path === "/" ? "index.html" : path.slice(1);
-    if (!/^(index\.html|assets\/[a-z]+\.(js|css))$/.test(file)) {
+    if (!/^(index\.html|assets\/(vendor\/)?[a-z]+\.(js|css))$/.test(file)) {
       response.writeHead(404).end();
       return;
     }
@@ -98,6 +100,55 @@ async function startAttacker() {
 }
 
 const ADMIN_ENROLL_TOKEN = "walk-admin-enroll-token";
+
+/**
+ * (v4) TOTP as an authenticator app computes it (RFC 6238: HMAC-SHA-1,
+ * 6 digits, 30-second steps) from the base32 secret the page shows. The
+ * server accepts each step once and one step of drift: the walk uses
+ * successive steps (now, then the next) and recovery codes after that,
+ * and never waits for the clock.
+ */
+function base32Bytes(text) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const bytes = [];
+  let bits = 0;
+  let value = 0;
+  for (const c of text.replace(/[\s=]/g, "").toUpperCase()) {
+    const index = alphabet.indexOf(c);
+    if (index < 0) throw new Error(`not base32: ${text}`);
+    value = ((value << 5) | index) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push((value >> bits) & 0xff);
+    }
+  }
+  return Buffer.from(bytes);
+}
+function totpCode(secret, step) {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(step));
+  const mac = createHmac("sha1", base32Bytes(secret)).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0x0f;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
+}
+const currentStep = () => Math.floor(Date.now() / 1000 / 30);
+let lastTotpStep = 0;
+/** The code of the first step not used yet (now, or the next while now is spent: one step ahead is accepted). */
+function nextTotpCode(secret) {
+  const step = Math.max(lastTotpStep + 1, currentStep());
+  if (step > currentStep() + 1) throw new Error("no TOTP step left to use without waiting: use a recovery code");
+  lastTotpStep = step;
+  return totpCode(secret, step);
+}
+/** Six digits that are no code of the steps around now. */
+function wrongTotpCode(secret) {
+  const near = new Set([-2, -1, 0, 1, 2].map((d) => totpCode(secret, currentStep() + d)));
+  let n = Number(totpCode(secret, currentStep()));
+  do n = (n + 1) % 1_000_000;
+  while (near.has(String(n).padStart(6, "0")));
+  return String(n).padStart(6, "0");
+}
 
 async function startServer(corsOrigin) {
   const port = await freePort();
@@ -377,13 +428,47 @@ async function clickText(selector, label) {
   throw new Error(`no ${selector} says ${label}`);
 }
 const texts = (selector) => page.$$eval(selector, (es) => es.map((e) => e.textContent.trim()));
-const signIn = async (username, password, nickname) => {
+/** Signs in through the login page; `totp` (v4): the code or recovery code its second step asks for. */
+const signIn = async (username, password, nickname, totp) => {
   await page.evaluate(() => sessionStorage.clear());
   await visit("#/login", "#login");
   await fill("login", { username, password });
+  if (totp) await askedForCode();
+  if (totp) await fill("login", { totp });
   await submit("login");
   await waitText("nav", `${nickname} 님`);
 };
+/** Submits the login and waits for its code field (401 totp_required), the button free again. */
+const askedForCode = () =>
+  expecting([401], async () => {
+    await submit("login");
+    await page.waitForSelector("#login [name=totp]", { visible: true });
+    await page.waitForFunction(() => !document.querySelector("#login button[type=submit]").disabled);
+  });
+const logOut = async () => {
+  await clickText("nav button", "로그아웃");
+  await waitText("nav", "로그인");
+};
+
+/**
+ * (v4) The QR code an SVG on the page draws, read back: the SVG as an
+ * image on a canvas (8 pixels a module), its pixels decoded by jsQR.
+ */
+async function readQr(selector) {
+  const { size, pixels } = await page.$eval(selector, async (svg) => {
+    const size = Number(svg.getAttribute("viewBox").split(" ")[2]) * 8;
+    const image = new Image();
+    image.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(new XMLSerializer().serializeToString(svg))}`;
+    await image.decode();
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = size;
+    const context = canvas.getContext("2d");
+    context.imageSmoothingEnabled = false;
+    context.drawImage(image, 0, 0, size, size);
+    return { size, pixels: Array.from(context.getImageData(0, 0, size, size).data) };
+  });
+  return jsQR(Uint8ClampedArray.from(pixels), size, size)?.data ?? null;
+}
 
 async function shoot(name) {
   if (!screenshots) return;
@@ -408,8 +493,27 @@ try {
   );
   log(`first render of the board: ${firstRender} ms (first contentful paint ${paint.toFixed(0)} ms)`);
 
+  // -- (v4) a TOTP code computed here is RFC 6238's (its test vector: the
+  // ASCII secret 12345678901234567890 at 59 s, SHA-1, truncated to 6 digits)
+  check(totpCode("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 1) === "287082", "(v4) the walk's TOTP codes are RFC 6238's (its test vector)");
+
   // -- signup: an error beside the field it names, then success
   await visit("#/signup", "#signup");
+  // (v4) The password's hint follows its length as it is typed, and asks
+  // for no kinds of characters (NIST SP 800-63B-4: no composition rules).
+  const passwordHintText = () => text("#signup [name=password] ~ .field-hint");
+  await fill("signup", { password: "abc" });
+  const shortHint = await passwordHintText();
+  await fill("signup", { password: "긴 문장 하나로 만든 비밀번호" });
+  const longHint = await passwordHintText();
+  check(
+    shortHint.includes("지금 3자") && shortHint.includes("5자 더") && longHint.includes("지금 16자") && longHint.includes("충분"),
+    `(v4) the signup's password hint counts characters as they are typed (${shortHint} / ${longHint})`,
+  );
+  check(
+    ![shortHint, longHint].some((t) => /대문자|소문자|특수|숫자|기호/.test(t)),
+    "(v4) the hint asks for no uppercase, digits or symbols (no composition rules)",
+  );
   await expecting([400], async () => {
     await fill("signup", { username: "kim", nickname: "김철수", password: "short" });
     await submit("signup");
@@ -418,9 +522,30 @@ try {
   // (v4) Placed by the answer's `field`, in Korean: the English message is never shown.
   const shortPassword = await text("#signup [data-field=password]");
   check(
-    shortPassword.includes("비밀번호") && !/[a-z]{4}/.test(shortPassword),
-    `a short password's Korean message is shown beside the password field (${shortPassword})`,
+    shortPassword === "8자 이상 256자 이하로 입력해 주세요." && !/[a-z]{4}/.test(shortPassword),
+    `a short password's Korean message is shown beside the password field, with the server's minimum (${shortPassword})`,
   );
+  // (v4) The blocklist and the member's own words, each in Korean beside the field.
+  await expecting([400], async () => {
+    await fill("signup", { password: "qwerty123" });
+    await submit("signup");
+    await waitText("#signup [data-field=password]", "너무 흔한 비밀번호");
+  });
+  check(
+    (await text("#signup [data-field=password]")).startsWith("너무 흔한 비밀번호입니다") &&
+      (await text("#signup .error")) === "",
+    "(v4) a blocklisted password (qwerty123) is refused in Korean beside the password field",
+  );
+  await expecting([400], async () => {
+    await fill("signup", { nickname: "철수의비밀번호야", password: "철수의비밀번호야" });
+    await submit("signup");
+    await waitText("#signup [data-field=password]", "아이디나 닉네임");
+  });
+  check(
+    (await text("#signup [data-field=password]")) === "아이디나 닉네임과 같은 비밀번호는 쓸 수 없습니다.",
+    "(v4) a password equal to the nickname is refused in Korean beside the password field",
+  );
+  await fill("signup", { nickname: "김철수" });
   await expecting([400], async () => {
     await fill("signup", { username: "Kim!", password: "password-123" });
     await submit("signup");
@@ -476,6 +601,103 @@ try {
   await signIn("admin_kim", "password-123", "관리자");
   await visit("#/admin", "#open-board");
   check((await texts("nav a")).includes("게시판 관리"), "an admin's bar links the admin page");
+
+  // -- (v4) staff need TOTP (STAFF_REQUIRE_TOTP, on by default): the admin's
+  // first action is refused with a link to the account page's 2단계 인증
+  await expecting([403], async () => {
+    await fill("open-board", { slug: "game", name: "게임 갤러리" });
+    await submit("open-board");
+    await waitText("#open-board .error", "2단계 인증");
+  });
+  check(
+    (await text("#open-board .error")).startsWith("관리 기능을 쓰려면 먼저 2단계 인증(TOTP)을 켜야 합니다.") &&
+      (await page.$$('#open-board .error a[href="#/account/totp"]')).length === 1,
+    "(v4) staff without TOTP are refused (403 totp_required) in Korean, with a link to turn it on",
+  );
+  await page.click('#open-board .error a[href="#/account/totp"]');
+  await page.waitForFunction(() => location.hash === "#/account/totp");
+  await rendered();
+  await page.waitForSelector("#totp-start");
+  check(
+    (await page.evaluate(() => document.activeElement?.id)) === "totp" && (await text("#totp-status")).startsWith("꺼져 있습니다"),
+    "(v4) the link opens the account page at its 2단계 인증 section, which says TOTP is off",
+  );
+  // Enrollment: a QR code of the otpauth URI, the secret as text, a code to confirm.
+  await page.click("#totp-start");
+  await page.waitForSelector("#totp-qr svg path");
+  const totpSecret = (await text("#totp-secret")).replace(/\s/g, "");
+  const otpauth = await page.$eval("a.otpauth", (a) => a.getAttribute("href"));
+  check(
+    /^[A-Z2-7]{32}$/.test(totpSecret) && otpauth.startsWith("otpauth://totp/") && otpauth.includes(`secret=${totpSecret}`),
+    `(v4) enrollment shows the secret as text, in groups of four, and its otpauth URI (${otpauth.replace(totpSecret, "…")})`,
+  );
+  const qrModules = await page.$eval("#totp-qr svg path", (p) => (p.getAttribute("d").match(/M/g) || []).length);
+  const decoded = await readQr("#totp-qr svg");
+  check(
+    qrModules > 200 && decoded === otpauth,
+    `(v4) the QR code is drawn as an SVG (${qrModules} dark modules) and reads back as the otpauth URI (jsQR: ${decoded ? "same" : decoded})`,
+  );
+  check(
+    (await page.$eval("#totp-qr svg", (svg) => svg.getAttribute("role") === "img" && svg.getAttribute("aria-label").length > 0)),
+    "(v4) the QR code is an image with a Korean name for screen readers",
+  );
+  await accessible("the TOTP enrollment");
+  await shoot("totp-enroll");
+  await expecting([401], async () => {
+    await fill("totp-confirm", { code: wrongTotpCode(totpSecret) });
+    await submit("totp-confirm");
+    await waitText("#totp-confirm [data-field=code]", "코드가 맞지 않습니다");
+  });
+  check((await page.$$("#totp-recovery")).length === 0, "(v4) a wrong code confirms nothing, said beside the code field");
+  await fill("totp-confirm", { code: nextTotpCode(totpSecret) });
+  await submit("totp-confirm");
+  await page.waitForSelector("#totp-recovery .recovery-codes li");
+  const recoveryCodes = await texts("#totp-recovery .recovery-codes li");
+  check(
+    recoveryCodes.length === 10 &&
+      new Set(recoveryCodes).size === 10 &&
+      recoveryCodes.every((c) => /^[a-z2-7]{5}-[a-z2-7]{5}$/.test(c)) &&
+      (await text("#totp-recovery .warning")).includes("한 번만 보여 드립니다"),
+    `(v4) the right code turns TOTP on and shows 10 recovery codes once, with a warning to save them (${recoveryCodes[0]} …)`,
+  );
+  // The file as the browser saves it (into a folder of the walk's own).
+  const downloads = mkdtempSync(join(tmpdir(), "web-test-downloads-"));
+  const devtools = await page.createCDPSession();
+  await devtools.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: downloads });
+  await page.click("#totp-download");
+  const savedName = await page.$eval("#totp-download", (a) => a.getAttribute("download"));
+  let savedText = "";
+  for (let i = 0; i < 100 && !savedText; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (existsSync(join(downloads, savedName))) savedText = readFileSync(join(downloads, savedName), "utf8");
+  }
+  await devtools.send("Browser.setDownloadBehavior", { behavior: "default" });
+  check(
+    savedName.endsWith(".txt") && recoveryCodes.every((c) => savedText.includes(c)),
+    `(v4) 텍스트 파일로 저장 saves the ten codes as a text file (${savedName}, ${savedText.length} characters)`,
+  );
+  await browser.defaultBrowserContext().overridePermissions(pageBase, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
+  await page.click("#totp-copy");
+  await waitText("#totp-recovery .ok", "복사");
+  const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => ""));
+  check(
+    (await text("#totp-recovery .ok")) === "복사했습니다." && recoveryCodes.every((c) => copied.includes(c)),
+    "(v4) 복사하기 puts the ten codes on the clipboard",
+  );
+  const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+  check(
+    !stored.includes(totpSecret) && !recoveryCodes.some((c) => stored.includes(c)),
+    "(v4) neither the secret nor a recovery code is kept in localStorage or sessionStorage",
+  );
+  await accessible("the recovery codes");
+  await shoot("totp-recovery");
+  await page.click("#totp-saved");
+  await page.waitForSelector("#totp-remove");
+  check(
+    (await text("#totp-status")).startsWith("켜져 있습니다") && (await page.$$("#totp-recovery")).length === 0,
+    "(v4) once saved, the codes are gone from the page and the section says TOTP is on, with its removal",
+  );
+  await visit("#/admin", "#open-board");
   await expecting([400], async () => {
     await fill("open-board", { slug: "game", name: "게임 갤러리", categories: "일반, 정보, 열두 자를 훌쩍 넘는 말머리", best_likes: "1" });
     await page.select("#open-board [name=dislikes]", "shown");
@@ -524,7 +746,85 @@ try {
   await accessible("the admin page");
   await shoot("admin");
 
+  // -- (v4) the login's TOTP step: the password alone asks for a code; a
+  // wrong one is said beside the field; the next step's code signs in
+  await logOut();
+  await visit("#/login", "#login");
+  check(
+    (await page.$eval("#login [name=totp]", (e) => e.closest("label").hidden)),
+    "(v4) the login shows no code field until the API asks for one",
+  );
+  await fill("login", { username: "admin_kim", password: "password-123" });
+  await askedForCode();
+  check(
+    (await text("#login [data-field=totp]")).startsWith("2단계 인증을 켠 계정입니다") &&
+      (await page.$eval("#login [name=totp]", (e) => e.closest("label").textContent)).includes("인증 앱의 6자리 코드 또는 복구 코드") &&
+      (await page.evaluate(() => document.activeElement?.name)) === "totp",
+    "(v4) a member with TOTP on is asked for the code (401 totp_required): the field appears, focused, with a Korean label",
+  );
+  await accessible("the login's code step");
+  await shoot("login-totp");
+  await expecting([401], async () => {
+    await fill("login", { totp: wrongTotpCode(totpSecret) });
+    await submit("login");
+    await waitText("#login [data-field=totp]", "코드가 맞지 않습니다");
+  });
+  check(
+    (await text("#login .error")) === "" && !(await token()),
+    "(v4) a wrong code is refused, said beside the code field (not as a wrong password)",
+  );
+  await fill("login", { totp: nextTotpCode(totpSecret) });
+  await submit("login");
+  await waitText("nav", "관리자 님");
+  await visit("#/account", "#totp-status");
+  check(
+    (await text("#totp-status")).startsWith("켜져 있습니다"),
+    "(v4) the app's next code signs in, and the account page knows TOTP is on",
+  );
+  // A recovery code signs in once.
+  await logOut();
+  await signIn("admin_kim", "password-123", "관리자", recoveryCodes[0].toUpperCase());
+  const reused = await fetch(`${base}/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin_kim", password: "password-123", totp: recoveryCodes[0] }),
+  });
+  check(reused.status === 401, "(v4) a recovery code signs in (typed in any case), once: its second use is refused");
+
+  // -- (v4) a login whose password the API warns about (made up in the
+  // browser: a new password on the blocklist is refused, so no member of
+  // the walk has one): a Korean notice with a way to change it
+  await page.evaluate(() => sessionStorage.clear());
+  const warn = async (request) => {
+    if (request.isInterceptResolutionHandled()) return;
+    if (request.method() === "POST" && request.url() === `${base}/sessions`) {
+      const real = await fetch(`${base}/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: request.postData() });
+      const session = { ...(await real.json()), password_warning: "too_common" };
+      request.respond({
+        status: real.status,
+        headers: { "access-control-allow-origin": pageBase },
+        contentType: "application/json",
+        body: JSON.stringify(session),
+      });
+      return;
+    }
+    request.continue();
+  };
+  await page.setRequestInterception(true);
+  page.on("request", warn);
   await signIn("kim", "password-123", "김철수");
+  // The page it lands on first: a request paused after the handler leaves would wait forever.
+  await page.waitForSelector("#password-warning");
+  await rendered();
+  page.off("request", warn);
+  await page.setRequestInterception(false);
+  check(
+    (await text("#password-warning")).startsWith("이 비밀번호는 유출되었거나 너무 흔한 비밀번호입니다") &&
+      (await page.$$('#password-warning a[href="#/account"]')).length === 1,
+    "(v4) a login's password_warning (too_common) is said in Korean on the next page, with a link to change the password",
+  );
+  await visit("#/b/free", ".board-list, .empty");
+  check((await page.$$("#password-warning")).length === 0, "(v4) the notice is shown once");
 
   // -- a member post with Korean text; like; comment; reply
   await visit("#/b/free/write", "#write");
@@ -666,6 +966,13 @@ try {
   // -- the account page
   await visit("#/account", "#password");
   check((await text("main")).includes("안녕하세요") || (await text("main")).includes("다른 곳에서 고친 제목"), "the account page lists the member's posts");
+  check(
+    (await text("#totp-status")).startsWith("꺼져 있습니다") &&
+      (await page.$$("#totp-start")).length === 1 &&
+      !(await text("#totp")).includes("null") &&
+      (await page.$eval("#totp .hint[hidden]", (p) => p.textContent)).startsWith("운영자는"),
+    "(v4) a member's account page has its 2단계 인증 section: off, with the start (the staff note hidden)",
+  );
   await accessible("the account page");
   await shoot("account");
 
@@ -798,7 +1105,7 @@ try {
     category: "일반",
   });
   const kimToken = (await call("POST", "/sessions", { username: "kim", password: "password-123" })).token;
-  const adminToken = (await call("POST", "/sessions", { username: "admin_kim", password: "password-123" })).token;
+  const adminToken = (await call("POST", "/sessions", { username: "admin_kim", password: "password-123", totp: recoveryCodes[1] })).token;
   for (const i of [18, 25]) {
     for (const voter of [kimToken, adminToken]) await call("PUT", `/boards/free/posts/${seeded[i].id}/like`, undefined, voter);
   }
@@ -979,7 +1286,7 @@ try {
   check(await page.$eval("#login button", (b) => b.disabled), "429 shows its wait and holds the button");
 
   // -- staff: an admin removes the hostile post with a reason and bans its writer
-  await signIn("admin_kim", "password-123", "관리자");
+  await signIn("admin_kim", "password-123", "관리자", recoveryCodes[2]);
   // (v4) staff recategorize a post and take one out of 개념글
   await visit(`#/b/game/p/${gamePostId}`, "#recategorize");
   await page.select("#recategorize [name=category]", "질문");
@@ -1023,6 +1330,20 @@ try {
   await page.waitForFunction(() => !document.querySelector(".bans"));
   check(true, "staff lift the ban");
 
+  // -- (v4) the admin turns TOTP off with the password and a recovery code:
+  // the password alone signs in again, and staff routes refuse again
+  await visit("#/account/totp", "#totp-remove");
+  await fill("totp-remove", { password: "password-123", code: recoveryCodes[3] });
+  await submit("totp-remove");
+  await page.waitForSelector("#totp-start");
+  check((await text("#totp-status")).startsWith("2단계 인증을 껐습니다"), "(v4) TOTP is removed with the password and a recovery code");
+  const passwordOnly = await call("POST", "/sessions", { username: "admin_kim", password: "password-123" });
+  const refusedStaff = await fetch(`${base}/boards/free/bans`, { headers: { authorization: `Bearer ${passwordOnly.token}` } });
+  check(
+    Boolean(passwordOnly.token) && refusedStaff.status === 403 && (await refusedStaff.json()).error.code === "totp_required",
+    "(v4) after removal the password alone signs in, and staff routes answer 403 totp_required again",
+  );
+
   // -- account: password change, sign out everywhere, delete keeping content
   await page.evaluate(() => sessionStorage.clear());
   await visit("#/login", "#login");
@@ -1038,6 +1359,16 @@ try {
   check(
     (await text("#password [data-field=current_password]")) === "비밀번호가 맞지 않습니다.",
     "a wrong current password is said in Korean beside that field (401 invalid_credentials, field current_password)",
+  );
+  await expecting([400], async () => {
+    await fill("password", { current_password: "password-123", new_password: "password1234" });
+    await submit("password");
+    await waitText("#password [data-field=new_password]", "너무 흔한");
+  });
+  check(
+    (await text("#password [data-field=new_password]")).startsWith("너무 흔한 비밀번호입니다") &&
+      (await text("#password [name=new_password] ~ .field-hint")).includes("지금 12자"),
+    "(v4) a blocklisted new password is refused in Korean beside the new password field, whose hint counts it",
   );
   await fill("password", { current_password: "password-123", new_password: "password-456" });
   await submit("password");
@@ -1066,6 +1397,8 @@ try {
   const files = ["index.html", "assets/app.js", "assets/api.js", "assets/dom.js", "assets/pow.js", "assets/config.js", "assets/style.css"];
   const bytes = files.reduce((sum, f) => sum + statSync(join(here, "..", f)).size, 0);
   log(`page weight: ${bytes} bytes of HTML, CSS and JS (${files.length} files, uncompressed)`);
+  const enrollment = ["assets/qr.js", "assets/vendor/qrcode.js"].reduce((sum, f) => sum + statSync(join(here, "..", f)).size, 0);
+  log(`(v4) loaded only when a TOTP enrollment starts: ${enrollment} bytes (qr.js and the vendored qrcode-generator)`);
   const sorted = [...powTimes].sort((a, b) => a - b);
   log(
     `proof of work: ${powRequests.length} browser requests with X-Pow; from a 428 to its solved retry ` +

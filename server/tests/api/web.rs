@@ -31,6 +31,9 @@ async fn the_web_client_is_served_at_the_root_with_its_assets_and_a_strict_conte
         ("dom.js", "text/javascript; charset=utf-8"),
         ("pow.js", "text/javascript; charset=utf-8"),
         ("config.js", "text/javascript; charset=utf-8"),
+        // (v4) The TOTP enrollment's QR code, and the vendored generator under a folder.
+        ("qr.js", "text/javascript; charset=utf-8"),
+        ("vendor/qrcode.js", "text/javascript; charset=utf-8"),
         ("style.css", "text/css; charset=utf-8"),
     ] {
         let response = app.get(&format!("/assets/{asset}")).await;
@@ -46,6 +49,13 @@ async fn the_web_client_is_served_at_the_root_with_its_assets_and_a_strict_conte
     let missing = app.get("/assets/missing.js").await;
     assert_eq!(missing.status(), 404);
     assert_eq!(missing.headers()["content-type"], "application/json");
+    // Only the listed files: not the vendor folder's notes, nothing outside assets/.
+    for unlisted in ["/assets/vendor/README.md", "/assets/vendor/"] {
+        assert_eq!(app.get(unlisted).await.status(), 404, "{unlisted}");
+    }
+    // qr.js imports the vendored generator by the path it is served at.
+    let qr_js = app.get("/assets/qr.js").await.text().await.unwrap();
+    assert!(qr_js.contains(r#"from "./vendor/qrcode.js""#), "{qr_js}");
     // The API's routes are where they were.
     assert_eq!(app.get("/health").await.status(), 200);
     assert_eq!(app.get("/boards/free/posts").await.status(), 200);
