@@ -12,7 +12,11 @@ use shared::domain::fields::blocklist;
 /// Resident memory of this process, in KiB (Linux).
 fn rss_kib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
     pages * 4
 }
 
@@ -42,11 +46,20 @@ fn main() {
         after,
         after.saturating_sub(before)
     );
-    let words = ["password123", "qwerty123", "correct horse battery", "a rare passphrase 42", "iloveyou1"];
+    let words = [
+        "password123",
+        "qwerty123",
+        "correct horse battery",
+        "a rare passphrase 42",
+        "iloveyou1",
+    ];
     let lookup = per_call(rounds, |i| {
         std::hint::black_box(blocklist::is_common(words[i as usize % words.len()]));
     });
-    println!("blocklist: {:.2} us a lookup (NFKC, lower case, binary search)", lookup.as_secs_f64() * 1e6);
+    println!(
+        "blocklist: {:.2} us a lookup (NFKC, lower case, binary search)",
+        lookup.as_secs_f64() * 1e6
+    );
 
     let secret = [7u8; 20];
     let now = 1_796_000_000u64;
