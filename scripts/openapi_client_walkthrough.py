@@ -14,17 +14,26 @@ client works at run time; a type checker would flag these calls.
     python3 scripts/openapi_client_walkthrough.py http://127.0.0.1:3000 scripts/openapi_client_walkthrough.steps
 """
 
+import base64
+import hashlib
+import hmac
+import struct
 import sys
+import time
 import uuid
+from urllib.parse import parse_qs, urlsplit
 
 from community_boards_client import AuthenticatedClient, Client
 from community_boards_client.api.account import (
     change_password,
+    confirm_totp,
     delete_me,
     delete_sessions,
+    delete_totp,
     get_me,
     list_my_comments,
     list_my_posts,
+    start_totp,
 )
 from community_boards_client.api.boards import get_board, list_boards, put_board
 from community_boards_client.api.comments import (
@@ -76,6 +85,8 @@ from community_boards_client.models import (
     DislikePolicy,
     ReasonRequest,
     CommentRequest,
+    ConfirmTotpRequest,
+    EndTotpRequest,
     Error,
     GuestCommentRequest,
     GuestEditRequest,
@@ -87,7 +98,7 @@ from community_boards_client.models import (
     SignUpRequest,
     Vote,
 )
-from community_boards_client.types import Unset
+from community_boards_client.types import UNSET, Unset
 
 checks = 0
 # The walkthrough's steps (the .steps file) and how many have begun.
@@ -102,6 +113,16 @@ ADMIN_ENROLL_TOKEN = "walkthrough-admin-token"
 # not the one every post of the walkthrough is written from (nobody votes
 # on a post written from their own address).
 GUEST_VOTER_ADDRESS = "198.51.100.7"
+
+
+def totp_code(secret, at):
+    """RFC 6238 as authenticator apps compute it (the server's parameters,
+    docs/API.md): HMAC-SHA-1 of the 30-second step `at` falls in, 6 digits."""
+    key = base64.b32decode(secret.upper() + "=" * (-len(secret) % 8))
+    digest = hmac.new(key, struct.pack(">Q", int(at) // 30), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    value = struct.unpack(">I", digest[offset : offset + 4])[0] & 0x7FFFFFFF
+    return f"{value % 1_000_000:06d}"
 
 
 def check(condition, what):
@@ -319,7 +340,10 @@ def walk(base):
     )
     comments = expect(list_comments.sync_detailed("free", post.id, client=client), 200, "listComments")
     check([c.id for c in comments.comments] == [comment.id, guest_comment.id], f"listComments: {comments.comments}")
-    # (v3) Moderation: kim is the admin (ADMIN_USERNAMES). Anyone reports the
+
+    kim, recovery_codes = staff_totp(base, client, kim)
+    # (v3) Moderation: kim is the admin (ADMIN_USERNAMES), (v4) signed in
+    # with TOTP, as staff routes require by default. Anyone reports the
     # guest post; the second report joins the first; kim bans its writer
     # through it (shown by tag, never the address), then lifts the ban and
     # resolves the report; the public log shows both.
@@ -373,6 +397,17 @@ def walk(base):
     check("username" in error.error.message, f"the message names the field: {error.error.message}")
     # (v4) ... and say it as a typed field, to place the error by.
     check(error.error.field == "username", f"the error's field: {error.error.field}")
+    # (v4) A password on the bundled blocklist is refused at signup.
+    common = expect_error(
+        create_member.sync_detailed(
+            client=client, body=SignUpRequest(username="choi", password="password123", nickname="Choi")
+        ),
+        400,
+        "validation_failed",
+        "createMember with a common password",
+    )
+    check(common.error.field == "password", f"createMember with a common password: field {common.error.field!r}")
+    check("too common" in common.error.message, f"createMember with a common password: {common.error.message}")
 
     # Unlike, then the member's own deletes.
     unliked = expect(unlike_post.sync_detailed("free", post.id, client=park), 200, "unlikePost")
@@ -410,15 +445,24 @@ def walk(base):
     expect_status(changed, 204, "changePassword")
     expect_error(get_me.sync_detailed(client=kim), 401, "unauthorized", "getMe with a token from before the change")
 
-    def log_in(password, what):
+    def log_in(password, what, totp=UNSET):
         session = expect(
-            create_session.sync_detailed(client=client, body=LogInRequest(username="kim", password=password)),
+            create_session.sync_detailed(
+                client=client, body=LogInRequest(username="kim", password=password, totp=totp)
+            ),
             200,
             what,
         )
         return AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
 
-    kim = log_in("battery staple", "createSession with the new password")
+    # (v4) TOTP stays on through a password change: a recovery code signs
+    # in (the TOTP steps up to the next one are spent), another turns it off.
+    kim = log_in("battery staple", "createSession with the new password", totp=recovery_codes[1])
+    expect_status(
+        delete_totp.sync_detailed(client=kim, body=EndTotpRequest(password="battery staple", code=recovery_codes[2])),
+        204,
+        "deleteTotp",
+    )
     expect_status(delete_sessions.sync_detailed(client=kim), 204, "deleteSessions")
     expect_error(get_me.sync_detailed(client=kim), 401, "unauthorized", "getMe after signing out everywhere")
     kim = log_in("battery staple", "createSession again")
@@ -429,13 +473,52 @@ def walk(base):
     expect_error(
         create_member.sync_detailed(
             client=client,
-            body=SignUpRequest(username="kim", password="x" * 12, nickname="K"),
+            body=SignUpRequest(username="kim", password="a new kim horse", nickname="K"),
             admin_enroll_token=ADMIN_ENROLL_TOKEN,
         ),
         409,
         "username_taken",
         "createMember with a deleted member's username",
     )
+
+
+def staff_totp(base, client, kim):
+    """(v4) Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at
+    its default (on), so kim's staff routes answer `403 totp_required` until
+    kim enrolls. The app's part is totp_code. Answers kim signed in with a
+    code, for the moderation that follows, and the recovery codes."""
+    expect_error(
+        list_reports.sync_detailed("free", client=kim), 403, "totp_required", "listReports before enrolling in TOTP"
+    )
+    enrollment = expect(start_totp.sync_detailed(client=kim), 200, "startTotp")
+    uri = urlsplit(enrollment.otpauth_uri)
+    check(uri.scheme == "otpauth" and uri.netloc == "totp", f"startTotp: otpauth_uri {enrollment.otpauth_uri}")
+    check(parse_qs(uri.query).get("secret") == [enrollment.secret], f"startTotp: the URI's secret {uri.query}")
+    # The code of the current step: it is spent by confirming.
+    codes = expect(
+        confirm_totp.sync_detailed(client=kim, body=ConfirmTotpRequest(code=totp_code(enrollment.secret, time.time()))),
+        200,
+        "confirmTotp",
+    )
+    recovery_codes = codes.recovery_codes
+    check(len(set(recovery_codes)) == 10 and all(recovery_codes), f"confirmTotp: {recovery_codes}")
+
+    def log_in(totp):
+        return create_session.sync_detailed(
+            client=client, body=LogInRequest(username="kim", password="correct horse", totp=totp)
+        )
+
+    refused = log_in(UNSET)
+    expect_error(refused, 401, "totp_required", "createSession without a TOTP code")
+    # A step is accepted once and the current one is spent: the next step's
+    # code, within the one step of drift the server allows.
+    session = expect(log_in(totp_code(enrollment.secret, time.time() + 30)), 200, "createSession with a TOTP code")
+    check(session.member.username == "kim" and session.token, f"createSession with a TOTP code: {session}")
+    with_totp = AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
+    recovered = expect(log_in(recovery_codes[0]), 200, "createSession with a recovery code")
+    check(recovered.member.username == "kim" and recovered.token, f"createSession with a recovery code: {recovered}")
+    expect_error(log_in(recovery_codes[0]), 401, "invalid_credentials", "createSession with a spent recovery code")
+    return with_totp, recovery_codes
 
 
 def boards_v4(base, client, kim, park):
@@ -576,6 +659,13 @@ def main(base, steps_file):
     with open(steps_file) as lines:
         steps.extend(line.strip() for line in lines if line.strip() and not line.startswith("#"))
     total = len(steps)
+    # The walkthrough's authenticator app against RFC 6238's own vectors
+    # (appendix B, SHA-1, the 6 low digits), before any step relies on it.
+    rfc_secret = base64.b32encode(b"12345678901234567890").decode()
+    for at, code in ((59, "287082"), (1111111109, "081804"), (20000000000, "353130")):
+        if totp_code(rfc_secret, at) != code:
+            print(f"openapi-client (python): totp_code at {at} is {totp_code(rfc_secret, at)}, RFC 6238 says {code}")
+            sys.exit(1)
 
     def failed(step, failure):
         name = steps[step - 1] if step <= total else "(beyond the steps file)"

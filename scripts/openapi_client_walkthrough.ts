@@ -10,11 +10,12 @@
 //   node walkthrough.js http://127.0.0.1:3000 scripts/openapi_client_walkthrough.steps
 
 import { readFileSync } from "node:fs";
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 
 import { createClient, createConfig, type Client } from "./community-boards-client/client";
 import {
   changePassword,
+  confirmTotp,
   createBan,
   createGuestComment,
   createGuestPost,
@@ -28,6 +29,7 @@ import {
   deleteMemberComment,
   deleteMemberPost,
   deleteSessions,
+  deleteTotp,
   dislikePost,
   getBoard,
   getChallenge,
@@ -50,6 +52,7 @@ import {
   recategorizePost,
   reportPost,
   resolveReport,
+  startTotp,
   unbestPost,
   undislikePost,
   unlikePost,
@@ -79,6 +82,38 @@ let checks = 0;
 // The walkthrough's steps (the .steps file) and how many have begun.
 const steps: string[] = [];
 let begun = 0;
+
+/** The bytes of an RFC 4648 base32 text (what `secret` is), padding optional. */
+function base32Bytes(text: string): Buffer {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const bytes: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (const char of text.toUpperCase().replace(/=+$/, "")) {
+    const digit = alphabet.indexOf(char);
+    if (digit < 0) {
+      throw new Error(`not base32: ${JSON.stringify(char)}`);
+    }
+    value = (value << 5) | digit;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push((value >>> bits) & 0xff);
+    }
+  }
+  return Buffer.from(bytes);
+}
+
+/** RFC 6238 as authenticator apps compute it (the server's parameters,
+ * docs/API.md): HMAC-SHA-1 of the 30-second step `atSeconds` falls in, 6 digits. */
+function totpCode(secret: string, atSeconds: number): string {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(atSeconds / 30)));
+  const digest = createHmac("sha1", base32Bytes(secret)).update(counter).digest();
+  const offset = digest[digest.length - 1]! & 0x0f;
+  const value = digest.readUInt32BE(offset) & 0x7fffffff;
+  return String(value % 1_000_000).padStart(6, "0");
+}
 
 /** A check of the step begun last failed (any other exception is the next step's request). */
 class StepFailure extends Error {}
@@ -341,7 +376,12 @@ async function walk(base: string): Promise<void> {
     `listComments: ${JSON.stringify(comments.comments)}`,
   );
 
-  // (v3) Moderation: kim is the admin (ADMIN_USERNAMES). Anyone reports the
+  const signedInWithTotp = await staffTotp(base, client, kim);
+  kim = signedInWithTotp.kim;
+  const recoveryCodes = signedInWithTotp.recoveryCodes;
+
+  // (v3) Moderation: kim is the admin (ADMIN_USERNAMES), (v4) signed in
+  // with TOTP, as staff routes require by default. Anyone reports the
   // guest post; the second report joins the first; kim bans its writer
   // through it (shown by tag, never the address), then lifts the ban and
   // resolves the report; the public log shows both.
@@ -410,6 +450,15 @@ async function walk(base: string): Promise<void> {
   // (v4) ... and say it as a typed field, to place the error by.
   const field: string | undefined = invalid.error.field;
   check(field === "username", `the error's field: ${field}`);
+  // (v4) A password on the bundled blocklist is refused at signup.
+  const common = expectError(
+    await createMember({ client, body: { username: "choi", password: "password123", nickname: "Choi" } }),
+    400,
+    "validation_failed",
+    "createMember with a common password",
+  );
+  check(common.error.field === "password", `createMember with a common password: field ${common.error.field}`);
+  check(common.error.message.includes("too common"), `createMember with a common password: ${common.error.message}`);
 
   // Unlike, then the member's own deletes.
   const postPath = { slug: "free", post_id: post.id };
@@ -454,11 +503,18 @@ async function walk(base: string): Promise<void> {
   expectStatus(changed.response, 204, "changePassword");
   expectError(await getMe({ client: kim }), 401, "unauthorized", "getMe with a token from before the change");
 
-  const logIn = async (password: string, what: string): Promise<Client> => {
-    const session = expect(await createSession({ client, body: { username: "kim", password } }), 200, what);
+  const logIn = async (password: string, what: string, totp?: string): Promise<Client> => {
+    const session = expect(await createSession({ client, body: { username: "kim", password, totp } }), 200, what);
     return bearer(session.token);
   };
-  kim = await logIn("battery staple", "createSession with the new password");
+  // (v4) TOTP stays on through a password change: a recovery code signs
+  // in (the TOTP steps up to the next one are spent), another turns it off.
+  kim = await logIn("battery staple", "createSession with the new password", recoveryCodes[1]);
+  expectStatus(
+    (await deleteTotp({ client: kim, body: { password: "battery staple", code: recoveryCodes[2] } })).response,
+    204,
+    "deleteTotp",
+  );
   expectStatus((await deleteSessions({ client: kim })).response, 204, "deleteSessions");
   expectError(await getMe({ client: kim }), 401, "unauthorized", "getMe after signing out everywhere");
   kim = await logIn("battery staple", "createSession again");
@@ -476,13 +532,60 @@ async function walk(base: string): Promise<void> {
   expectError(
     await createMember({
       client,
-      body: { username: "kim", password: "x".repeat(12), nickname: "K" },
+      body: { username: "kim", password: "a new kim horse", nickname: "K" },
       headers: { "Admin-Enroll-Token": ADMIN_ENROLL_TOKEN },
     }),
     409,
     "username_taken",
     "createMember with a deleted member's username",
   );
+}
+
+/** (v4) Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at its
+ * default (on), so kim's staff routes answer `403 totp_required` until kim
+ * enrolls. The app's part is totpCode. Answers kim signed in with a code,
+ * for the moderation that follows, and the recovery codes. */
+async function staffTotp(base: string, client: Client, kim: Client): Promise<{ kim: Client; recoveryCodes: string[] }> {
+  const bearer = (token: string): Client => createClient(createConfig({ baseUrl: base, auth: token }));
+  expectError(
+    await listReports({ client: kim, path: { slug: "free" } }),
+    403,
+    "totp_required",
+    "listReports before enrolling in TOTP",
+  );
+  const enrollment = expect(await startTotp({ client: kim }), 200, "startTotp");
+  const uri = new URL(enrollment.otpauth_uri);
+  check(
+    uri.protocol === "otpauth:" && uri.host === "totp",
+    `startTotp: otpauth_uri ${enrollment.otpauth_uri}`,
+  );
+  check(uri.searchParams.get("secret") === enrollment.secret, `startTotp: the URI's secret ${uri.search}`);
+  // The code of the current step: it is spent by confirming.
+  const codes = expect(
+    await confirmTotp({ client: kim, body: { code: totpCode(enrollment.secret, Date.now() / 1000) } }),
+    200,
+    "confirmTotp",
+  );
+  const recoveryCodes = codes.recovery_codes;
+  check(
+    new Set(recoveryCodes).size === 10 && recoveryCodes.every((code) => code.length > 0),
+    `confirmTotp: ${JSON.stringify(recoveryCodes)}`,
+  );
+
+  const logIn = (totp?: string) => createSession({ client, body: { username: "kim", password: "correct horse", totp } });
+  expectError(await logIn(), 401, "totp_required", "createSession without a TOTP code");
+  // A step is accepted once and the current one is spent: the next step's
+  // code, within the one step of drift the server allows.
+  const session = expect(
+    await logIn(totpCode(enrollment.secret, Date.now() / 1000 + 30)),
+    200,
+    "createSession with a TOTP code",
+  );
+  check(session.member.username === "kim" && session.token, `createSession with a TOTP code: ${JSON.stringify(session)}`);
+  const recovered = expect(await logIn(recoveryCodes[0]), 200, "createSession with a recovery code");
+  check(recovered.member.username === "kim" && recovered.token, "createSession with a recovery code: a token for kim");
+  expectError(await logIn(recoveryCodes[0]), 401, "invalid_credentials", "createSession with a spent recovery code");
+  return { kim: bearer(session.token), recoveryCodes };
 }
 
 /** (v4) Boards, categories, votes and best posts: kim (an admin) opens a
@@ -675,6 +778,15 @@ async function main(base: string, stepsFile: string): Promise<void> {
     }
   }
   const total = steps.length;
+  // The walkthrough's authenticator app against RFC 6238's own vectors
+  // (appendix B, SHA-1, the 6 low digits), before any step relies on it.
+  const rfcSecret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"; // base32 of "12345678901234567890"
+  for (const [at, code] of [[59, "287082"], [1111111109, "081804"], [20000000000, "353130"]] as const) {
+    if (totpCode(rfcSecret, at) !== code) {
+      console.log(`openapi-client (typescript): totpCode at ${at} is ${totpCode(rfcSecret, at)}, RFC 6238 says ${code}`);
+      process.exit(1);
+    }
+  }
   try {
     await walk(base);
   } catch (failure) {

@@ -15,6 +15,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -204,22 +205,36 @@ pub async fn serve(
         };
         let open = registry.open();
         let this_connection = Arc::clone(&open);
-        let service = app
-            .clone()
-            .map_request(move |mut request: http::Request<hyper::body::Incoming>| {
-                request.extensions_mut().insert(ConnectInfo(peer));
-                request
-            })
-            .map_future(move |answer| {
-                let request = this_connection.request_started();
-                async move {
-                    let response: Response = answer.await?;
-                    Ok::<_, Infallible>(response.map(|body| EndsRequest {
-                        body,
-                        _request: request,
-                    }))
-                }
+        let app = app.clone();
+        let service = tower::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let unread = Arc::new(AtomicBool::new(!hyper::body::Body::is_end_stream(request.body())));
+            let request = request.map(|body| {
+                axum::body::Body::new(TrackedBody {
+                    body,
+                    unread: Arc::clone(&unread),
+                })
             });
+            let answer = app.clone().oneshot(request);
+            let in_request = this_connection.request_started();
+            async move {
+                let mut response: Response = answer.await?;
+                // Answered before its body was read (a 401, 404 or 413
+                // decided from the head): hyper will not read the rest, so
+                // the connection cannot serve another request. Say so, or a
+                // keep-alive client sends its next request into a closed
+                // connection.
+                if unread.load(Ordering::Acquire) {
+                    response
+                        .headers_mut()
+                        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                Ok::<_, Infallible>(response.map(|body| EndsRequest {
+                    body,
+                    _request: in_request,
+                }))
+            }
+        });
         let stream = WatchedStream::new(stream, Arc::clone(&open), limits.write_timeout);
         let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let mut stop = stopping.subscribe();
@@ -292,6 +307,37 @@ impl hyper::body::Body for EndsRequest {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A request body that notes when it has been read to its end.
+struct TrackedBody {
+    body: hyper::body::Incoming,
+    /// True until the body's end was read (false from the start for none).
+    unread: Arc<AtomicBool>,
+}
+
+impl hyper::body::Body for TrackedBody {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.body.is_end_stream() {
+            self.unread.store(false, Ordering::Release);
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {

@@ -1902,3 +1902,138 @@ async fn v4_proof_of_work_on_an_anonymous_write() {
         "a refusal stops before the claim, the hash and the write"
     );
 }
+
+/// The code an authenticator app shows at `time` for the base32 `secret`
+/// (RFC 6238, as `app::totp` checks it: SHA-1, 6 digits, 30 s).
+fn totp_code(secret: &str, time: u64) -> String {
+    let generator = totp_rs::Builder::new()
+        .with_algorithm(totp_rs::Algorithm::SHA1)
+        .with_digits(6)
+        .with_step_duration(30)
+        .with_skew(1)
+        .with_secret(totp_rs::Secret::try_from_base32(secret).unwrap())
+        .build()
+        .unwrap();
+    generator.generate(time).to_string()
+}
+
+/// (v4) What TOTP adds to a login on DynamoDB: a right code is one
+/// conditional write more (its time step spent), a recovery code too; a
+/// login without a code, or with a wrong one, adds none (the code is
+/// checked against what the credentials' read brought).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_login_with_totp() {
+    let (app, counter, meter) = metered_app(Layout::default()).await;
+    let app = app.with_totp(shared::app::totp::TotpKeys::new(&[
+        b"costs-totp-key-0123456789abcdefghij".as_slice(),
+    ]));
+    for name in ["plain", "staff"] {
+        app.sign_up(SignUp {
+            idempotency: None,
+            admin_enroll_token: None,
+            username: Username::parse(name.into()).unwrap(),
+            password: Password::member("password-123".into()).unwrap(),
+            nickname: Nickname::parse(name.into()).unwrap(),
+            client: client(),
+            pow: None,
+        })
+        .await
+        .unwrap();
+    }
+    let login = |name: &str, code: Option<&str>| LogIn {
+        username: Username::parse(name.into()).unwrap(),
+        password: Password::attempt("password-123".into()).unwrap(),
+        totp: code.map(|c| shared::app::totp::TotpCode::parse("totp", c.to_owned()).unwrap()),
+        client: client(),
+    };
+
+    // Enroll: start, confirm with the code of now; then log out everywhere.
+    let session = app.log_in(login("staff", None)).await.unwrap();
+    let staff = app.authenticate(&session.token).await.unwrap();
+    assert!(!staff.second_factor);
+    let enrollment = app.start_totp(&staff).await.unwrap();
+    let now = shared::app::throttle::unix_now() as u64;
+    let recovery = app
+        .confirm_totp(shared::app::totp::ConfirmTotp {
+            member: staff.clone(),
+            code: shared::app::totp::TotpCode::parse("code", totp_code(&enrollment.secret, now)).unwrap(),
+            client: client(),
+        })
+        .await
+        .unwrap()
+        .recovery_codes;
+    assert!(
+        app.authenticate(&session.token).await.unwrap().second_factor,
+        "this process sees the confirmation at once"
+    );
+    app.end_sessions(&staff).await.unwrap();
+    assert!(app.authenticate(&session.token).await.is_err(), "logged out");
+
+    // The next step's code (inside the one step of drift): the confirming
+    // step is spent. A wrong code: none of the three the window accepts.
+    let next = totp_code(&enrollment.secret, now + 30);
+    let accepted: Vec<String> = [now - 30, now, now + 30]
+        .iter()
+        .map(|t| totp_code(&enrollment.secret, *t))
+        .collect();
+    let wrong = (0..)
+        .map(|n: u32| format!("{n:06}"))
+        .find(|c| !accepted.contains(c))
+        .unwrap();
+
+    let mut rows: Vec<(&str, u64, Consumed)> = Vec::new();
+    meter.take();
+    let (n, plain) = requests(&counter, app.log_in(login("plain", None))).await;
+    plain.unwrap();
+    rows.push(("login, no TOTP, right password", n, meter.take()));
+    let (n, with_code) = requests(&counter, app.log_in(login("staff", Some(&next)))).await;
+    let with_code = with_code.unwrap();
+    rows.push(("login, TOTP on, right password and code", n, meter.take()));
+    assert!(app.authenticate(&with_code.token).await.unwrap().second_factor);
+    meter.take();
+    let (n, without) = requests(&counter, app.log_in(login("staff", None))).await;
+    assert!(
+        matches!(without, Err(shared::error::ApiError::TotpRequired)),
+        "{without:?}"
+    );
+    rows.push(("login, TOTP on, no code (401 totp_required)", n, meter.take()));
+    let (n, replayed) = requests(&counter, app.log_in(login("staff", Some(&next)))).await;
+    assert!(matches!(
+        replayed,
+        Err(shared::error::ApiError::InvalidCredentials { .. })
+    ));
+    rows.push(("login, TOTP on, the same code again (401)", n, meter.take()));
+    let (n, refused) = requests(&counter, app.log_in(login("staff", Some(&wrong)))).await;
+    assert!(matches!(
+        refused,
+        Err(shared::error::ApiError::InvalidCredentials { .. })
+    ));
+    rows.push(("login, TOTP on, a wrong code (401)", n, meter.take()));
+    let (n, recovered) = requests(&counter, app.log_in(login("staff", Some(&recovery[0])))).await;
+    recovered.unwrap();
+    rows.push(("login, TOTP on, a recovery code", n, meter.take()));
+
+    println!("| login | requests | table RCU / WCU | US$ per million |\n|---|---:|---|---:|");
+    for (what, n, c) in &rows {
+        println!(
+            "| {what} | {n} | {} / {} | {:.2} |",
+            c.table.read,
+            c.table.write,
+            usd_per_million(c)
+        );
+    }
+    let base = rows[0].1;
+    assert_eq!(base, 9, "5 limit ADDs, the credentials' GetItem, 3 give-backs");
+    assert_eq!(rows[1].1, base + 1, "the code's time step spent: one conditional write");
+    assert_eq!(rows[5].1, base + 1, "the recovery code spent: one conditional write");
+    assert_eq!(
+        rows[2].1, base,
+        "no code: no spend; the failures are given back as on a success (the check stays counted)"
+    );
+    assert_eq!(rows[3].1, rows[4].1, "a replayed code costs what a wrong one does");
+    assert_eq!(
+        rows[4].1,
+        base - 2,
+        "a wrong code writes nothing: a failed login (the success given back, as for a wrong password)"
+    );
+}

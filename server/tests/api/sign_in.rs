@@ -106,7 +106,13 @@ async fn turn_on_totp(app: &TestApp, token: &str) -> (String, Vec<String>) {
 pub(crate) async fn common_and_personal_passwords_are_refused_naming_the_field_before_any_hash(backend: Backend) {
     let app = spawn_app_with(backend, &[]).await;
     let hashes = app.hashes();
-    for common in ["password123", "qwerty123", "12345678", "Password123", "ＱＷＥＲＴＹ１２３"] {
+    for common in [
+        "password123",
+        "qwerty123",
+        "12345678",
+        "Password123",
+        "ＱＷＥＲＴＹ１２３",
+    ] {
         let response = signup(&app, "kim", "Kim", common).await;
         refused_field(response, 400, "validation_failed", "password", "password is too common").await;
     }
@@ -116,7 +122,10 @@ pub(crate) async fn common_and_personal_passwords_are_refused_naming_the_field_b
     refused_field(response, 400, "validation_failed", "password", "username or nickname").await;
     assert_eq!(app.hashes(), hashes, "refused before any hash");
 
-    assert_eq!(signup(&app, "jjigae_lover_kr", "Kim", "password-123").await.status(), 201);
+    assert_eq!(
+        signup(&app, "jjigae_lover_kr", "Kim", "password-123").await.status(),
+        201
+    );
     let session = body(login(&app, "jjigae_lover_kr", "password-123", None).await).await;
     assert!(session.get("password_warning").is_none(), "{session}");
     let token = session["token"].as_str().unwrap();
@@ -129,8 +138,22 @@ pub(crate) async fn common_and_personal_passwords_are_refused_naming_the_field_b
         )
     };
     let hashes = app.hashes();
-    refused_field(change("qwerty123").await, 400, "validation_failed", "new_password", "too common").await;
-    refused_field(change("JJIGAE_LOVER_KR").await, 400, "validation_failed", "new_password", "username").await;
+    refused_field(
+        change("qwerty123").await,
+        400,
+        "validation_failed",
+        "new_password",
+        "too common",
+    )
+    .await;
+    refused_field(
+        change("JJIGAE_LOVER_KR").await,
+        400,
+        "validation_failed",
+        "new_password",
+        "username",
+    )
+    .await;
     refused_field(change("short").await, 400, "validation_failed", "new_password", "8-256").await;
     assert_eq!(app.hashes(), hashes, "refused before any hash");
     assert_eq!(change("a long and rare one").await.status(), 204);
@@ -248,7 +271,11 @@ pub(crate) async fn totp_is_enrolled_confirmed_required_at_login_and_removed(bac
     refused_field(response, 401, "totp_required", "totp", "totp").await;
     let response = login(&app, "choi", "wrong-password", None).await;
     assert_error(response, 401, "invalid_credentials", "incorrect").await;
-    let wrong = if code(&secret_2, 1) == "000000" { "111111" } else { "000000" };
+    let wrong = if code(&secret_2, 1) == "000000" {
+        "111111"
+    } else {
+        "000000"
+    };
     let response = login(&app, "choi", "password-123", Some(wrong)).await;
     assert_error(response, 401, "invalid_credentials", "incorrect").await;
     let next = code(&secret_2, 1);
@@ -279,14 +306,19 @@ pub(crate) async fn totp_is_enrolled_confirmed_required_at_login_and_removed(bac
     let response = remove(json!({"password": "password-123", "code": codes[1]})).await;
     refused_field(response, 401, "invalid_credentials", "code", "incorrect").await;
     assert_eq!(
-        remove(json!({"password": "password-123", "code": codes[2]})).await.status(),
+        remove(json!({"password": "password-123", "code": codes[2]}))
+            .await
+            .status(),
         204
     );
     assert_eq!(login(&app, "choi", "password-123", None).await.status(), 200);
     // Removing again is no error; neither secret nor codes were ever logged.
     assert_eq!(remove(json!({"password": "password-123"})).await.status(), 204);
     let logs = crate::helpers::logs().text_since(app.logs_from);
-    for secret in [secret.as_str(), secret_2.as_str()].into_iter().chain(codes.iter().map(String::as_str)) {
+    for secret in [secret.as_str(), secret_2.as_str()]
+        .into_iter()
+        .chain(codes.iter().map(String::as_str))
+    {
         assert!(!logs.contains(secret), "a TOTP secret or recovery code was logged");
     }
 }
@@ -296,7 +328,11 @@ pub(crate) async fn wrong_totp_codes_count_as_failed_logins(backend: Backend) {
     assert_eq!(signup(&app, "yoon", "Yoon", "password-123").await.status(), 201);
     let token = token_of(login(&app, "yoon", "password-123", None).await).await;
     let (secret, _) = turn_on_totp(&app, &token).await;
-    let wrong = if code(&secret, 1) == "000000" { "111111" } else { "000000" };
+    let wrong = if code(&secret, 1) == "000000" {
+        "111111"
+    } else {
+        "000000"
+    };
     for _ in 0..3 {
         let response = login(&app, "yoon", "password-123", Some(wrong)).await;
         assert_error(response, 401, "invalid_credentials", "incorrect").await;
@@ -314,15 +350,16 @@ pub(crate) async fn wrong_totp_codes_count_as_failed_logins(backend: Backend) {
         let response = login(&app, "yoon", "password-123", None).await;
         assert_error(response, 401, "totp_required", "totp").await;
     }
-    assert_eq!(login(&app, "yoon", "password-123", Some(&code(&secret, 1))).await.status(), 200);
+    assert_eq!(
+        login(&app, "yoon", "password-123", Some(&code(&secret, 1)))
+            .await
+            .status(),
+        200
+    );
 }
 
 pub(crate) async fn staff_routes_refuse_staff_without_totp(backend: Backend) {
-    let app = spawn_app_with(
-        backend,
-        &[("STAFF_REQUIRE_TOTP", "true"), ("ADMIN_USERNAMES", "boss")],
-    )
-    .await;
+    let app = spawn_app_with(backend, &[("STAFF_REQUIRE_TOTP", "true"), ("ADMIN_USERNAMES", "boss")]).await;
     let boss = app.member_token("boss").await;
     let member = app.member_token("jung").await;
     let app_ref = &app;
@@ -356,7 +393,11 @@ pub(crate) async fn staff_routes_refuse_staff_without_totp(backend: Backend) {
         .await;
     assert_eq!(confirmed.status(), 200);
     let codes = body(confirmed).await["recovery_codes"].clone();
-    assert_eq!(reports(boss.clone()).await.status(), 200, "the same token, once TOTP is on");
+    assert_eq!(
+        reports(boss.clone()).await.status(),
+        200,
+        "the same token, once TOTP is on"
+    );
     assert_error(reports(member).await, 403, "forbidden", "staff").await;
     let removed = app
         .request(

@@ -121,7 +121,7 @@ pub struct App {
     /// `BLOCKED_WORDS`.
     blocked: Arc<BlockedWords>,
     /// `ADMIN_ENROLL_TOKEN`: only signup reads it.
-    #[cfg(feature = "hashing")]
+    #[cfg(feature = "passwords")]
     admin_enroll_token: Option<Arc<AdminEnrollToken>>,
     /// Wakes the background purge after a post's delete ([`purge`]).
     purge_wake: Arc<tokio::sync::Notify>,
@@ -164,7 +164,7 @@ impl App {
             limits: settings.limits,
             admins: Arc::new(settings.admins),
             blocked: Arc::new(settings.blocked_words),
-            #[cfg(feature = "hashing")]
+            #[cfg(feature = "passwords")]
             admin_enroll_token: settings.admin_enroll_token.map(Arc::new),
             purge_wake: Arc::new(tokio::sync::Notify::new()),
             reads: None,

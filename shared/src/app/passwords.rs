@@ -116,6 +116,9 @@ pub(super) fn check_new_password(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
+// Only a login (`totp`'s functions) tells it; signup uses the checks.
+#[cfg_attr(not(feature = "totp"), allow(dead_code, unreachable_pub))]
+#[cfg(feature = "passwords")]
 pub enum PasswordWarning {
     /// On the blocklist of common and breached passwords.
     TooCommon,

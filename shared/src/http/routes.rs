@@ -215,8 +215,8 @@ routes_table! {
     #[cfg(all(feature = "totp", feature = "tokens"))]
     Login POST "/sessions" => h::sessions::login,
         doc("createSession", "Log in", 200, "A session with its bearer token")
-            .details("Checks a member's password and answers a bearer token for the member routes. Every cause of a failed login answers the same `401 invalid_credentials`; repeated failures for one username from one address are throttled (`429 too_many_attempts`, before any hashing).")
-            .takes::<h::sessions::LogInRequest>().returns::<crate::app::sessions::Session>().errors(&["invalid_credentials", "too_many_attempts"])
+            .details("Checks a member's password and answers a bearer token for the member routes. Every cause of a failed login answers the same `401 invalid_credentials`; repeated failures for one username from one address are throttled (`429 too_many_attempts`, before any hashing). (v4) A member whose TOTP is on sends `totp` too (a code or a recovery code): without it, once the password matched, `401 totp_required`. The session carries `password_warning` when the password breaks today's rules (the login succeeds).")
+            .takes::<h::sessions::LogInRequest>().returns::<crate::app::sessions::Session>().errors(&["invalid_credentials", "totp_required", "too_many_attempts"])
             .listed("-", "`200` session");
     Read GET "/boards/{slug}/posts" => h::read::list_posts,
         doc("listPosts", "List a board's posts, newest first", 200, "A page of post summaries")

@@ -11,7 +11,7 @@ use crate::app::pow::{PowMode, PowSettings};
 use crate::app::throttle::{Limit, Limits};
 use crate::domain::{BlockedWords, Boards, MEMBER_PASSWORD_MIN, Username};
 
-pub(super) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
+pub(crate) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
     Ok(AppSettings {
         boards: match env.get("BOARDS") {
             Some(list) => Boards::parse_list(&list).map_err(ConfigError::Invalid)?,

@@ -62,7 +62,7 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         tokio::spawn(app.clone().purge_in_background());
         // One read per admin name, at start: not on a Lambda cold start.
         // A store that cannot answer now is no reason not to start.
-        #[cfg(feature = "hashing")]
+        #[cfg(feature = "passwords")]
         if let Err(e) = app.warn_about_unclaimed_admin_names().await {
             tracing::warn!(error = %e, "could not look up the ADMIN_USERNAMES accounts");
         }

@@ -85,6 +85,7 @@ mod members;
 mod moderation;
 mod posts;
 mod revisions;
+mod second_factors;
 mod votes;
 
 fn member(username: &str) -> Member {

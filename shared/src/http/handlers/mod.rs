@@ -4,7 +4,7 @@
 //! so that a missing one is `validation_failed` naming it. Each group is
 //! compiled only where its function's features are (docs/DESIGN.md, Layout).
 
-#[cfg(all(feature = "hashing", feature = "tokens"))]
+#[cfg(all(feature = "totp", feature = "tokens"))]
 pub(super) mod account;
 #[cfg(feature = "hashing")]
 pub(super) mod guest;
@@ -13,9 +13,9 @@ pub(super) mod member;
 #[cfg(feature = "tokens")]
 pub(super) mod moderation;
 pub(super) mod read;
-#[cfg(all(feature = "hashing", feature = "tokens"))]
+#[cfg(all(feature = "totp", feature = "tokens"))]
 pub(super) mod sessions;
-#[cfg(feature = "hashing")]
+#[cfg(feature = "passwords")]
 pub(super) mod signup;
 
 use axum::Json;

@@ -209,3 +209,22 @@ impl fmt::Display for Config {
         Ok(())
     }
 }
+
+/// The pepper and the ones it replaced (`PEPPER_PREVIOUS`), what keys are
+/// derived from where no key of their own is set; `None` with `PEPPER=none`.
+fn pepper_and_previous(
+    env: &Env<'_>,
+    secret: &dyn Fn(&str) -> Result<String, ConfigError>,
+) -> Result<Option<(SecretString, Vec<SecretString>)>, ConfigError> {
+    let pepper = secret("PEPPER")?;
+    if pepper == UNPEPPERED {
+        return Ok(None);
+    }
+    let previous = env
+        .list("PEPPER_PREVIOUS")
+        .unwrap_or_default()
+        .into_iter()
+        .map(SecretString::from)
+        .collect();
+    Ok(Some((SecretString::from(pepper), previous)))
+}

@@ -5,7 +5,7 @@ use std::fmt;
 
 use secrecy::SecretString;
 
-use super::{ConfigError, UNPEPPERED};
+use super::ConfigError;
 use crate::runtime::Env;
 
 /// Where the tag key comes from.
@@ -37,19 +37,11 @@ pub(super) fn source(
             previous: env.get("TAG_KEY_PREVIOUS").map(SecretString::from),
         },
         // The server keeps a pepper (or, with PEPPER=none, a key of its own).
-        None if server => match secret("PEPPER")? {
-            // With the keys of the peppers it replaced: a rotation lifts no
-            // ban (docs/API.md, Hardening).
-            pepper if pepper != UNPEPPERED => TagKeySource::Derived {
-                current: SecretString::from(pepper),
-                previous: env
-                    .list("PEPPER_PREVIOUS")
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(SecretString::from)
-                    .collect(),
-            },
-            _ => TagKeySource::Derived {
+        // With the keys of the peppers it replaced: a rotation lifts no
+        // ban (docs/API.md, Hardening).
+        None if server => match super::pepper_and_previous(env, secret)? {
+            Some((current, previous)) => TagKeySource::Derived { current, previous },
+            None => TagKeySource::Derived {
                 current: SecretString::from(secret("TAG_KEY")?),
                 previous: Vec::new(),
             },

@@ -395,3 +395,89 @@ fn the_printed_summary_shows_no_secret() {
         "{printed}"
     );
 }
+
+#[test]
+fn login_and_account_get_a_totp_key_from_the_pepper_unless_one_is_set() {
+    let secret = "x".repeat(40);
+    let base = [
+        ("TABLE_NAME", "boards"),
+        ("JWT_SECRET", secret.as_str()),
+        ("PEPPER", secret.as_str()),
+        ("TAG_KEY", secret.as_str()),
+    ];
+    for function in [Function::Login, Function::Account] {
+        let config = Config::from(lambda(&[function]), &Env::from_pairs(&base)).unwrap();
+        assert!(
+            matches!(&config.totp_key, Some(TotpKeySource::Derived { previous, .. }) if previous.is_empty()),
+            "{function:?}: derived from the pepper"
+        );
+        assert!(config.to_string().contains("totp_key=derived"), "{config}");
+    }
+    for function in [
+        Function::Signup,
+        Function::Moderation,
+        Function::Read,
+        Function::GuestPost,
+    ] {
+        let config = Config::from(lambda(&[function]), &Env::from_pairs(&base)).unwrap();
+        assert!(config.totp_key.is_none(), "{function:?} holds no TOTP key");
+    }
+    let mut rotated = base.to_vec();
+    let previous = "p".repeat(40);
+    rotated.push(("PEPPER_PREVIOUS", previous.as_str()));
+    let config = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&rotated)).unwrap();
+    assert_eq!(
+        config.totp_key.as_ref().unwrap().keys().len(),
+        2,
+        "the earlier pepper's key too"
+    );
+    let mut own = base.to_vec();
+    let key = "k".repeat(32);
+    own.push(("TOTP_KEY", key.as_str()));
+    let config = Config::from(lambda(&[Function::Account]), &Env::from_pairs(&own)).unwrap();
+    assert!(matches!(config.totp_key, Some(TotpKeySource::Configured { .. })));
+    let mut short = base.to_vec();
+    short.push(("TOTP_KEY", "short"));
+    let err = Config::from(lambda(&[Function::Account]), &Env::from_pairs(&short)).unwrap_err();
+    assert_eq!(err.to_string(), "TOTP_KEY must be at least 32 bytes (it is 5)");
+    let mut unpeppered = base.to_vec();
+    unpeppered.retain(|(name, _)| *name != "PEPPER");
+    unpeppered.extend([("PEPPER", "none"), ("HASH_FLOOR_OVERRIDE", "1")]);
+    let err = Config::from(lambda(&[Function::Login]), &Env::from_pairs(&unpeppered)).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("TOTP_KEY is required on Lambda when PEPPER is none"),
+        "{err}"
+    );
+}
+
+#[test]
+fn member_password_settings_are_read_and_bad_ones_refused() {
+    let settings = |pairs: &[(&str, &str)]| crate::runtime::app::app_settings(&Env::from_pairs(pairs));
+    let defaults = settings(&[]).unwrap().passwords;
+    assert_eq!(
+        (defaults.member_min, defaults.nist, defaults.staff_require_totp),
+        (8, false, true)
+    );
+    let set = settings(&[
+        ("MEMBER_PASSWORD_MIN", "12"),
+        ("PASSWORD_POLICY", "nist"),
+        ("STAFF_REQUIRE_TOTP", "false"),
+        ("TOTP_ISSUER", "우리 게시판"),
+    ])
+    .unwrap()
+    .passwords;
+    assert_eq!((set.member_min, set.nist, set.staff_require_totp), (12, true, false));
+    assert_eq!((set.member_min(false), set.member_min(true)), (15, 12));
+    assert_eq!(set.totp_issuer, "우리 게시판");
+    for (name, bad) in [
+        ("MEMBER_PASSWORD_MIN", "7"),
+        ("MEMBER_PASSWORD_MIN", "65"),
+        ("PASSWORD_POLICY", "strict"),
+        ("STAFF_REQUIRE_TOTP", "maybe"),
+        ("TOTP_ISSUER", "a:b"),
+    ] {
+        let err = settings(&[(name, bad)]).unwrap_err();
+        assert!(err.to_string().contains(name), "{name}={bad}: {err}");
+    }
+}

@@ -8,7 +8,7 @@ use std::fmt;
 
 use secrecy::{ExposeSecret, SecretString};
 
-use super::{ConfigError, UNPEPPERED};
+use super::ConfigError;
 use crate::runtime::Env;
 
 /// At least this many bytes, as every other key.
@@ -69,21 +69,13 @@ pub(super) fn source(
                 .transpose()?,
         });
     }
-    Ok(match secret("PEPPER")? {
-        pepper if pepper != UNPEPPERED => TotpKeySource::Derived {
-            current: SecretString::from(pepper),
-            previous: env
-                .list("PEPPER_PREVIOUS")
-                .unwrap_or_default()
-                .into_iter()
-                .map(SecretString::from)
-                .collect(),
-        },
-        _ if server => TotpKeySource::Derived {
+    Ok(match super::pepper_and_previous(env, secret)? {
+        Some((current, previous)) => TotpKeySource::Derived { current, previous },
+        None if server => TotpKeySource::Derived {
             current: SecretString::from(secret("TOTP_KEY")?),
             previous: Vec::new(),
         },
-        _ => {
+        None => {
             return Err(ConfigError::invalid(
                 "TOTP_KEY is required on Lambda when PEPPER is none: set TOTP_KEY_ARN (a Secrets Manager secret) or TOTP_KEY",
             ));

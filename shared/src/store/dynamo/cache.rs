@@ -28,7 +28,7 @@ use quick_cache::sync::{Cache, EntryAction, EntryResult};
 
 use super::counters;
 use super::items::{PostItem, SummaryFields};
-use crate::domain::CommentPage;
+use crate::domain::{CommentPage, SessionState};
 
 /// What a process may serve from memory. The entry caps bound its memory: a
 /// post with its first comments is at most about 360 KB (60 KB of body, 50
@@ -44,14 +44,24 @@ pub(super) struct ReadCache {
     /// Whether a member moderates a board, by (board, member id), for
     /// [`MODERATOR_TTL`] whatever `READ_CACHE_TTL_MS` says.
     pub(super) moderators: TtlMap<(String, String), bool>,
-    /// A member's session epoch by (member id, username), `None` for
-    /// an account that is gone, for [`crate::store::SESSION_TTL`] whatever
-    /// `READ_CACHE_TTL_MS` says.
-    pub(super) sessions: TtlMap<(String, String), Option<u64>>,
+    /// A member's session state (epoch and, v4, whether TOTP is on) by
+    /// (member id, username), `None` for an account that is gone, for
+    /// [`crate::store::SESSION_TTL`] whatever `READ_CACHE_TTL_MS` says.
+    pub(super) sessions: TtlMap<(String, String), KnownSession>,
     /// **(v4)** Posts whose best gate is done, by post id: true when best,
     /// false when staff took it out. Done is for good, so any TTL is safe;
     /// a vote on such a post skips the gate's read.
     pub(super) gates_done: TtlMap<String, bool>,
+}
+
+/// What this process knows of a member's session state: `None` for an
+/// account that is gone; with `written_at` when this process's own write
+/// set it (the moment DynamoDB answered the write), so a read sent before
+/// that moment does not replace it (see `accounts::sessions`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KnownSession {
+    pub(super) state: Option<SessionState>,
+    pub(super) written_at: Option<Instant>,
 }
 
 /// How long a process trusts what it read of a moderator appointment:

@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 
 use super::DynamoStore;
+use super::accounts::stored_totp;
 use super::attributes::{key, to_item};
 use super::items::{MEMBER_SK, MemberItem, live_member, member_pk};
 use crate::domain::{Member, MemberCredentials, MemberId, PasswordHash, Username};
@@ -36,10 +37,13 @@ impl Members for DynamoStore {
         }
     }
 
+    /// One consistent GetItem of the member item: the hash, the epoch and
+    /// (v4) the TOTP attributes together.
     async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>> {
         let Some(item) = self.get(key(member_pk(username.as_str()), MEMBER_SK.into())).await? else {
             return Ok(None);
         };
+        let totp = stored_totp(&item)?;
         let Some(m) = live_member(item)? else {
             return Ok(None);
         };
@@ -52,7 +56,7 @@ impl Members for DynamoStore {
             },
             password_hash: PasswordHash::new(m.password_hash),
             session_epoch: m.session_epoch,
-            totp: None,
+            totp,
         }))
     }
 

@@ -149,8 +149,8 @@ mod tests {
     /// with posts on two boards written out of id order.
     fn pre_v4_file(path: &std::path::Path) {
         let mut conn = Connection::open(path).unwrap();
-        // Before the boards migration and the revisions one after it.
-        let before_v4 = MIGRATIONS.len() - 2;
+        // Before the boards migration and the two after it (revisions, TOTP).
+        let before_v4 = MIGRATIONS.len() - 3;
         Migrations::from_slice(&MIGRATIONS[..before_v4])
             .to_latest(&mut conn)
             .unwrap();

@@ -44,10 +44,10 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
         store.create_member(m, &hash("h"), None).await.unwrap();
     }
     let (id, name) = (id_of(&kim), name_of(&kim));
-    measure!("session_epoch, uncached (GetItem, consistent, 3 attributes)", 1, {
+    measure!("session state, uncached (GetItem, consistent, 4 attributes)", 1, {
         assert_eq!(store.session_state(&id, &name).await.unwrap().map(|s| s.epoch), Some(0))
     });
-    measure!("session_epoch, cached (10 s)", 0, {
+    measure!("session state, cached (10 s)", 0, {
         assert_eq!(store.session_state(&id, &name).await.unwrap().map(|s| s.epoch), Some(0))
     });
     measure!("end_sessions (UpdateItem)", 1, {

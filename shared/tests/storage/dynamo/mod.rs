@@ -15,6 +15,7 @@ mod moderation;
 mod purges;
 mod reads;
 mod revisions;
+mod second_factors;
 
 /// A DynamoDB store on a fresh table whose client counts its HTTP requests.
 pub(crate) async fn counted_dynamodb() -> (Dyn, RequestCounter) {

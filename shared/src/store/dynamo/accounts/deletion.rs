@@ -4,7 +4,6 @@
 //! `ByOwner` index ([`owned`], [`disown`], [`finish_deletion`]).
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use futures_util::future::try_join_all;
@@ -12,6 +11,7 @@ use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::by_owner::Run;
+use super::second_factors::ALL_TOTP;
 use super::sessions::LIVE_ACCOUNT;
 use crate::domain::{
     BoardSlug, CommentId, CommentKey, DELETED_MEMBER_NICKNAME, MemberId, Owned, PendingDeletion, PostId, PostKey,
@@ -135,7 +135,9 @@ pub(super) async fn close_account(
     }
     let tombstone = store.update(
         DynamoStore::member_key(username),
-        "SET deleted_at = :now ADD session_epoch :one REMOVE #id, nickname, password_hash, created_at",
+        &format!(
+            "SET deleted_at = :now ADD session_epoch :one REMOVE #id, nickname, password_hash, created_at, {ALL_TOTP}"
+        ),
         Some(LIVE_ACCOUNT),
         &[("#id", "id")],
         &[(":id", s(id.as_str())), (":now", s(now())), (":one", n(1))],
@@ -162,10 +164,9 @@ pub(super) async fn close_account(
     match outcome {
         Ok(_) => {
             // Gone either way: this process refuses its tokens at once.
-            let cache_key = (id.as_str().to_owned(), username.as_str().to_owned());
-            store.cache.sessions.put_at(cache_key, None, Instant::now());
+            store.remember_written(id, username, None);
         }
-        Err(_) => store.forget_epoch(id, username),
+        Err(_) => store.forget_session(id, username),
     }
     let dismissed = matches!(outcome, Ok(true)).then_some(false);
     for board in &boards {

@@ -2,16 +2,21 @@
 //! session epoch on their member item, an account deletion's two steps, and
 //! the index of a member's posts, comments and likes (`ByOwner`).
 //!
-//! - **Session epoch**: `session_epoch` on the member item (absent = 0).
-//!   Reading it is one consistent GetItem of three attributes, kept in this
-//!   process for [`SESSION_TTL`] (a deletion or an ending of sessions made
-//!   through another process takes effect here within it); ending sessions
-//!   and changing the password are one conditional UpdateItem each (`ADD
-//!   session_epoch 1`), whose new epoch this process keeps at once.
+//! - **Session state**: `session_epoch` on the member item (absent = 0)
+//!   and, v4, `totp_confirmed`. Reading them is one consistent GetItem of
+//!   four attributes, kept in this process for [`SESSION_TTL`] (a deletion,
+//!   an ending of sessions or a TOTP change made through another process
+//!   takes effect here within it); ending sessions and changing the
+//!   password are one conditional UpdateItem each (`ADD session_epoch 1`),
+//!   whose new state this process keeps at once.
+//! - **(v4) TOTP** ([`SecondFactors`](crate::store::SecondFactors)): four
+//!   attributes of the member item, each operation one conditional
+//!   UpdateItem; confirming and removing it update this process's session
+//!   state at once.
 //! - **Deletion, step 1** ([`Accounts::close_account`]): one transaction
-//!   turns the member item into a tombstone (its username stays taken),
-//!   records the pending deletion (`ACCOUNT_PURGE` / `<member id>`) and
-//!   deletes the member's appointments.
+//!   turns the member item into a tombstone (its username stays taken; its
+//!   credentials and TOTP go), records the pending deletion
+//!   (`ACCOUNT_PURGE` / `<member id>`) and deletes the member's appointments.
 //! - **Deletion, step 2** (driven by the app): [`Accounts::owned`] reads
 //!   the index, [`Accounts::disown`] rewrites the author of each post and
 //!   comment (8 updates at a time), the app deletes or unlikes the rest,
@@ -22,34 +27,30 @@
 //!   BatchGetItem: the index does not project `body`, which a post's would
 //!   fill with up to 60 KB each).
 //!
-//! One file per part: [`sessions`], [`deletion`], and the listings
-//! [`by_owner`]; here, the trait's methods naming them.
+//! One file per part: [`sessions`], [`deletion`], the listings
+//! [`by_owner`] and [`second_factors`]; here, the trait's methods naming them.
 //!
 //! [`SESSION_TTL`]: crate::store::SESSION_TTL
 
 mod by_owner;
 mod deletion;
+mod second_factors;
 mod sessions;
+
+pub(super) use second_factors::stored_totp;
 
 use async_trait::async_trait;
 
 use super::DynamoStore;
 use crate::domain::{
-    BoardSlug, CommentPage, MemberId, Owned, Page, PageLimit, PasswordHash, PendingDeletion, Username,
+    BoardSlug, CommentPage, MemberId, Owned, Page, PageLimit, PasswordHash, PendingDeletion, SessionState, Username,
 };
 use crate::store::{Accounts, StoreResult};
 
 #[async_trait]
 impl Accounts for DynamoStore {
-    async fn session_state(
-        &self,
-        id: &MemberId,
-        username: &Username,
-    ) -> StoreResult<Option<crate::domain::SessionState>> {
-        // TODO(v4 helper): read the TOTP flag with the epoch.
-        Ok(sessions::session_epoch(self, id, username)
-            .await?
-            .map(|epoch| crate::domain::SessionState { epoch, totp: false }))
+    async fn session_state(&self, id: &MemberId, username: &Username) -> StoreResult<Option<SessionState>> {
+        sessions::session_state(self, id, username).await
     }
 
     async fn end_sessions(&self, id: &MemberId, username: &Username) -> StoreResult<bool> {
@@ -101,40 +102,5 @@ impl Accounts for DynamoStore {
         cursor: Option<&str>,
     ) -> StoreResult<CommentPage> {
         by_owner::member_comments(self, member, limit, cursor).await
-    }
-}
-
-// TODO(v4 helper): TOTP on the member item.
-#[async_trait]
-impl crate::store::SecondFactors for DynamoStore {
-    async fn start_totp(
-        &self,
-        _id: &MemberId,
-        _username: &Username,
-        _sealed: &str,
-    ) -> StoreResult<crate::domain::TotpStart> {
-        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
-    }
-    async fn confirm_totp(
-        &self,
-        _id: &MemberId,
-        _username: &Username,
-        _sealed: &str,
-        _recovery_codes: &[String],
-        _step: u64,
-    ) -> StoreResult<bool> {
-        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
-    }
-    async fn spend_totp_step(&self, _username: &Username, _step: u64) -> StoreResult<bool> {
-        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
-    }
-    async fn spend_recovery_code(&self, _username: &Username, _hash: &str) -> StoreResult<bool> {
-        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
-    }
-    async fn reseal_totp(&self, _username: &Username, _old: &str, _new: &str) -> StoreResult<bool> {
-        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
-    }
-    async fn end_totp(&self, _id: &MemberId, _username: &Username) -> StoreResult<bool> {
-        Err(crate::store::StoreError::Internal("TOTP is not on DynamoDB yet".into()))
     }
 }

@@ -73,8 +73,8 @@
 //! names; `ADD 1` ends every session). A deleted account's member item
 //! stays as a tombstone, so its username stays taken: it keeps `PK`, `SK`,
 //! `username` and `session_epoch` (advanced), gains `deleted_at`, and loses
-//! `id`, `nickname`, `password_hash` and `created_at` (so `ById` no longer
-//! finds it). A member's posts, comments and likes carry `owner` (the
+//! `id`, `nickname`, `password_hash`, `created_at` and (v4) TOTP (so `ById`
+//! no longer finds it). A member's posts, comments and likes carry `owner` (the
 //! member id) and `owner_sk`, the keys of the index [`BY_OWNER_INDEX`]
 //! (`ByOwner`, INCLUDE of the summary fields, `board`, `post_id` and
 //! `parent_id`, never `body`); guests' items and disowned ones carry
@@ -82,11 +82,19 @@
 //!
 //! | item              | PK                 | SK             | owner / owner_sk                  | holds |
 //! |-------------------|--------------------|----------------|-----------------------------------|-------|
-//! | member            | `MEMBER#<username>`| `MEMBER`       | -                                 | + `session_epoch`; a tombstone: `username`, `session_epoch`, `deleted_at` |
+//! | member            | `MEMBER#<username>`| `MEMBER`       | -                                 | + `session_epoch`, (v4) the TOTP attributes; a tombstone: `username`, `session_epoch`, `deleted_at` |
 //! | member's post     | `POST#<post id>`   | `POST`         | `<member id>` / `POST#<post id>`  | as any post |
 //! | member's comment  | `POST#<post id>`   | `COMMENT#<id>` | `<member id>` / `COMMENT#<id>`    | as any comment |
 //! | like              | `LIKES#<post id>#<n>` | `MEMBER#<member id>` | `<member id>` / `LIKE#<post id>` | `board` (so a like is withdrawn by its post's key) |
 //! | pending deletion  | `ACCOUNT_PURGE`    | `<member id>`  | -                                 | `member_id`, `delete_content`, `started` |
+//!
+//! **(v4)** TOTP ([`super::accounts`], `second_factors`) is four attributes
+//! of the member item, all absent while it is off: `totp_secret` (S, sealed
+//! by the app), `totp_confirmed` (BOOL, false while the enrollment waits;
+//! only ever beside `totp_secret`, so the session check reads it alone),
+//! `totp_last_step` (N, the last step a code was accepted for) and
+//! `totp_recovery` (SS, the hashes of the unused recovery codes; absent when
+//! none is left). A tombstone has none of them.
 //!
 //! `COMMENT#` < `LIKE#` < `POST#`: a member's comments, likes and posts are
 //! three runs of one index partition, each in id order (ULIDs: a Query
