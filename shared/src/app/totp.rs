@@ -303,9 +303,8 @@ impl App {
             }
             None => {
                 throttle::forgive(&*self.store, failures).await;
-                return Err(ApiError::invalid(
-                    "code",
-                    "confirms nothing: no TOTP enrollment is waiting (start one with POST /members/me/totp)",
+                return Err(ApiError::NotFound(
+                    "no TOTP enrollment is waiting: start one with POST /members/me/totp".into(),
                 ));
             }
         };

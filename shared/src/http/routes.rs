@@ -493,8 +493,8 @@ routes_table! {
     #[cfg(all(feature = "totp", feature = "tokens"))]
     Account POST "/members/me/totp/confirm" => h::account::confirm_totp,
         doc("confirmTotp", "Turn on TOTP with a first code", 200, "TOTP is on: the recovery codes, shown this once")
-            .details("(v4) A code from the app for the waiting secret turns TOTP on and answers 10 single-use recovery codes, shown only now: keep them. From then on a login needs `totp`, and staff routes accept this member. A wrong code is `401 invalid_credentials` (`field` `code`), counted as a failed login.")
-            .takes::<h::account::ConfirmTotpRequest>().returns::<crate::app::totp::RecoveryCodes>().errors(&["validation_failed", "invalid_credentials", "forbidden", "too_many_attempts"])
+            .details("(v4) A code from the app for the waiting secret turns TOTP on and answers 10 single-use recovery codes, shown only now: keep them. From then on a login needs `totp`, and staff routes accept this member. A wrong code is `401 invalid_credentials` (`field` `code`), counted as a failed login; no enrollment waiting is `404`.")
+            .takes::<h::account::ConfirmTotpRequest>().returns::<crate::app::totp::RecoveryCodes>().errors(&["validation_failed", "invalid_credentials", "forbidden", "not_found", "too_many_attempts"])
             .listed("bearer", "**(v4)** `200 {\"recovery_codes\": [...]}`");
     #[cfg(all(feature = "totp", feature = "tokens"))]
     Account DELETE "/members/me/totp" => h::account::end_totp,
