@@ -301,6 +301,19 @@ const USD_PER_MILLION_RRU: f64 = 0.125;
 const PARTITION_WCU: f64 = 1_000.0;
 const PARTITION_RCU: f64 = 3_000.0;
 
+/// A table of what each row took: requests, the table's units and the price.
+fn print_table_costs(what: &str, rows: &[(&str, u64, Consumed)]) {
+    println!("| {what} | requests | table RCU / WCU | US$ per million |\n|---|---:|---|---:|");
+    for (row, n, c) in rows {
+        println!(
+            "| {row} | {n} | {} / {} | {:.2} |",
+            c.table.read,
+            c.table.write,
+            usd_per_million(c)
+        );
+    }
+}
+
 fn usd_per_million(c: &Consumed) -> f64 {
     let index: Units = c.indexes.values().fold(Units::default(), |a, u| Units {
         read: a.read + u.read,
@@ -1885,15 +1898,7 @@ async fn v4_proof_of_work_on_an_anonymous_write() {
     created.unwrap();
     rows.push(("guest post, POW=auto, with a solution", n, auto_meter.take()));
 
-    println!("| anonymous write | requests | table RCU / WCU | US$ per million |\n|---|---:|---|---:|");
-    for (what, n, c) in &rows {
-        println!(
-            "| {what} | {n} | {} / {} | {:.2} |",
-            c.table.read,
-            c.table.write,
-            usd_per_million(c)
-        );
-    }
+    print_table_costs("anonymous write", &rows);
     let base = rows[0].1;
     assert_eq!(rows[1].1, base + 2, "a count per address and per board");
     assert_eq!(rows[3].1, base + 3, "and one conditional put to spend the solution");
@@ -2013,15 +2018,7 @@ async fn v4_login_with_totp() {
     recovered.unwrap();
     rows.push(("login, TOTP on, a recovery code", n, meter.take()));
 
-    println!("| login | requests | table RCU / WCU | US$ per million |\n|---|---:|---|---:|");
-    for (what, n, c) in &rows {
-        println!(
-            "| {what} | {n} | {} / {} | {:.2} |",
-            c.table.read,
-            c.table.write,
-            usd_per_million(c)
-        );
-    }
+    print_table_costs("login", &rows);
     let base = rows[0].1;
     assert_eq!(base, 9, "5 limit ADDs, the credentials' GetItem, 3 give-backs");
     assert_eq!(rows[1].1, base + 1, "the code's time step spent: one conditional write");

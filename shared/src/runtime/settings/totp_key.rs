@@ -33,16 +33,14 @@ pub enum TotpKeySource {
 impl TotpKeySource {
     /// The keys, newest first.
     pub fn keys(&self) -> Vec<&[u8]> {
-        match self {
-            TotpKeySource::Configured { current, previous } => std::iter::once(current)
-                .chain(previous)
-                .map(|k| k.expose_secret().as_bytes())
-                .collect(),
-            TotpKeySource::Derived { current, previous } => std::iter::once(current)
-                .chain(previous)
-                .map(|k| k.expose_secret().as_bytes())
-                .collect(),
-        }
+        let (current, previous): (_, &[SecretString]) = match self {
+            TotpKeySource::Configured { current, previous } => (current, previous.as_slice()),
+            TotpKeySource::Derived { current, previous } => (current, previous),
+        };
+        std::iter::once(current)
+            .chain(previous)
+            .map(|k| k.expose_secret().as_bytes())
+            .collect()
     }
 }
 
