@@ -29,6 +29,7 @@ pub(crate) struct WatchedStream {
 
 impl WatchedStream {
     pub(crate) fn new(stream: TcpStream, connection: Arc<OpenConnection>, write_timeout: Duration) -> Self {
+        limit_unsent(&stream);
         WatchedStream {
             stream,
             connection,
@@ -67,6 +68,23 @@ impl WatchedStream {
             }
             other => other,
         }
+    }
+}
+
+/// Caps the bytes the kernel holds unsent for this connection
+/// (`TCP_NOTSENT_LOWAT`), so a write goes ahead each time the client's
+/// window takes some of them. Without it the socket says it is writable only
+/// once a third of a send buffer that grows to 4 MiB has drained: a client
+/// reading a large answer slowly but steadily could go a write timeout
+/// without a write going ahead, and be cut off as if it read nothing. It
+/// also bounds what a connection that reads nothing holds in the kernel.
+fn limit_unsent(stream: &TcpStream) {
+    /// How much of an answer the kernel holds unsent for a connection.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const UNSENT_LIMIT: u32 = 128 * 1024;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Err(e) = socket2::SockRef::from(stream).set_tcp_notsent_lowat(UNSENT_LIMIT) {
+        tracing::debug!(error = %e, "TCP_NOTSENT_LOWAT not set");
     }
 }
 
