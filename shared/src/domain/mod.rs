@@ -7,6 +7,7 @@ pub mod account;
 pub mod board;
 pub mod fields;
 pub mod moderation;
+pub mod notifications;
 mod version;
 
 pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles, SessionState, StoredTotp, TotpStart};
@@ -19,6 +20,10 @@ pub use fields::{
 pub use moderation::{
     Ban, BanPage, BanRecord, BanScope, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget,
     Moderators, Report, ReportPage, ReportTarget, Reported, Writer, WriterKey,
+};
+pub use notifications::{
+    BlockEntry, BlockList, BlockSet, Blocked, BlockedGuest, Blocking, GuestTag, NewNotification, Notification,
+    NotificationKind, NotificationPage, TextEvent, TextRef, Unread, WrittenText,
 };
 pub use version::PostVersion;
 

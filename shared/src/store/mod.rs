@@ -31,6 +31,7 @@ use crate::domain::{
     PendingDeletion, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported,
     Revision, SessionState, Tally, Title, TotpStart, Username, Vote, VoteChange, Window, Writer, WriterKey,
 };
+use crate::domain::{BlockEntry, Blocked, Blocking, NewNotification, NotificationPage, TextRef};
 
 /// Every port, each method declared once, handed to `$then!`, which
 /// expands the list: into the traits below (`declare_ports!`) and into
@@ -372,6 +373,47 @@ macro_rules! ports {
                 async fn end_totp(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
             }
 
+            /// **(v4)** Notifications (docs/API.md, Notifications and blocks): written
+            /// off the request path from what was posted ([`crate::app::notify`]),
+            /// read and marked by their member. A notification is read when its id is
+            /// at most the member's read mark; the unread count is exact under
+            /// racing adds, withdrawals and marks.
+            pub trait Notifications {
+                /// Stores the notifications of `text` (each for another member), once:
+                /// false, and nothing written, when this text notified before (a
+                /// redelivery), or its notifications were withdrawn already. Each
+                /// recipient keeps their newest [`crate::domain::notifications::MAX_NOTIFICATIONS`].
+                async fn add_notifications(&self, text: &TextRef, notifications: &[NewNotification]) -> StoreResult<bool>;
+                /// Deletes the notifications of `text`, and of every comment on the
+                /// post when `text` is the post; later adds for them change nothing.
+                async fn withdraw_notifications(&self, text: &TextRef) -> StoreResult<()>;
+                /// The notifications of `text` show `deleted_member` as their actor.
+                async fn disown_notifications(&self, text: &TextRef) -> StoreResult<()>;
+                /// The member's notifications, newest first, strictly after `cursor`.
+                async fn notifications(&self, member: &MemberId, limit: PageLimit, cursor: Option<&str>) -> StoreResult<NotificationPage>;
+                /// How many of the member's notifications are unread: one small read.
+                async fn unread_notifications(&self, member: &MemberId) -> StoreResult<u64>;
+                /// Marks read every notification up to the id `up_to` (every one, with
+                /// `None`); a mark never moves back. Answers the unread count after.
+                async fn mark_notifications_read(&self, member: &MemberId, up_to: Option<&str>) -> StoreResult<u64>;
+                /// Deletes notifications created before `before` (RFC 3339), a batch
+                /// at a time; how many. (DynamoDB's TTL deletes them there: 0.)
+                async fn expire_notifications(&self, before: &str) -> StoreResult<u64>;
+                /// Deletes the member's notifications, read mark and blocks: an
+                /// account deletion's step 2. Idempotent.
+                async fn forget_member(&self, member: &MemberId) -> StoreResult<()>;
+            }
+
+            /// **(v4)** Whom a member blocks (docs/API.md, Notifications and blocks).
+            pub trait Blocks {
+                /// Adds the block (with the blocked member's names, for the list).
+                async fn block(&self, member: &MemberId, entry: &BlockEntry) -> StoreResult<Blocking>;
+                /// Removes it; false when there was none.
+                async fn unblock(&self, member: &MemberId, blocked: &Blocked) -> StoreResult<bool>;
+                /// Every block of the member, oldest first: one small read.
+                async fn blocks(&self, member: &MemberId) -> StoreResult<Vec<BlockEntry>>;
+            }
+
             /// **(v4)** Proof-of-work solutions spent (docs/API.md, Proof of work for
             /// anonymous writes): each challenge is accepted once.
             pub trait Challenges {
@@ -512,6 +554,8 @@ pub trait Store:
     + Moderation
     + Accounts
     + SecondFactors
+    + Notifications
+    + Blocks
     + Purges
     + Freshness
 {
@@ -529,6 +573,8 @@ impl<
         + Moderation
         + Accounts
         + SecondFactors
+        + Notifications
+        + Blocks
         + Purges
         + Freshness,
 > Store for T

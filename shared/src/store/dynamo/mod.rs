@@ -24,6 +24,7 @@ mod likes;
 mod members;
 pub mod migrate;
 mod moderation;
+mod notifications;
 mod posts;
 mod purge;
 mod request_counter;

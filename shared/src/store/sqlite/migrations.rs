@@ -218,4 +218,48 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ALTER TABLE members ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE members ADD COLUMN totp_recovery TEXT NOT NULL DEFAULT '[]';",
     ),
+    // (v4) Notifications (`id` a ULID: newer is greater; read when at most
+    // the member's `read_upto`), the texts that notified (withdrawn ones
+    // stay until they expire, so a late add of one changes nothing), and
+    // blocks (`blocked` is `member:<id>` or `guest:<tag>`; a member's names
+    // as they were when blocked).
+    M::up(
+        "CREATE TABLE notifications (
+        id TEXT PRIMARY KEY,
+        member_id TEXT NOT NULL,
+        text_id TEXT NOT NULL,
+        post_id TEXT NOT NULL,
+        board TEXT NOT NULL,
+        comment_id TEXT,
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX notifications_by_member ON notifications (member_id, id);
+    CREATE INDEX notifications_by_text ON notifications (text_id);
+    CREATE INDEX notifications_by_post ON notifications (post_id);
+    CREATE TABLE notified_texts (
+        text_id TEXT PRIMARY KEY,
+        post_id TEXT NOT NULL,
+        withdrawn INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX notified_texts_by_post ON notified_texts (post_id);
+    CREATE INDEX notified_texts_by_age ON notified_texts (created_at);
+    CREATE TABLE notification_marks (
+        member_id TEXT PRIMARY KEY,
+        read_upto TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE blocks (
+        member_id TEXT NOT NULL,
+        blocked TEXT NOT NULL,
+        username TEXT,
+        nickname TEXT,
+        member_created_at TEXT,
+        created_at TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (member_id, blocked)
+    ) WITHOUT ROWID;",
+    ),
 ];

@@ -29,6 +29,7 @@ mod likes;
 mod members;
 mod migrations;
 mod moderation;
+mod notifications;
 mod posts;
 mod purges;
 mod rows;
