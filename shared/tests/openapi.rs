@@ -133,6 +133,9 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
                 "unbest",
                 "start", // (v4) TOTP enrollment, then
                 "confirm",
+                "mark",  // (v4) notifications read,
+                "block", // and blocks
+                "unblock",
             ]
             .contains(&&id[..verb_end]),
             "{id}: an unexpected verb"

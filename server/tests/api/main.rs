@@ -35,6 +35,7 @@ mod helpers;
 mod hostile;
 mod idempotency;
 mod moderation;
+mod notifications;
 mod passwords;
 mod prefixes;
 mod process;

@@ -112,6 +112,7 @@ impl App {
                 self.store
                     .create_post(&detail.post, &writer, Some(&PasswordHash::new(hash)), done.as_ref())
                     .await?;
+                self.post_written(&detail.post);
                 Ok(detail)
             })
             .await;
@@ -204,6 +205,7 @@ impl App {
                         done.as_ref(),
                     )
                     .await?;
+                self.comment_written(&command.key.board, &comment);
                 Ok(comment)
             })
             .await;
@@ -222,6 +224,7 @@ impl App {
         self.check_guest_password(key.comment.as_str(), &proof.client, &proof.password, guard)
             .await?;
         if self.store.delete_comment(key).await? {
+            self.text_gone(&key.post, Some(&key.comment));
             Ok(())
         } else {
             Err(ApiError::not_found("comment"))

@@ -6,6 +6,7 @@
 
 #[cfg(all(feature = "totp", feature = "tokens"))]
 pub mod account;
+pub mod blocks;
 pub mod boards;
 #[cfg(feature = "hashing")]
 mod errors;
@@ -13,6 +14,7 @@ mod errors;
 pub mod guest;
 mod idempotency;
 pub mod moderation;
+pub mod notify;
 pub mod pacing;
 #[cfg(feature = "hashing")]
 mod passwords;
@@ -138,6 +140,11 @@ pub struct App {
     /// **(v4)** What TOTP secrets are sealed with: in `login` and `account`.
     #[cfg(all(feature = "totp", feature = "tokens"))]
     totp: Option<Arc<totp::TotpKeys>>,
+    /// **(v4)** The server's notifier ([`notify`]); none on Lambda, where
+    /// the table's stream tells the `notify` function.
+    notifier: Option<tokio::sync::mpsc::Sender<crate::domain::TextEvent>>,
+    /// **(v4)** Members' block sets as last read ([`blocks`]).
+    block_cache: Arc<blocks::BlockCache>,
 }
 
 impl std::fmt::Debug for App {
@@ -174,6 +181,8 @@ impl App {
             passwords: settings.passwords,
             #[cfg(all(feature = "totp", feature = "tokens"))]
             totp: None,
+            notifier: None,
+            block_cache: Arc::default(),
         }
     }
 

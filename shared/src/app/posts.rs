@@ -154,6 +154,7 @@ impl App {
                 self.store
                     .create_post(&detail.post, &writer, None, done.as_ref())
                     .await?;
+                self.post_written(&detail.post);
                 Ok(detail)
             })
             .await;
@@ -246,24 +247,31 @@ impl App {
     pub(super) async fn delete_post(&self, key: &PostKey) -> Result<(), ApiError> {
         if self.store.delete_post(key).await? {
             self.purge_soon();
+            self.text_gone(key, None);
             Ok(())
         } else {
             Err(self.not_found_post())
         }
     }
 
-    /// A page of a post's comments, oldest first (docs/API.md, Bodies).
+    /// A page of a post's comments, oldest first (docs/API.md, Bodies),
+    /// without those of whom `viewer` blocks (the cursor still pages on).
     pub async fn list_comments(
         &self,
         key: &PostKey,
         limit: PageLimit,
         cursor: Option<&str>,
+        viewer: Option<&SignedIn>,
     ) -> Result<CommentPage, ApiError> {
         let cursor = cursor.filter(|c| !c.is_empty());
-        self.store
+        let blocks = self.block_set(viewer).await?;
+        let mut page = self
+            .store
             .list_comments(key, limit, cursor)
             .await?
-            .ok_or_else(|| self.not_found_post())
+            .ok_or_else(|| self.not_found_post())?;
+        super::blocks::filter_comments(&mut page, &blocks);
+        Ok(page)
     }
 
     /// One comment of a post, as its post's comment pages show it: `404`
@@ -291,6 +299,7 @@ impl App {
             .ok_or_else(|| ApiError::not_found("comment"))?;
         require_author(&guard, member, "comment")?;
         if self.store.delete_comment(key).await? {
+            self.text_gone(&key.post, Some(&key.comment));
             Ok(())
         } else {
             Err(ApiError::not_found("comment"))
@@ -316,6 +325,7 @@ impl App {
                 self.store
                     .create_comment(&command.key.board, &comment, &writer, None, done.as_ref())
                     .await?;
+                self.comment_written(&command.key.board, &comment);
                 Ok(comment)
             })
             .await;

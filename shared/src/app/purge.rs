@@ -232,6 +232,9 @@ impl App {
                 .await?;
             } else {
                 self.store.disown(member, &batch).await?;
+                for item in &batch {
+                    self.text_disowned(item);
+                }
             }
             for item in &batch {
                 match item {
@@ -242,6 +245,8 @@ impl App {
             }
             previous = batch;
         }
+        // (v4) Their notifications and blocks; on DynamoDB a batch at a time.
+        self.store.forget_member(member).await?;
         self.store.finish_deletion(member).await?;
         Ok(done)
     }
@@ -259,6 +264,7 @@ impl App {
             // off the request already).
             Owned::Post(key) => {
                 if self.store.delete_post(key).await? {
+                    self.text_gone(key, None);
                     self.store.purge(&purge_of(key)).await?;
                 }
                 Ok::<(), StoreError>(())
@@ -270,7 +276,9 @@ impl App {
             // deletion would stop as stuck. A post that is not deleted is
             // left alone by a purge (one read).
             Owned::Comment(key) => {
-                if !self.store.delete_comment(key).await? {
+                if self.store.delete_comment(key).await? {
+                    self.text_gone(&key.post, Some(&key.comment));
+                } else {
                     self.store.purge(&purge_of(&key.post)).await?;
                 }
                 Ok(())

@@ -100,10 +100,12 @@ impl App {
     pub async fn board_page(&self, query: ListPosts, viewer: Option<&SignedIn>) -> Result<Page, ApiError> {
         let board = self.board_settings(query.board.as_str()).await?;
         let visible = self.dislikes_visible(&board, viewer).await?;
+        let blocks = self.block_set(viewer).await?;
         let mut page = self.list_posts(query).await?;
         if !visible {
             page.posts.iter_mut().for_each(hide_dislikes);
         }
+        super::blocks::filter_page(&mut page, &blocks);
         Ok(page)
     }
 
@@ -111,7 +113,10 @@ impl App {
     /// the cache's JSON where everyone sees what the cache keeps.
     pub async fn list_posts_json(&self, query: ListPosts, viewer: Option<&SignedIn>) -> Result<Rendered, ApiError> {
         let board = self.board_settings(query.board.as_str()).await?;
-        if query.filtered() || !self.dislikes_visible(&board, viewer).await? {
+        if query.filtered()
+            || !self.dislikes_visible(&board, viewer).await?
+            || !self.block_set(viewer).await?.is_empty()
+        {
             return rendered(&self.board_page(query, viewer).await?, None);
         }
         let Some(reads) = &self.reads else {
@@ -177,6 +182,7 @@ impl App {
         };
         if let Some(member) = viewer {
             detail.my_vote = Some(self.store.member_vote(&key.post, &member.id).await?);
+            super::blocks::filter_detail(&mut detail, &*self.block_set(viewer).await?);
         }
         if !visible {
             hide_dislikes(&mut detail.post.summary);

@@ -216,7 +216,10 @@ impl GuestTag {
         if s.len() == 8 && s.bytes().all(|b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)) {
             Ok(GuestTag(s))
         } else {
-            Err(ApiError::invalid("tag", "must be a guest tag: 8 characters of a-z and 2-7"))
+            Err(ApiError::invalid(
+                "tag",
+                "must be a guest tag: 8 characters of a-z and 2-7",
+            ))
         }
     }
 
@@ -349,7 +352,10 @@ mod tests {
         assert_eq!(names("mail me at a@kim.com"), Vec::<String>::new());
         assert_eq!(names("@ab @toolongtoolongtoolongtoolong_xy"), Vec::<String>::new());
         assert_eq!(names("(@park)"), ["park"]);
-        assert_eq!(names("@aaa @bbb @ccc @ddd @eee @fff"), ["aaa", "bbb", "ccc", "ddd", "eee"]);
+        assert_eq!(
+            names("@aaa @bbb @ccc @ddd @eee @fff"),
+            ["aaa", "bbb", "ccc", "ddd", "eee"]
+        );
         assert_eq!(names("@Kim"), Vec::<String>::new());
     }
 
@@ -385,13 +391,16 @@ mod tests {
 
     #[test]
     fn a_member_is_notified_once_with_the_strongest_kind_and_never_of_their_own_text() {
-        let ids: Vec<MemberId> = (0..3)
-            .map(|_| MemberId::generate())
-            .collect();
+        let ids: Vec<MemberId> = (0..3).map(|_| MemberId::generate()).collect();
         let (poster, parent, writer) = (&ids[0], &ids[1], &ids[2]);
         // The post's author is also mentioned and wrote the parent: a reply.
         let reply = comment_by(member(writer), true);
-        let got = recipients(&reply, Some(&member(poster)), Some(&member(poster)), &[poster.clone()]);
+        let got = recipients(
+            &reply,
+            Some(&member(poster)),
+            Some(&member(poster)),
+            std::slice::from_ref(poster),
+        );
         assert_eq!(got, [(poster.clone(), NotificationKind::Reply)]);
         // A mention beats a comment.
         let comment = comment_by(member(writer), false);
@@ -405,7 +414,15 @@ mod tests {
         );
         // Replying to oneself on one's own post, mentioning oneself: nothing.
         let own = comment_by(member(poster), true);
-        assert!(recipients(&own, Some(&member(poster)), Some(&member(poster)), &[poster.clone()]).is_empty());
+        assert!(
+            recipients(
+                &own,
+                Some(&member(poster)),
+                Some(&member(poster)),
+                std::slice::from_ref(poster)
+            )
+            .is_empty()
+        );
         // Guests and deleted members are never notified.
         let guest = Author::Guest {
             nickname: "g".into(),

@@ -283,3 +283,40 @@ impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
         })
     }
 }
+
+#[derive(Deserialize)]
+struct RawMember {
+    member_id: String,
+}
+
+/// **(v4)** `/members/me/blocks/members/{member_id}`: the id as sent (the
+/// use case parses it, after the token).
+#[derive(Debug)]
+pub struct MemberIdPath(pub String);
+
+impl FromRequestParts<AppState> for MemberIdPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawMember { member_id } = raw(parts, state).await?;
+        Ok(MemberIdPath(member_id))
+    }
+}
+
+#[derive(Deserialize)]
+struct RawTag {
+    tag: String,
+}
+
+/// **(v4)** `/members/me/blocks/guests/{tag}`.
+#[derive(Debug)]
+pub struct TagPath(pub String);
+
+impl FromRequestParts<AppState> for TagPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawTag { tag } = raw(parts, state).await?;
+        Ok(TagPath(tag))
+    }
+}

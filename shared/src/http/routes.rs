@@ -32,14 +32,17 @@ pub struct Route {
 impl Route {
     /// Every `POST` but `/sessions` creates something and takes an
     /// `Idempotency-Key` (docs/API.md, Idempotent creates); **(v4)** but a
-    /// guest vote, which is once per address by itself, and the TOTP
-    /// enrollment's two steps: their answers are a secret and recovery
-    /// codes, which a remembered answer would keep in the store in the clear.
+    /// guest vote, which is once per address by itself, the TOTP
+    /// enrollment's two steps (their answers are a secret and recovery
+    /// codes, which a remembered answer would keep in the store in the
+    /// clear), and marking notifications read, which creates nothing and
+    /// is idempotent by itself.
     pub fn takes_idempotency_key(&self) -> bool {
         self.method == Method::POST
             && self.path != "/sessions"
             && !self.path.ends_with("/votes/guest")
             && !self.path.starts_with("/members/me/totp")
+            && self.path != "/members/me/notifications/read"
     }
 }
 
@@ -501,6 +504,54 @@ routes_table! {
         doc("deleteTotp", "Turn off TOTP", 204, "TOTP is off")
             .details("(v4) With the password and, while TOTP is on, a code or a recovery code; an enrollment still waiting needs only the password. Each wrong one is `401 invalid_credentials` naming the field, counted as a failed login. Under `PASSWORD_POLICY=nist` a password shorter than 15 characters must be changed first (`400`).")
             .takes::<h::account::EndTotpRequest>().errors(&["validation_failed", "invalid_credentials", "too_many_attempts"])
+            .listed("bearer", "**(v4)** `204`");
+    #[cfg(feature = "tokens")]
+    MemberWrite GET "/members/me/notifications" => h::notifications::list_notifications,
+        doc("listNotifications", "Your notifications, newest first", 200, "A page of notifications")
+            .details("(v4) Comments on your posts (`comment`), replies to your comments (`reply`) and `@username` mentions (`mention`) by others, newest first, each with `read`. They appear within seconds of the text, off the request path; a deleted or removed text takes its notifications with it; the newest 1,000 are kept, for 90 days. Pass `next_cursor` as `cursor` for the next page.")
+            .returns::<d::NotificationPage>().errors(&["validation_failed"])
+            .listed("bearer", "**(v4)** `200` page of notifications, newest first");
+    #[cfg(feature = "tokens")]
+    MemberWrite GET "/members/me/notifications/unread" => h::notifications::unread,
+        doc("getUnreadCount", "How many of your notifications are unread", 200, "The unread count")
+            .details("(v4) One small read: what a client polls (at most every 30 s) for a badge.")
+            .returns::<d::Unread>()
+            .listed("bearer", "**(v4)** `200 {\"unread\": n}`");
+    #[cfg(feature = "tokens")]
+    MemberWrite POST "/members/me/notifications/read" => h::notifications::mark_read,
+        doc("markNotificationsRead", "Mark your notifications read", 200, "The unread count after")
+            .details("(v4) `up_to`: every notification up to this id (a notification's `id`) is read; without it, all of them. A mark never moves back. Answers the unread count left.")
+            .takes::<h::notifications::MarkReadRequest>().returns::<d::Unread>().errors(&["validation_failed"])
+            .listed("bearer", "**(v4)** `200 {\"unread\": n}`");
+    #[cfg(feature = "tokens")]
+    MemberWrite GET "/members/me/blocks" => h::notifications::list_blocks,
+        doc("listBlocks", "Whom you block", 200, "Your blocks, oldest first")
+            .details("(v4) The members and guest tags you block. Their posts and comments are left out of the board pages, comment pages and post details you read with your token, and they never notify you.")
+            .returns::<d::BlockList>()
+            .listed("bearer", "**(v4)** `200 {\"members\": [...], \"guests\": [...]}`");
+    #[cfg(feature = "tokens")]
+    MemberWrite PUT "/members/me/blocks/members/{member_id}" => h::notifications::block_member,
+        doc("blockMember", "Block a member (idempotent)", 204, "Blocked")
+            .details("(v4) At most 500 blocks (members and guests together): the 501st is `400 validation_failed`. Blocking yourself is `400`; an unknown member `404`.")
+            .errors(&["validation_failed", "not_found"])
+            .listed("bearer", "**(v4)** `204`");
+    #[cfg(feature = "tokens")]
+    MemberWrite DELETE "/members/me/blocks/members/{member_id}" => h::notifications::unblock_member,
+        doc("unblockMember", "Unblock a member (idempotent)", 204, "Not blocked")
+            .details("(v4) Done whether or not they were blocked.")
+            .errors(&["not_found"])
+            .listed("bearer", "**(v4)** `204`");
+    #[cfg(feature = "tokens")]
+    MemberWrite PUT "/members/me/blocks/guests/{tag}" => h::notifications::block_guest,
+        doc("blockGuest", "Block a guest by tag (idempotent)", 204, "Blocked")
+            .details("(v4) A guest's tag (the `tag` of a guest author) names every text written from that address key. At most 500 blocks in all.")
+            .errors(&["validation_failed"])
+            .listed("bearer", "**(v4)** `204`");
+    #[cfg(feature = "tokens")]
+    MemberWrite DELETE "/members/me/blocks/guests/{tag}" => h::notifications::unblock_guest,
+        doc("unblockGuest", "Unblock a guest (idempotent)", 204, "Not blocked")
+            .details("(v4) Done whether or not the tag was blocked.")
+            .errors(&["validation_failed"])
             .listed("bearer", "**(v4)** `204`");
 }
 

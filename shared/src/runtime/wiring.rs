@@ -49,7 +49,13 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
     let app = match config.deployment {
         // The one process that writes its SQLite file keeps pages and
         // details until a write changes them, and counts views in memory.
-        super::Deployment::Server => app.with_owned_store_reads(),
+        // (v4) Its use cases hand what they write to its notifier; on
+        // Lambda the table's stream feeds the `notify` function.
+        super::Deployment::Server => {
+            let (app, events) = app.with_owned_store_reads().with_notifier();
+            tokio::spawn(app.clone().notify_in_background(events));
+            app
+        }
         _ => app,
     };
     if app.buffers_views() {

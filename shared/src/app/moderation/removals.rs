@@ -41,6 +41,7 @@ impl App {
                     match self.store.remove_post(key, &entry, done.as_ref()).await? {
                         true => {
                             self.purge_soon();
+                            self.text_gone(key, None);
                             Ok(())
                         }
                         false => Err(self.not_found_post()),
@@ -62,7 +63,10 @@ impl App {
                 self.once(command.idempotency.as_ref(), |claim| async move {
                     let done = claim.as_ref().map(|c| c.complete_empty());
                     match self.store.remove_comment(key, &entry, done.as_ref()).await? {
-                        true => Ok(()),
+                        true => {
+                            self.text_gone(&key.post, Some(&key.comment));
+                            Ok(())
+                        }
                         false => Err(ApiError::not_found("comment")),
                     }
                 })

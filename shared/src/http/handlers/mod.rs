@@ -12,6 +12,8 @@ pub(super) mod guest;
 pub(super) mod member;
 #[cfg(feature = "tokens")]
 pub(super) mod moderation;
+#[cfg(feature = "tokens")]
+pub(super) mod notifications;
 pub(super) mod read;
 #[cfg(all(feature = "totp", feature = "tokens"))]
 pub(super) mod sessions;

@@ -83,11 +83,12 @@ pub(crate) async fn list_comments(
     State(state): State<AppState>,
     PostPath(key): PostPath,
     page: PageQuery,
+    viewer: Viewer,
 ) -> Result<Json<CommentPage>, ApiError> {
     let limit = page.limit(COMMENTS_PAGE)?;
     state
         .app
-        .list_comments(&key, limit, page.cursor.as_deref())
+        .list_comments(&key, limit, page.cursor.as_deref(), viewer.member())
         .await
         .map(Json)
 }

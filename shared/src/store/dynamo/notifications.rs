@@ -22,7 +22,12 @@ impl Notifications for DynamoStore {
     async fn disown_notifications(&self, _text: &TextRef) -> StoreResult<()> {
         Err(not_yet())
     }
-    async fn notifications(&self, _member: &MemberId, _limit: PageLimit, _cursor: Option<&str>) -> StoreResult<NotificationPage> {
+    async fn notifications(
+        &self,
+        _member: &MemberId,
+        _limit: PageLimit,
+        _cursor: Option<&str>,
+    ) -> StoreResult<NotificationPage> {
         Err(not_yet())
     }
     async fn unread_notifications(&self, _member: &MemberId) -> StoreResult<u64> {

@@ -31,7 +31,15 @@ impl Notifications for SqliteStore {
     async fn add_notifications(&self, text: &TextRef, notifications: &[NewNotification]) -> StoreResult<bool> {
         let rows = notifications
             .iter()
-            .map(|n| Ok((n.recipient.as_str().to_owned(), n.kind, to_json(&n.actor)?, n.excerpt.clone(), n.created_at.clone())))
+            .map(|n| {
+                Ok((
+                    n.recipient.as_str().to_owned(),
+                    n.kind,
+                    to_json(&n.actor)?,
+                    n.excerpt.clone(),
+                    n.created_at.clone(),
+                ))
+            })
             .collect::<StoreResult<Vec<_>>>()?;
         let (text_id, post, board, comment) = (
             text.id().to_owned(),
@@ -105,8 +113,11 @@ impl Notifications for SqliteStore {
             if whole_post {
                 tx.execute("DELETE FROM notifications WHERE post_id = ?1", params![post])
                     .map_err(sql_error)?;
-                tx.execute("UPDATE notified_texts SET withdrawn = 1 WHERE post_id = ?1", params![post])
-                    .map_err(sql_error)?;
+                tx.execute(
+                    "UPDATE notified_texts SET withdrawn = 1 WHERE post_id = ?1",
+                    params![post],
+                )
+                .map_err(sql_error)?;
             } else {
                 tx.execute("DELETE FROM notifications WHERE text_id = ?1", params![text_id])
                     .map_err(sql_error)?;
@@ -136,7 +147,12 @@ impl Notifications for SqliteStore {
         .await
     }
 
-    async fn notifications(&self, member: &MemberId, limit: PageLimit, cursor: Option<&str>) -> StoreResult<NotificationPage> {
+    async fn notifications(
+        &self,
+        member: &MemberId,
+        limit: PageLimit,
+        cursor: Option<&str>,
+    ) -> StoreResult<NotificationPage> {
         let member = member.as_str().to_owned();
         let after = cursor.map(cursor::decode).transpose()?;
         let limit = limit.get();
@@ -192,7 +208,9 @@ impl Notifications for SqliteStore {
             let more = notifications.len() > limit;
             notifications.truncate(limit);
             Ok(NotificationPage {
-                next_cursor: more.then(|| notifications.last().map(|n| cursor::encode(&n.id))).flatten(),
+                next_cursor: more
+                    .then(|| notifications.last().map(|n| cursor::encode(&n.id)))
+                    .flatten(),
                 notifications,
             })
         })
@@ -305,9 +323,11 @@ impl Blocks for SqliteStore {
                 return Ok(Blocking::Already);
             }
             let count: i64 = tx
-                .query_row("SELECT COUNT(*) FROM blocks WHERE member_id = ?1", params![member], |row| {
-                    row.get(0)
-                })
+                .query_row(
+                    "SELECT COUNT(*) FROM blocks WHERE member_id = ?1",
+                    params![member],
+                    |row| row.get(0),
+                )
                 .map_err(sql_error)?;
             if count >= MAX_BLOCKS as i64 {
                 return Ok(Blocking::Full);
