@@ -19,6 +19,8 @@ on_both_stores!(
     blocks_leave_the_blocked_out_of_reads_and_silence_them,
     pages_filtered_by_blocks_still_page_through_everything,
     a_deleted_account_shows_as_deleted_member_and_its_own_are_forgotten,
+    the_delay_from_a_comment_to_its_notification_is_measured,
+    a_board_page_with_0_10_and_500_blocks_is_measured,
 );
 
 /// How long a notification may take: docs/API.md says 5 s.
@@ -587,5 +589,83 @@ async fn a_deleted_account_shows_as_deleted_member_and_its_own_are_forgotten(bac
             "carol's notifications and blocks stay"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The delay from a comment's answer to its notification's count, over 50
+/// comments one after another (printed for docs/benchmarks.md; the bound
+/// asserted is the contract's 5 s, which `until_unread` holds).
+async fn the_delay_from_a_comment_to_its_notification_is_measured(backend: Backend) {
+    let app = spawn(backend).await;
+    let alice = app.member_token("alice").await;
+    let bob = app.member_token("bob").await;
+    let post_id = post(&app, &alice, "t", "b").await;
+    let mut delays = Vec::new();
+    for n in 1..=50 {
+        comment(&app, &bob, &post_id, None, "측정").await;
+        delays.push(until_unread(&app, &alice, n).await);
+    }
+    delays.sort();
+    println!(
+        "{backend:?} server: comment answered -> unread count shows it, 50 comments: median {:?}, p99 {:?}, max {:?} (polled every 10 ms)",
+        delays[24], delays[48], delays[49]
+    );
+}
+
+/// What a member's board page costs with 0, 10 and 500 blocks, side by
+/// side in one run: 300 reads each over HTTP (the block set cached after
+/// the first), printed. 500 is the cap: the 501st block is refused.
+async fn a_board_page_with_0_10_and_500_blocks_is_measured(backend: Backend) {
+    let app = spawn(backend).await;
+    let reader = app.member_token("reader").await;
+    let writer = app.member_token("writer").await;
+    for n in 0..20 {
+        post(&app, &writer, &format!("post {n}"), "b").await;
+    }
+    /// A distinct guest tag for `n`: 8 characters of a-z and 2-7.
+    fn tag(n: usize) -> String {
+        let alphabet = b"abcdefghijklmnopqrstuvwxyz234567";
+        (0..8).map(|i| alphabet[(n >> (5 * i)) % 32] as char).collect()
+    }
+    let mut figures = Vec::new();
+    let mut blocked = 0;
+    for blocks in [0, 10, 500] {
+        while blocked < blocks {
+            let response = app
+                .request(
+                    Method::PUT,
+                    &format!("/members/me/blocks/guests/{}", tag(blocked)),
+                    Some(&reader),
+                    None,
+                )
+                .await;
+            assert_eq!(response.status(), 204);
+            blocked += 1;
+        }
+        // The first read after a block reads the set; the rest find it kept.
+        let started = Instant::now();
+        let first = get(&app, "/boards/free/posts?limit=20", &reader).await;
+        let first_read = started.elapsed();
+        assert_eq!(first["posts"].as_array().unwrap().len(), 20);
+        let started = Instant::now();
+        for _ in 0..300 {
+            get(&app, "/boards/free/posts?limit=20", &reader).await;
+        }
+        figures.push((blocks, first_read, started.elapsed() / 300));
+    }
+    let full = app
+        .request(
+            Method::PUT,
+            &format!("/members/me/blocks/guests/{}", tag(500)),
+            Some(&reader),
+            None,
+        )
+        .await;
+    assert_error(full, 400, "validation_failed", "500").await;
+    println!(
+        "{backend:?} server, a member's board page of 20 posts (blocks: first read after a block, then the mean of 300):"
+    );
+    for (blocks, first, mean) in figures {
+        println!("  {blocks:>3} blocks: {first:?} then {mean:?}");
     }
 }
