@@ -2034,3 +2034,86 @@ async fn v4_login_with_totp() {
         "a wrong code writes nothing: a failed login (the success given back, as for a wrong password)"
     );
 }
+
+/// (v4) What a member's reads cost with blocks, and the notification
+/// routes (docs/API.md, Notifications and blocks): a board page of 20 with
+/// 0, 10 and 500 blocks, the first read after a block (the block set read
+/// from the store) and the next (the set kept by the process), and the
+/// unread count, a page of notifications and a read mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_board_pages_with_blocks_and_the_notification_routes() {
+    let (app, counter, meter) = metered_app(Layout::default()).await;
+    let board = shared::domain::BoardSlug::from_stored("free".into());
+    let writer = member("writer");
+    for n in 0..20 {
+        app.create_member_post(
+            &writer,
+            WritePost {
+                category: None,
+                idempotency: None,
+                client: client(),
+                board: board.clone(),
+                title: Title::parse(format!("post {n}")).unwrap(),
+                body: PostBody::parse("b".into()).unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let reader = member("reader");
+    let page =
+        || shared::app::posts::ListPosts::all(board.clone(), shared::domain::PageLimit::parse(None, 20).unwrap(), None);
+    /// A distinct guest tag for `n`.
+    fn tag(n: usize) -> String {
+        let alphabet = b"abcdefghijklmnopqrstuvwxyz234567";
+        (0..8).map(|i| alphabet[(n >> (5 * i)) % 32] as char).collect()
+    }
+    let mut rows: Vec<(String, u64, Consumed)> = Vec::new();
+    let mut blocked = 0;
+    for blocks in [0, 10, 500] {
+        while blocked < blocks {
+            app.block_guest(&reader, &tag(blocked)).await.unwrap();
+            blocked += 1;
+        }
+        meter.take();
+        let (n, first) = requests(&counter, app.list_posts_json(page(), Some(&reader))).await;
+        first.unwrap();
+        rows.push((
+            format!("board page of 20, {blocks} blocks, block set read"),
+            n,
+            meter.take(),
+        ));
+        let (n, next) = requests(&counter, app.list_posts_json(page(), Some(&reader))).await;
+        next.unwrap();
+        rows.push((
+            format!("board page of 20, {blocks} blocks, block set kept"),
+            n,
+            meter.take(),
+        ));
+    }
+    let (n, anonymous) = requests(&counter, app.list_posts_json(page(), None)).await;
+    anonymous.unwrap();
+    rows.push(("board page of 20, anonymous".into(), n, meter.take()));
+    let (n, unread) = requests(&counter, app.unread_notifications(&reader)).await;
+    assert_eq!(unread.unwrap(), 0);
+    rows.push(("unread count".into(), n, meter.take()));
+    let limit = shared::domain::PageLimit::parse(None, 20).unwrap();
+    let (n, listed) = requests(&counter, app.notifications(&reader, limit, None)).await;
+    listed.unwrap();
+    rows.push(("a page of notifications (none)".into(), n, meter.take()));
+    let (n, marked) = requests(&counter, app.mark_notifications_read(&reader, None)).await;
+    marked.unwrap();
+    rows.push(("mark all read (none)".into(), n, meter.take()));
+    let rows: Vec<(&str, u64, Consumed)> = rows.iter().map(|(what, n, c)| (what.as_str(), *n, c.clone())).collect();
+    print_table_costs("a member's reads (v4)", &rows);
+    let anonymous = rows[6].1;
+    for (i, blocks) in [0, 10, 500].iter().enumerate() {
+        assert_eq!(
+            rows[2 * i].1,
+            anonymous + 1,
+            "{blocks} blocks: one read of the block set"
+        );
+        assert_eq!(rows[2 * i + 1].1, anonymous, "{blocks} blocks: the set is kept");
+    }
+    assert_eq!(rows[7].1, 1, "the unread count is one small read");
+}
