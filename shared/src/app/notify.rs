@@ -27,7 +27,8 @@ const EXPIRE_EVERY: Duration = Duration::from_secs(3600);
 /// Tries of one event before the server's notifier logs and drops it.
 const TRIES: u32 = 3;
 
-/// The default page of `GET /members/me/notifications`.
+/// The default page of `GET /members/me/notifications`, as of the other
+/// lists of one's own (`DEFAULT_V3_PAGE`, which the OpenAPI document names).
 pub const NOTIFICATIONS_PAGE: usize = 20;
 
 /// The server's side of the notifier channel.

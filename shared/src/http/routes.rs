@@ -223,17 +223,17 @@ routes_table! {
             .listed("-", "`200` session");
     Read GET "/boards/{slug}/posts" => h::read::list_posts,
         doc("listPosts", "List a board's posts, newest first", 200, "A page of post summaries")
-            .details("A page of a board's post summaries, newest first; pass a page's `next_cursor` as `cursor` for the next one.")
+            .details("A page of a board's post summaries, newest first; pass a page's `next_cursor` as `cursor` for the next one. (v4) With a bearer token the posts of whom the member blocks are left out: a page may hold fewer than `limit`, and `next_cursor` still pages on.")
             .returns::<d::Page>().errors(&["validation_failed", "not_found"])
             .listed("-", "`200` page of post summaries");
     Read GET "/boards/{slug}/posts/{post_id}" => h::read::get_post,
         doc("getPost", "Read a post with its comments (counts this view)", 200, "The post")
-            .details("The post with its first page of comments; counts this view (a `HEAD` does not). Its `ETag` names this version of the title and body, for `If-Match` on an edit.")
+            .details("The post with its first page of comments; counts this view (a `HEAD` does not). Its `ETag` names this version of the title and body, for `If-Match` on an edit. (v4) With a bearer token the comments of whom the member blocks are left out.")
             .returns::<d::PostDetail>().errors(&["not_found"])
             .listed("-", "`200` post detail; counts this view");
     Read GET "/boards/{slug}/posts/{post_id}/comments" => h::read::list_comments,
         doc("listComments", "Page through a post's comments, oldest first", 200, "A page of comments")
-            .details("A page of a post's comments, oldest first; pass `next_cursor` (or the post's `comments_next_cursor`) as `cursor` for the next one.")
+            .details("A page of a post's comments, oldest first; pass `next_cursor` (or the post's `comments_next_cursor`) as `cursor` for the next one. (v4) With a bearer token the comments of whom the member blocks are left out (a page may hold fewer than `limit`).")
             .returns::<d::CommentPage>().errors(&["validation_failed", "not_found"])
             .listed("-", "**(v2)** `200` page of comments");
     Read GET "/boards/{slug}/posts/{post_id}/comments/{comment_id}" => h::read::get_comment,

@@ -18,7 +18,8 @@ pub(super) fn takes_bearer(route: &Route) -> bool {
 
 /// Reports: anyone, with a bearer token or without; **(v4)** board pages
 /// and post details, where a token adds `my_vote` and shows staff the
-/// dislikes a board hides.
+/// dislikes a board hides, and these and comment pages leave out whom the
+/// member blocks.
 pub(super) fn bearer_optional(route: &Route) -> bool {
     let report = route.function == Function::Moderation
         && route.path.ends_with("/reports")
@@ -26,16 +27,18 @@ pub(super) fn bearer_optional(route: &Route) -> bool {
     let read = route.function == Function::Read
         && (route.path.ends_with("/posts")
             || route.path.ends_with("/posts/{post_id}")
+            || route.path.ends_with("/comments")
             || route.path.ends_with("/by-number/{number}"));
     report || read
 }
 
-/// Every write on a board is checked for bans.
+/// Every write on a board is checked for bans (**(v4)** not a member's
+/// own notifications and blocks, which `member-write` serves too).
 pub(super) fn checks_bans(route: &Route) -> bool {
     matches!(
         route.function,
         Function::MemberWrite | Function::Like | Function::GuestPost | Function::GuestComment
-    )
+    ) && !route.path.starts_with("/members/me")
 }
 
 /// Routes a board may close to guests (`guest_writes` false: `403`).
@@ -98,7 +101,7 @@ pub(super) const TAGS: &[(&str, &str)] = &[
     ),
     (
         "account",
-        "(v3) A member's own account: password, sessions, their posts and comments, deletion",
+        "(v3) A member's own account: password, sessions, their posts and comments, deletion; (v4) TOTP, notifications and blocks",
     ),
     (
         "challenges",
@@ -119,6 +122,7 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
         ("{ban_id}", "BanId"),
         ("{report_id}", "ReportId"),
         ("{number}", "PostNumber"),
+        ("{tag}", "GuestTag"),
     ]
     .iter()
     .filter(|(segment, _)| route.path.contains(segment))
@@ -137,7 +141,7 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
         parameters.push(parameter_ref("Cursor"));
     }
     if route.method == http::Method::GET
-        && ["/bans", "/reports", "/modlog"]
+        && ["/bans", "/reports", "/modlog", "/notifications"]
             .iter()
             .any(|end| route.path.ends_with(end))
     {
