@@ -804,10 +804,16 @@ async fn unknown_users_and_wrong_passwords_fail_alike(backend: Backend) {
     let mut bodies = Vec::new();
     for _ in 0..7 {
         for (username, times) in [("known", &mut known_ms), ("unknown", &mut unknown_ms)] {
+            let runs = app.hashes();
             let started = Instant::now();
             let response = app.login(username, "wrong-password").await;
             times.push(started.elapsed().as_secs_f64() * 1e3);
             assert_eq!(response.status(), 401);
+            assert_eq!(
+                app.hashes(),
+                runs + 1,
+                "{username}: one verify at the member tier, a dummy for nobody"
+            );
             bodies.push(body(response).await);
         }
     }
@@ -817,12 +823,11 @@ async fn unknown_users_and_wrong_passwords_fail_alike(backend: Backend) {
         v[v.len() / 2]
     };
     let (known, unknown) = (median(&mut known_ms), median(&mut unknown_ms));
-    // Both spend one bcrypt:8 verify (~20 ms); without the dummy hash the
-    // unknown user would answer in about 1 ms.
-    assert!(
-        unknown > 0.5 * known && known > 0.5 * unknown,
-        "known {known:.1} ms vs unknown {unknown:.1} ms"
-    );
+    // Both spend one bcrypt:8 verify (~20 ms; asserted above by the count,
+    // which a loaded machine cannot blur as it did a ratio of these times:
+    // 59.6 vs 165.6 ms once in CI); without the dummy hash the unknown user
+    // would answer in about 1 ms.
+    println!("median of 7 wrong logins: known user {known:.1} ms, unknown user {unknown:.1} ms");
 }
 
 async fn a_member_hash_at_an_old_cost_is_upgraded_at_login(backend: Backend) {
