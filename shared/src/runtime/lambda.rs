@@ -83,6 +83,40 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
     .await
 }
 
+/// **(v4)** The `notify` function's `main`: no route, no secret; the
+/// table's stream hands it the writes, deletes and disownings of posts and
+/// comments (`crate::stream::notify`), one batch at a time, and it answers
+/// which record failed.
+#[cfg(feature = "stream")]
+pub async fn run_notify() -> Result<(), lambda_http::Error> {
+    use aws_lambda_events::event::dynamodb::Event;
+    use lambda_http::{LambdaEvent, service_fn};
+    use tracing::Instrument as _;
+    let env = Env::process();
+    let telemetry = super::telemetry::init("notify", &env)?;
+    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
+    tracing::info!(function = "notify", config = %config, "configuration");
+    let app = super::wiring::build(config).await?.app.clone();
+    tracing::info!(function = "notify", "cold start complete");
+    let (app, telemetry) = (&app, &telemetry);
+    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
+        let span = tracing::info_span!(
+            target: "traces",
+            "notify",
+            otel.name = "notify batch",
+            faas.trigger = "datasource",
+            faas.invocation_id = %event.context.request_id,
+            records = event.payload.records.len(),
+        );
+        let answer = crate::stream::notify::notify_records(app, event.payload)
+            .instrument(span)
+            .await;
+        telemetry.flush().await;
+        Ok::<_, lambda_http::Error>(answer)
+    }))
+    .await
+}
+
 /// The invocation's deadline (Lambda's, in milliseconds since the epoch) as
 /// an `Instant`.
 #[cfg(feature = "stream")]

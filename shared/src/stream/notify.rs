@@ -1,0 +1,43 @@
+//! **(v4)** The `notify` function's entry adapter: the table's stream
+//! records in, [`App::on_text_event`] per post or comment written,
+//! deleted or disowned, the record that failed out (docs/DESIGN.md,
+//! Notifications). Which records are which is the DynamoDB adapter's
+//! knowledge ([`text_event_of`]). The event source mapping's filter
+//! delivers only those records; anything else is skipped here too, so a
+//! wider filter costs an invocation, never a wrong notification.
+
+use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
+
+use crate::app::App;
+use crate::domain::TextEvent;
+use crate::store::dynamo::text_event_of;
+
+/// The text event of one stream record, if it is one.
+pub fn event_of(record: &EventRecord) -> Option<TextEvent> {
+    text_event_of(&record.event_name, &record.change.keys, &record.change.new_image)
+}
+
+/// Hands each record's text event to the notifier, in order. At the first
+/// failure it stops and names that record (its sequence number): Lambda
+/// retries the batch from there (`ReportBatchItemFailures`), so the
+/// records after it are not skipped. The notifier is idempotent (the
+/// store keeps each text's notifications once), so the records before it,
+/// if delivered again, notify nobody twice.
+pub async fn notify_records(app: &App, event: Event) -> DynamoDbEventResponse {
+    let mut response = DynamoDbEventResponse::default();
+    for record in &event.records {
+        let Some(text_event) = event_of(record) else {
+            tracing::debug!(event = %record.event_name, "a stream record that is no text event, skipped");
+            continue;
+        };
+        if let Err(e) = app.on_text_event(&text_event).await {
+            tracing::warn!(error = %e, event = %record.event_name, "a text event failed; the stream retries it");
+            let mut failure = DynamoDbBatchItemFailure::default();
+            failure.item_identifier = record.change.sequence_number.clone();
+            response.batch_item_failures.push(failure);
+            break;
+        }
+    }
+    response
+}
