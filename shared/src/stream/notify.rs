@@ -9,9 +9,44 @@
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 
+use serde_json::{Value, json};
+
 use crate::app::App;
 use crate::domain::TextEvent;
-use crate::store::dynamo::text_event_of;
+use crate::store::dynamo::{COMMENT_SK_PREFIX, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK, PURGE_PK, text_event_of};
+
+/// The event source mapping's filter (tools/sam-template renders it): the
+/// records [`event_of`] reads, one pattern each (a record passes when any
+/// matches), so the function is not invoked for the table's other writes.
+/// The inserts and removes of comments, the inserts of posts and of purge
+/// markers, and the modifies of posts and comments whose author is now
+/// `deleted_member` (a later modify of such a text passes too: its
+/// disowning is done again, which changes nothing).
+pub fn notify_filters() -> Vec<Value> {
+    let post_partition = json!({ "S": [{ "prefix": POST_PK_PREFIX }] });
+    let post_or_comment = json!({ "S": [POST_SK, { "prefix": COMMENT_SK_PREFIX }] });
+    vec![
+        json!({
+            "eventName": ["INSERT"],
+            "dynamodb": { "Keys": { "PK": post_partition, "SK": post_or_comment } },
+        }),
+        json!({
+            "eventName": ["REMOVE"],
+            "dynamodb": { "Keys": { "PK": post_partition, "SK": { "S": [{ "prefix": COMMENT_SK_PREFIX }] } } },
+        }),
+        json!({
+            "eventName": ["MODIFY"],
+            "dynamodb": {
+                "Keys": { "PK": post_partition, "SK": post_or_comment },
+                "NewImage": { "author_kind": { "S": [DELETED_MEMBER_KIND] } },
+            },
+        }),
+        json!({
+            "eventName": ["INSERT"],
+            "dynamodb": { "Keys": { "PK": { "S": [PURGE_PK] } } },
+        }),
+    ]
+}
 
 /// The text event of one stream record, if it is one.
 pub fn event_of(record: &EventRecord) -> Option<TextEvent> {

@@ -50,12 +50,10 @@ pub fn text_event_of(event_name: &str, keys: &Item, new_image: &Item) -> Option<
                 comment: Some(comment.to_owned()),
             })
         }),
-        "MODIFY" if text(new_image, "author_kind") == Some(DELETED_MEMBER_KIND) => {
-            Some(TextEvent::Disowned(TextRef {
-                post: post_key(text(new_image, "board")?, post_id),
-                comment: comment_id.map(str::to_owned),
-            }))
-        }
+        "MODIFY" if text(new_image, "author_kind") == Some(DELETED_MEMBER_KIND) => Some(TextEvent::Disowned(TextRef {
+            post: post_key(text(new_image, "board")?, post_id),
+            comment: comment_id.map(str::to_owned),
+        })),
         _ => None,
     }
 }
