@@ -8,6 +8,7 @@ use crate::managed::managed_instances_resources;
 use crate::mode::ComputeMode;
 use crate::monitoring::monitoring_resources;
 use crate::parameters::parameters;
+use crate::notify::notify_resources;
 use crate::purge::purge_resources;
 use crate::shared_resources::{globals_secrets_and_table, http_api};
 use shared::hashing::tier_file::TierFile;
@@ -51,6 +52,7 @@ Parameters:",
     }
     t += &function_resources(tiers, managed)?;
     t += &purge_resources();
+    t += &notify_resources();
     t += &monitoring_resources(tiers, mode)?;
     writeln!(
         t,
