@@ -89,7 +89,6 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
 /// which record failed.
 #[cfg(feature = "stream")]
 pub async fn run_notify() -> Result<(), lambda_http::Error> {
-    use aws_lambda_events::event::dynamodb::Event;
     use lambda_http::{LambdaEvent, service_fn};
     use tracing::Instrument as _;
     let env = Env::process();
@@ -99,20 +98,23 @@ pub async fn run_notify() -> Result<(), lambda_http::Error> {
     let app = super::wiring::build(config).await?.app.clone();
     tracing::info!(function = "notify", "cold start complete");
     let (app, telemetry) = (&app, &telemetry);
-    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
+    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
+        let records = event
+            .payload
+            .get("Records")
+            .and_then(|r| r.as_array())
+            .map_or(0, Vec::len);
         let span = tracing::info_span!(
             target: "traces",
             "notify",
             otel.name = "notify batch",
             faas.trigger = "datasource",
             faas.invocation_id = %event.context.request_id,
-            records = event.payload.records.len(),
+            records,
         );
-        let answer = crate::stream::notify::notify_records(app, event.payload)
-            .instrument(span)
-            .await;
+        let answer = crate::stream::notify::handle(app, event.payload).instrument(span).await;
         telemetry.flush().await;
-        Ok::<_, lambda_http::Error>(answer)
+        answer.map_err(lambda_http::Error::from)
     }))
     .await
 }

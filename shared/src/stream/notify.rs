@@ -76,3 +76,11 @@ pub async fn notify_records(app: &App, event: Event) -> DynamoDbEventResponse {
     }
     response
 }
+
+/// One invocation of the `notify` function: a stream batch as Lambda's
+/// JSON in, its failed records out (`ReportBatchItemFailures`). A payload
+/// that is no stream batch fails the invocation.
+pub async fn handle(app: &App, payload: Value) -> Result<Value, String> {
+    let event: Event = serde_json::from_value(payload).map_err(|e| format!("not a stream batch: {e}"))?;
+    serde_json::to_value(notify_records(app, event).await).map_err(|e| e.to_string())
+}

@@ -435,7 +435,11 @@ fn the_notify_function_reads_only_text_changes_from_the_tables_stream_with_a_dea
             .clone()
     };
     let notify = find(&classic, "NotifyFunction");
-    assert_eq!(notify, find(&managed, "NotifyFunction"), "the same function in both modes");
+    assert_eq!(
+        notify,
+        find(&managed, "NotifyFunction"),
+        "the same function in both modes"
+    );
     assert!(notify.contains("        Binary: notify\n") && notify.contains("      CodeUri: ../functions/notify/\n"));
     assert!(notify.contains("      MemorySize: 256\n"));
     assert!(notify.contains("          Type: DynamoDB\n"));
@@ -451,7 +455,10 @@ fn the_notify_function_reads_only_text_changes_from_the_tables_stream_with_a_dea
     assert_eq!(filters, patterns.iter().map(String::as_str).collect::<Vec<_>>());
     for pattern in &patterns {
         let parsed: serde_json::Value = serde_json::from_str(pattern).unwrap();
-        assert!(parsed["eventName"].is_array() && parsed["dynamodb"]["Keys"]["PK"].is_object(), "{pattern}");
+        assert!(
+            parsed["eventName"].is_array() && parsed["dynamodb"]["Keys"]["PK"].is_object(),
+            "{pattern}"
+        );
     }
     for setting in [
         "            StartingPosition: LATEST\n",
