@@ -1,7 +1,7 @@
 //! **(v4)** The `notify` function's entry adapter: the table's stream
 //! records in, [`App::on_text_event`] per post or comment written,
 //! deleted or disowned, the record that failed out (docs/DESIGN.md,
-//! Notifications). Which records are which is the DynamoDB adapter's
+//! Notifications off the request). Which records are which is the DynamoDB adapter's
 //! knowledge ([`text_event_of`]). The event source mapping's filter
 //! delivers only those records; anything else is skipped here too, so a
 //! wider filter costs an invocation, never a wrong notification.

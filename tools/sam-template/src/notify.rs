@@ -1,4 +1,4 @@
-//! **(v4)** The `notify` function (docs/DESIGN.md, Notifications): the
+//! **(v4)** The `notify` function (docs/DESIGN.md, Notifications off the request): the
 //! table's stream delivers the posts and comments written, deleted and
 //! disowned, filtered by the event source mapping
 //! (`shared::stream::notify::notify_filters`), and the function notifies
@@ -61,7 +61,7 @@ pub(crate) fn notify_resources() -> String {
           - id: CKV_AWS_173
             comment: The environment holds no secret (the table name, boards and shard count); it is encrypted at rest with the AWS-managed key.
     Properties:
-      Description: Notifies members of the posts and comments that concern them, from the table's stream (docs/DESIGN.md, Notifications)
+      Description: Notifies members of the posts and comments that concern them, from the table's stream (docs/DESIGN.md, Notifications off the request)
       CodeUri: ../functions/notify/
       MemorySize: 256
       # A batch of 25 texts is ~25-150 requests: seconds at most.
