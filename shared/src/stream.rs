@@ -19,6 +19,8 @@ use crate::app::App;
 use crate::store::PendingPurge;
 use crate::store::dynamo::PURGE_PK;
 
+pub mod notify;
+
 /// The purge a record asks for: the insert of a marker `PURGE` / `<post>`
 /// whose new image names the board (the stream's view is `NEW_IMAGE`).
 pub fn purge_of(record: &EventRecord) -> Option<PendingPurge> {

@@ -83,6 +83,42 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
     .await
 }
 
+/// **(v4)** The `notify` function's `main`: no route, no secret; the
+/// table's stream hands it the writes, deletes and disownings of posts and
+/// comments (`crate::stream::notify`), one batch at a time, and it answers
+/// which record failed.
+#[cfg(feature = "stream")]
+pub async fn run_notify() -> Result<(), lambda_http::Error> {
+    use lambda_http::{LambdaEvent, service_fn};
+    use tracing::Instrument as _;
+    let env = Env::process();
+    let telemetry = super::telemetry::init("notify", &env)?;
+    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
+    tracing::info!(function = "notify", config = %config, "configuration");
+    let app = super::wiring::build(config).await?.app.clone();
+    tracing::info!(function = "notify", "cold start complete");
+    let (app, telemetry) = (&app, &telemetry);
+    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
+        let records = event
+            .payload
+            .get("Records")
+            .and_then(|r| r.as_array())
+            .map_or(0, Vec::len);
+        let span = tracing::info_span!(
+            target: "traces",
+            "notify",
+            otel.name = "notify batch",
+            faas.trigger = "datasource",
+            faas.invocation_id = %event.context.request_id,
+            records,
+        );
+        let answer = crate::stream::notify::handle(app, event.payload).instrument(span).await;
+        telemetry.flush().await;
+        answer.map_err(lambda_http::Error::from)
+    }))
+    .await
+}
+
 /// The invocation's deadline (Lambda's, in milliseconds since the epoch) as
 /// an `Instant`.
 #[cfg(feature = "stream")]

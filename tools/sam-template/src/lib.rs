@@ -18,6 +18,7 @@ mod functions;
 mod managed;
 mod mode;
 mod monitoring;
+mod notify;
 mod parameters;
 mod purge;
 mod shared_resources;
@@ -30,6 +31,7 @@ pub use managed::{
     MANAGED_INSTANCE_TYPES, MANAGED_MEMORY_GIB_PER_VCPU, MANAGED_MEMORY_MB, fixed_capacity_tier, managed_concurrency,
 };
 pub use mode::ComputeMode;
+pub use notify::{NOTIFY_ACTIONS, notify_filter_patterns};
 pub use purge::{PURGE_ACTIONS, PURGE_SCHEDULE, purge_filter};
 pub use template::generate;
 

@@ -113,6 +113,22 @@ pub(crate) fn monitoring_resources(tiers: &TierFile, mode: ComputeMode) -> anyho
             "yAxis": {"left": {"min": 0}, "right": {"min": 0}}
         }
     }));
+    // (v4) The notifications off the request (tools/sam-template/src/notify.rs).
+    widgets.push(serde_json::json!({
+        "type": "metric",
+        "x": 0, "y": y + 12, "width": 24, "height": 6,
+        "properties": {
+            "title": "notify: stream iterator age (ms, max) and dead letters",
+            "region": "${AWS::Region}",
+            "view": "timeSeries",
+            "period": 60,
+            "metrics": [
+                ["AWS/Lambda", "IteratorAge", "FunctionName", "${NotifyFunction}", {"stat": "Maximum"}],
+                ["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "${NotifyDeadLetters.QueueName}", {"stat": "Maximum", "yAxis": "right"}]
+            ],
+            "yAxis": {"left": {"min": 0}, "right": {"min": 0}}
+        }
+    }));
     // One line per widget.
     let mut body = String::from("{\"widgets\": [\n");
     for (i, widget) in widgets.iter().enumerate() {

@@ -99,7 +99,8 @@ Resources:
             comment: Encrypted at rest with the AWS-owned key (SSESpecification); a CMK adds per-request KMS cost.
     Properties:
       BillingMode: {billing}
-      # The purge function reads the inserts of purge markers from it.
+      # The purge function reads the inserts of purge markers from it,
+      # (v4) the notify function the writes and deletes of posts and comments.
       StreamSpecification:
         StreamViewType: {stream_view}
       PointInTimeRecoverySpecification:

@@ -7,6 +7,7 @@ use crate::function_resources::function_resources;
 use crate::managed::managed_instances_resources;
 use crate::mode::ComputeMode;
 use crate::monitoring::monitoring_resources;
+use crate::notify::notify_resources;
 use crate::parameters::parameters;
 use crate::purge::purge_resources;
 use crate::shared_resources::{globals_secrets_and_table, http_api};
@@ -51,6 +52,7 @@ Parameters:",
     }
     t += &function_resources(tiers, managed)?;
     t += &purge_resources();
+    t += &notify_resources();
     t += &monitoring_resources(tiers, mode)?;
     writeln!(
         t,

@@ -7,7 +7,8 @@
 //! fed API Gateway v2 events for every one of its routes, the branches that
 //! reach the store differently included (keyed creates and their replays,
 //! wrong passwords, a post delete with children, an account deletion with
-//! content). `purge` gets a stream batch and its scheduled event. Its
+//! content). `purge` gets a stream batch and its scheduled event, (v4)
+//! `notify` a stream batch of every kind of record it reads. Its
 //! DynamoDB client talks to DynamoDB Local through a proxy in this test,
 //! which records each request's IAM action: the `X-Amz-Target` operation,
 //! and for a transaction the actions of its parts (IAM authorizes
@@ -1027,6 +1028,98 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     assert!(store.pending_purges(10).await.unwrap().is_empty());
     recorder.record_as(None);
 
+    // (v4) notify: a stream batch of boss's post mentioning spammer, a
+    // guest's comment on it, boss's reply mentioning spammer again, the
+    // reply's remove, the post's disowning and its purge marker's insert:
+    // records as the stream delivers them, their images read as stored.
+    let notify_app = shared::runtime::build(config(Vec::new(), &table, &endpoint))
+        .await
+        .unwrap()
+        .app
+        .clone();
+    let talked_about = write
+        .expect(
+            201,
+            call("POST", "/boards/free/posts")
+                .token(boss)
+                .body(json!({"title": "ask @spammer", "body": "body"})),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let visitor = guest_comment
+        .expect(
+            201,
+            call("POST", format!("/boards/free/posts/{talked_about}/comments/guest"))
+                .body(gc("a guest's word"))
+                .from("198.51.100.42"),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answered = write
+        .expect(
+            201,
+            call("POST", format!("/boards/free/posts/{talked_about}/comments"))
+                .token(boss)
+                .body(json!({"body": "thanks, @spammer?", "parent_id": visitor})),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let post_pk = format!("{}{talked_about}", shared::store::dynamo::POST_PK_PREFIX);
+    let comment_sk = |id: &str| format!("{}{id}", shared::store::dynamo::COMMENT_SK_PREFIX);
+    let post_image = stored_item(&table, &post_pk, shared::store::dynamo::POST_SK).await;
+    let mut disowned = post_image.clone();
+    disowned["author_kind"] = json!({"S": shared::store::dynamo::DELETED_MEMBER_KIND});
+    let records = [
+        ("INSERT", post_image),
+        ("INSERT", stored_item(&table, &post_pk, &comment_sk(&visitor)).await),
+        ("INSERT", stored_item(&table, &post_pk, &comment_sk(&answered)).await),
+        (
+            "REMOVE",
+            json!({"PK": {"S": post_pk}, "SK": {"S": comment_sk(&answered)}}),
+        ),
+        ("MODIFY", disowned),
+        (
+            "INSERT",
+            json!({"PK": {"S": shared::store::dynamo::PURGE_PK}, "SK": {"S": talked_about}, "board": {"S": "free"}}),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (name, image))| {
+        let keys = json!({"PK": image["PK"], "SK": image["SK"]});
+        let mut change =
+            json!({"Keys": keys, "SequenceNumber": (i + 1).to_string(), "SizeBytes": 1, "StreamViewType": "NEW_IMAGE"});
+        if name != "REMOVE" {
+            change["NewImage"] = image;
+        }
+        json!({
+            "eventID": (i + 1).to_string(), "eventName": name, "eventVersion": "1.1", "eventSource": "aws:dynamodb",
+            "awsRegion": "us-east-1", "dynamodb": change,
+            "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026-01-01T00:00:00.000"
+        })
+    })
+    .collect::<Vec<_>>();
+    let events: Vec<_> =
+        serde_json::from_value::<lambda_http::aws_lambda_events::event::dynamodb::Event>(json!({ "Records": records }))
+            .unwrap()
+            .records
+            .iter()
+            .filter_map(shared::stream::notify::event_of)
+            .collect();
+    assert_eq!(events.len(), records.len(), "each record is a text event");
+    recorder.record_as(Some("notify"));
+    let answer = shared::stream::notify::handle(&notify_app, json!({ "Records": records }))
+        .await
+        .unwrap();
+    assert_eq!(answer, json!({ "batchItemFailures": [] }));
+    recorder.record_as(None);
+
     // The table, and the comparison with each function's policy.
     let used = recorder.used.lock().unwrap().clone();
     let template = std::fs::read_to_string(ComputeMode::Classic.template_path()).unwrap();
@@ -1034,7 +1127,11 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     println!("| function | DynamoDB actions its code used | index |");
     println!("|---|---|---|");
     let mut wrong = Vec::new();
-    let names: Vec<&str> = Function::ALL.iter().map(|f| f.name()).chain(["purge"]).collect();
+    let names: Vec<&str> = Function::ALL
+        .iter()
+        .map(|f| f.name())
+        .chain(["purge", "notify"])
+        .collect();
     for name in names {
         let got = used.get(name).cloned().unwrap_or_default();
         let actions: Vec<&str> = got.actions.iter().map(|a| a.trim_start_matches("dynamodb:")).collect();
@@ -1054,6 +1151,29 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         }
     }
     assert!(wrong.is_empty(), "policies and code disagree:\n{}", wrong.join("\n"));
+}
+
+/// The item `pk` / `sk` as DynamoDB's JSON has it (as a stream record's
+/// image does), read from DynamoDB Local itself, past the recording proxy.
+async fn stored_item(table: &str, pk: &str, sk: &str) -> Value {
+    let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".into());
+    let answer: Value = reqwest::Client::new()
+        .post(std::env::var("DYNAMODB_ENDPOINT").unwrap())
+        .header("content-type", "application/x-amz-json-1.0")
+        .header("x-amz-target", "DynamoDB_20120810.GetItem")
+        .header(
+            "authorization",
+            format!("AWS4-HMAC-SHA256 Credential=local/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"),
+        )
+        .json(&json!({"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": sk}}, "ConsistentRead": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(answer["Item"].is_object(), "{pk} / {sk}: {answer}");
+    answer["Item"].clone()
 }
 
 /// The TOTP code of `secret` (base32) for the step `offset` steps from now,

@@ -418,6 +418,75 @@ fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_wit
     assert!(behind.contains("      MetricName: IteratorAge\n") && behind.contains("Value: !Ref PurgeFunction\n"));
 }
 
+/// (v4) The notify function: the table's stream through its own event
+/// source mapping (filtered to the records its handler reads:
+/// `shared::stream::notify::notify_filters`, tested against DynamoDB
+/// Local's records in shared/tests/notify.rs), its failures retried from
+/// the record that failed, then a dead-letter queue with an alarm.
+#[test]
+fn the_notify_function_reads_only_text_changes_from_the_tables_stream_with_a_dead_letter_queue() {
+    let classic = resources(&committed(ComputeMode::Classic));
+    let managed = resources(&committed(ComputeMode::ManagedInstances));
+    let find = |all: &[(String, String)], id: &str| {
+        all.iter()
+            .find(|(rid, _)| rid == id)
+            .unwrap_or_else(|| panic!("{id}"))
+            .1
+            .clone()
+    };
+    let notify = find(&classic, "NotifyFunction");
+    assert_eq!(
+        notify,
+        find(&managed, "NotifyFunction"),
+        "the same function in both modes"
+    );
+    assert!(notify.contains("        Binary: notify\n") && notify.contains("      CodeUri: ../functions/notify/\n"));
+    assert!(notify.contains("      MemorySize: 256\n"));
+    assert!(notify.contains("          Type: DynamoDB\n"));
+    assert!(notify.contains("            Stream: !GetAtt Table.StreamArn\n"));
+    // Each pattern, one per line, and nothing else under the filter.
+    let patterns = sam_template::notify_filter_patterns();
+    assert_eq!(patterns.len(), 4);
+    let filters: Vec<&str> = notify
+        .lines()
+        .filter_map(|l| l.strip_prefix("                - Pattern: '"))
+        .map(|l| l.trim_end_matches('\''))
+        .collect();
+    assert_eq!(filters, patterns.iter().map(String::as_str).collect::<Vec<_>>());
+    for pattern in &patterns {
+        let parsed: serde_json::Value = serde_json::from_str(pattern).unwrap();
+        assert!(
+            parsed["eventName"].is_array() && parsed["dynamodb"]["Keys"]["PK"].is_object(),
+            "{pattern}"
+        );
+    }
+    for setting in [
+        "            StartingPosition: LATEST\n",
+        "            MaximumBatchingWindowInSeconds: 0\n",
+        "            FunctionResponseTypes:\n              - ReportBatchItemFailures\n",
+        "            MaximumRecordAgeInSeconds: 3600\n",
+        "                Type: SQS\n                Destination: !GetAtt NotifyDeadLetters.Arn\n",
+    ] {
+        assert!(notify.contains(setting), "{setting}");
+    }
+    // Exactly its DynamoDB actions, on the table only, no secret, no schedule.
+    let actions: Vec<&str> = notify
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- dynamodb:"))
+        .collect();
+    let expected: Vec<&str> = sam_template::NOTIFY_ACTIONS
+        .iter()
+        .map(|a| a.trim_start_matches("dynamodb:"))
+        .collect();
+    assert_eq!(actions, expected);
+    assert!(!notify.contains("secretsmanager") && !notify.contains("Type: Schedule"));
+    assert_eq!(resource_type(&find(&classic, "NotifyDeadLetters")), "AWS::SQS::Queue");
+    let dead = find(&classic, "NotifyDeadLettersAlarm");
+    assert!(dead.contains("      MetricName: ApproximateNumberOfMessagesVisible\n") && dead.contains("Threshold: 0\n"));
+    let behind = find(&classic, "NotifyIteratorAgeAlarm");
+    assert!(behind.contains("      MetricName: IteratorAge\n") && behind.contains("Value: !Ref NotifyFunction\n"));
+}
+
 /// docs/operations.md, Traces: one parameter turns them on for every
 /// function (off by default), and every function's role may send them to
 /// X-Ray's OTLP endpoint.
@@ -448,5 +517,8 @@ fn every_function_reads_the_traces_endpoint_parameter_and_may_send_spans_to_xray
         let purge = &template[template.find("\n  PurgeFunction:\n").unwrap()..];
         let purge = &purge[..purge.find("\n  PurgeFunctionLogs:").unwrap()];
         assert!(purge.contains("- xray:PutTraceSegments"), "the purge function too");
+        let notify = &template[template.find("\n  NotifyFunction:\n").unwrap()..];
+        let notify = &notify[..notify.find("\n  NotifyFunctionLogs:").unwrap()];
+        assert!(notify.contains("- xray:PutTraceSegments"), "and the notify function");
     }
 }

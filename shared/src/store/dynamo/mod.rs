@@ -31,13 +31,16 @@ mod request_counter;
 mod requests;
 pub mod schema;
 mod settings;
+mod text_changes;
 mod transact;
 
 pub use cache::CacheStats;
 pub use capacity::{CapacityMeter, Consumed, Partition, Units};
+pub use items::{COMMENT_SK_PREFIX, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK};
 pub use purge::PURGE_PK;
 pub use request_counter::RequestCounter;
 pub use settings::{Layout, SdkTuning, client_config};
+pub use text_changes::text_event_of;
 pub(crate) use transact::sdk_error;
 
 use std::sync::Arc;

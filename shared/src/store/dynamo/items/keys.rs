@@ -5,7 +5,8 @@ use crate::domain::{Author, ReportTarget};
 use crate::store::dynamo::attributes::{Item, key};
 
 pub(in crate::store::dynamo) const BOARD_INDEX: &str = "GSI1";
-pub(in crate::store::dynamo) const POST_SK: &str = "POST";
+/// The SK of a post item (its PK: [`post_pk`]).
+pub const POST_SK: &str = "POST";
 
 /// The condition that a post item exists on board `:board`.
 pub(in crate::store::dynamo) const POST_ON_BOARD: &str = "attribute_exists(PK) AND board = :board";
@@ -13,14 +14,18 @@ pub(in crate::store::dynamo) const MEMBER_SK: &str = "MEMBER";
 /// Every comment's SK starts with it, and sorts before [`POST_SK`]: a Query
 /// `begins_with(SK, COMMENT_SK_PREFIX)` reads a post's comments oldest first
 /// (ids are ULIDs), never the post item.
-pub(in crate::store::dynamo) const COMMENT_SK_PREFIX: &str = "COMMENT#";
+pub const COMMENT_SK_PREFIX: &str = "COMMENT#";
+
+/// Every post partition's PK starts with it: the post item, its comments
+/// and the rest of what the post's purge takes ([`post_pk`]).
+pub const POST_PK_PREFIX: &str = "POST#";
 
 pub(in crate::store::dynamo) fn member_pk(username: &str) -> String {
     format!("MEMBER#{username}")
 }
 
 pub(in crate::store::dynamo) fn post_pk(post_id: &str) -> String {
-    format!("POST#{post_id}")
+    format!("{POST_PK_PREFIX}{post_id}")
 }
 
 pub(in crate::store::dynamo) fn comment_sk(comment_id: &str) -> String {
@@ -153,7 +158,7 @@ pub(in crate::store::dynamo) const OWNED_LIKE_PREFIX: &str = "LIKE#";
 /// The partition of pending account deletions (SK: the member id).
 pub(in crate::store::dynamo) const ACCOUNT_PURGE_PK: &str = "ACCOUNT_PURGE";
 /// The author kind of what a deleted account left.
-pub(in crate::store::dynamo) const DELETED_MEMBER_KIND: &str = "deleted_member";
+pub const DELETED_MEMBER_KIND: &str = "deleted_member";
 
 /// The member id an author's item is indexed under, if a member's.
 pub(in crate::store::dynamo) fn owner_of(author: &Author) -> Option<String> {

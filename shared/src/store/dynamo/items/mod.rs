@@ -109,4 +109,6 @@ mod moderation;
 
 pub(super) use content::*;
 pub(super) use keys::*;
+/// (v4) What the `notify` function's stream filter matches on (tools/sam-template).
+pub use keys::{COMMENT_SK_PREFIX, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK};
 pub(super) use moderation::*;

@@ -1,0 +1,167 @@
+//! **(v4)** The `notify` function (docs/DESIGN.md, Notifications off the request): the
+//! table's stream delivers the posts and comments written, deleted and
+//! disowned, filtered by the event source mapping
+//! (`shared::stream::notify::notify_filters`), and the function notifies
+//! whom they concern. A function of its own rather than a wider filter on
+//! `purge`'s: each event source mapping keeps its own place in the stream,
+//! so a failing notification holds back no purge (nor the reverse); its
+//! role writes notifications and deletes no post's children; it is
+//! invoked for every post and comment, `purge` for deletes only. The same
+//! in both templates: it waits on DynamoDB, so it runs on classic Lambda
+//! in either mode.
+
+/// The DynamoDB actions of the notify function (tests/iam.rs records
+/// them): what the notifier reads (the post and the parent comment, the
+/// mentioned members, the recipients' blocks) and writes (notifications,
+/// their withdrawal and disowning).
+pub const NOTIFY_ACTIONS: &[&str] = &[
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+];
+
+/// The event source mapping's filter patterns, one line each (a record
+/// passes when any matches).
+pub fn notify_filter_patterns() -> Vec<String> {
+    shared::stream::notify::notify_filters()
+        .iter()
+        .map(|pattern| pattern.to_string())
+        .collect()
+}
+
+pub(crate) fn notify_resources() -> String {
+    let actions: String = NOTIFY_ACTIONS
+        .iter()
+        .map(|a| format!("\n                - {a}"))
+        .collect();
+    let filters: String = notify_filter_patterns()
+        .iter()
+        .map(|p| format!("\n                - Pattern: '{p}'"))
+        .collect();
+    format!(
+        "
+  NotifyFunction:
+    Type: AWS::Serverless::Function
+    Metadata:
+      BuildMethod: rust-cargolambda
+      BuildProperties:
+        Binary: notify
+      checkov:
+        skip:
+          - id: CKV_AWS_117
+            comment: The function reaches only DynamoDB over the AWS API; a VPC adds NAT cost and protects nothing here.
+          - id: CKV_AWS_116
+            comment: Invoked only by the table's stream, whose failures go to the event source mapping's on-failure destination (NotifyDeadLetters).
+          - id: CKV_AWS_115
+            comment: Its concurrency is bounded by the stream's shards (one batch per shard at a time); it hashes nothing.
+          - id: CKV_AWS_173
+            comment: The environment holds no secret (the table name, boards and shard count); it is encrypted at rest with the AWS-managed key.
+    Properties:
+      Description: Notifies members of the posts and comments that concern them, from the table's stream (docs/DESIGN.md, Notifications off the request)
+      CodeUri: ../functions/notify/
+      MemorySize: 256
+      # A batch of 25 texts is ~25-150 requests: seconds at most.
+      Timeout: 60
+      Policies:
+        - Version: '2012-10-17'
+          Statement:
+            - Effect: Allow
+              Action:{actions}
+              Resource:
+                - !GetAtt Table.Arn
+            - Effect: Allow
+              Action:
+                - sqs:SendMessage
+              Resource:
+                - !GetAtt NotifyDeadLetters.Arn
+{traces}      Events:
+        TextChanges:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt Table.StreamArn
+            # From the deploy on: texts written before it notify nobody
+            # (their notifications would show as new).
+            StartingPosition: LATEST
+            BatchSize: 25
+            # No batching window: a batch is invoked as soon as the
+            # poller reads it (the delay from a write to its notification).
+            MaximumBatchingWindowInSeconds: 0
+            # Notifying is idempotent: retried from the record that failed,
+            # for an hour at most, then recorded in the dead-letter queue
+            # (those texts notify nobody).
+            MaximumRetryAttempts: 10
+            MaximumRecordAgeInSeconds: 3600
+            BisectBatchOnFunctionError: true
+            FunctionResponseTypes:
+              - ReportBatchItemFailures
+            FilterCriteria:
+              Filters:{filters}
+            DestinationConfig:
+              OnFailure:
+                Type: SQS
+                Destination: !GetAtt NotifyDeadLetters.Arn
+
+  NotifyFunctionLogs:
+    Type: AWS::Logs::LogGroup
+    Metadata:
+      checkov:
+        skip:
+          - id: CKV_AWS_158
+            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.
+    Properties:
+      LogGroupName: !Sub /aws/lambda/${{NotifyFunction}}
+      RetentionInDays: !Ref LogRetentionDays
+
+  NotifyDeadLetters:
+    Type: AWS::SQS::Queue
+    Metadata:
+      checkov:
+        skip:
+          - id: CKV_AWS_27
+            comment: Encrypted at rest with SQS-managed keys (SqsManagedSseEnabled); its messages hold only stream coordinates (shard, sequence numbers), and a KMS key adds cost without a reader to restrict.
+    Properties:
+      # The most SQS keeps: time to find why notifying failed.
+      MessageRetentionPeriod: 1209600
+      SqsManagedSseEnabled: true
+
+  NotifyDeadLettersAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmDescription: Notifying failed on every retry for a batch of texts - those posts and comments notified nobody; see the notify function's logs (docs/operations.md)
+      Namespace: AWS/SQS
+      MetricName: ApproximateNumberOfMessagesVisible
+      Dimensions:
+        - Name: QueueName
+          Value: !GetAtt NotifyDeadLetters.QueueName
+      Statistic: Maximum
+      Period: 300
+      EvaluationPeriods: 1
+      ComparisonOperator: GreaterThanThreshold
+      Threshold: 0
+      TreatMissingData: notBreaching
+      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
+
+  NotifyIteratorAgeAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmDescription: Notifications are more than 5 minutes behind the table's stream - the notify function is failing or throttled (docs/operations.md)
+      Namespace: AWS/Lambda
+      MetricName: IteratorAge
+      Dimensions:
+        - Name: FunctionName
+          Value: !Ref NotifyFunction
+      Statistic: Maximum
+      Period: 300
+      EvaluationPeriods: 2
+      ComparisonOperator: GreaterThanThreshold
+      Threshold: 300000
+      TreatMissingData: notBreaching
+      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
+",
+        traces = crate::functions::TRACES_STATEMENT,
+    )
+}
