@@ -1325,6 +1325,26 @@ try {
   await page.waitForFunction(() => location.hash === "#/notifications");
   await rendered();
   check(unreadAsked.length === 1, `(v4) a load and two navigations ask the unread count once (${unreadAsked.length})`);
+  // A tab loaded hidden asks nothing until it is shown (the Page Visibility API, made hidden here).
+  const hidden = await page.evaluateOnNewDocument(() => {
+    let state = "hidden";
+    Object.defineProperty(Document.prototype, "visibilityState", { configurable: true, get: () => state });
+    window.__showTab = () => {
+      state = "visible";
+      document.dispatchEvent(new Event("visibilitychange"));
+    };
+  });
+  unreadAsked.length = 0;
+  await visit("#/b/free", ".board-list");
+  const askedWhileHidden = unreadAsked.length;
+  await page.evaluate(() => window.__showTab());
+  await page.waitForSelector("#unread-count");
+  await page.removeScriptToEvaluateOnNewDocument(hidden.identifier);
+  check(
+    askedWhileHidden === 0 && unreadAsked.length === 1 && (await text("#unread-count")) === "5",
+    `(v4) a hidden tab asks nothing; shown, it asks at once (${askedWhileHidden} while hidden, then ${unreadAsked.length})`,
+  );
+  await visit("#/notifications", ".notification");
 
   const notificationRows = () =>
     page.$$eval(".notification", (items) =>
