@@ -102,7 +102,12 @@ function showUnread(count) {
 
 function unreadLinkText() {
   if (!unread.count) return ["알림"];
-  return ["알림", h("span", { class: "unread-badge", id: "unread-count", "aria-hidden": "true" }, unread.count > 99 ? "99+" : String(unread.count)), srOnly(` (읽지 않은 알림 ${unread.count}개)`)];
+  const shown = unread.count > 99 ? "99+" : String(unread.count);
+  return [
+    "알림",
+    h("span", { class: "unread-badge", id: "unread-count", "aria-hidden": "true" }, shown),
+    srOnly(` (읽지 않은 알림 ${unread.count}개)`),
+  ];
 }
 
 document.addEventListener("visibilitychange", pollUnread);
@@ -161,7 +166,11 @@ function isBlocked(blocks, target) {
 /** Why a block was refused, in Korean: the limit (the one refusal a menu can meet), or a member gone. */
 function blockRefusal(error) {
   if (error instanceof ApiError && error.code === "validation_failed") {
-    return ["차단은 회원과 손님을 합쳐 500명까지 할 수 있습니다. ", h("a", { href: "#/account/blocks" }, "내 계정의 차단 목록"), "에서 먼저 풀어 주세요."];
+    return [
+      "차단은 회원과 손님을 합쳐 500명까지 할 수 있습니다. ",
+      h("a", { href: "#/account/blocks" }, "내 계정의 차단 목록"),
+      "에서 먼저 풀어 주세요.",
+    ];
   }
   if (error instanceof ApiError && error.code === "not_found") return ["탈퇴했거나 없는 회원입니다."];
   return explain(error);
