@@ -211,6 +211,13 @@ export function create(path, body) {
   return request("POST", path, { body, key: newKey() });
 }
 
+/** Where a block of `{member_id}` or `{tag}` (a guest's) lives. */
+function blockPath(who) {
+  return who.member_id
+    ? `/members/me/blocks/members/${encodeURIComponent(who.member_id)}`
+    : `/members/me/blocks/guests/${encodeURIComponent(who.tag)}`;
+}
+
 export const api = {
   signup: (username, password, nickname) => create("/members", { username, password, nickname }),
   /**
@@ -319,6 +326,23 @@ export const api = {
   resolve: (board, reportId) => request("POST", `/boards/${board}/reports/${reportId}/resolve`, { key: newKey() }),
   /** (v4) The versions an edit replaced, newest first: `[{title, body, edited_at}]`. */
   revisions: (board, id) => request("GET", `/boards/${board}/posts/${id}/revisions`).then((r) => r.body.revisions),
+  // (v4) Notifications: a page of 20 newest first, the unread count (the
+  // badge's poll) and marking read (`upTo`: that id and every older one;
+  // absent: all). The mark creates nothing: no Idempotency-Key.
+  notifications: (cursor) =>
+    request(
+      "GET",
+      `/members/me/notifications?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    ).then((r) => r.body),
+  unread: () => request("GET", "/members/me/notifications/unread").then((r) => r.body.unread),
+  markRead: (upTo) =>
+    request("POST", "/members/me/notifications/read", { body: upTo ? { up_to: upTo } : {} }).then(
+      (r) => r.body.unread,
+    ),
+  // (v4) Blocks: a member by id, a guest by tag (`{member_id}` or `{tag}`).
+  blocks: () => request("GET", "/members/me/blocks").then((r) => r.body),
+  block: (who) => request("PUT", blockPath(who)),
+  unblock: (who) => request("DELETE", blockPath(who)),
   modlog: (board, cursor) =>
     request("GET", `/boards/${board}/modlog${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`).then(
       (r) => r.body,

@@ -59,6 +59,59 @@ async function isStaff(board) {
   return Boolean(r && (r.admin || r.moderates.includes(board)));
 }
 
+// (v4) The unread badge: `GET /members/me/notifications/unread` once on
+// load, then at most every 30 s while the tab is visible (Page Visibility
+// API: a hidden tab asks nothing, and asks at once on coming back if its
+// last answer is older than that). Marking read answers the new count,
+// which the badge shows at once.
+const UNREAD_EVERY_MS = 30_000;
+const unread = { count: 0, member: null, askedAt: 0, timer: null };
+
+/** Starts, keeps or stops the poll for whoever is signed in now; called on every navigation. */
+function pollUnread() {
+  clearTimeout(unread.timer);
+  unread.timer = null;
+  const member = me();
+  if (member?.id !== unread.member) {
+    unread.member = member?.id ?? null;
+    unread.askedAt = 0;
+    showUnread(0);
+  }
+  if (!member || document.visibilityState === "hidden") return;
+  unread.timer = setTimeout(askUnread, Math.max(0, unread.askedAt + UNREAD_EVERY_MS - Date.now()));
+}
+
+async function askUnread() {
+  unread.timer = null;
+  const asker = unread.member;
+  unread.askedAt = Date.now();
+  try {
+    const count = await api.unread();
+    if (unread.member === asker) showUnread(count);
+  } catch {
+    // Kept as it was: the next poll asks again (a 401 has signed the tab out).
+  }
+  pollUnread();
+}
+
+/** The badge's count, changed in place (the bar is not rebuilt under a reader's focus). */
+function showUnread(count) {
+  unread.count = count;
+  nav.querySelector("#notifications-link")?.replaceChildren(...unreadLinkText());
+}
+
+function unreadLinkText() {
+  if (!unread.count) return ["알림"];
+  const shown = unread.count > 99 ? "99+" : String(unread.count);
+  return [
+    "알림",
+    h("span", { class: "unread-badge", id: "unread-count", "aria-hidden": "true" }, shown),
+    srOnly(` (읽지 않은 알림 ${unread.count}개)`),
+  ];
+}
+
+document.addEventListener("visibilitychange", pollUnread);
+
 /** Text for screen readers only (a column's label where the layout drops it). */
 const srOnly = (text) => h("span", { class: "sr-only" }, text);
 
@@ -86,6 +139,109 @@ function listAuthor(a) {
       a.tag ? h("span", { class: "tag", title: "손님: 같은 곳에서 쓴 글은 같은 태그" }, `(${a.tag})`) : null,
     );
   return h("span", { class: "author member" }, a.nickname, h("span", { class: "member-mark", title: "회원" }, srOnly("(회원)")));
+}
+
+/**
+ * (v4) Whom a signed-in member can block through this author: another
+ * member (by id) or a guest with a tag; null for oneself, a deleted member
+ * or a guest without a tag.
+ */
+function blockTarget(a) {
+  const member = me();
+  if (!member) return null;
+  if (a.kind === "member" && a.member_id && a.member_id !== member.id) return { member_id: a.member_id };
+  if (a.kind === "guest" && a.tag) return { tag: a.tag };
+  return null;
+}
+
+/** (v4) The blocks as sets, for the author menus to say 차단 or 차단 해제. */
+function blockSets(list) {
+  return { members: new Set(list.members.map((m) => m.id)), guests: new Set(list.guests.map((g) => g.tag)) };
+}
+
+function isBlocked(blocks, target) {
+  return target.member_id ? blocks.members.has(target.member_id) : blocks.guests.has(target.tag);
+}
+
+/** Why a block was refused, in Korean: the limit (the one refusal a menu can meet), or a member gone. */
+function blockRefusal(error) {
+  if (error instanceof ApiError && error.code === "validation_failed") {
+    return [
+      "차단은 회원과 손님을 합쳐 500명까지 할 수 있습니다. ",
+      h("a", { href: "#/account/blocks" }, "내 계정의 차단 목록"),
+      "에서 먼저 풀어 주세요.",
+    ];
+  }
+  if (error instanceof ApiError && error.code === "not_found") return ["탈퇴했거나 없는 회원입니다."];
+  return explain(error);
+}
+
+let menuSeq = 0;
+
+/**
+ * (v4) The author of a post or comment with a small menu on the name for a
+ * signed-in member: 차단 or 차단 해제 (PUT or DELETE
+ * /members/me/blocks/...), then the page is read again, without the
+ * blocked author's comments. A disclosure button (aria-expanded), not an
+ * ARIA menu: one or two plain buttons need no arrow-key handling.
+ */
+function authorWithMenu(a, blocks) {
+  const target = blocks && blockTarget(a);
+  if (!target) return author(a);
+  const blocked = isBlocked(blocks, target);
+  const id = `author-menu-${++menuSeq}`;
+  const who = a.kind === "guest" ? `${a.nickname} (손님 #${a.tag})` : a.nickname;
+  const error = h("p", { class: "error", role: "alert" });
+  const act = h(
+    "button",
+    {
+      type: "button",
+      class: blocked ? "unblock" : "block",
+      onclick: async () => {
+        act.disabled = true;
+        error.textContent = "";
+        try {
+          if (blocked) await api.unblock(target);
+          else await api.block(target);
+          route();
+        } catch (e) {
+          error.replaceChildren(...blockRefusal(e));
+          act.disabled = false;
+        }
+      },
+    },
+    blocked ? "차단 해제" : "차단",
+  );
+  const panel = h(
+    "div",
+    { class: "author-menu", id, hidden: true },
+    h("p", { class: "hint" }, blocked ? `${who} 님을 차단했습니다. 풀면 글과 댓글이 다시 보입니다.` : "차단하면 이 사람의 글과 댓글이 보이지 않고, 알림도 오지 않습니다."),
+    act,
+    error,
+  );
+  const toggle = h(
+    "button",
+    {
+      type: "button",
+      class: "author-name",
+      "aria-expanded": "false",
+      "aria-controls": id,
+      onclick: () => {
+        panel.hidden = !panel.hidden;
+        toggle.setAttribute("aria-expanded", String(!panel.hidden));
+      },
+    },
+    author(a),
+    srOnly(" 메뉴"),
+  );
+  // Escape puts the menu away, back on its button.
+  const close = (event) => {
+    if (event.key !== "Escape" || panel.hidden) return;
+    panel.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    toggle.focus();
+  };
+  return h("span", { class: blocked ? "author-with-menu blocked" : "author-with-menu", onkeydown: close }, toggle, panel);
 }
 
 /** A sign-in hint where the board takes nothing from guests. */
@@ -450,6 +606,15 @@ function renderNav() {
           "span",
           { class: "who" },
           manages ? h("a", { href: "#/admin" }, "게시판 관리") : null,
+          h(
+            "a",
+            {
+              href: "#/notifications",
+              id: "notifications-link",
+              "aria-current": location.hash.startsWith("#/notifications") ? "page" : null,
+            },
+            unreadLinkText(),
+          ),
           h("a", { href: "#/account" }, `${member.nickname} 님`),
           h(
             "button",
@@ -652,7 +817,7 @@ async function writePage(board) {
   );
 }
 
-function commentView(board, postId, comment, staff, replies, info) {
+function commentView(board, postId, comment, staff, replies, info, blocks) {
   const member = me();
   const mine = member && comment.author.member_id === member.id;
   const slot = h("div", { class: "inline" });
@@ -701,8 +866,9 @@ function commentView(board, postId, comment, staff, replies, info) {
   );
   return h(
     "li",
-    { class: comment.parent_id ? "comment reply" : "comment", id: `c-${comment.id}` },
-    h("div", { class: "meta" }, author(comment.author), h("span", {}, when(comment.created_at))),
+    // tabindex: a notification's link focuses its comment (#/b/.../p/...?comment=<id>).
+    { class: comment.parent_id ? "comment reply" : "comment", id: `c-${comment.id}`, tabindex: "-1" },
+    h("div", { class: "meta" }, authorWithMenu(comment.author, blocks), h("span", {}, when(comment.created_at))),
     h("p", { class: "text" }, comment.body),
     actions,
     slot,
@@ -939,11 +1105,18 @@ function editHistory(board, post) {
   return { toggle, panel };
 }
 
-async function postPage(board, ref, byNumber = false) {
+/**
+ * A post with its comments. `wanted` (v4): the comment a notification
+ * links to (`?comment=<id>`), read past the first page of comments if need
+ * be, then scrolled to and focused. A signed-in member's blocks (v4) are
+ * read beside the post, for the author menus.
+ */
+async function postPage(board, ref, byNumber = false, wanted = null) {
   const posted = byNumber ? api.postByNumber(board, ref) : api.post(board, ref);
   posted.catch(() => {});
+  const blocking = me() ? api.blocks().then(blockSets, () => null) : Promise.resolve(null);
   const info = await requireBoard(board);
-  const [post, staff] = await Promise.all([posted, isStaff(board)]);
+  const [post, staff, blocks] = await Promise.all([posted, isStaff(board), blocking]);
   const id = post.id;
   const member = me();
   const mine = member && post.author.member_id === member.id;
@@ -993,19 +1166,29 @@ async function postPage(board, ref, byNumber = false) {
     for (const c of comments) {
       if (c.parent_id) {
         const parent = byParent.get(c.parent_id);
-        const reply = commentView(board, id, c, staff, null, info);
+        const reply = commentView(board, id, c, staff, null, info, blocks);
         if (parent) parent.append(reply);
         else list.append(reply);
       } else {
         const replies = h("ul", { class: "replies" });
         byParent.set(c.id, replies);
-        const item = commentView(board, id, c, staff, null, info);
+        const item = commentView(board, id, c, staff, null, info, blocks);
         item.append(replies);
         list.append(item);
       }
     }
   };
   addComments(post.comments);
+  // The wanted comment may be further on: read on, a page at a time, as "댓글 더 보기" would (at most 20 pages).
+  let cursor = post.comments_next_cursor;
+  const wantedShown = () => wanted && list.querySelector(`[id="c-${CSS.escape(wanted)}"]`);
+  for (let pages = 0; wanted && !wantedShown() && cursor && pages < 20; pages++) {
+    const next = await api.comments(board, id, cursor);
+    addComments(next.comments);
+    cursor = next.next_cursor;
+  }
+  const target = wantedShown();
+  target?.classList.add("target");
   const more = h("p");
   const showMore = (cursor) => {
     more.replaceChildren(
@@ -1021,9 +1204,9 @@ async function postPage(board, ref, byNumber = false) {
         : "",
     );
   };
-  showMore(post.comments_next_cursor);
+  showMore(cursor);
   const history = editHistory(board, post);
-  return page(
+  const shown = page(
     post.title,
     h(
       "p",
@@ -1032,7 +1215,7 @@ async function postPage(board, ref, byNumber = false) {
       h("a", { href: `#/b/${board}/n/${post.number}`, class: "post-number" }, `${post.number}번 글`),
       h("span", { id: "post-category", class: "category" }, post.category ? `[${post.category}]` : ""),
       post.best ? h("span", { class: "badge best" }, "개념글") : null,
-      author(post.author),
+      authorWithMenu(post.author, blocks),
       h("span", {}, when(post.created_at)),
       history.toggle,
       h("span", {}, `조회 ${post.view_count}`),
@@ -1044,10 +1227,15 @@ async function postPage(board, ref, byNumber = false) {
     slot,
     staff ? staffPostTools(board, info, post) : null,
     h("h2", {}, `댓글 ${post.comment_count}`),
+    wanted && !target
+      ? h("p", { class: "hint", id: "comment-missing" }, "알림의 댓글을 찾을 수 없습니다. 지워졌거나 차단한 사람의 댓글일 수 있습니다.")
+      : null,
     list,
     more,
     commentForm(board, id, null, info),
   );
+  if (target) shown.focus = target;
+  return shown;
 }
 
 async function editPage(board, id) {
@@ -1160,9 +1348,15 @@ async function accountPage(part) {
   if (!me()) return go("#/login");
   const account = await api.me();
   roles = account.roles;
-  const [posts, comments] = await Promise.all([api.myPosts(), api.myComments()]);
+  // The blocks list apart: if it cannot be read, the rest of the page still shows.
+  const [posts, comments, blockList] = await Promise.all([
+    api.myPosts(),
+    api.myComments(),
+    api.blocks().catch((error) => ({ error })),
+  ]);
   const status = h("p", { class: "ok", role: "status" });
   const totp = totpSection(account);
+  const blocks = blocksSection(blockList);
   const shown = page(
     "내 계정",
     h(
@@ -1216,6 +1410,7 @@ async function accountPage(part) {
     ),
     h("h2", {}, "내가 쓴 댓글"),
     h("ul", { class: "comments" }, comments.comments.map((c) => h("li", {}, h("span", { class: "text" }, c.body), " ", h("span", { class: "meta" }, when(c.created_at))))),
+    blocks,
     h("h2", {}, "탈퇴"),
     form(
       [
@@ -1233,7 +1428,70 @@ async function accountPage(part) {
     ),
   );
   if (part === "totp") shown.focus = totp;
+  if (part === "blocks") shown.focus = blocks;
   return shown;
+}
+
+/**
+ * (v4) Whom the member blocks (`GET /members/me/blocks`), members and
+ * guest tags, each with 차단 해제 (DELETE), after which it leaves the list.
+ * Blocks are made from an author's name on a post or comment.
+ */
+function blocksSection(list) {
+  const error = h("p", { class: "error", role: "alert" });
+  const status = h("p", { class: "ok", role: "status" });
+  const section = h(
+    "section",
+    { id: "blocks", class: "blocks", "aria-labelledby": "blocks-heading", tabindex: "-1" },
+    h("h2", { id: "blocks-heading" }, "차단 목록"),
+    h("p", { class: "hint" }, "차단한 사람의 글과 댓글은 보이지 않고, 알림도 오지 않습니다. 글이나 댓글의 작성자 이름을 눌러 차단할 수 있습니다 (500명까지)."),
+  );
+  if (list.error) {
+    section.append(h("p", { class: "error", role: "alert" }, explain(list.error)));
+    return section;
+  }
+  const empty = h("p", { class: "empty" }, "차단한 사람이 없습니다.");
+  const row = (target, label, since) => {
+    const item = h(
+      "li",
+      { "data-member": target.member_id || null, "data-tag": target.tag || null },
+      h("span", { class: "blocked-who" }, label),
+      since ? h("span", { class: "meta" }, since) : null,
+      h("button", {
+        type: "button",
+        class: "link unblock",
+        onclick: async (event) => {
+          event.target.disabled = true;
+          error.textContent = "";
+          try {
+            await api.unblock(target);
+            item.remove();
+            status.textContent = `${label} 차단을 풀었습니다.`;
+            empty.hidden = section.querySelectorAll(".block-list li").length > 0;
+          } catch (e) {
+            error.replaceChildren(...explain(e));
+            event.target.disabled = false;
+          }
+        },
+      }, "차단 해제", srOnly(`: ${label}`)),
+    );
+    return item;
+  };
+  // A member whose account is gone has no name left to show.
+  const memberLabel = (m) => (m.nickname ? `${m.nickname} (${m.username})` : "탈퇴한 회원");
+  section.append(
+    h(
+      "ul",
+      { class: "block-list" },
+      list.members.map((m) => row({ member_id: m.id }, memberLabel(m), null)),
+      list.guests.map((g) => row({ tag: g.tag }, `손님 #${g.tag}`, `${when(g.created_at)}에 차단`)),
+    ),
+    empty,
+    status,
+    error,
+  );
+  empty.hidden = list.members.length + list.guests.length > 0;
+  return section;
 }
 
 /**
@@ -1641,6 +1899,130 @@ async function adminPage(slug) {
   );
 }
 
+// --------------------------------------------------------- notifications
+
+const NOTIFICATION_KINDS = { comment: "댓글", reply: "답글", mention: "멘션" };
+/** What happened, after the actor's name. */
+function notificationSays(n) {
+  if (n.kind === "comment") return " 님이 내 글에 댓글을 달았습니다";
+  if (n.kind === "reply") return " 님이 내 댓글에 답글을 달았습니다";
+  return n.comment_id ? " 님이 댓글에서 나를 언급했습니다" : " 님이 글에서 나를 언급했습니다";
+}
+
+/** Who wrote it, as a sentence names them: a guest with their tag. */
+function actorName(a) {
+  if (a.kind === "deleted_member") return "탈퇴한 회원";
+  if (a.kind === "guest") return a.tag ? `${a.nickname}(손님 #${a.tag})` : `${a.nickname}(손님)`;
+  return a.nickname;
+}
+
+/** Where a notification leads: its post, with the comment in view when it is about one. */
+function notificationHref(n) {
+  const post = `#/b/${encodeURIComponent(n.board)}/p/${encodeURIComponent(n.post_id)}`;
+  return n.comment_id ? `${post}?comment=${encodeURIComponent(n.comment_id)}` : post;
+}
+
+function notificationItem(n) {
+  return h(
+    "li",
+    { class: n.read ? "notification" : "notification unread", "data-kind": n.kind, "data-id": n.id },
+    h(
+      "a",
+      { href: notificationHref(n), class: "notification-link" },
+      h(
+        "span",
+        { class: "headline" },
+        h("span", { class: `kind kind-${n.kind}` }, NOTIFICATION_KINDS[n.kind] || n.kind),
+        n.read ? null : h("span", { class: "new-mark" }, "새 알림"),
+        h("span", { class: "says" }, h("strong", { class: "actor" }, actorName(n.actor)), notificationSays(n)),
+      ),
+      h("span", { class: "excerpt" }, n.excerpt),
+    ),
+    h(
+      "span",
+      { class: "meta" },
+      h("span", {}, boardName(n.board)),
+      h("time", { datetime: n.created_at }, when(n.created_at)),
+    ),
+  );
+}
+
+/**
+ * (v4) The member's notifications, 20 a page, newest first, "더 보기" for
+ * the next (`next_cursor`). Opening the page marks nothing read: the
+ * unread stay marked (and counted by the badge) until "모두 읽음", which
+ * marks them all (`{}`), those on pages not yet shown and any that came
+ * since too; a mark `up_to` the newest shown would as well mark read the
+ * older unread ones on pages the member never opened.
+ */
+async function notificationsPage() {
+  if (!me()) return go("#/login");
+  const [first] = await Promise.all([api.notifications(), loadBoards()]);
+  const list = h("ul", { class: "notifications", id: "notification-list" }, first.notifications.map(notificationItem));
+  const status = h("p", { class: "ok", role: "status" });
+  const error = h("p", { class: "error", role: "alert" });
+  const more = h("p");
+  const showMore = (cursor) =>
+    more.replaceChildren(
+      cursor
+        ? h("button", {
+            type: "button",
+            id: "more-notifications",
+            onclick: async (event) => {
+              event.target.disabled = true;
+              try {
+                const next = await api.notifications(cursor);
+                list.append(...next.notifications.map(notificationItem));
+                showMore(next.next_cursor);
+              } catch (e) {
+                error.replaceChildren(...explain(e));
+                event.target.disabled = false;
+              }
+            },
+          }, "더 보기")
+        : "",
+    );
+  showMore(first.next_cursor);
+  const markAll = h(
+    "button",
+    {
+      type: "button",
+      id: "mark-all-read",
+      onclick: async () => {
+        markAll.disabled = true;
+        error.textContent = "";
+        try {
+          const left = await api.markRead();
+          showUnread(left);
+          unread.askedAt = Date.now();
+          for (const item of list.querySelectorAll(".notification.unread")) {
+            item.classList.remove("unread");
+            item.querySelector(".new-mark")?.remove();
+          }
+          status.textContent = "모두 읽음으로 표시했습니다.";
+        } catch (e) {
+          error.replaceChildren(...explain(e));
+        }
+        markAll.disabled = false;
+      },
+    },
+    "모두 읽음",
+  );
+  return page(
+    "알림",
+    h(
+      "p",
+      { class: "actions" },
+      markAll,
+      h("span", { class: "hint" }, "내 글의 댓글, 내 댓글의 답글, 나를 언급한(@아이디) 글과 댓글을 알려 드립니다. 90일 동안 보관합니다."),
+    ),
+    status,
+    error,
+    first.notifications.length ? list : h("p", { class: "empty" }, "알림이 없습니다."),
+    more,
+  );
+}
+
 // ----------------------------------------------------------------- router
 
 let routeSeq = 0;
@@ -1653,6 +2035,7 @@ async function view(parts, query) {
   if (parts[0] === "login") return loginPage();
   if (parts[0] === "signup") return signupPage();
   if (parts[0] === "account") return await accountPage(parts[1]);
+  if (parts[0] === "notifications") return await notificationsPage();
   if (parts[0] === "admin") return await adminPage(parts[1]);
   if (parts[0] === "b" && parts[1]) {
     const board = parts[1];
@@ -1662,13 +2045,14 @@ async function view(parts, query) {
     if (parts[2] === "mod") return await moderationPage(board);
     if (parts[2] === "n" && /^\d+$/.test(parts[3] || "")) return await postPage(board, parts[3], true);
     if (parts[2] === "p" && parts[3] && parts[4] === "edit") return await editPage(board, parts[3]);
-    if (parts[2] === "p" && parts[3]) return await postPage(board, parts[3]);
+    if (parts[2] === "p" && parts[3]) return await postPage(board, parts[3], false, query.get("comment"));
   }
   return failure(new Error("없는 페이지입니다."));
 }
 
 async function route() {
   const seq = ++routeSeq;
+  pollUnread();
   renderNav();
   const [path, search] = location.hash.replace(/^#/, "").split("?");
   const query = new URLSearchParams(search || "");

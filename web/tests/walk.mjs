@@ -1,5 +1,5 @@
 // The reference web client in a real browser (Debian's chromium, headless,
-// driven by puppeteer-core): every flow of issues 29, 41, 42 and 43 against the real
+// driven by puppeteer-core): every flow of issues 29, 41, 42, 43 and 44 against the real
 // server on one store, with screenshots of the main pages at a phone and a
 // desktop width, no console error the walk did not expect, and no serious or
 // critical axe-core violation on the main pages.
@@ -1271,6 +1271,258 @@ try {
   await page.click("#more-comments");
   await page.waitForFunction((n) => document.querySelectorAll(".comments .comment").length > n, {}, before);
   check((await page.$$(".comments .comment")).length === 56, "more comments load past the first 50 (56 in all)");
+
+  // -- (v4) notifications and blocks (issue 44): 박민수 comments on 이영희's
+  // post, replies to her comment and mentions @writer_lee (in a post, and in
+  // a comment past the first 50 of another post), a guest comments too; the
+  // badge counts them, the page lists them and leads to the comment, 모두
+  // 읽음 clears the badge. Notifications come off the request path within
+  // seconds: the walk waits for the count rather than expecting it at once.
+  const lee = await call("POST", "/members", { username: "writer_lee", password: "password-123", nickname: "이영희" });
+  const park = await call("POST", "/members", { username: "talker_park", password: "password-123", nickname: "박민수" });
+  const leeToken = (await call("POST", "/sessions", { username: "writer_lee", password: "password-123" })).token;
+  const parkToken = (await call("POST", "/sessions", { username: "talker_park", password: "password-123" })).token;
+  const leePost = await call("POST", "/boards/free/posts", { title: "알림을 받을 글", body: "댓글을 기다립니다" }, leeToken);
+  const onLeePost = `/boards/free/posts/${leePost.id}/comments`;
+  const parkComment = await call("POST", onLeePost, { body: "좋은 글이네요" }, parkToken);
+  const leeComment = await call("POST", onLeePost, { body: "감사합니다" }, leeToken);
+  const parkReply = await call("POST", onLeePost, { body: "천만에요, 더 써 주세요", parent_id: leeComment.id }, parkToken);
+  const parkPost = await call("POST", "/boards/free/posts", { title: "질문 있어요", body: "@writer_lee 님 의견이 궁금합니다" }, parkToken);
+  // The 57th comment of a post: past the first page of its comments.
+  const farMention = await call("POST", `/boards/free/posts/${memberPostId}/comments`, { body: "@writer_lee 여기도 봐 주세요" }, parkToken);
+  const guestComment = await callFromElsewhere("POST", `${onLeePost}/guest`, { nickname: "지나가는 손님", password: "pw-4444", body: "손님도 한마디" });
+  const unreadOf = async (t) => (await call("GET", "/members/me/notifications/unread", undefined, t)).unread;
+  /** Until `count` unread notifications are there for `t` (they come within 5 s: 15 s before giving up). */
+  const unreadReaches = async (t, count) => {
+    const deadline = Date.now() + 15000;
+    let n = await unreadOf(t);
+    while (n < count && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      n = await unreadOf(t);
+    }
+    return n;
+  };
+  const arrived = await unreadReaches(leeToken, 5);
+  check(arrived === 5, `(v4) five notifications reach 이영희 off the request path (unread ${arrived})`);
+
+  const unreadAsked = [];
+  page.on("request", (r) => r.method() === "GET" && r.url().endsWith("/members/me/notifications/unread") && unreadAsked.push(r.url()));
+  await signIn("writer_lee", "password-123", "이영희");
+  await page.waitForSelector("#unread-count");
+  check(
+    (await text("#unread-count")) === "5" && (await text("#notifications-link")).includes("읽지 않은 알림 5개"),
+    `(v4) the bar shows the unread count as a badge (${await text("#notifications-link")})`,
+  );
+  // One ask per load: navigations within the page do not ask again (at most every 30 s).
+  await visit("#/b/free", ".board-list");
+  unreadAsked.length = 0;
+  await visit("#/b/free", ".board-list");
+  await page.waitForSelector("#unread-count");
+  await clickText(".post-row .title", "알림을 받을 글");
+  await page.waitForFunction(() => location.hash.includes("/p/"));
+  await rendered();
+  await page.click("#notifications-link");
+  await page.waitForFunction(() => location.hash === "#/notifications");
+  await rendered();
+  check(unreadAsked.length === 1, `(v4) a load and two navigations ask the unread count once (${unreadAsked.length})`);
+  // A tab loaded hidden asks nothing until it is shown (the Page Visibility API, made hidden here).
+  const hidden = await page.evaluateOnNewDocument(() => {
+    let state = "hidden";
+    Object.defineProperty(Document.prototype, "visibilityState", { configurable: true, get: () => state });
+    window.__showTab = () => {
+      state = "visible";
+      document.dispatchEvent(new Event("visibilitychange"));
+    };
+  });
+  unreadAsked.length = 0;
+  await visit("#/b/free", ".board-list");
+  const askedWhileHidden = unreadAsked.length;
+  await page.evaluate(() => window.__showTab());
+  await page.waitForSelector("#unread-count");
+  await page.removeScriptToEvaluateOnNewDocument(hidden.identifier);
+  check(
+    askedWhileHidden === 0 && unreadAsked.length === 1 && (await text("#unread-count")) === "5",
+    `(v4) a hidden tab asks nothing; shown, it asks at once (${askedWhileHidden} while hidden, then ${unreadAsked.length})`,
+  );
+  await visit("#/notifications", ".notification");
+
+  const notificationRows = () =>
+    page.$$eval(".notification", (items) =>
+      items.map((li) => ({
+        kind: li.dataset.kind,
+        label: li.querySelector(".kind").textContent,
+        actor: li.querySelector(".actor").textContent,
+        excerpt: li.querySelector(".excerpt").textContent,
+        unread: li.classList.contains("unread") && Boolean(li.querySelector(".new-mark")),
+        href: li.querySelector("a").getAttribute("href"),
+        at: li.querySelector("time").getAttribute("datetime"),
+      })),
+    );
+  const rows = await notificationRows();
+  const byExcerpt = Object.fromEntries(rows.map((r) => [r.excerpt, r]));
+  const guestTag = guestComment.author.tag;
+  check(
+    rows.length === 5 &&
+      rows.every((r, i) => i === 0 || Date.parse(rows[i - 1].at) >= Date.parse(r.at)) &&
+      rows.every((r) => r.unread),
+    `(v4) the notifications page lists the five, newest first, each marked unread (${rows.map((r) => r.kind).join(", ")})`,
+  );
+  const expectedRows = [
+    ["좋은 글이네요", "comment", "댓글", "박민수", `#/b/free/p/${leePost.id}?comment=${parkComment.id}`],
+    ["천만에요, 더 써 주세요", "reply", "답글", "박민수", `#/b/free/p/${leePost.id}?comment=${parkReply.id}`],
+    ["@writer_lee 님 의견이 궁금합니다", "mention", "멘션", "박민수", `#/b/free/p/${parkPost.id}`],
+    ["@writer_lee 여기도 봐 주세요", "mention", "멘션", "박민수", `#/b/free/p/${memberPostId}?comment=${farMention.id}`],
+    ["손님도 한마디", "comment", "댓글", `지나가는 손님(손님 #${guestTag})`, `#/b/free/p/${leePost.id}?comment=${guestComment.id}`],
+  ];
+  const mismatched = expectedRows.filter(([excerpt, kind, label, actor, href]) => {
+    const r = byExcerpt[excerpt];
+    return !r || r.kind !== kind || r.label !== label || r.actor !== actor || r.href !== href;
+  });
+  check(
+    mismatched.length === 0,
+    `(v4) each says its kind in Korean (댓글, 답글, 멘션), who, the excerpt, and links to the post with the comment (wrong: ${JSON.stringify(mismatched.map((m) => byExcerpt[m[0]] || m[0]))})`,
+  );
+  await accessible("the notifications page");
+  await atPhoneWidth(() => accessible("the notifications page (phone)"));
+  await shoot("notifications");
+
+  // A notification leads to its comment, read on past the first 50 where it is, in view and focused.
+  await page.click(`.notification a[href$="${farMention.id}"]`);
+  await page.waitForFunction(() => location.hash.includes("comment="));
+  await rendered();
+  const landed = await page.evaluate(() => {
+    const e = document.activeElement;
+    const box = e.getBoundingClientRect();
+    return { id: e.id, target: e.classList.contains("target"), inView: box.top >= 0 && box.top < innerHeight, comments: document.querySelectorAll(".comments .comment").length };
+  });
+  check(
+    landed.id === `c-${farMention.id}` && landed.target && landed.inView && landed.comments === 57,
+    `(v4) a notification's link shows its comment past the first page of comments, in view and focused (${JSON.stringify(landed)})`,
+  );
+  await page.evaluate(() => history.back());
+  await page.waitForFunction(() => location.hash === "#/notifications");
+  await rendered();
+  await page.click(`.notification[data-kind=reply] a`);
+  await page.waitForFunction(() => location.hash.includes("comment="));
+  await rendered();
+  check(
+    (await page.evaluate(() => document.activeElement.id)) === `c-${parkReply.id}` &&
+      (await text(`#c-${parkReply.id} .text`)) === "천만에요, 더 써 주세요",
+    "(v4) the reply's notification shows the reply under 이영희's comment",
+  );
+
+  // 18 more comments make 23 unread: a page of 20 and "더 보기" for the rest; then 모두 읽음.
+  for (let i = 1; i <= 18; i++) await call("POST", onLeePost, { body: `덧글 ${i}` }, parkToken);
+  const more = await unreadReaches(leeToken, 23);
+  await visit("#/notifications", ".notification");
+  check(
+    more === 23 && (await page.$$(".notification")).length === 20 && (await text("#unread-count")) === "23",
+    `(v4) 23 unread: the badge says 23 and the page shows 20 (${more} unread, ${(await page.$$(".notification")).length} shown)`,
+  );
+  await page.click("#more-notifications");
+  await page.waitForFunction(() => document.querySelectorAll(".notification").length > 20);
+  check(
+    (await page.$$(".notification")).length === 23 && (await page.$$("#more-notifications")).length === 0,
+    "(v4) 더 보기 reads the next page by next_cursor (23 in all, no more after)",
+  );
+  await page.click("#mark-all-read");
+  await page.waitForFunction(() => !document.querySelector("#unread-count"));
+  check(
+    (await page.$$(".notification.unread, .notification .new-mark")).length === 0 &&
+      (await unreadOf(leeToken)) === 0 &&
+      (await text("main [role=status]")).includes("모두 읽음"),
+    "(v4) 모두 읽음 marks them all read: the badge goes at once, the marks too, the API counts 0",
+  );
+  await visit("#/notifications", ".notification");
+  check(
+    (await page.$$("#unread-count")).length === 0 && (await page.$$(".notification.unread")).length === 0,
+    "(v4) read they stay, after a reload",
+  );
+
+  // -- (v4) blocks: 이영희 blocks 박민수 from his comment's name, and the
+  // guest from theirs; their comments and 박민수's post leave her pages
+  // (and no one else's); the account page lists both, and unblocking
+  // brings 박민수 back
+  await visit(`#/b/free/p/${leePost.id}`, "#post-body");
+  check((await page.$$("main > .meta button.author-name")).length === 0, "(v4) no block menu on one's own name");
+  await page.click(`#c-${parkComment.id} button.author-name`);
+  await page.waitForSelector(`#c-${parkComment.id} .author-menu:not([hidden]) button.block`);
+  check(
+    (await page.$eval(`#c-${parkComment.id} button.author-name`, (b) => b.getAttribute("aria-expanded"))) === "true",
+    "(v4) a comment author's name opens a menu with 차단",
+  );
+  await accessible("a post with a comment author's block menu open");
+  await shoot("block-menu");
+  // The limit's refusal (made up in the browser: 500 blocks are many to make) is said in the menu.
+  const refuse = (request) => {
+    if (request.isInterceptResolutionHandled()) return;
+    if (request.method() === "PUT" && request.url().includes("/members/me/blocks/members/")) {
+      request.respond({
+        status: 400,
+        headers: { "access-control-allow-origin": pageBase },
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "validation_failed", message: "cannot be blocked: you block 500 already", field: "member_id" } }),
+      });
+      return;
+    }
+    request.continue();
+  };
+  await page.setRequestInterception(true);
+  page.on("request", refuse);
+  await expecting([400], async () => {
+    await page.click(`#c-${parkComment.id} .author-menu button.block`);
+    await waitText(`#c-${parkComment.id} .author-menu .error`, "500명까지");
+  });
+  page.off("request", refuse);
+  await page.setRequestInterception(false);
+  check(true, "(v4) a refused block (400 validation_failed, the limit) is said in Korean in the menu");
+  await page.click(`#c-${parkComment.id} .author-menu button.block`);
+  await page.waitForFunction((id) => !document.getElementById(`c-${id}`), {}, parkComment.id);
+  const shownTexts = await texts(".comments .comment > .text");
+  check(
+    !shownTexts.some((t) => t === "좋은 글이네요" || t.startsWith("천만에요") || t.startsWith("덧글")) &&
+      shownTexts.includes("감사합니다") &&
+      shownTexts.includes("손님도 한마디"),
+    `(v4) after 차단 the page is read again without 박민수's comments and replies (${shownTexts.join(" / ")})`,
+  );
+  const anonymousView = await call("GET", `/boards/free/posts/${leePost.id}`);
+  check(
+    anonymousView.comments.some((c) => c.id === parkComment.id),
+    "(v4) a block is 이영희's alone: an anonymous reader still sees 박민수's comment",
+  );
+  await page.click(`#c-${guestComment.id} button.author-name`);
+  await page.click(`#c-${guestComment.id} .author-menu button.block`);
+  await page.waitForFunction((id) => !document.getElementById(`c-${id}`), {}, guestComment.id);
+  check(true, "(v4) a guest is blocked by tag from their comment's name, and their comment leaves the page");
+  await visit("#/b/free", ".board-list");
+  check(!(await texts(".post-row .title")).includes("질문 있어요"), "(v4) the board list leaves out the blocked member's post");
+  await visit(`#/b/free/p/${parkPost.id}`, "#post-body");
+  await page.click("main > .meta button.author-name");
+  check(
+    (await text("main > .meta .author-menu button")) === "차단 해제",
+    "(v4) a blocked author's own post (opened by its address) offers 차단 해제",
+  );
+
+  await visit("#/account/blocks", ".block-list");
+  const blockRows = await page.$$eval(".block-list li", (items) =>
+    items.map((li) => `${li.dataset.member || li.dataset.tag}=${li.querySelector(".blocked-who").textContent}`),
+  );
+  check(
+    blockRows.join() === `${park.id}=박민수 (talker_park),${guestTag}=손님 #${guestTag}` &&
+      (await page.evaluate(() => document.activeElement.id)) === "blocks",
+    `(v4) the account page's blocks list shows the member and the guest's tag (${blockRows.join(", ")})`,
+  );
+  await accessible("the account page's blocks list");
+  await shoot("blocks");
+  await page.click(`.block-list li[data-member="${park.id}"] .unblock`);
+  await page.waitForFunction((id) => !document.querySelector(`.block-list li[data-member="${id}"]`), {}, park.id);
+  check((await call("GET", "/members/me/blocks", undefined, leeToken)).members.length === 0, "(v4) 차단 해제 on the account page unblocks");
+  await visit(`#/b/free/p/${leePost.id}`, "#post-body");
+  check(
+    (await page.$$(`#c-${parkComment.id}`)).length === 1 && (await page.$$(`#c-${guestComment.id}`)).length === 0,
+    "(v4) unblocked, 박민수's comments are back; the guest still blocked stays out",
+  );
+  await page.evaluate(() => sessionStorage.clear());
 
   // -- 429 with its countdown: six wrong logins for one username
   await visit("#/login", "#login");
