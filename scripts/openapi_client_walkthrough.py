@@ -25,15 +25,23 @@ from urllib.parse import parse_qs, urlsplit
 
 from community_boards_client import AuthenticatedClient, Client
 from community_boards_client.api.account import (
+    block_guest,
+    block_member,
     change_password,
     confirm_totp,
     delete_me,
     delete_sessions,
     delete_totp,
     get_me,
+    get_unread_count,
+    list_blocks,
     list_my_comments,
     list_my_posts,
+    list_notifications,
+    mark_notifications_read,
     start_totp,
+    unblock_guest,
+    unblock_member,
 )
 from community_boards_client.api.boards import get_board, list_boards, put_board
 from community_boards_client.api.comments import (
@@ -88,12 +96,16 @@ from community_boards_client.models import (
     ConfirmTotpRequest,
     EndTotpRequest,
     Error,
+    GuestAuthor,
     GuestCommentRequest,
     GuestEditRequest,
     GuestPostRequest,
     GuestProofRequest,
     GuestVoteRequest,
     LogInRequest,
+    MarkReadRequest,
+    MemberAuthor,
+    NotificationKind,
     PostRequest,
     SignUpRequest,
     Vote,
@@ -113,6 +125,11 @@ ADMIN_ENROLL_TOKEN = "walkthrough-admin-token"
 # not the one every post of the walkthrough is written from (nobody votes
 # on a post written from their own address).
 GUEST_VOTER_ADDRESS = "198.51.100.7"
+# (v4) A well-formed member id (a ULID) that names nobody.
+NO_MEMBER_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+# (v4) Notifications follow their text off the request path, within 5 s
+# (docs/API.md): a step that waits for one polls the unread count this long.
+NOTIFICATION_WAIT_S = 10
 
 
 def totp_code(secret, at):
@@ -229,6 +246,7 @@ def walk(base):
         "createSession of the second member",
     )
     park = AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
+    park_id = session.member.id
 
     # A member post, a comment, a like (by the other member).
     created = create_member_post.sync_detailed(
@@ -340,6 +358,8 @@ def walk(base):
     )
     comments = expect(list_comments.sync_detailed("free", post.id, client=client), 200, "listComments")
     check([c.id for c in comments.comments] == [comment.id, guest_comment.id], f"listComments: {comments.comments}")
+
+    notifications_and_blocks(base, kim, member.id, park, park_id, post, comment, guest_post, guest_comment)
 
     kim, recovery_codes = staff_totp(base, client, kim)
     # (v3) Moderation: kim is the admin (ADMIN_USERNAMES), (v4) signed in
@@ -482,6 +502,179 @@ def walk(base):
     )
 
 
+def elsewhere(base):
+    """(v4) A client of a guest at GUEST_VOTER_ADDRESS: a client of its own,
+    as `client.with_headers` would also add the header to the httpx client
+    `client` has made already (openapi-python-client 0.29.1), and every
+    later anonymous step would come from there."""
+    return Client(
+        base_url=base, headers={"X-Forwarded-For": GUEST_VOTER_ADDRESS}, raise_on_unexpected_status=True
+    )
+
+
+def unread_once_arrived(kim, at_least, what):
+    """(v4) Step `what`: the unread count, polled (up to NOTIFICATION_WAIT_S)
+    until it reaches `at_least`, for notifications come off the request path;
+    the last answer is the step's. Answers the count."""
+    deadline = time.monotonic() + NOTIFICATION_WAIT_S
+    while True:
+        answer = get_unread_count.sync_detailed(client=kim)
+        arrived = answer.status_code == 200 and answer.parsed.unread >= at_least
+        if arrived or answer.status_code != 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    return expect(answer, 200, what).unread
+
+
+def notifications_and_blocks(base, kim, kim_id, park, park_id, post, comment, guest_post, guest_comment):
+    """(v4) Notifications and blocks. The guest's comment on kim's post has
+    notified kim already; park replies to kim's comment, naming kim: one
+    notification, of the strongest kind that applies (a reply). kim pages
+    through them, marks the older read, blocks park and the guest (by tag)
+    and reads the board without them; park's next comment does not notify
+    kim, a guest elsewhere's does; kim reads everything and unblocks both."""
+    tag = guest_post.author.tag
+    check(isinstance(tag, str) and len(tag) == 8, f"a guest author carries a tag: {guest_post.author}")
+    check(guest_comment.author.tag == tag, f"the guest's comment, from the same address: {guest_comment.author}")
+    welcome = "@kim welcome aboard"
+    reply = expect(
+        create_member_comment.sync_detailed(
+            "free", post.id, client=park, body=CommentRequest(body=welcome, parent_id=comment.id)
+        ),
+        201,
+        "createMemberComment replying with a mention",
+    )
+    check(reply.parent_id == comment.id and reply.body == welcome, f"createMemberComment: {reply}")
+    unread = unread_once_arrived(kim, 2, "getUnreadCount until the notifications arrive")
+    check(unread == 2, f"getUnreadCount: {unread}, expected 2 (the guest's comment, park's reply)")
+
+    # Newest first, a page at a time.
+    page = expect(list_notifications.sync_detailed(client=kim, limit=1), 200, "listNotifications with a limit")
+    check(len(page.notifications) == 1 and isinstance(page.next_cursor, str), f"listNotifications: {page}")
+    newest = page.notifications[0]
+    check(newest.kind == NotificationKind.REPLY, f"a reply that names kim notifies once, as a reply: {newest}")
+    check(
+        (newest.board, newest.post_id, newest.comment_id, newest.excerpt, newest.read)
+        == ("free", post.id, reply.id, welcome, False),
+        f"listNotifications: {newest}",
+    )
+    actor = newest.actor
+    check(isinstance(actor, MemberAuthor) and actor.member_id == park_id and actor.nickname == "Park", f"{actor}")
+    page = expect(
+        list_notifications.sync_detailed(client=kim, limit=1, cursor=page.next_cursor),
+        200,
+        "listNotifications at the next cursor",
+    )
+    check(len(page.notifications) == 1 and page.next_cursor is None, f"listNotifications, the last page: {page}")
+    older = page.notifications[0]
+    check(older.kind == NotificationKind.COMMENT and older.id < newest.id, f"the guest's comment, older: {older}")
+    check(
+        (older.board, older.post_id, older.comment_id, older.excerpt, older.read)
+        == ("free", post.id, guest_comment.id, "a guest comment", False),
+        f"listNotifications at the next cursor: {older}",
+    )
+    actor = older.actor
+    check(isinstance(actor, GuestAuthor) and actor.nickname == "Lee" and actor.tag == tag, f"{actor}")
+    marked = expect(
+        mark_notifications_read.sync_detailed(client=kim, body=MarkReadRequest(up_to=older.id)),
+        200,
+        "markNotificationsRead up to the older one",
+    )
+    check(marked.unread == 1, f"markNotificationsRead: unread {marked.unread}, expected 1")
+    refused = expect_error(
+        mark_notifications_read.sync_detailed(client=kim, body=MarkReadRequest(up_to="the older one")),
+        400,
+        "validation_failed",
+        "markNotificationsRead with an up_to that is no id",
+    )
+    check(refused.error.field == "up_to", f"markNotificationsRead: the error's field {refused.error.field!r}")
+
+    # kim blocks park (twice: the same) and the guest by tag; not themself, nor nobody.
+    for attempt in ("blockMember", "blockMember again"):
+        blocked = block_member.sync_detailed(park_id, client=kim)
+        expect_status(blocked, 204, attempt)
+        check(blocked.content == b"", f"{attempt}: a body")
+    refused = expect_error(
+        block_member.sync_detailed(kim_id, client=kim), 400, "validation_failed", "blockMember of oneself"
+    )
+    check(refused.error.field == "member_id", f"blockMember of oneself: the error's field {refused.error.field!r}")
+    expect_error(block_member.sync_detailed(NO_MEMBER_ID, client=kim), 404, "not_found", "blockMember of no member")
+    expect_status(block_guest.sync_detailed(tag, client=kim), 204, "blockGuest")
+    # 8 characters, but 1, 8 and 0 are no letters of a tag.
+    refused = expect_error(
+        block_guest.sync_detailed("12345678", client=kim), 400, "validation_failed", "blockGuest of no tag"
+    )
+    check(refused.error.field == "tag", f"blockGuest of no tag: the error's field {refused.error.field!r}")
+    blocks = expect(list_blocks.sync_detailed(client=kim), 200, "listBlocks")
+    members = [(m.id, m.username, m.nickname) for m in blocks.members]
+    check(members == [(park_id, "park", "Park")], f"listBlocks: members {blocks.members}")
+    check([g.tag for g in blocks.guests] == [tag], f"listBlocks: guests {blocks.guests}")
+
+    # With kim's token the board leaves them out: the guest's post, their comments.
+    page = expect(list_posts.sync_detailed("free", client=kim), 200, "listPosts with the blocker's token")
+    check([p.id for p in page.posts] == [post.id], f"listPosts without the guest's post: {page.posts}")
+    detail = expect(get_post.sync_detailed("free", post.id, client=kim), 200, "getPost with the blocker's token")
+    check([c.id for c in detail.comments] == [comment.id], f"getPost without their comments: {detail.comments}")
+    comments = expect(
+        list_comments.sync_detailed("free", post.id, client=kim), 200, "listComments with the blocker's token"
+    )
+    check([c.id for c in comments.comments] == [comment.id], f"listComments without theirs: {comments.comments}")
+
+    # park, blocked, notifies kim no more; a guest elsewhere (another tag)
+    # does. Notifications follow their texts in order: once the guest's
+    # has come, park's would have.
+    again = expect(
+        create_member_comment.sync_detailed("free", post.id, client=park, body=CommentRequest(body="@kim still there?")),
+        201,
+        "createMemberComment by a blocked member",
+    )
+    other = expect(
+        create_guest_comment.sync_detailed(
+            "free",
+            post.id,
+            client=elsewhere(base),
+            body=GuestCommentRequest(nickname="Moon", password="5678", body="hello from elsewhere"),
+        ),
+        201,
+        "createGuestComment from elsewhere",
+    )
+    other_tag = other.author.tag
+    check(isinstance(other_tag, str) and other_tag != tag, f"a guest elsewhere has a tag of its own: {other.author}")
+    unread = unread_once_arrived(kim, 2, "getUnreadCount until the next notification arrives")
+    check(unread == 2, f"getUnreadCount: {unread}, expected 2 (park's reply, the guest elsewhere's comment)")
+    page = expect(list_notifications.sync_detailed(client=kim), 200, "listNotifications after the blocks")
+    shown = [(n.kind, n.comment_id, n.read) for n in page.notifications]
+    expected = [
+        (NotificationKind.COMMENT, other.id, False),
+        (NotificationKind.REPLY, reply.id, False),
+        (NotificationKind.COMMENT, guest_comment.id, True),
+    ]
+    check(shown == expected, f"listNotifications: {shown}, expected {expected} (none of {again.id})")
+    actor = page.notifications[0].actor
+    check(isinstance(actor, GuestAuthor) and actor.nickname == "Moon" and actor.tag == other_tag, f"{actor}")
+    check(page.next_cursor is None, f"listNotifications: next_cursor {page.next_cursor!r}")
+    marked = expect(
+        mark_notifications_read.sync_detailed(client=kim, body=MarkReadRequest()), 200, "markNotificationsRead of all"
+    )
+    check(marked.unread == 0, f"markNotificationsRead of all: unread {marked.unread}")
+    unread = expect(get_unread_count.sync_detailed(client=kim), 200, "getUnreadCount after reading").unread
+    check(unread == 0, f"getUnreadCount after reading: {unread}")
+
+    # Unblocking (again: the same) brings them back.
+    expect_status(unblock_member.sync_detailed(park_id, client=kim), 204, "unblockMember")
+    expect_status(unblock_member.sync_detailed(park_id, client=kim), 204, "unblockMember again")
+    expect_status(unblock_guest.sync_detailed(tag, client=kim), 204, "unblockGuest")
+    blocks = expect(list_blocks.sync_detailed(client=kim), 200, "listBlocks after unblocking")
+    check(blocks.members == [] and blocks.guests == [], f"listBlocks after unblocking: {blocks}")
+    comments = expect(
+        list_comments.sync_detailed("free", post.id, client=kim),
+        200,
+        "listComments with the blocker's token after unblocking",
+    )
+    everyone = [comment.id, guest_comment.id, reply.id, again.id, other.id]
+    check([c.id for c in comments.comments] == everyone, f"listComments after unblocking: {comments.comments}")
+
+
 def staff_totp(base, client, kim):
     """(v4) Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at
     its default (on), so kim's staff routes answer `403 totp_required` until
@@ -618,7 +811,7 @@ def boards_v4(base, client, kim, park):
 
     # A guest elsewhere likes it: the score reaches best_likes (2), and the
     # post is best. A second vote from there, either way, is refused.
-    guest = client.with_headers({"X-Forwarded-For": GUEST_VOTER_ADDRESS})
+    guest = elsewhere(base)
     voted(
         vote_as_guest.sync_detailed(slug, post_id, client=guest, body=GuestVoteRequest(vote=Vote.LIKE)),
         "voteAsGuest",

@@ -14,6 +14,8 @@ import { createHmac, randomUUID } from "node:crypto";
 
 import { createClient, createConfig, type Client } from "./community-boards-client/client";
 import {
+  blockGuest,
+  blockMember,
   changePassword,
   confirmTotp,
   createBan,
@@ -38,13 +40,16 @@ import {
   getMe,
   getPost,
   getPostByNumber,
+  getUnreadCount,
   likePost,
   listBans,
+  listBlocks,
   listBoards,
   listComments,
   listModerationLog,
   listMyComments,
   listMyPosts,
+  listNotifications,
   listPosts,
   listReports,
   listRevisions,
@@ -52,8 +57,11 @@ import {
   recategorizePost,
   reportPost,
   resolveReport,
+  markNotificationsRead,
   startTotp,
   unbestPost,
+  unblockGuest,
+  unblockMember,
   undislikePost,
   unlikePost,
   updateGuestPost,
@@ -62,9 +70,14 @@ import {
 // The document's `Error` schema, named apart from JavaScript's Error.
 import type {
   Error as ApiError,
+  Author,
   BoardRequest,
+  Comment,
   GuestPostRequest,
+  NotificationKind,
+  Post,
   SignUpRequest,
+  Unread,
   Vote,
   VoteState,
 } from "./community-boards-client";
@@ -77,6 +90,11 @@ const ADMIN_ENROLL_TOKEN = "walkthrough-admin-token";
 // not the one every post of the walkthrough is written from (nobody votes
 // on a post written from their own address).
 const GUEST_VOTER_ADDRESS = "198.51.100.7";
+// (v4) A well-formed member id (a ULID) that names nobody.
+const NO_MEMBER_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+// (v4) Notifications follow their text off the request path, within 5 s
+// (docs/API.md): a step that waits for one polls the unread count this long.
+const NOTIFICATION_WAIT_MS = 10_000;
 
 let checks = 0;
 // The walkthrough's steps (the .steps file) and how many have begun.
@@ -230,6 +248,7 @@ async function walk(base: string): Promise<void> {
     "createSession of the second member",
   );
   const park = bearer(parkSession.token);
+  const parkId = parkSession.member.id;
 
   // A member post, a comment (read back at its Location), a like (by the other member).
   const postCreated = await createMemberPost({
@@ -375,6 +394,8 @@ async function walk(base: string): Promise<void> {
     JSON.stringify(comments.comments.map((c) => c.id)) === JSON.stringify([comment.id, guestComment.id]),
     `listComments: ${JSON.stringify(comments.comments)}`,
   );
+
+  await notificationsAndBlocks(base, kim, member.id, park, parkId, post, comment, guestPost.author, guestComment);
 
   const signedInWithTotp = await staffTotp(base, client, kim);
   kim = signedInWithTotp.kim;
@@ -538,6 +559,245 @@ async function walk(base: string): Promise<void> {
     409,
     "username_taken",
     "createMember with a deleted member's username",
+  );
+}
+
+/** (v4) Step `what`: the unread count, polled (up to NOTIFICATION_WAIT_MS)
+ * until it reaches `atLeast`, for notifications come off the request path;
+ * the last answer is the step's. Answers the count. */
+async function unreadOnceArrived(kim: Client, atLeast: number, what: string): Promise<number> {
+  const deadline = Date.now() + NOTIFICATION_WAIT_MS;
+  for (;;) {
+    const answer = await getUnreadCount({ client: kim });
+    const arrived = answer.data !== undefined && answer.data.unread >= atLeast;
+    if (arrived || answer.data === undefined || Date.now() > deadline) {
+      const unread: Unread = expect(answer, 200, what);
+      return unread.unread;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A guest author's tag (a check of the step begun last). */
+function guestTag(author: Author, what: string): string {
+  check(author.kind === "guest" && typeof author.tag === "string", `${what}: ${JSON.stringify(author)}`);
+  return author.tag;
+}
+
+/** (v4) Notifications and blocks. The guest's comment on kim's post has
+ * notified kim already; park replies to kim's comment, naming kim: one
+ * notification, of the strongest kind that applies (a reply). kim pages
+ * through them, marks the older read, blocks park and the guest (by tag)
+ * and reads the board without them; park's next comment does not notify
+ * kim, a guest elsewhere's does; kim reads everything and unblocks both. */
+async function notificationsAndBlocks(
+  base: string,
+  kim: Client,
+  kimId: string,
+  park: Client,
+  parkId: string,
+  post: Post,
+  comment: Comment,
+  guestAuthor: Author,
+  guestComment: Comment,
+): Promise<void> {
+  const tag = guestTag(guestAuthor, "a guest author carries a tag");
+  check(tag.length === 8, `a guest author's tag: ${tag}`);
+  check(
+    guestTag(guestComment.author, "the guest's comment") === tag,
+    `the guest's comment, from the same address: ${JSON.stringify(guestComment.author)}`,
+  );
+  const postPath = { slug: "free", post_id: post.id };
+  const welcome = "@kim welcome aboard";
+  const reply = expect(
+    await createMemberComment({ client: park, path: postPath, body: { body: welcome, parent_id: comment.id } }),
+    201,
+    "createMemberComment replying with a mention",
+  );
+  check(reply.parent_id === comment.id && reply.body === welcome, `createMemberComment: ${JSON.stringify(reply)}`);
+  let unread = await unreadOnceArrived(kim, 2, "getUnreadCount until the notifications arrive");
+  check(unread === 2, `getUnreadCount: ${unread}, expected 2 (the guest's comment, park's reply)`);
+
+  // Newest first, a page at a time.
+  const first = expect(
+    await listNotifications({ client: kim, query: { limit: 1 } }),
+    200,
+    "listNotifications with a limit",
+  );
+  const newest = first.notifications[0];
+  check(
+    first.notifications.length === 1 && newest !== undefined && typeof first.next_cursor === "string",
+    `listNotifications: ${JSON.stringify(first)}`,
+  );
+  // Typed: `kind` is one of the document's kinds.
+  const newestKind: NotificationKind = newest.kind;
+  check(newestKind === "reply", `a reply that names kim notifies once, as a reply: ${JSON.stringify(newest)}`);
+  check(
+    newest.board === "free" && newest.post_id === post.id && newest.comment_id === reply.id &&
+      newest.excerpt === welcome && newest.read === false,
+    `listNotifications: ${JSON.stringify(newest)}`,
+  );
+  check(
+    newest.actor.kind === "member" && newest.actor.member_id === parkId && newest.actor.nickname === "Park",
+    `listNotifications: actor ${JSON.stringify(newest.actor)}`,
+  );
+  const last = expect(
+    await listNotifications({ client: kim, query: { limit: 1, cursor: first.next_cursor } }),
+    200,
+    "listNotifications at the next cursor",
+  );
+  const older = last.notifications[0];
+  check(
+    last.notifications.length === 1 && older !== undefined && last.next_cursor === null,
+    `listNotifications, the last page: ${JSON.stringify(last)}`,
+  );
+  check(older.kind === "comment" && older.id < newest.id, `the guest's comment, older: ${JSON.stringify(older)}`);
+  check(
+    older.board === "free" && older.post_id === post.id && older.comment_id === guestComment.id &&
+      older.excerpt === "a guest comment" && older.read === false,
+    `listNotifications at the next cursor: ${JSON.stringify(older)}`,
+  );
+  check(
+    older.actor.kind === "guest" && older.actor.nickname === "Lee" && older.actor.tag === tag,
+    `listNotifications at the next cursor: actor ${JSON.stringify(older.actor)}`,
+  );
+  const marked = expect(
+    await markNotificationsRead({ client: kim, body: { up_to: older.id } }),
+    200,
+    "markNotificationsRead up to the older one",
+  );
+  check(marked.unread === 1, `markNotificationsRead: unread ${marked.unread}, expected 1`);
+  const refusedMark = expectError(
+    await markNotificationsRead({ client: kim, body: { up_to: "the older one" } }),
+    400,
+    "validation_failed",
+    "markNotificationsRead with an up_to that is no id",
+  );
+  check(refusedMark.error.field === "up_to", `markNotificationsRead: the error's field ${refusedMark.error.field}`);
+
+  // kim blocks park (twice: the same) and the guest by tag; not themself, nor nobody.
+  for (const attempt of ["blockMember", "blockMember again"]) {
+    const blocked = await blockMember({ client: kim, path: { member_id: parkId } });
+    expectStatus(blocked.response, 204, attempt, blocked.error);
+    check((await blocked.response.clone().text()) === "", `${attempt}: a body`);
+  }
+  const refusedSelf = expectError(
+    await blockMember({ client: kim, path: { member_id: kimId } }),
+    400,
+    "validation_failed",
+    "blockMember of oneself",
+  );
+  check(refusedSelf.error.field === "member_id", `blockMember of oneself: the error's field ${refusedSelf.error.field}`);
+  expectError(
+    await blockMember({ client: kim, path: { member_id: NO_MEMBER_ID } }),
+    404,
+    "not_found",
+    "blockMember of no member",
+  );
+  const blockedGuest = await blockGuest({ client: kim, path: { tag } });
+  expectStatus(blockedGuest.response, 204, "blockGuest", blockedGuest.error);
+  // 8 characters, but 1, 8 and 0 are no letters of a tag.
+  const refusedTag = expectError(
+    await blockGuest({ client: kim, path: { tag: "12345678" } }),
+    400,
+    "validation_failed",
+    "blockGuest of no tag",
+  );
+  check(refusedTag.error.field === "tag", `blockGuest of no tag: the error's field ${refusedTag.error.field}`);
+  const blocks = expect(await listBlocks({ client: kim }), 200, "listBlocks");
+  check(
+    JSON.stringify(blocks.members.map((m) => [m.id, m.username, m.nickname])) === JSON.stringify([[parkId, "park", "Park"]]),
+    `listBlocks: members ${JSON.stringify(blocks.members)}`,
+  );
+  check(
+    JSON.stringify(blocks.guests.map((g) => g.tag)) === JSON.stringify([tag]),
+    `listBlocks: guests ${JSON.stringify(blocks.guests)}`,
+  );
+
+  // With kim's token the board leaves them out: the guest's post, their comments.
+  const page = expect(
+    await listPosts({ client: kim, path: { slug: "free" } }),
+    200,
+    "listPosts with the blocker's token",
+  );
+  check(
+    JSON.stringify(page.posts.map((p) => p.id)) === JSON.stringify([post.id]),
+    `listPosts without the guest's post: ${JSON.stringify(page.posts)}`,
+  );
+  const detail = expect(await getPost({ client: kim, path: postPath }), 200, "getPost with the blocker's token");
+  check(
+    JSON.stringify(detail.comments.map((c) => c.id)) === JSON.stringify([comment.id]),
+    `getPost without their comments: ${JSON.stringify(detail.comments)}`,
+  );
+  const filtered = expect(
+    await listComments({ client: kim, path: postPath }),
+    200,
+    "listComments with the blocker's token",
+  );
+  check(
+    JSON.stringify(filtered.comments.map((c) => c.id)) === JSON.stringify([comment.id]),
+    `listComments without theirs: ${JSON.stringify(filtered.comments)}`,
+  );
+
+  // park, blocked, notifies kim no more; a guest elsewhere (another tag)
+  // does. Notifications follow their texts in order: once the guest's has
+  // come, park's would have.
+  const again = expect(
+    await createMemberComment({ client: park, path: postPath, body: { body: "@kim still there?" } }),
+    201,
+    "createMemberComment by a blocked member",
+  );
+  const elsewhere = createClient(createConfig({ baseUrl: base, headers: { "X-Forwarded-For": GUEST_VOTER_ADDRESS } }));
+  const other = expect(
+    await createGuestComment({
+      client: elsewhere,
+      path: postPath,
+      body: { nickname: "Moon", password: "5678", body: "hello from elsewhere" },
+    }),
+    201,
+    "createGuestComment from elsewhere",
+  );
+  const otherTag = guestTag(other.author, "a guest elsewhere's comment");
+  check(otherTag !== tag, `a guest elsewhere has a tag of its own: ${JSON.stringify(other.author)}`);
+  unread = await unreadOnceArrived(kim, 2, "getUnreadCount until the next notification arrives");
+  check(unread === 2, `getUnreadCount: ${unread}, expected 2 (park's reply, the guest elsewhere's comment)`);
+  const all = expect(await listNotifications({ client: kim }), 200, "listNotifications after the blocks");
+  const shown = JSON.stringify(all.notifications.map((n) => [n.kind, n.comment_id, n.read]));
+  const expected = JSON.stringify([
+    ["comment", other.id, false],
+    ["reply", reply.id, false],
+    ["comment", guestComment.id, true],
+  ]);
+  check(shown === expected, `listNotifications: ${shown}, expected ${expected} (none of ${again.id})`);
+  const actor = all.notifications[0]?.actor;
+  check(
+    actor?.kind === "guest" && actor.nickname === "Moon" && actor.tag === otherTag,
+    `listNotifications: actor ${JSON.stringify(actor)}`,
+  );
+  check(all.next_cursor === null, `listNotifications: next_cursor ${JSON.stringify(all.next_cursor)}`);
+  const markedAll = expect(await markNotificationsRead({ client: kim, body: {} }), 200, "markNotificationsRead of all");
+  check(markedAll.unread === 0, `markNotificationsRead of all: unread ${markedAll.unread}`);
+  const left = expect(await getUnreadCount({ client: kim }), 200, "getUnreadCount after reading");
+  check(left.unread === 0, `getUnreadCount after reading: ${left.unread}`);
+
+  // Unblocking (again: the same) brings them back.
+  for (const attempt of ["unblockMember", "unblockMember again"]) {
+    const unblocked = await unblockMember({ client: kim, path: { member_id: parkId } });
+    expectStatus(unblocked.response, 204, attempt, unblocked.error);
+  }
+  const unblockedGuest = await unblockGuest({ client: kim, path: { tag } });
+  expectStatus(unblockedGuest.response, 204, "unblockGuest", unblockedGuest.error);
+  const none = expect(await listBlocks({ client: kim }), 200, "listBlocks after unblocking");
+  check(none.members.length === 0 && none.guests.length === 0, `listBlocks after unblocking: ${JSON.stringify(none)}`);
+  const everything = expect(
+    await listComments({ client: kim, path: postPath }),
+    200,
+    "listComments with the blocker's token after unblocking",
+  );
+  check(
+    JSON.stringify(everything.comments.map((c) => c.id)) ===
+      JSON.stringify([comment.id, guestComment.id, reply.id, again.id, other.id]),
+    `listComments after unblocking: ${JSON.stringify(everything.comments)}`,
   );
 }
 
