@@ -343,6 +343,15 @@ async fn unread_counts_and_read_marks_are_exact_and_never_move_back(backend: Bac
     assert_eq!(mark(json!({})).await, 0);
     assert!(notifications(&app, &alice).await.iter().all(|n| n["read"] == true));
 
+    // A mark past the newest notification (the largest id there is) stops
+    // at the newest: the next one is still new, unread and listed.
+    assert_eq!(mark(json!({"up_to": "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"})).await, 0);
+    comment(&app, &bob, &post_id, None, "미래 표시 뒤의 댓글").await;
+    until_unread(&app, &alice, 1).await;
+    let newest = &notifications(&app, &alice).await[0];
+    assert_eq!((newest["read"].as_bool(), newest["excerpt"].as_str()), (Some(false), Some("미래 표시 뒤의 댓글")));
+    assert_eq!(mark(json!({})).await, 0);
+
     // An up_to that is no id names the field.
     let bad = app
         .request(

@@ -665,13 +665,16 @@ impl Notifications for DynamoStore {
         retry_races("marking notifications read kept losing races", (), |()| async move {
             let old = self.notify_state(member).await?;
             let floor = kept_floor(first_kept_day());
+            let newest = self
+                .notification_range(member, &floor, NOTIFICATIONS_END, true, Some(1), false)
+                .await?
+                .first()
+                .and_then(|item| text(item, "SK")?.strip_prefix(NOTIFICATION_PREFIX).map(str::to_owned));
+            // Never past the newest notification: a mark in the future would
+            // make the next ones read, or leave no id above it.
             let mark = match up_to {
-                Some(id) => Some(id.to_owned()),
-                None => self
-                    .notification_range(member, &floor, NOTIFICATIONS_END, true, Some(1), false)
-                    .await?
-                    .first()
-                    .and_then(|item| text(item, "SK")?.strip_prefix(NOTIFICATION_PREFIX).map(str::to_owned)),
+                Some(id) => newest.clone().map(|newest| newest.min(id.to_owned())),
+                None => newest.clone(),
             };
             let Some(mark) = mark.filter(|mark| *mark > old.mark) else {
                 return Ok(Race::Done(old.unread_count()));
@@ -681,7 +684,8 @@ impl Notifications for DynamoStore {
                 unread: BTreeMap::new(),
                 ..old.clone()
             };
-            if up_to.is_some() {
+            // Below the newest, some stay unread: count them.
+            if newest.as_deref() != Some(mark.as_str()) {
                 let from = notification_sk(&mark).max(floor);
                 for item in self
                     .notification_range(member, &from, NOTIFICATIONS_END, false, None, false)

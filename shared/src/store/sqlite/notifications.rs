@@ -227,15 +227,18 @@ impl Notifications for SqliteStore {
         let up_to = up_to.map(str::to_owned);
         self.with_unseen(move |conn| {
             let tx = conn.transaction().map_err(sql_error)?;
+            let newest = tx
+                .query_row(
+                    "SELECT MAX(id) FROM notifications WHERE member_id = ?1",
+                    params![member],
+                    |row| row.get::<_, Option<String>>(0),
+                )
+                .map_err(sql_error)?;
+            // Never past the newest notification: a mark in the future would
+            // make the next ones read, or leave no id above it.
             let mark = match up_to {
-                Some(id) => Some(id),
-                None => tx
-                    .query_row(
-                        "SELECT MAX(id) FROM notifications WHERE member_id = ?1",
-                        params![member],
-                        |row| row.get::<_, Option<String>>(0),
-                    )
-                    .map_err(sql_error)?,
+                Some(id) => newest.map(|newest| newest.min(id)),
+                None => newest,
             };
             if let Some(mark) = mark {
                 tx.execute(
