@@ -83,6 +83,7 @@ mod likes;
 mod locks;
 mod members;
 mod moderation;
+mod notifications;
 mod posts;
 mod revisions;
 mod second_factors;
