@@ -88,14 +88,14 @@ fn expires_at(day: &str) -> i64 {
         .unwrap_or(0)
 }
 
-/// A notification item (PK `NOTIFY#<member>`, SK `N#<id>`).
+/// A notification item (PK `NOTIFY#<member>`, SK `N#<id>`). Its id is in
+/// its SK only: an `id` attribute would put it in the `ById` index.
 #[derive(Serialize, Deserialize)]
 struct NotificationItem {
     #[serde(rename = "PK")]
     pk: String,
     #[serde(rename = "SK")]
     sk: String,
-    id: String,
     kind: String,
     board: String,
     post_id: String,
@@ -516,7 +516,6 @@ impl Notifications for DynamoStore {
                         excerpt: notification.excerpt.clone(),
                         created_at: notification.created_at.clone(),
                         expires_at: expires_at(&day),
-                        id: id.clone(),
                     })?;
                     writes.push(self.overwrite(item)?);
                     writes.push(self.state_write(member, &old, &old.with_added(&day))?);
@@ -626,21 +625,34 @@ impl Notifications for DynamoStore {
         let mut notifications = items
             .into_iter()
             .map(from_item::<NotificationItem>)
-            .filter(|item| !matches!((item, &before), (Ok(item), Some(before)) if item.id == *before))
-            .map(|item| {
-                let item = item?;
-                Ok(Notification {
-                    read: item.id <= state.mark,
-                    kind: NotificationKind::parse(&item.kind)
-                        .ok_or_else(|| StoreError::Internal(format!("a stored notification kind: {}", item.kind)))?,
-                    id: item.id,
+            .filter_map(|item| {
+                let item = match item {
+                    Ok(item) => item,
+                    Err(e) => return Some(Err(e)),
+                };
+                let id = item.sk.strip_prefix(NOTIFICATION_PREFIX).unwrap_or_default().to_owned();
+                if before.as_deref() == Some(id.as_str()) {
+                    return None;
+                }
+                Some(Ok(Notification {
+                    read: id <= state.mark,
+                    kind: match NotificationKind::parse(&item.kind) {
+                        Some(kind) => kind,
+                        None => {
+                            return Some(Err(StoreError::Internal(format!(
+                                "a stored notification kind: {}",
+                                item.kind
+                            ))));
+                        }
+                    },
+                    id,
                     board: item.board,
                     post_id: item.post_id,
                     comment_id: item.comment_id,
                     actor: item.actor,
                     excerpt: item.excerpt,
                     created_at: item.created_at,
-                })
+                }))
             })
             .collect::<StoreResult<Vec<_>>>()?;
         let more = notifications.len() > limit;
