@@ -12,10 +12,12 @@
 
 /// The DynamoDB actions of the notify function (tests/iam.rs records
 /// them): what the notifier reads (the post and the parent comment, the
-/// mentioned members, the recipients' blocks) and writes (notifications,
-/// their withdrawal and disowning).
+/// mentioned members, the recipients' blocks, their notification states in
+/// one batch get) and writes (a text's record, notifications and states in
+/// one transaction with a check of the post's record; their withdrawal,
+/// trimming and disowning).
 pub const NOTIFY_ACTIONS: &[&str] = &[
-    "dynamodb:BatchWriteItem",
+    "dynamodb:BatchGetItem",
     "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
     "dynamodb:GetItem",

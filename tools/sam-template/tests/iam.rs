@@ -848,9 +848,36 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         )
         .await;
 
-    // read: pages, a post, its comments, one comment, the staff, the log.
+    // (v4) member-write: blocks (the first puts the map, the next adds to
+    // it), the block list, notifications, the unread count, a mark.
+    let blocking = build(Function::MemberWrite).await;
+    for path in [
+        format!("/members/me/blocks/members/{spammer_id}"),
+        "/members/me/blocks/guests/abcdefgh".to_owned(),
+        format!("/members/me/blocks/members/{spammer_id}"),
+    ] {
+        blocking.expect(204, call("PUT", path).token(kim)).await;
+    }
+    blocking.expect(200, call("GET", "/members/me/blocks").token(kim)).await;
+    blocking
+        .expect(204, call("DELETE", "/members/me/blocks/guests/abcdefgh").token(kim))
+        .await;
+    blocking
+        .expect(200, call("GET", "/members/me/notifications?limit=5").token(kim))
+        .await;
+    blocking
+        .expect(200, call("GET", "/members/me/notifications/unread").token(kim))
+        .await;
+    blocking
+        .expect(200, call("POST", "/members/me/notifications/read").token(kim).body(json!({})))
+        .await;
+
+    // read: pages, a post, its comments, one comment, the staff, the log;
+    // (v4) a page read with a token whose member blocks someone.
     let read = build(Function::Read).await;
     read.expect(200, call("GET", "/boards/free/posts?limit=1")).await;
+    read.expect(200, call("GET", "/boards/free/posts?limit=5").token(kim))
+        .await;
     read.expect(200, call("GET", format!("/boards/free/posts/{kept}")))
         .await;
     read.expect(200, call("GET", format!("/boards/free/posts/{}", fresh().await)))
