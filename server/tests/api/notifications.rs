@@ -349,7 +349,10 @@ async fn unread_counts_and_read_marks_are_exact_and_never_move_back(backend: Bac
     comment(&app, &bob, &post_id, None, "미래 표시 뒤의 댓글").await;
     until_unread(&app, &alice, 1).await;
     let newest = &notifications(&app, &alice).await[0];
-    assert_eq!((newest["read"].as_bool(), newest["excerpt"].as_str()), (Some(false), Some("미래 표시 뒤의 댓글")));
+    assert_eq!(
+        (newest["read"].as_bool(), newest["excerpt"].as_str()),
+        (Some(false), Some("미래 표시 뒤의 댓글"))
+    );
     assert_eq!(mark(json!({})).await, 0);
 
     // An up_to that is no id names the field.

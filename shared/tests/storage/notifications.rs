@@ -50,7 +50,10 @@ async fn all_of(store: &Dyn, member: &MemberId) -> Vec<Notification> {
     let mut all = Vec::new();
     let mut cursor = None;
     loop {
-        let page = store.notifications(member, limit(100), cursor.as_deref()).await.unwrap();
+        let page = store
+            .notifications(member, limit(100), cursor.as_deref())
+            .await
+            .unwrap();
         all.extend(page.notifications);
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -64,9 +67,15 @@ async fn a_text_notifies_once_and_a_withdrawn_one_never_again(store: Dyn) {
     let post = new_id();
     let comment = new_id();
     let text = text_on(&post, Some(&comment));
-    let sent = [to(&alice, NotificationKind::Comment), to(&bob, NotificationKind::Mention)];
+    let sent = [
+        to(&alice, NotificationKind::Comment),
+        to(&bob, NotificationKind::Mention),
+    ];
     assert!(store.add_notifications(&text, &sent).await.unwrap());
-    assert!(!store.add_notifications(&text, &sent).await.unwrap(), "a redelivery adds nothing");
+    assert!(
+        !store.add_notifications(&text, &sent).await.unwrap(),
+        "a redelivery adds nothing"
+    );
     assert_eq!(all_of(&store, &alice).await.len(), 1);
     assert_eq!(store.unread_notifications(&bob).await.unwrap(), 1);
 
@@ -91,10 +100,20 @@ async fn withdrawing_a_post_withdraws_its_comments_and_refuses_their_late_adds(s
     let (post, other_post) = (new_id(), new_id());
     for comment in [None, Some(new_id()), Some(new_id())] {
         let text = text_on(&post, comment.as_deref());
-        assert!(store.add_notifications(&text, &[to(&owner, NotificationKind::Comment)]).await.unwrap());
+        assert!(
+            store
+                .add_notifications(&text, &[to(&owner, NotificationKind::Comment)])
+                .await
+                .unwrap()
+        );
     }
     let elsewhere = text_on(&other_post, Some(&new_id()));
-    assert!(store.add_notifications(&elsewhere, &[to(&owner, NotificationKind::Reply)]).await.unwrap());
+    assert!(
+        store
+            .add_notifications(&elsewhere, &[to(&owner, NotificationKind::Reply)])
+            .await
+            .unwrap()
+    );
     assert_eq!(store.unread_notifications(&owner).await.unwrap(), 4);
 
     store.withdraw_notifications(&text_on(&post, None)).await.unwrap();
@@ -104,7 +123,10 @@ async fn withdrawing_a_post_withdraws_its_comments_and_refuses_their_late_adds(s
     assert_eq!(store.unread_notifications(&owner).await.unwrap(), 1);
     let late = text_on(&post, Some(&new_id()));
     assert!(
-        !store.add_notifications(&late, &[to(&owner, NotificationKind::Comment)]).await.unwrap(),
+        !store
+            .add_notifications(&late, &[to(&owner, NotificationKind::Comment)])
+            .await
+            .unwrap(),
         "a comment of a withdrawn post notifies nobody"
     );
     // Withdrawing again (a redelivered stream record) changes nothing.
@@ -121,7 +143,12 @@ async fn racing_adds_and_marks_keep_the_unread_count_exact(store: Dyn) {
         let post = post.clone();
         tokio::spawn(async move {
             let text = text_on(&post, Some(&new_id()));
-            assert!(store.add_notifications(&text, &[to(&reader, NotificationKind::Comment)]).await.unwrap());
+            assert!(
+                store
+                    .add_notifications(&text, &[to(&reader, NotificationKind::Comment)])
+                    .await
+                    .unwrap()
+            );
         })
     });
     let marks = (0..6).map(|_| {
@@ -148,15 +175,26 @@ async fn racing_adds_and_marks_keep_the_unread_count_exact(store: Dyn) {
 
     // Marking up to an older id than the mark changes nothing.
     let oldest = &all.last().unwrap().id;
-    assert_eq!(store.mark_notifications_read(&reader, Some(oldest)).await.unwrap(), unread);
+    assert_eq!(
+        store.mark_notifications_read(&reader, Some(oldest)).await.unwrap(),
+        unread
+    );
     // Two more, marked up to the first of them: exactly the newest stays unread.
     for _ in 0..2 {
         let text = text_on(&post, Some(&new_id()));
-        assert!(store.add_notifications(&text, &[to(&reader, NotificationKind::Comment)]).await.unwrap());
+        assert!(
+            store
+                .add_notifications(&text, &[to(&reader, NotificationKind::Comment)])
+                .await
+                .unwrap()
+        );
     }
     let all = all_of(&store, &reader).await;
     assert_eq!(store.unread_notifications(&reader).await.unwrap(), unread + 2);
-    assert_eq!(store.mark_notifications_read(&reader, Some(&all[1].id)).await.unwrap(), 1);
+    assert_eq!(
+        store.mark_notifications_read(&reader, Some(&all[1].id)).await.unwrap(),
+        1
+    );
     assert_eq!(store.unread_notifications(&reader).await.unwrap(), 1);
     let flags: Vec<bool> = all_of(&store, &reader).await.iter().take(2).map(|n| n.read).collect();
     assert_eq!(flags, [false, true]);
@@ -172,13 +210,24 @@ async fn a_member_keeps_the_newest_thousand(store: Dyn) {
             first.get_or_insert_with(Vec::new).push(comment.clone());
         }
         let text = text_on(&post, Some(&comment));
-        assert!(store.add_notifications(&text, &[to(&reader, NotificationKind::Comment)]).await.unwrap());
+        assert!(
+            store
+                .add_notifications(&text, &[to(&reader, NotificationKind::Comment)])
+                .await
+                .unwrap()
+        );
     }
     let all = all_of(&store, &reader).await;
     assert_eq!(all.len(), MAX_NOTIFICATIONS);
     let kept: Vec<&str> = all.iter().filter_map(|n| n.comment_id.as_deref()).collect();
-    assert!(first.unwrap().iter().all(|c| !kept.contains(&c.as_str())), "the oldest three went");
-    assert_eq!(store.unread_notifications(&reader).await.unwrap(), MAX_NOTIFICATIONS as u64);
+    assert!(
+        first.unwrap().iter().all(|c| !kept.contains(&c.as_str())),
+        "the oldest three went"
+    );
+    assert_eq!(
+        store.unread_notifications(&reader).await.unwrap(),
+        MAX_NOTIFICATIONS as u64
+    );
 }
 
 async fn blocks_are_listed_oldest_first_kept_once_and_capped(store: Dyn) {
@@ -198,7 +247,11 @@ async fn blocks_are_listed_oldest_first_kept_once_and_capped(store: Dyn) {
     assert_eq!(store.block(&blocker, &member_entry).await.unwrap(), Blocking::Added);
     assert_eq!(store.block(&blocker, &member_entry).await.unwrap(), Blocking::Already);
     let list = store.blocks(&blocker).await.unwrap();
-    assert_eq!(list, vec![guest_entry.clone(), member_entry.clone()], "oldest first, names kept");
+    assert_eq!(
+        list,
+        vec![guest_entry.clone(), member_entry.clone()],
+        "oldest first, names kept"
+    );
     assert!(store.unblock(&blocker, &guest_entry.blocked).await.unwrap());
     assert!(!store.unblock(&blocker, &guest_entry.blocked).await.unwrap());
     assert_eq!(store.blocks(&blocker).await.unwrap(), vec![member_entry.clone()]);
@@ -226,7 +279,10 @@ async fn blocks_are_listed_oldest_first_kept_once_and_capped(store: Dyn) {
 async fn forgetting_a_member_drops_their_notifications_marks_and_blocks(store: Dyn) {
     let (gone, stays) = (member_id(), member_id());
     let text = text_on(&new_id(), None);
-    let sent = [to(&gone, NotificationKind::Mention), to(&stays, NotificationKind::Mention)];
+    let sent = [
+        to(&gone, NotificationKind::Mention),
+        to(&stays, NotificationKind::Mention),
+    ];
     assert!(store.add_notifications(&text, &sent).await.unwrap());
     store.mark_notifications_read(&gone, None).await.unwrap();
     let entry = BlockEntry {

@@ -869,7 +869,12 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         .expect(200, call("GET", "/members/me/notifications/unread").token(kim))
         .await;
     blocking
-        .expect(200, call("POST", "/members/me/notifications/read").token(kim).body(json!({})))
+        .expect(
+            200,
+            call("POST", "/members/me/notifications/read")
+                .token(kim)
+                .body(json!({})),
+        )
         .await;
 
     // read: pages, a post, its comments, one comment, the staff, the log;

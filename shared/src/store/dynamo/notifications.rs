@@ -398,7 +398,9 @@ impl DynamoStore {
     /// Keeps the member's newest [`MAX_NOTIFICATIONS`].
     async fn trim_notifications(&self, member: &str) -> StoreResult<()> {
         let state = self.notify_state(member).await?;
-        let excess = usize::try_from(state.total_count()).unwrap_or(0).saturating_sub(MAX_NOTIFICATIONS);
+        let excess = usize::try_from(state.total_count())
+            .unwrap_or(0)
+            .saturating_sub(MAX_NOTIFICATIONS);
         if excess == 0 {
             return Ok(());
         }
@@ -500,7 +502,8 @@ impl Notifications for DynamoStore {
                     // Above the member's mark, whatever the clock says: new is unread.
                     let mut id = new_id();
                     if id <= old.mark {
-                        let mark = ulid::Ulid::from_string(&old.mark).map_err(|e| StoreError::Internal(e.to_string()))?;
+                        let mark =
+                            ulid::Ulid::from_string(&old.mark).map_err(|e| StoreError::Internal(e.to_string()))?;
                         id = mark.increment().unwrap_or(mark).to_string();
                     }
                     let day = day_of(&id)?;
@@ -882,9 +885,13 @@ mod tests {
         let next = old.with_removed("01ZZZZZZZZZZZZZZZZZZZZZZZZ", &today);
         let update = old.update_to(&next);
         assert_eq!(update.condition, "#v = :was");
-        assert!(update.expression.contains(&format!("#t{today} = :t{today}")), "{}", update.expression);
+        assert!(
+            update.expression.contains(&format!("#t{today} = :t{today}")),
+            "{}",
+            update.expression
+        );
         // Unread went to 0 and the old day is out of the kept window: removed.
-        assert!(update.expression.contains(&format!("REMOVE")), "{}", update.expression);
+        assert!(update.expression.contains("REMOVE"), "{}", update.expression);
         assert_eq!(update.names.get(&format!("#u{today}")), Some(&format!("u{today}")));
         assert_eq!(update.names.get(&format!("#t{old_day}")), Some(&format!("t{old_day}")));
         assert_eq!(next.unread_count(), 0);
