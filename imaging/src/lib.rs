@@ -1,0 +1,536 @@
+//! Uploaded images, checked off the request path (docs/API.md, Images (v4)):
+//! decoded within [`Limits`], re-encoded so that none of the input's metadata
+//! survives (EXIF and its GPS, XMP, IPTC, ICC, comments, PNG text chunks, GIF
+//! extensions other than the loop count), turned upright by their EXIF
+//! orientation first, and given a thumbnail 320 pixels wide.
+//!
+//! Only this: no storage, no HTTP, no AWS. The `media` function (and the
+//! server's background task) calls [`process`] and records `ready` with the
+//! [`Processed`] file, or `rejected` with [`Rejected::reason`].
+//!
+//! The choices (WebP output, GIF re-encoding, ICC, thumbnail format, memory
+//! budget) and their measured cost are in imaging/README.md.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::Cursor;
+
+use image::codecs::jpeg::{JpegDecoder, JpegEncoder};
+use image::codecs::png::{CompressionType, FilterType, PngDecoder, PngEncoder};
+use image::codecs::webp::{WebPDecoder, WebPEncoder};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageEncoder, ImageError, ImageFormat, ImageReader, RgbaImage};
+
+/// The width of every thumbnail; a narrower image keeps its own width.
+pub const THUMBNAIL_WIDTH: u32 = 320;
+/// JPEG quality of re-encoded photos: visually lossless for photographs at
+/// about a third of the size of quality 100.
+pub const JPEG_QUALITY: u8 = 88;
+/// JPEG quality of thumbnails (small, shown in lists).
+pub const THUMBNAIL_JPEG_QUALITY: u8 = 80;
+
+/// What a decode may cost. The defaults are the contract's (docs/API.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Pixels on either side (8,192).
+    pub max_side: u32,
+    /// Width × height of the image (50 megapixels).
+    pub max_pixels: u64,
+    /// Frames of an animation (300).
+    pub max_frames: u32,
+    /// Pixels decoded over all the frames of an animation: bounds the CPU
+    /// time of a GIF (300 frames of 8,192 × 6,100 would otherwise pass every
+    /// other limit). 250 million: 300 frames of 912 × 912, or five of 50 MP.
+    pub max_animation_pixels: u64,
+    /// Bytes the decoder may allocate for the decoded pixels (and, for PNG,
+    /// its own buffers): 256 MiB holds the largest image the other limits let
+    /// through in 8 bits a channel (50 MP RGBA = 200 MB). A 16-bit PNG needs
+    /// twice that and is refused above about 33 MP (RGBA) or 44 MP (RGB).
+    pub max_alloc: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_side: 8_192,
+            max_pixels: 50_000_000,
+            max_frames: 300,
+            max_animation_pixels: 250_000_000,
+            max_alloc: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// The four content types a client may declare for an upload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Declared {
+    Jpeg,
+    Png,
+    Gif,
+    Webp,
+}
+
+impl Declared {
+    /// Parses a declared content type (`image/png`, case-insensitive, with
+    /// parameters ignored); `None` for every other type.
+    pub fn from_content_type(content_type: &str) -> Option<Self> {
+        let essence = content_type.split(';').next().unwrap_or_default().trim();
+        [Self::Jpeg, Self::Png, Self::Gif, Self::Webp]
+            .into_iter()
+            .find(|declared| declared.content_type().eq_ignore_ascii_case(essence))
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Jpeg => "image/jpeg",
+            Self::Png => "image/png",
+            Self::Gif => "image/gif",
+            Self::Webp => "image/webp",
+        }
+    }
+
+    fn format(self) -> ImageFormat {
+        match self {
+            Self::Jpeg => ImageFormat::Jpeg,
+            Self::Png => ImageFormat::Png,
+            Self::Gif => ImageFormat::Gif,
+            Self::Webp => ImageFormat::WebP,
+        }
+    }
+}
+
+impl fmt::Display for Declared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.content_type())
+    }
+}
+
+/// A checked, re-encoded image and its thumbnail.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Processed {
+    /// The type of `file`, the one it is served with.
+    pub content_type: &'static str,
+    /// Upright (after the EXIF orientation), in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// The re-encoded image: no metadata of the input.
+    pub file: Vec<u8>,
+    pub thumbnail: Vec<u8>,
+    pub thumbnail_content_type: &'static str,
+    pub thumbnail_width: u32,
+    pub thumbnail_height: u32,
+    /// Frames in `file` (1 for a still image).
+    pub frames: u32,
+    /// An animated WebP or PNG: only its first (default) image is kept, as
+    /// a still image of the same format (README, Animations).
+    pub animation_dropped: bool,
+}
+
+impl fmt::Debug for Processed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Processed")
+            .field("content_type", &self.content_type)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("file_bytes", &self.file.len())
+            .field("thumbnail_content_type", &self.thumbnail_content_type)
+            .field("thumbnail_width", &self.thumbnail_width)
+            .field("thumbnail_height", &self.thumbnail_height)
+            .field("thumbnail_bytes", &self.thumbnail.len())
+            .field("frames", &self.frames)
+            .field("animation_dropped", &self.animation_dropped)
+            .finish()
+    }
+}
+
+/// Why an upload is `rejected`; [`Rejected::reason`] (its `Display`) is the
+/// sentence the client reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Rejected {
+    #[error("the file is not an image")]
+    NotAnImage,
+    #[error("the file was declared {declared} but is {found}")]
+    NotWhatItClaims { declared: Declared, found: &'static str },
+    #[error("the image is {width} x {height} pixels: at most {max_side} a side and {max_megapixels} megapixels")]
+    TooLarge {
+        width: u32,
+        height: u32,
+        max_side: u32,
+        max_megapixels: u64,
+    },
+    #[error("the animation has more than {max} frames")]
+    TooManyFrames { max: u32 },
+    #[error("the animation has more than {max_megapixels} megapixels in all its frames")]
+    AnimationTooLarge { max_megapixels: u64 },
+    #[error("the image needs more than {max_mib} MiB to decode")]
+    OverMemoryBudget { max_mib: u64 },
+    #[error("the image is damaged or uses a feature not supported: {0}")]
+    Corrupt(String),
+}
+
+impl Rejected {
+    /// The `reason` of a `rejected` upload.
+    pub fn reason(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Checks `bytes` against `declared` and `limits`, and re-encodes them.
+///
+/// The format is guessed from the bytes and must be the declared one. The
+/// dimensions are read from the header and checked before any pixel is
+/// decoded; the decoded pixels are bounded by `limits.max_alloc`; an
+/// animation is read one frame at a time and stops at the first frame over
+/// `limits.max_frames`.
+pub fn process(bytes: &[u8], declared: Declared, limits: &Limits) -> Result<Processed, Rejected> {
+    let found = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()
+        .and_then(|reader| reader.format())
+        .ok_or(Rejected::NotAnImage)?;
+    if found != declared.format() {
+        return Err(Rejected::NotWhatItClaims {
+            declared,
+            found: found.to_mime_type(),
+        });
+    }
+    match declared {
+        Declared::Jpeg => {
+            let decoder = JpegDecoder::new(Cursor::new(bytes)).map_err(|e| rejected(e, limits))?;
+            let image = decode_still(decoder, limits)?;
+            finish_still(&image, Output::Jpeg, false)
+        }
+        Declared::Png => {
+            let decoder =
+                PngDecoder::with_limits(Cursor::new(bytes), image_limits(limits)).map_err(|e| rejected(e, limits))?;
+            let animated = decoder.is_apng().map_err(|e| rejected(e, limits))?;
+            let image = decode_still(decoder, limits)?;
+            finish_still(&image, Output::Png, animated)
+        }
+        Declared::Webp => {
+            let decoder = WebPDecoder::new(Cursor::new(bytes)).map_err(|e| rejected(e, limits))?;
+            let animated = decoder.has_animation();
+            let image = decode_still(decoder, limits)?;
+            // A lossy WebP without alpha is a photo: JPEG keeps it about the
+            // size it came; the only WebP encoder here is lossless (README).
+            let output = if webp_is_lossy(bytes) && !image.color().has_alpha() {
+                Output::Jpeg
+            } else {
+                Output::Webp
+            };
+            finish_still(&image, output, animated)
+        }
+        Declared::Gif => gif::process(bytes, limits),
+    }
+}
+
+fn image_limits(limits: &Limits) -> image::Limits {
+    let mut out = image::Limits::default();
+    out.max_image_width = Some(limits.max_side);
+    out.max_image_height = Some(limits.max_side);
+    out.max_alloc = Some(limits.max_alloc);
+    out
+}
+
+fn check_dimensions(width: u32, height: u32, limits: &Limits) -> Result<(), Rejected> {
+    if width > limits.max_side || height > limits.max_side || u64::from(width) * u64::from(height) > limits.max_pixels {
+        return Err(too_large(width, height, limits));
+    }
+    if width == 0 || height == 0 {
+        return Err(Rejected::Corrupt(format!("the image is {width} x {height} pixels")));
+    }
+    Ok(())
+}
+
+fn too_large(width: u32, height: u32, limits: &Limits) -> Rejected {
+    Rejected::TooLarge {
+        width,
+        height,
+        max_side: limits.max_side,
+        max_megapixels: limits.max_pixels / 1_000_000,
+    }
+}
+
+fn rejected(error: ImageError, limits: &Limits) -> Rejected {
+    match error {
+        ImageError::Limits(_) => Rejected::OverMemoryBudget {
+            max_mib: limits.max_alloc / (1024 * 1024),
+        },
+        other => Rejected::Corrupt(other.to_string()),
+    }
+}
+
+/// The header's dimensions first, then the pixels within `max_alloc`, then
+/// upright.
+fn decode_still(mut decoder: impl ImageDecoder, limits: &Limits) -> Result<DynamicImage, Rejected> {
+    let (width, height) = decoder.dimensions();
+    check_dimensions(width, height, limits)?;
+    let mut budget = image_limits(limits);
+    budget.reserve(decoder.total_bytes()).map_err(|e| rejected(e, limits))?;
+    decoder.set_limits(budget).map_err(|e| rejected(e, limits))?;
+    // A damaged EXIF block is no reason to refuse the pixels: upright as stored.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).map_err(|e| rejected(e, limits))?;
+    image.apply_orientation(orientation);
+    Ok(image)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Jpeg,
+    Png,
+    Webp,
+}
+
+fn finish_still(image: &DynamicImage, output: Output, animation_dropped: bool) -> Result<Processed, Rejected> {
+    let (file, content_type) = match output {
+        Output::Jpeg => (encode_jpeg(image, JPEG_QUALITY)?, "image/jpeg"),
+        Output::Png => (encode_png(image)?, "image/png"),
+        Output::Webp => (encode_webp(image)?, "image/webp"),
+    };
+    let thumbnail = thumbnail(image)?;
+    Ok(Processed {
+        content_type,
+        width: image.width(),
+        height: image.height(),
+        file,
+        frames: 1,
+        animation_dropped,
+        thumbnail: thumbnail.bytes,
+        thumbnail_content_type: thumbnail.content_type,
+        thumbnail_width: thumbnail.width,
+        thumbnail_height: thumbnail.height,
+    })
+}
+
+fn encoding_failed(error: ImageError) -> Rejected {
+    Rejected::Corrupt(format!("re-encoding failed: {error}"))
+}
+
+fn encode_jpeg(image: &DynamicImage, quality: u8) -> Result<Vec<u8>, Rejected> {
+    let mut out = Vec::new();
+    let encoder = JpegEncoder::new_with_quality(&mut out, quality);
+    match image {
+        DynamicImage::ImageLuma8(gray) => gray.write_with_encoder(encoder),
+        other => other.to_rgb8().write_with_encoder(encoder),
+    }
+    .map_err(encoding_failed)?;
+    Ok(out)
+}
+
+fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, Rejected> {
+    let mut out = Vec::new();
+    let encoder = PngEncoder::new_with_quality(&mut out, CompressionType::Default, FilterType::Adaptive);
+    match image {
+        DynamicImage::ImageLuma8(_)
+        | DynamicImage::ImageLumaA8(_)
+        | DynamicImage::ImageRgb8(_)
+        | DynamicImage::ImageRgba8(_)
+        | DynamicImage::ImageLuma16(_)
+        | DynamicImage::ImageLumaA16(_)
+        | DynamicImage::ImageRgb16(_)
+        | DynamicImage::ImageRgba16(_) => image.write_with_encoder(encoder),
+        other => other.to_rgba16().write_with_encoder(encoder),
+    }
+    .map_err(encoding_failed)?;
+    Ok(out)
+}
+
+fn encode_webp(image: &DynamicImage) -> Result<Vec<u8>, Rejected> {
+    let mut out = Vec::new();
+    let encoder = WebPEncoder::new_lossless(&mut out);
+    if image.color().has_alpha() {
+        let rgba = image.to_rgba8();
+        encoder.write_image(&rgba, rgba.width(), rgba.height(), image::ExtendedColorType::Rgba8)
+    } else {
+        let rgb = image.to_rgb8();
+        encoder.write_image(&rgb, rgb.width(), rgb.height(), image::ExtendedColorType::Rgb8)
+    }
+    .map_err(encoding_failed)?;
+    Ok(out)
+}
+
+struct Thumbnail {
+    bytes: Vec<u8>,
+    content_type: &'static str,
+    width: u32,
+    height: u32,
+}
+
+/// 320 pixels wide (or the image's own width if narrower), the aspect kept;
+/// JPEG unless some pixel is not opaque, then PNG (README, Thumbnails).
+fn thumbnail(image: &DynamicImage) -> Result<Thumbnail, Rejected> {
+    let (width, height) = (image.width(), image.height());
+    let small = if width > THUMBNAIL_WIDTH {
+        let scaled = (u64::from(height) * u64::from(THUMBNAIL_WIDTH) + u64::from(width) / 2) / u64::from(width);
+        let thumb_height = u32::try_from(scaled).unwrap_or(u32::MAX).max(1);
+        Cow::Owned(image.thumbnail_exact(THUMBNAIL_WIDTH, thumb_height))
+    } else {
+        Cow::Borrowed(image)
+    };
+    let transparent = small.color().has_alpha() && small.to_rgba8().pixels().any(|pixel| pixel.0[3] != u8::MAX);
+    let (bytes, content_type) = if transparent {
+        (encode_png(&DynamicImage::ImageRgba8(small.to_rgba8()))?, "image/png")
+    } else {
+        (encode_jpeg(&small, THUMBNAIL_JPEG_QUALITY)?, "image/jpeg")
+    };
+    Ok(Thumbnail {
+        bytes,
+        content_type,
+        width: small.width(),
+        height: small.height(),
+    })
+}
+
+/// Whether a WebP holds a lossy (`VP8 `) bitstream rather than a lossless
+/// (`VP8L`) one; an animation's frames are looked into.
+fn webp_is_lossy(bytes: &[u8]) -> bool {
+    fn chunks_lossy(mut data: &[u8]) -> bool {
+        while data.len() >= 8 {
+            let (fourcc, size) = (
+                &data[..4],
+                u32::from_le_bytes([data[4], data[5], data[6], data[7]]) as usize,
+            );
+            let body = &data[8..data.len().min(8usize.saturating_add(size))];
+            match fourcc {
+                b"VP8 " => return true,
+                b"ANMF" if body.len() > 16 && chunks_lossy(&body[16..]) => return true,
+                _ => {}
+            }
+            let next = 8usize.saturating_add(size).saturating_add(size & 1);
+            data = data.get(next..).unwrap_or_default();
+        }
+        false
+    }
+    bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" && chunks_lossy(&bytes[12..])
+}
+
+/// GIF through the `gif` crate itself, one frame at a time: the indexed
+/// pixels, palettes, delays, disposal and transparency are written back as
+/// they were (lossless, no re-quantising), with the loop count, and nothing
+/// else: comments, XMP and other application extensions are never written.
+mod gif {
+    use super::*;
+    use ::gif::{ColorOutput, DecodeOptions, Encoder, Frame, MemoryLimit, Repeat};
+    use std::num::NonZeroU64;
+
+    fn corrupt(error: impl fmt::Display) -> Rejected {
+        Rejected::Corrupt(error.to_string())
+    }
+
+    pub(super) fn process(bytes: &[u8], limits: &Limits) -> Result<Processed, Rejected> {
+        let mut options = DecodeOptions::new();
+        options.set_color_output(ColorOutput::Indexed);
+        // Indexed: a byte a pixel, so a frame is at most max_pixels bytes.
+        options.set_memory_limit(MemoryLimit::Bytes(
+            NonZeroU64::new(limits.max_pixels.max(1)).unwrap_or(NonZeroU64::MIN),
+        ));
+        let mut decoder = options.read_info(Cursor::new(bytes)).map_err(corrupt)?;
+        let (width, height) = (decoder.width(), decoder.height());
+        check_dimensions(width.into(), height.into(), limits)?;
+        let global_palette = decoder.global_palette().map(<[u8]>::to_vec);
+
+        let mut encoder: Option<Encoder<Vec<u8>>> = None;
+        let mut first: Option<RgbaImage> = None;
+        let (mut frames, mut decoded_pixels) = (0u32, 0u64);
+        // Frame headers are read (and counted) before their pixels are.
+        while let Some(info) = decoder.next_frame_info().map_err(corrupt)? {
+            let info = info.clone();
+            frames += 1;
+            if frames > limits.max_frames {
+                return Err(Rejected::TooManyFrames { max: limits.max_frames });
+            }
+            let pixels = u64::from(info.width) * u64::from(info.height);
+            if u32::from(info.width) > limits.max_side
+                || u32::from(info.height) > limits.max_side
+                || pixels > limits.max_pixels
+            {
+                return Err(too_large(info.width.into(), info.height.into(), limits));
+            }
+            decoded_pixels += pixels;
+            if decoded_pixels > limits.max_animation_pixels {
+                return Err(Rejected::AnimationTooLarge {
+                    max_megapixels: limits.max_animation_pixels / 1_000_000,
+                });
+            }
+            let mut buffer = vec![0; decoder.buffer_size()];
+            decoder.read_into_buffer(&mut buffer).map_err(corrupt)?;
+            let palette = info
+                .palette
+                .as_deref()
+                .or(global_palette.as_deref())
+                .ok_or_else(|| corrupt("a frame has no palette"))?;
+            if first.is_none() {
+                first = Some(compose_first(width, height, &info, &buffer, palette));
+            }
+            let encoder = match &mut encoder {
+                Some(encoder) => encoder,
+                None => {
+                    // The loop count is known once the first frame's header is read.
+                    let mut new =
+                        Encoder::new(Vec::new(), width, height, global_palette.as_deref().unwrap_or_default())
+                            .map_err(corrupt)?;
+                    if decoder.repeat() != Repeat::Finite(0) {
+                        new.set_repeat(decoder.repeat()).map_err(corrupt)?;
+                    }
+                    encoder.insert(new)
+                }
+            };
+            let frame = Frame {
+                delay: info.delay,
+                dispose: info.dispose,
+                transparent: info.transparent,
+                needs_user_input: false,
+                top: info.top,
+                left: info.left,
+                width: info.width,
+                height: info.height,
+                interlaced: false,
+                palette: info.palette,
+                buffer: Cow::Owned(buffer),
+            };
+            encoder.write_frame(&frame).map_err(corrupt)?;
+        }
+        let (Some(encoder), Some(first)) = (encoder, first) else {
+            return Err(corrupt("the GIF has no image"));
+        };
+        let file = encoder.into_inner().map_err(corrupt)?;
+        let thumbnail = thumbnail(&DynamicImage::ImageRgba8(first))?;
+        Ok(Processed {
+            content_type: "image/gif",
+            width: width.into(),
+            height: height.into(),
+            file,
+            frames,
+            animation_dropped: false,
+            thumbnail: thumbnail.bytes,
+            thumbnail_content_type: thumbnail.content_type,
+            thumbnail_width: thumbnail.width,
+            thumbnail_height: thumbnail.height,
+        })
+    }
+
+    /// The first frame on a transparent canvas, as a viewer shows it.
+    fn compose_first(width: u16, height: u16, info: &Frame<'_>, indices: &[u8], palette: &[u8]) -> RgbaImage {
+        let mut canvas = RgbaImage::new(width.into(), height.into());
+        let row_length = usize::from(info.width);
+        for (y, row) in indices.chunks(row_length.max(1)).enumerate() {
+            let canvas_y = u32::from(info.top) + y as u32;
+            if canvas_y >= u32::from(height) {
+                break;
+            }
+            for (x, &index) in row.iter().enumerate() {
+                let canvas_x = u32::from(info.left) + x as u32;
+                if canvas_x >= u32::from(width) || Some(index) == info.transparent {
+                    continue;
+                }
+                let at = usize::from(index) * 3;
+                if let Some(rgb) = palette.get(at..at + 3) {
+                    canvas.put_pixel(canvas_x, canvas_y, image::Rgba([rgb[0], rgb[1], rgb[2], u8::MAX]));
+                }
+            }
+        }
+        canvas
+    }
+}
