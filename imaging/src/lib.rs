@@ -202,8 +202,13 @@ pub fn process(bytes: &[u8], declared: Declared, limits: &Limits) -> Result<Proc
             finish_still(&image, Output::Jpeg, false)
         }
         Declared::Png => {
+            // The header is read under the memory budget only, so that the
+            // dimensions are checked (and named in the reason) by decode_still.
+            let mut header_limits = image_limits(limits);
+            header_limits.max_image_width = None;
+            header_limits.max_image_height = None;
             let decoder =
-                PngDecoder::with_limits(Cursor::new(bytes), image_limits(limits)).map_err(|e| rejected(e, limits))?;
+                PngDecoder::with_limits(Cursor::new(bytes), header_limits).map_err(|e| rejected(e, limits))?;
             let animated = decoder.is_apng().map_err(|e| rejected(e, limits))?;
             let image = decode_still(decoder, limits)?;
             finish_still(&image, Output::Png, animated)
