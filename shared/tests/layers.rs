@@ -24,8 +24,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("store", &["error", "domain", "private_files", "aws"]),
     ("app", &["error", "domain", "function", "hashing", "store"]),
     ("http", &["error", "domain", "function", "app"]),
-    // The `purge` function's entry, beside `http`: stream records in.
-    ("stream", &["app", "store"]),
+    // The `purge` and (v4) `notify` functions' entry, beside `http`: stream
+    // records in, as domain events (a `TextEvent`) like http's requests.
+    ("stream", &["domain", "app", "store"]),
 ];
 
 const ROOT: &str = "runtime";
