@@ -21,6 +21,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("private_files", &[]),
     ("domain", &["error"]),
     ("aws", &[]),
+    // (v4) Presigned S3 POST policies for upload grants.
+    ("s3_post", &[]),
     ("store", &["error", "domain", "private_files", "aws"]),
     ("app", &["error", "domain", "function", "hashing", "store"]),
     ("http", &["error", "domain", "function", "app"]),
