@@ -6,6 +6,7 @@
 pub mod account;
 pub mod board;
 pub mod fields;
+pub mod media;
 pub mod moderation;
 pub mod notifications;
 mod version;
@@ -14,8 +15,8 @@ pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles, Se
 pub use board::{Board, BoardList, BoardSettings, DislikePolicy, Tally, Vote, VoteChange, VoteState};
 pub use fields::{
     BanDuration, BanId, BoardDescription, BoardName, BoardSlug, Boards, Category, CommentBody, CommentId, CommentKey,
-    MEMBER_PASSWORD_MIN, MemberId, Nickname, PageLimit, Password, PasswordHash, PostBody, PostId, PostKey, Reason,
-    ReportId, Title, Username, new_id,
+    MEMBER_PASSWORD_MIN, MediaId, MemberId, Nickname, PageLimit, Password, PasswordHash, PostBody, PostId, PostKey,
+    Reason, ReportId, Title, Username, new_id,
 };
 pub use moderation::{
     Ban, BanPage, BanRecord, BanScope, BanSubject, BanTarget, BlockedWords, LogAction, LogEntry, LogPage, LogTarget,

@@ -23,6 +23,10 @@ text_type!(
     /// A report's id (a ULID).
     ReportId
 );
+text_type!(
+    /// (v4) An uploaded image's id (a ULID).
+    MediaId
+);
 
 /// Ids are ULIDs; anything else cannot name a post or comment.
 fn ulid(what: &str, s: &str) -> Result<String, ApiError> {
@@ -71,6 +75,7 @@ id_type!(CommentId, "comment");
 id_type!(MemberId, "member");
 id_type!(BanId, "ban");
 id_type!(ReportId, "report");
+id_type!(MediaId, "media");
 
 impl CommentId {
     /// A `parent_id` field: a malformed one cannot be a comment of this post.

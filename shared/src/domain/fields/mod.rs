@@ -47,7 +47,7 @@ mod password;
 mod text;
 
 pub use boards::{BoardSlug, Boards};
-pub use ids::{BanId, CommentId, CommentKey, MemberId, PostId, PostKey, ReportId, new_id};
+pub use ids::{BanId, CommentId, CommentKey, MediaId, MemberId, PostId, PostKey, ReportId, new_id};
 pub use numbers::{BanDuration, MAX_PAGE, PageLimit};
 pub use password::{GUEST_PASSWORD_MIN, MEMBER_PASSWORD_MIN, PASSWORD_MAX, Password, PasswordHash};
 pub use text::{
