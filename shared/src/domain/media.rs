@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::MediaId;
+use super::{BoardSlug, MediaId, MemberId, WriterKey};
 use crate::error::ApiError;
 
 /// `MEDIA_MAX_BYTES`' default: 20 MiB.
@@ -121,6 +121,99 @@ impl MediaList {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+/// Who may attach an upload: the member who asked for it, or the guest
+/// writing from the same address (its address key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MediaOwner {
+    Member(MemberId),
+    Guest(WriterKey),
+}
+
+impl MediaOwner {
+    /// As stored: `member:<id>` or `guest:<address key>`.
+    pub fn key(&self) -> String {
+        match self {
+            MediaOwner::Member(id) => format!("member:{id}"),
+            MediaOwner::Guest(key) => format!("guest:{}", key.as_str()),
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Self> {
+        match key.split_once(':')? {
+            ("member", id) => Some(MediaOwner::Member(MemberId::from_stored(id.to_owned()))),
+            ("guest", writer) => Some(MediaOwner::Guest(WriterKey::new(writer.to_owned()))),
+            _ => None,
+        }
+    }
+}
+
+/// A grant, as recorded when it is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMedia {
+    pub id: MediaId,
+    pub board: BoardSlug,
+    pub owner: MediaOwner,
+    pub declared: MediaType,
+    /// What the grant lets the client send, at most.
+    pub bytes: u64,
+    pub created_at: String,
+}
+
+/// What the check of a ready upload found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadyMedia {
+    /// The type served: the decoded one (a lossy WebP is served as JPEG).
+    pub content_type: MediaType,
+    pub width: u32,
+    pub height: u32,
+    /// The served file's size.
+    pub bytes: u64,
+    pub thumbnail: MediaType,
+}
+
+/// How a check ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MediaOutcome {
+    Ready(ReadyMedia),
+    Rejected(String),
+}
+
+/// An upload as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaRecord {
+    pub id: MediaId,
+    pub board: BoardSlug,
+    pub owner: MediaOwner,
+    pub declared: MediaType,
+    pub bytes: u64,
+    pub created_at: String,
+    pub status: MediaStatus,
+    /// With [`MediaStatus::Ready`].
+    pub ready: Option<ReadyMedia>,
+    /// With [`MediaStatus::Rejected`].
+    pub reason: Option<String>,
+    /// The post or comment it is attached to.
+    pub attached_to: Option<String>,
+}
+
+impl MediaRecord {
+    /// The record of a grant just given: pending, attached nowhere.
+    pub fn granted(new: &NewMedia) -> Self {
+        MediaRecord {
+            id: new.id.clone(),
+            board: new.board.clone(),
+            owner: new.owner.clone(),
+            declared: new.declared,
+            bytes: new.bytes,
+            created_at: new.created_at.clone(),
+            status: MediaStatus::Pending,
+            ready: None,
+            reason: None,
+            attached_to: None,
+        }
     }
 }
 

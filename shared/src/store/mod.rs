@@ -25,13 +25,14 @@ pub use settings::StoreSettings;
 
 pub use idempotency::Claim;
 
+use crate::domain::media::{MediaOutcome, MediaRecord, NewMedia};
 use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
     CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
     PendingDeletion, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported,
     Revision, SessionState, Tally, Title, TotpStart, Username, Vote, VoteChange, Window, Writer, WriterKey,
 };
-use crate::domain::{BlockEntry, Blocked, Blocking, NewNotification, NotificationPage, TextRef};
+use crate::domain::{BlockEntry, Blocked, Blocking, MediaId, NewNotification, NotificationPage, TextRef};
 
 /// Every port, each method declared once, handed to `$then!`, which
 /// expands the list: into the traits below (`declare_ports!`) and into
@@ -414,6 +415,23 @@ macro_rules! ports {
                 async fn blocks(&self, member: &MemberId) -> StoreResult<Vec<BlockEntry>>;
             }
 
+            /// **(v4)** Uploaded images (docs/API.md, Images): a record per grant,
+            /// pending until its file is checked, then ready or rejected, once.
+            pub trait Media {
+                /// Records a grant (pending, attached nowhere); false when the id
+                /// is taken.
+                async fn create_media(&self, media: &NewMedia) -> StoreResult<bool>;
+                async fn media(&self, id: &MediaId) -> StoreResult<Option<MediaRecord>>;
+                /// Ends a pending upload's check: false (nothing changed) when it
+                /// is not pending, so a redelivered check changes nothing.
+                async fn finish_media(&self, id: &MediaId, outcome: &MediaOutcome) -> StoreResult<bool>;
+                /// Up to `limit` uploads attached nowhere, granted before `before`
+                /// (RFC 3339), oldest first: the sweep deletes them with their files.
+                async fn unattached_media(&self, before: &str, limit: usize) -> StoreResult<Vec<MediaRecord>>;
+                /// Deletes these records (after their files). Idempotent.
+                async fn delete_media(&self, ids: &[MediaId]) -> StoreResult<()>;
+            }
+
             /// **(v4)** Proof-of-work solutions spent (docs/API.md, Proof of work for
             /// anonymous writes): each challenge is accepted once.
             pub trait Challenges {
@@ -556,6 +574,7 @@ pub trait Store:
     + SecondFactors
     + Notifications
     + Blocks
+    + Media
     + Purges
     + Freshness
 {
@@ -575,6 +594,7 @@ impl<
         + SecondFactors
         + Notifications
         + Blocks
+        + Media
         + Purges
         + Freshness,
 > Store for T

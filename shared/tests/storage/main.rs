@@ -81,6 +81,7 @@ mod dynamo;
 mod idempotency;
 mod likes;
 mod locks;
+mod media;
 mod members;
 mod moderation;
 mod notifications;

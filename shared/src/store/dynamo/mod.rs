@@ -21,6 +21,7 @@ mod counters;
 mod idempotency;
 mod items;
 mod likes;
+mod media;
 mod members;
 pub mod migrate;
 mod moderation;

@@ -262,4 +262,26 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
         PRIMARY KEY (member_id, blocked)
     ) WITHOUT ROWID;",
     ),
+    // Images v4 (docs/API.md, Images): one row per upload grant; what its
+    // check found once it is ready; the post or comment it is attached to.
+    // The partial index serves the sweep of uploads never attached.
+    M::up(
+        "CREATE TABLE media (
+        id TEXT PRIMARY KEY,
+        board TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        declared TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'ready', 'rejected')),
+        content_type TEXT,
+        width INTEGER,
+        height INTEGER,
+        stored_bytes INTEGER,
+        thumbnail_type TEXT,
+        reason TEXT,
+        attached_to TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX media_unattached ON media (created_at) WHERE attached_to IS NULL;",
+    ),
 ];

@@ -26,6 +26,7 @@ mod challenges;
 mod comments;
 mod idempotency;
 mod likes;
+mod media;
 mod members;
 mod migrations;
 mod moderation;
