@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, s, text};
-use super::transact::{TxFailure, is_conditional_failure, sdk_error};
+use super::transact::{TxFailure, sdk_error};
 use crate::domain::media::{MediaOutcome, MediaOwner, MediaRecord, MediaStatus, MediaType, NewMedia, ReadyMedia};
 use crate::domain::{BoardSlug, MediaId};
 use crate::store::{Media, StoreError, StoreResult};
@@ -135,26 +135,14 @@ impl Media for DynamoStore {
                 "SET #status = :rejected, reason = :reason"
             }
         };
-        let touched = [format!("MEDIA#{id}")];
-        let result = self
-            .client()
-            .await
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(media_key(id.as_str())))
-            .update_expression(expression)
-            .condition_expression("#status = :pending")
-            .expression_attribute_names("#status", "status")
-            .set_expression_attribute_values(Some(values))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match result {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+        self.update_if(
+            media_key(id.as_str()),
+            expression,
+            "#status = :pending",
+            HashMap::from([("#status".to_owned(), "status".to_owned())]),
+            values,
+        )
+        .await
     }
 
     /// One Query of the markers, oldest first, and one BatchGetItem of

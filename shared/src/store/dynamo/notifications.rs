@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::DynamoStore;
 use super::attributes::{Item, from_item, key, n, s, text, to_item};
-use super::transact::{Race, TRANSACTION_ITEMS, TxFailure, failed_at, is_conditional_failure, retry_races, sdk_error};
+use super::transact::{Race, TRANSACTION_ITEMS, TxFailure, failed_at, retry_races, sdk_error};
 use crate::domain::notifications::{MAX_BLOCKS, MAX_NOTIFICATIONS, NOTIFICATION_DAYS};
 use crate::domain::{
     Author, BlockEntry, Blocked, Blocking, Member, MemberId, NewNotification, Notification, NotificationKind,
@@ -286,26 +286,14 @@ impl DynamoStore {
     /// One UpdateItem of a member's state: false when another write came first.
     async fn write_state(&self, member: &str, old: &State, next: &State) -> StoreResult<bool> {
         let update = old.update_to(next);
-        let touched = [notify_pk(member)];
-        let result = self
-            .client()
-            .await
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(state_key(member)))
-            .update_expression(update.expression)
-            .condition_expression(update.condition)
-            .set_expression_attribute_names(Some(update.names))
-            .set_expression_attribute_values(Some(update.values))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match result {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+        self.update_if(
+            state_key(member),
+            &update.expression,
+            &update.condition,
+            update.names,
+            update.values,
+        )
+        .await
     }
 
     /// The SKs of a member's kept notifications between `from` and `to`
@@ -583,26 +571,15 @@ impl Notifications for DynamoStore {
             .map_err(|e| StoreError::Internal(format!("encoding an author: {e}")))?;
         for (member, ids) in sent_of(record.as_ref()) {
             for id in ids {
-                let touched = [notify_pk(&member)];
-                let result = self
-                    .client()
-                    .await
-                    .update_item()
-                    .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                    .table_name(&self.table)
-                    .set_key(Some(key(notify_pk(&member), notification_sk(&id))))
-                    .update_expression("SET actor = :deleted")
-                    .condition_expression("attribute_exists(PK)")
-                    .expression_attribute_values(":deleted", deleted.clone())
-                    .send()
-                    .await
-                    .inspect(|out| self.record(out, &touched));
-                match result {
-                    Ok(_) => {}
-                    // Withdrawn or trimmed meanwhile: nothing to disown.
-                    Err(e) if is_conditional_failure(&e) => {}
-                    Err(e) => return Err(sdk_error(e)),
-                }
+                // Withdrawn or trimmed meanwhile (false): nothing to disown.
+                self.update_if(
+                    key(notify_pk(&member), notification_sk(&id)),
+                    "SET actor = :deleted",
+                    "attribute_exists(PK)",
+                    HashMap::new(),
+                    HashMap::from([(":deleted".to_owned(), deleted.clone())]),
+                )
+                .await?;
             }
         }
         Ok(())
@@ -765,32 +742,26 @@ impl Blocks for DynamoStore {
         };
         let value = serde_dynamo::to_attribute_value::<_, AttributeValue>(&value)
             .map_err(|e| StoreError::Internal(format!("encoding a block: {e}")))?;
-        let touched = [format!("BLOCKS#{member}")];
         retry_races("blocking kept losing races", (), |()| {
-            let (blocked, value, touched) = (&blocked, &value, &touched);
+            let (blocked, value) = (&blocked, &value);
             async move {
-                let result = self
-                    .client()
-                    .await
-                    .update_item()
-                    .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                    .table_name(&self.table)
-                    .set_key(Some(blocks_key(member)))
-                    .update_expression("SET #blocked.#key = :value")
-                    .condition_expression(
+                let added = self
+                    .update_if(
+                        blocks_key(member),
+                        "SET #blocked.#key = :value",
                         "attribute_exists(#blocked) AND attribute_not_exists(#blocked.#key) AND size(#blocked) < :max",
+                        HashMap::from([
+                            ("#blocked".to_owned(), "blocked".to_owned()),
+                            ("#key".to_owned(), blocked.clone()),
+                        ]),
+                        HashMap::from([
+                            (":value".to_owned(), value.clone()),
+                            (":max".to_owned(), n(MAX_BLOCKS as i64)),
+                        ]),
                     )
-                    .expression_attribute_names("#blocked", "blocked")
-                    .expression_attribute_names("#key", blocked.as_str())
-                    .expression_attribute_values(":value", value.clone())
-                    .expression_attribute_values(":max", n(MAX_BLOCKS as i64))
-                    .send()
-                    .await
-                    .inspect(|out| self.record(out, touched));
-                match result {
-                    Ok(_) => return Ok(Race::Done(Blocking::Added)),
-                    Err(e) if is_conditional_failure(&e) => {}
-                    Err(e) => return Err(sdk_error(e)),
+                    .await?;
+                if added {
+                    return Ok(Race::Done(Blocking::Added));
                 }
                 let Some(item) = self.get(blocks_key(member)).await? else {
                     let mut item = blocks_key(member);
@@ -818,27 +789,17 @@ impl Blocks for DynamoStore {
 
     /// One UpdateItem removing the entry if it is there.
     async fn unblock(&self, member: &MemberId, blocked: &Blocked) -> StoreResult<bool> {
-        let member = member.as_str();
-        let touched = [format!("BLOCKS#{member}")];
-        let result = self
-            .client()
-            .await
-            .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&self.table)
-            .set_key(Some(blocks_key(member)))
-            .update_expression("REMOVE #blocked.#key")
-            .condition_expression("attribute_exists(#blocked.#key)")
-            .expression_attribute_names("#blocked", "blocked")
-            .expression_attribute_names("#key", blocked.key())
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match result {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+        self.update_if(
+            blocks_key(member.as_str()),
+            "REMOVE #blocked.#key",
+            "attribute_exists(#blocked.#key)",
+            HashMap::from([
+                ("#blocked".to_owned(), "blocked".to_owned()),
+                ("#key".to_owned(), blocked.key()),
+            ]),
+            HashMap::new(),
+        )
+        .await
     }
 
     /// One consistent GetItem: a block counts from the next request on.

@@ -3,9 +3,10 @@
 //! and the guarded replace of a password hash; and the reads by many keys
 //! (BatchGetItem) and by id (the `ById` index).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
 
 use super::DynamoStore;
 use super::attributes::{Item, Projection, key, pk_of, s};
@@ -177,6 +178,39 @@ impl DynamoStore {
             .await
             .inspect(|out| self.record(out, &touched));
         match put {
+            Ok(_) => Ok(true),
+            Err(e) if is_conditional_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(e)),
+        }
+    }
+
+    /// One UpdateItem applying `expression` if `condition` holds: false
+    /// when it did not (nothing changed). `names` and `values` are the
+    /// placeholders both use (none may be empty: DynamoDB refuses empty maps).
+    pub(super) async fn update_if(
+        &self,
+        key: Item,
+        expression: &str,
+        condition: &str,
+        names: HashMap<String, String>,
+        values: HashMap<String, AttributeValue>,
+    ) -> StoreResult<bool> {
+        let touched = [pk_of(&key)];
+        let result = self
+            .client()
+            .await
+            .update_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .update_expression(expression)
+            .condition_expression(condition)
+            .set_expression_attribute_names((!names.is_empty()).then_some(names))
+            .set_expression_attribute_values((!values.is_empty()).then_some(values))
+            .send()
+            .await
+            .inspect(|out| self.record(out, &touched));
+        match result {
             Ok(_) => Ok(true),
             Err(e) if is_conditional_failure(&e) => Ok(false),
             Err(e) => Err(sdk_error(e)),
