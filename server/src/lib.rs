@@ -3,6 +3,7 @@
 //! one port, with request ids, JSON access logs, CORS and graceful shutdown.
 
 mod connections;
+mod media;
 mod settings;
 mod stream;
 mod web;
@@ -69,8 +70,9 @@ async fn access_log(request: Request, next: Next) -> Response {
 /// Every route, wrapped for server mode. `cors_origins` empty: no CORS headers.
 pub fn app(state: AppState, cors_origins: &[String]) -> Router {
     // The reference web client at `/` and `/assets/*` (server/src/web.rs).
-    let mut app = router(state, &Function::ALL)
+    let mut app = router(state.clone(), &Function::ALL)
         .merge(web::routes())
+        .merge(media::routes(state))
         .layer(middleware::from_fn(access_log));
     if !cors_origins.is_empty() {
         let origins: Vec<HeaderValue> = cors_origins

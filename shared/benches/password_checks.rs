@@ -77,6 +77,7 @@ async fn target(dir: &std::path::Path, v3: bool) -> Target {
             title: Title::parse("t".into()).unwrap(),
             body: PostBody::parse("b".into()).unwrap(),
             pow: None,
+            media: Default::default(),
         })
         .await
         .unwrap()
@@ -119,6 +120,7 @@ async fn per_request(target: &Target, op: &str, count: u32, first: u32) -> f64 {
                     body: PostBody::parse("b".into()).unwrap(),
                     client: proof.client,
                     if_match: None,
+                    media: None,
                 };
                 assert!(target.app.update_guest_post(edit).await.is_err());
             }

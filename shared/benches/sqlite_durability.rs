@@ -28,10 +28,12 @@ fn post() -> Post {
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "b".repeat(200),
         updated_at: now(),
         revision_count: 0,
+        media: Vec::new(),
     }
 }
 

@@ -15,10 +15,13 @@ pub enum Function {
     Moderation,
     /// The `/members/me` routes: member hashing and tokens.
     Account,
+    /// **(v4)** Image upload grants and their state; on Lambda also the
+    /// check of each upload (S3 events) and the sweep (a schedule).
+    Media,
 }
 
 impl Function {
-    pub const ALL: [Function; 9] = [
+    pub const ALL: [Function; 10] = [
         Function::Signup,
         Function::Login,
         Function::Read,
@@ -28,6 +31,7 @@ impl Function {
         Function::Like,
         Function::Moderation,
         Function::Account,
+        Function::Media,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +45,7 @@ impl Function {
             Function::Like => "like",
             Function::Moderation => "moderation",
             Function::Account => "account",
+            Function::Media => "media",
         }
     }
 
@@ -57,6 +62,9 @@ impl Function {
             Function::GuestPost | Function::GuestComment => (true, false, true),
             Function::Login | Function::Account => (true, true, false),
             Function::MemberWrite | Function::Like | Function::Moderation => (false, true, true),
+            // (v4) A grant is a write on a board: the ban check and a
+            // guest's owner key need the tag key, a member's the token.
+            Function::Media => (false, true, true),
             // (v4) A bearer token on a read adds `my_vote` and shows staff
             // the dislikes a board hides.
             Function::Read => (false, true, true),

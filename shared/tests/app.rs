@@ -108,6 +108,7 @@ impl TestApp {
                     board: board.clone(),
                     title: Title::parse("mine".into()).unwrap(),
                     body: PostBody::parse("body".into()).unwrap(),
+                    media: Default::default(),
                 },
             )
             .await
@@ -133,6 +134,7 @@ impl TestApp {
                 title: Title::parse("hello".into()).unwrap(),
                 body: PostBody::parse("from a guest".into()).unwrap(),
                 pow: None,
+                media: Default::default(),
             })
             .await
             .unwrap()
@@ -154,6 +156,7 @@ impl TestApp {
                 body: PostBody::parse("edited body".into()).unwrap(),
                 client: client(address),
                 if_match: None,
+                media: None,
             })
             .await
             .map(|detail| detail.post.summary.title)
@@ -240,6 +243,7 @@ async fn a_member_changes_only_what_they_wrote() {
         title: Title::parse("changed".into()).unwrap(),
         body: PostBody::parse("changed".into()).unwrap(),
         if_match: None,
+        media: Default::default(),
     };
     assert!(matches!(
         t.app.update_member_post(&lee, edit()).await,

@@ -151,6 +151,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
             board: board.clone(),
             title: Title::parse("first".into()).unwrap(),
             body: PostBody::parse("b".into()).unwrap(),
+            media: Default::default(),
         },
     )
     .await
@@ -166,6 +167,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
                 board: board.clone(),
                 title: Title::parse("t".into()).unwrap(),
                 body: PostBody::parse("b".into()).unwrap(),
+                media: Default::default(),
             },
         ),
     )
@@ -199,6 +201,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
             parent: None,
             body: shared::domain::CommentBody::parse("hi".into()).unwrap(),
             pow: None,
+            media: Default::default(),
         }),
     )
     .await;
@@ -429,6 +432,7 @@ async fn measure() -> Measured {
                 board: board.clone(),
                 title: Title::parse("first".into()).unwrap(),
                 body: PostBody::parse("b".into()).unwrap(),
+                media: Default::default(),
             },
         )
         .await
@@ -444,6 +448,7 @@ async fn measure() -> Measured {
                     board: board.clone(),
                     title: Title::parse(title.clone()).unwrap(),
                     body: PostBody::parse(text.clone()).unwrap(),
+                    media: Default::default(),
                 },
             )
             .await
@@ -461,6 +466,7 @@ async fn measure() -> Measured {
             title: Title::parse(title.clone()).unwrap(),
             body: PostBody::parse(text.clone()).unwrap(),
             pow: None,
+            media: Default::default(),
         })
         .await
         .unwrap();
@@ -495,6 +501,7 @@ async fn measure() -> Measured {
                     board: board.clone(),
                     title: Title::parse(format!("{i}")).unwrap(),
                     body: PostBody::parse("b".into()).unwrap(),
+                    media: Default::default(),
                 },
             )
             .await
@@ -526,6 +533,7 @@ async fn measure() -> Measured {
                 key: key.clone(),
                 parent: None,
                 body: shared::domain::CommentBody::parse("c".repeat(2_000)).unwrap(),
+                media: Default::default(),
             },
         )
         .await
@@ -541,6 +549,7 @@ async fn measure() -> Measured {
                 parent: None,
                 body: shared::domain::CommentBody::parse("c".repeat(2_000)).unwrap(),
                 pow: None,
+                media: Default::default(),
             })
             .await
             .unwrap()
@@ -733,6 +742,7 @@ async fn hundreds_of_members_liking_one_post_at_once_spread_over_every_partition
                 board: board.clone(),
                 title: Title::parse("hot".into()).unwrap(),
                 body: PostBody::parse("b".into()).unwrap(),
+                media: Default::default(),
             },
         )
         .await
@@ -815,6 +825,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
                 board: board.clone(),
                 title: Title::parse("t".into()).unwrap(),
                 body: PostBody::parse("b".into()).unwrap(),
+                media: Default::default(),
             },
         )
         .await
@@ -835,6 +846,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
         parent: None,
         body: shared::domain::CommentBody::parse(body.into()).unwrap(),
         pow: None,
+        media: Default::default(),
     };
     meter.take();
     let (plain, created) = requests(&counter, app.create_guest_comment(comment(None, "plain"))).await;
@@ -896,6 +908,7 @@ async fn a_create_over_its_quota_claims_no_key() {
         board: board.clone(),
         title: Title::parse("t".into()).unwrap(),
         body: PostBody::parse("b".into()).unwrap(),
+        media: Default::default(),
     };
     for _ in 0..30 {
         app.create_member_post(&author, write(None)).await.unwrap();
@@ -1142,10 +1155,12 @@ async fn seed_account(
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "seeded body".into(),
         updated_at: shared::domain::now(),
         revision_count: 0,
+        media: Vec::new(),
     };
     let key_of = |p: &Post| PostKey {
         board: board.clone(),
@@ -1172,6 +1187,7 @@ async fn seed_account(
         body: "seeded comment".into(),
         author: author(m),
         created_at: shared::domain::now(),
+        media: Vec::new(),
     };
     for key in &others {
         store
@@ -1244,10 +1260,12 @@ async fn v4_numbers_votes_and_listings() {
             category: category.map(str::to_owned),
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "a body of a few words".into(),
         updated_at: now(),
         revision_count: 0,
+        media: Vec::new(),
     };
     let mut rows: Vec<(String, u64, Consumed)> = Vec::new();
     macro_rules! measure {
@@ -1650,10 +1668,12 @@ async fn v4_edits_revisions_and_locks() {
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: body.into(),
         updated_at: now(),
         revision_count: 0,
+        media: Vec::new(),
     };
     let key_of = |p: &Post| PostKey {
         board: free.clone(),
@@ -1665,6 +1685,7 @@ async fn v4_edits_revisions_and_locks() {
         category: None,
         updated_at: now(),
         if_version: None,
+        media: Default::default(),
     };
     let mut rows: Vec<(String, u64, Consumed)> = Vec::new();
     macro_rules! measure {
@@ -1720,6 +1741,7 @@ async fn v4_edits_revisions_and_locks() {
         body: "c".repeat(chars),
         author: author.clone(),
         created_at: now(),
+        media: Vec::new(),
     };
     let lee = Author::Member {
         member_id: new_id(),
@@ -1857,6 +1879,7 @@ async fn v4_proof_of_work_on_an_anonymous_write() {
             title: Title::parse("t".into()).unwrap(),
             body: PostBody::parse("b".into()).unwrap(),
             pow,
+            media: Default::default(),
         }
     };
     // Warm both processes' board settings and each store's first writes.
@@ -2065,6 +2088,7 @@ async fn v4_board_pages_with_blocks_and_the_notification_routes() {
                 board: board.clone(),
                 title: Title::parse(format!("post {n}")).unwrap(),
                 body: PostBody::parse("b".into()).unwrap(),
+                media: Default::default(),
             },
         )
         .await

@@ -258,10 +258,12 @@ async fn seed_posts(h: &Harness, count: usize) {
                 category: None,
                 dislike_count: Some(0),
                 best: false,
+                media_count: 0,
             },
             body: "body ".repeat(40),
             updated_at: now(),
             revision_count: 0,
+            media: Vec::new(),
         };
         h.state
             .app

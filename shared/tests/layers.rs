@@ -24,7 +24,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // (v4) Presigned S3 POST policies for upload grants.
     ("s3_post", &[]),
     ("store", &["error", "domain", "private_files", "aws"]),
-    ("app", &["error", "domain", "function", "hashing", "store"]),
+    // (v4) The upload grant use case signs an S3 POST (s3_post).
+    ("app", &["error", "domain", "function", "hashing", "store", "s3_post"]),
     ("http", &["error", "domain", "function", "app"]),
     // The `purge` and (v4) `notify` functions' entry, beside `http`: stream
     // records in, as domain events (a `TextEvent`) like http's requests.

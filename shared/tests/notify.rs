@@ -133,10 +133,12 @@ async fn post_by(store: &DynamoStore, author: &Author, title: &str, body: &str) 
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: body.into(),
         updated_at: at,
         revision_count: 0,
+        media: Vec::new(),
     };
     store.create_post(&post, &writer(), None, None).await.unwrap();
     PostKey {
@@ -153,6 +155,7 @@ async fn comment_by(store: &DynamoStore, on: &PostKey, parent: Option<&str>, aut
         body: body.into(),
         author: author.clone(),
         created_at: now(),
+        media: Vec::new(),
     };
     store
         .create_comment(&free(), &comment, &writer(), None, None)

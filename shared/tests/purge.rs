@@ -104,10 +104,12 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "body".into(),
         updated_at: at,
         revision_count: 0,
+        media: Vec::new(),
     };
     store.create_post(&post, &writer(), None, None).await.unwrap();
     let id = post.summary.id.clone();
@@ -119,6 +121,7 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
             body: format!("comment {i}"),
             author: author.clone(),
             created_at: now(),
+            media: Vec::new(),
         })
         .collect();
     for chunk in all.chunks(25) {
@@ -470,10 +473,12 @@ async fn member_with_content(
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "body".into(),
         updated_at: at,
         revision_count: 0,
+        media: Vec::new(),
     };
     store.create_post(&post, &writer(), None, None).await.unwrap();
     for on in [post.summary.id.as_str(), other.post.as_str()] {
@@ -485,6 +490,7 @@ async fn member_with_content(
                 body: format!("{name} {i}"),
                 author: author.clone(),
                 created_at: now(),
+                media: Vec::new(),
             };
             store
                 .create_comment(&free(), &comment, &writer(), None, None)

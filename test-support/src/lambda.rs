@@ -54,10 +54,12 @@ pub async fn table_with_a_post(files: &std::path::Path, prefix: &str) -> Seeded 
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "b".into(),
         updated_at: now(),
         revision_count: 0,
+        media: Vec::new(),
     };
     store
         .create_post(

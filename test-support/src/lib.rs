@@ -5,6 +5,7 @@
 //! binary started against it.
 
 pub mod dynamo_local;
+pub mod images;
 pub mod lambda;
 pub mod router;
 

@@ -66,10 +66,12 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: "seeded body".into(),
         updated_at: now(),
         revision_count: 0,
+        media: Vec::new(),
     };
     let guest_hash = guest_hash.map(|h| PasswordHash::new(h.to_owned()));
     state

@@ -34,6 +34,7 @@ mod guests;
 mod helpers;
 mod hostile;
 mod idempotency;
+mod media;
 mod moderation;
 mod notifications;
 mod passwords;

@@ -16,6 +16,7 @@ use super::posts::{EditPost, Placed, new_comment, new_post};
 use super::pow::AnonymousWrite;
 use super::throttle::Refusal;
 use super::{App, ClientAddress, throttle};
+use crate::domain::media::{MediaList, MediaOwner};
 
 #[derive(Debug)]
 pub struct GuestPost {
@@ -29,6 +30,8 @@ pub struct GuestPost {
     pub body: PostBody,
     /// The body's `category`, checked against the board's list.
     pub category: Option<String>,
+    /// **(v4)** Images to attach, granted to this address.
+    pub media: MediaList,
     /// **(v4)** The request's `X-Pow`, if it came with one.
     pub pow: Option<String>,
 }
@@ -44,6 +47,9 @@ pub struct GuestEdit {
     pub client: ClientAddress,
     /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
+    /// **(v4)** The post's images from now on (new ones granted to this
+    /// address); absent keeps them.
+    pub media: Option<MediaList>,
 }
 
 #[derive(Debug)]
@@ -56,6 +62,8 @@ pub struct GuestComment {
     pub password: Password,
     pub parent: Option<CommentId>,
     pub body: CommentBody,
+    /// **(v4)** At most one image, granted to this address.
+    pub media: MediaList,
     /// **(v4)** The request's `X-Pow`, if it came with one.
     pub pow: Option<String>,
 }
@@ -97,13 +105,17 @@ impl App {
             (Screened::PostBody, command.body.as_str()),
         ];
         let reservation = self.screen_counted(&fields, reservation).await?;
+        let owner = MediaOwner::Guest(writer.key.clone());
+        let (media, reservation) = self
+            .attachable_counted(&command.media, &command.board, &owner, reservation)
+            .await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
                 let author = Author::guest(command.nickname.into_inner(), &writer.key);
                 let number = self.store.allocate_post_number(&command.board).await?;
                 let placed = Placed { number, category };
-                let post = new_post(command.board, command.title, command.body, author, placed);
+                let post = new_post(command.board, command.title, command.body, author, placed, media);
                 let mut detail = PostDetail::new(post);
                 if board.dislikes != crate::domain::DislikePolicy::Shown {
                     super::reads::hide_dislikes(&mut detail.post.summary);
@@ -122,7 +134,8 @@ impl App {
 
     pub async fn update_guest_post(&self, command: GuestEdit) -> Result<PostDetail, ApiError> {
         check_length(self.hashing()?, Tier::Guest, "password", &command.password)?;
-        self.require_not_banned(&command.key.board, &command.client, None)
+        let writer = self
+            .require_not_banned(&command.key.board, &command.client, None)
             .await?;
         let guard = self.require_post(&command.key).await?;
         // Before the password check: a locked post costs no hash.
@@ -150,8 +163,10 @@ impl App {
                 body: command.body,
                 category: command.category,
                 if_match: command.if_match,
+                media: command.media,
             },
             None,
+            MediaOwner::Guest(writer.key),
         )
         .await
     }
@@ -190,11 +205,15 @@ impl App {
             (Screened::CommentBody, command.body.as_str()),
         ];
         let reservation = self.screen_counted(&fields, reservation).await?;
+        let owner = MediaOwner::Guest(writer.key.clone());
+        let (media, reservation) = self
+            .attachable_counted(&command.media, &command.key.board, &owner, reservation)
+            .await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let hash = hashing.hash(Tier::Guest, command.password.secret().clone()).await?;
                 let author = Author::guest(command.nickname.into_inner(), &writer.key);
-                let comment = new_comment(&command.key.post, command.parent, command.body, author);
+                let comment = new_comment(&command.key.post, command.parent, command.body, author, media);
                 let done = super::completion(claim.as_ref(), &comment)?;
                 self.store
                     .create_comment(

@@ -13,6 +13,7 @@ mod errors;
 #[cfg(feature = "hashing")]
 pub mod guest;
 mod idempotency;
+pub mod media;
 pub mod moderation;
 pub mod notify;
 pub mod pacing;
@@ -145,6 +146,11 @@ pub struct App {
     notifier: Option<tokio::sync::mpsc::Sender<crate::domain::TextEvent>>,
     /// **(v4)** Members' block sets as last read ([`blocks`]).
     block_cache: Arc<blocks::BlockCache>,
+    /// **(v4)** Upload grants and the files of images.
+    media: Option<Arc<media::MediaKit>>,
+    /// The server's image checker ([`App::check_media_in_background`]).
+    media_checker: Option<tokio::sync::mpsc::Sender<crate::domain::MediaId>>,
+    sweep_wake: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for App {
@@ -183,6 +189,9 @@ impl App {
             totp: None,
             notifier: None,
             block_cache: Arc::default(),
+            media: None,
+            media_checker: None,
+            sweep_wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
 

@@ -124,7 +124,11 @@ impl App {
     pub async fn on_text_event(&self, event: &TextEvent) -> Result<(), ApiError> {
         match event {
             TextEvent::Written(text) => self.notify_written(text).await.map(|_| ()),
-            TextEvent::Gone(text) => Ok(self.store.withdraw_notifications(text).await?),
+            TextEvent::Gone(text) => {
+                self.store.withdraw_notifications(text).await?;
+                // (v4) Its images go to the sweep (SQLite did so in the delete).
+                self.release_media(text).await
+            }
             TextEvent::Disowned(text) => Ok(self.store.disown_notifications(text).await?),
         }
     }

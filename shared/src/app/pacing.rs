@@ -64,6 +64,8 @@ pub(super) fn policy_of(key: &AttemptKey, max: u64, window_secs: i64) -> Policy 
         ("signup:address:", "signups"),
         ("report:address:", "reports"),
         ("vote:address:", "guest-votes"),
+        ("upload:address:", "uploads"),
+        ("upload:member:", "uploads-member"),
         ("check:address:", "password-checks"),
         ("login:user-address:", "login-failures"),
         ("login:address:", "login-failures-address"),

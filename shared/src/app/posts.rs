@@ -2,13 +2,14 @@
 //! member-write). A member may change only what they wrote.
 
 use super::{Answer, IdempotencyKey};
+use crate::domain::media::{AttachedMedia, MediaList, MediaOwner};
 use crate::domain::moderation::Screened;
 use crate::domain::{
     Author, BoardSlug, Category, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, PageLimit, Post,
     PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Title, now,
 };
 use crate::error::ApiError;
-use crate::store::{Edited, PostEdit};
+use crate::store::{Edited, MediaEdit, PostEdit};
 
 use super::{App, ClientAddress, SignedIn};
 
@@ -50,6 +51,8 @@ pub struct WritePost {
     pub body: PostBody,
     /// The body's `category`, checked against the board's list by the use case.
     pub category: Option<String>,
+    /// **(v4)** Images to attach.
+    pub media: MediaList,
 }
 
 #[derive(Debug)]
@@ -62,6 +65,8 @@ pub struct EditPost {
     pub category: Option<Option<String>>,
     /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
+    /// **(v4)** The post's images from now on; absent keeps them.
+    pub media: Option<MediaList>,
 }
 
 #[derive(Debug)]
@@ -72,6 +77,8 @@ pub struct WriteComment {
     pub key: PostKey,
     pub parent: Option<CommentId>,
     pub body: CommentBody,
+    /// **(v4)** At most one image.
+    pub media: MediaList,
 }
 
 /// What a post create writes besides its text and author.
@@ -80,7 +87,14 @@ pub(super) struct Placed {
     pub category: Option<Category>,
 }
 
-pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: Author, placed: Placed) -> Post {
+pub(super) fn new_post(
+    board: BoardSlug,
+    title: Title,
+    body: PostBody,
+    author: Author,
+    placed: Placed,
+    media: Vec<AttachedMedia>,
+) -> Post {
     let at = now();
     Post {
         summary: PostSummary {
@@ -96,14 +110,22 @@ pub(super) fn new_post(board: BoardSlug, title: Title, body: PostBody, author: A
             category: placed.category.map(Category::into_inner),
             dislike_count: Some(0),
             best: false,
+            media_count: u32::try_from(media.len()).unwrap_or(u32::MAX),
         },
         body: body.into_inner(),
         updated_at: at,
         revision_count: 0,
+        media,
     }
 }
 
-pub(super) fn new_comment(post: &PostId, parent: Option<CommentId>, body: CommentBody, author: Author) -> Comment {
+pub(super) fn new_comment(
+    post: &PostId,
+    parent: Option<CommentId>,
+    body: CommentBody,
+    author: Author,
+    media: Vec<AttachedMedia>,
+) -> Comment {
     Comment {
         id: CommentId::generate().into_inner(),
         post_id: post.as_str().to_owned(),
@@ -111,6 +133,7 @@ pub(super) fn new_comment(post: &PostId, parent: Option<CommentId>, body: Commen
         body: body.into_inner(),
         author,
         created_at: now(),
+        media,
     }
 }
 
@@ -143,11 +166,22 @@ impl App {
             (Screened::PostBody, command.body.as_str()),
         ];
         let reservation = self.screen_counted(&fields, reservation).await?;
+        let owner = MediaOwner::Member(member.id.clone());
+        let (media, reservation) = self
+            .attachable_counted(&command.media, &command.board, &owner, reservation)
+            .await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
                 let number = self.store.allocate_post_number(&command.board).await?;
                 let placed = Placed { number, category };
-                let post = new_post(command.board, command.title, command.body, member.author(), placed);
+                let post = new_post(
+                    command.board,
+                    command.title,
+                    command.body,
+                    member.author(),
+                    placed,
+                    media,
+                );
                 let mut detail = PostDetail::new(post);
                 self.shown_to(&mut detail.post.summary, Some(member)).await?;
                 let done = super::completion(claim.as_ref(), &detail)?;
@@ -173,7 +207,8 @@ impl App {
             (Screened::PostBody, command.body.as_str()),
         ])
         .await?;
-        self.apply_edit(command, Some(member)).await
+        let owner = MediaOwner::Member(member.id.clone());
+        self.apply_edit(command, Some(member), owner).await
     }
 
     /// Stores the edit and answers the post as it now is.
@@ -181,10 +216,20 @@ impl App {
         &self,
         command: EditPost,
         editor: Option<&SignedIn>,
+        owner: MediaOwner,
     ) -> Result<PostDetail, ApiError> {
         let category = match command.category {
             None => None,
             Some(asked) => Some(self.board_settings(command.key.board.as_str()).await?.category(asked)?),
+        };
+        let changes_media = command.media.is_some();
+        let media = match &command.media {
+            None => None,
+            Some(list) => {
+                let own = Some(command.key.post.as_str());
+                let media = self.attachable(list, &command.key.board, &owner, own).await?;
+                Some(MediaEdit { media, owner })
+            }
         };
         let edit = PostEdit {
             title: command.title,
@@ -192,11 +237,16 @@ impl App {
             category,
             updated_at: now(),
             if_version: command.if_match,
+            media,
         };
         match self.store.update_post(&command.key, &edit).await? {
             Edited::Done => {}
             Edited::NoSuchPost => return Err(self.not_found_post()),
             Edited::OtherVersion => return Err(ApiError::PreconditionFailed),
+        }
+        if changes_media {
+            // Images it dropped are due now.
+            self.sweep_soon();
         }
         let mut detail = self
             .store
@@ -318,9 +368,13 @@ impl App {
         let reservation = self
             .screen_counted(&[(Screened::CommentBody, command.body.as_str())], reservation)
             .await?;
+        let owner = MediaOwner::Member(member.id.clone());
+        let (media, reservation) = self
+            .attachable_counted(&command.media, &command.key.board, &owner, reservation)
+            .await?;
         let created = self
             .once(command.idempotency.as_ref(), |claim| async move {
-                let comment = new_comment(&command.key.post, command.parent, command.body, member.author());
+                let comment = new_comment(&command.key.post, command.parent, command.body, member.author(), media);
                 let done = super::completion(claim.as_ref(), &comment)?;
                 self.store
                     .create_comment(&command.key.board, &comment, &writer, None, done.as_ref())

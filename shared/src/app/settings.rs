@@ -25,6 +25,8 @@ pub struct AppSettings {
     pub pow: super::pow::PowSettings,
     /// **(v4)** `MEMBER_PASSWORD_MIN`, `PASSWORD_POLICY`, `STAFF_REQUIRE_TOTP`, `TOTP_ISSUER`.
     pub passwords: PasswordSettings,
+    /// **(v4)** `MEDIA_MAX_BYTES`, `MEDIA_BUCKET`, `MEDIA_BASE_URL`.
+    pub media: super::media::MediaSettings,
 }
 
 /// **(v4)** Member passwords and TOTP (docs/API.md, Passwords and staff sign-in).
@@ -141,6 +143,13 @@ impl fmt::Display for AppSettings {
         write!(f, " blocked_words={}", self.blocked_words.len())?;
         write!(f, " {}", self.pow)?;
         write!(f, " {}", self.passwords)?;
+        write!(
+            f,
+            " media_max_bytes={} media_bucket={} media_base_url={}",
+            self.media.max_bytes,
+            self.media.bucket.as_deref().unwrap_or("unset"),
+            self.media.base_url.as_deref().unwrap_or("/media")
+        )?;
         let mut limits = self.limits;
         for (name, limit) in limits.named() {
             match limit {

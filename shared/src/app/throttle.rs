@@ -92,6 +92,10 @@ pub struct Limits {
     pub reports_address: Option<Limit>,
     /// **(v4)** Guest votes per client address.
     pub guest_votes_address: Option<Limit>,
+    /// **(v4)** Image upload grants per client address.
+    pub uploads_address: Option<Limit>,
+    /// **(v4)** Image upload grants per member.
+    pub uploads_member: Option<Limit>,
 }
 
 impl Default for Limits {
@@ -109,13 +113,15 @@ impl Default for Limits {
             password_checks_address: Some(Limit::new(120, 600)),
             reports_address: Some(Limit::new(10, 3600)),
             guest_votes_address: Some(Limit::new(30, 3600)),
+            uploads_address: Some(Limit::new(30, 600)),
+            uploads_member: Some(Limit::new(60, 600)),
         }
     }
 }
 
 impl Limits {
     /// Each limit by its setting name, for configuration and the start-up summary.
-    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 12] {
+    pub fn named(&mut self) -> [(&'static str, &mut Option<Limit>); 14] {
         [
             ("LIMIT_LOGIN_USER_ADDRESS", &mut self.login_user_address),
             ("LIMIT_LOGIN_ADDRESS", &mut self.login_address),
@@ -129,6 +135,8 @@ impl Limits {
             ("LIMIT_PASSWORD_CHECKS_ADDRESS", &mut self.password_checks_address),
             ("LIMIT_REPORTS_ADDRESS", &mut self.reports_address),
             ("LIMIT_GUEST_VOTES_ADDRESS", &mut self.guest_votes_address),
+            ("LIMIT_UPLOADS_ADDRESS", &mut self.uploads_address),
+            ("LIMIT_UPLOADS_MEMBER", &mut self.uploads_member),
         ]
     }
 }
@@ -405,6 +413,18 @@ pub fn guest_vote_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit
     )
 }
 
+/// **(v4)** Image upload grants per address and, for a member, per member.
+pub fn upload_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<(AttemptKey, Limit)> {
+    let mut keys = per_address(
+        address,
+        [("upload:address:{address}".to_owned(), limits.uploads_address)],
+    );
+    if let Some(member) = member {
+        keys.extend(keyed([(format!("upload:member:{member}"), limits.uploads_member)]));
+    }
+    keys
+}
+
 /// Signups per address.
 pub fn signup_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit)> {
     per_address(
@@ -425,6 +445,7 @@ mod tests {
             signup_keys(&limits, "192.0.2.1"),
             report_keys(&limits, "192.0.2.1"),
             guest_vote_keys(&limits, "192.0.2.1"),
+            upload_keys(&limits, "192.0.2.1", Some("m1")),
             password_check_keys(&limits, "192.0.2.1"),
             login_keys(&limits, "kim", "192.0.2.1"),
             login_success_keys(&limits, "kim"),

@@ -17,11 +17,27 @@ pub const MAX_POST_MEDIA: usize = 20;
 pub const MAX_COMMENT_MEDIA: usize = 1;
 /// An upload never attached is deleted, with its file, after this long.
 pub const UNATTACHED_HOURS: i64 = 24;
+/// An image is attached only while it has this long left before it is due:
+/// the sweep deletes what is due by its own clock, which may run ahead of
+/// the writer's by up to this much.
+pub const ATTACH_MARGIN_SECONDS: i64 = 60;
+
+/// The least `due_at` an image attached at `now` (RFC 3339) may have.
+pub fn attachable_until(now: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(now).map_or_else(
+        |_| now.to_owned(),
+        |at| {
+            crate::domain::timestamp(at.with_timezone(&chrono::Utc) + chrono::Duration::seconds(ATTACH_MARGIN_SECONDS))
+        },
+    )
+}
+
 /// How long a grant's upload URL may be used.
 pub const GRANT_MINUTES: i64 = 15;
 
 /// The type a client declares for an upload: one of the four the board takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum MediaType {
     #[serde(rename = "image/jpeg")]
     Jpeg,
@@ -133,6 +149,17 @@ pub enum MediaOwner {
 }
 
 impl MediaOwner {
+    /// Who writes with `author` from `writer`: the member, or for a guest
+    /// the address key the text is written from.
+    pub fn writing(author: &crate::domain::Author, writer: &crate::domain::Writer) -> Self {
+        match author {
+            crate::domain::Author::Member { member_id, .. } => {
+                MediaOwner::Member(MemberId::from_stored(member_id.clone()))
+            }
+            _ => MediaOwner::Guest(writer.key.clone()),
+        }
+    }
+
     /// As stored: `member:<id>` or `guest:<address key>`.
     pub fn key(&self) -> String {
         match self {
@@ -160,6 +187,24 @@ pub struct NewMedia {
     /// What the grant lets the client send, at most.
     pub bytes: u64,
     pub created_at: String,
+    /// When the sweep deletes it if it is attached nowhere by then.
+    pub due_at: String,
+}
+
+impl NewMedia {
+    /// A grant given now: due [`UNATTACHED_HOURS`] later.
+    pub fn granted_now(id: MediaId, board: BoardSlug, owner: MediaOwner, declared: MediaType, bytes: u64) -> Self {
+        let at = chrono::Utc::now();
+        NewMedia {
+            id,
+            board,
+            owner,
+            declared,
+            bytes,
+            created_at: crate::domain::timestamp(at),
+            due_at: crate::domain::timestamp(at + chrono::Duration::hours(UNATTACHED_HOURS)),
+        }
+    }
 }
 
 /// What the check of a ready upload found.
@@ -197,6 +242,8 @@ pub struct MediaRecord {
     pub reason: Option<String>,
     /// The post or comment it is attached to.
     pub attached_to: Option<String>,
+    /// While attached nowhere: when the sweep deletes it.
+    pub due_at: Option<String>,
 }
 
 impl MediaRecord {
@@ -213,8 +260,132 @@ impl MediaRecord {
             ready: None,
             reason: None,
             attached_to: None,
+            due_at: Some(new.due_at.clone()),
         }
     }
+}
+
+/// An image as a post or a comment shows it (docs/API.md, Images):
+/// `url` and `thumbnail_url` hold the files' stored names ([`file_key`]),
+/// which become URLs under the deployment's media origin
+/// ([`set_base_url`]) only when the image is serialized, so a changed
+/// origin never leaves old posts pointing at the old one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AttachedMedia {
+    /// ULID
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9A-HJKMNP-TV-Z]{26}$"))]
+    pub id: String,
+    #[serde(serialize_with = "as_url")]
+    pub url: String,
+    #[serde(serialize_with = "as_url")]
+    pub thumbnail_url: String,
+    pub width: u32,
+    pub height: u32,
+    /// The type the file is served as: the decoded one.
+    pub content_type: MediaType,
+}
+
+impl AttachedMedia {
+    /// The thumbnail's type, from its stored name's extension.
+    pub fn thumbnail_type(&self) -> MediaType {
+        let extension = self.thumbnail_url.rsplit('.').next().unwrap_or_default();
+        MediaType::ALL
+            .into_iter()
+            .find(|t| t.extension() == extension)
+            .unwrap_or(MediaType::Jpeg)
+    }
+
+    pub fn of(id: &MediaId, ready: &ReadyMedia) -> Self {
+        AttachedMedia {
+            id: id.as_str().to_owned(),
+            url: file_key(id, ready.content_type),
+            thumbnail_url: thumbnail_key(id, ready.thumbnail),
+            width: ready.width,
+            height: ready.height,
+            content_type: ready.content_type,
+        }
+    }
+}
+
+/// How posts and comments store their images: the attachment without the
+/// names (they follow from id and types).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct StoredMedia {
+    id: String,
+    #[serde(rename = "t")]
+    content_type: MediaType,
+    #[serde(rename = "w")]
+    width: u32,
+    #[serde(rename = "h")]
+    height: u32,
+    /// The thumbnail's type.
+    #[serde(rename = "th")]
+    thumbnail: MediaType,
+}
+
+/// A post's or comment's images as stored: `None` for none (no attribute).
+pub fn to_stored(media: &[AttachedMedia]) -> Option<String> {
+    if media.is_empty() {
+        return None;
+    }
+    let stored: Vec<StoredMedia> = media
+        .iter()
+        .map(|m| StoredMedia {
+            id: m.id.clone(),
+            content_type: m.content_type,
+            width: m.width,
+            height: m.height,
+            thumbnail: m.thumbnail_type(),
+        })
+        .collect();
+    serde_json::to_string(&stored).ok()
+}
+
+/// The images [`to_stored`] wrote; `None` when they do not parse.
+pub fn from_stored(stored: Option<&str>) -> Option<Vec<AttachedMedia>> {
+    let Some(stored) = stored else {
+        return Some(Vec::new());
+    };
+    let stored: Vec<StoredMedia> = serde_json::from_str(stored).ok()?;
+    Some(
+        stored
+            .into_iter()
+            .map(|m| {
+                let id = MediaId::from_stored(m.id);
+                AttachedMedia::of(
+                    &id,
+                    &ReadyMedia {
+                        content_type: m.content_type,
+                        width: m.width,
+                        height: m.height,
+                        bytes: 0,
+                        thumbnail: m.thumbnail,
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The media origin: `MEDIA_BASE_URL` (CloudFront on AWS), else the
+/// server's own `/media`. One per process, set once at start, as the
+/// deployment's other constants are.
+static BASE_URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets the origin [`AttachedMedia`]'s URLs are under; the first call wins.
+pub fn set_base_url(base: &str) {
+    let _ = BASE_URL.set(base.trim_end_matches('/').to_owned());
+}
+
+/// The URL of a stored name: the origin, `/`, the name.
+pub fn url_of(key: &str) -> String {
+    let base = BASE_URL.get().map_or("/media", String::as_str);
+    format!("{base}/{key}")
+}
+
+fn as_url<S: serde::Serializer>(key: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&url_of(key))
 }
 
 /// The stored names of an upload's files: the upload as sent (private,

@@ -135,6 +135,10 @@ pub struct PostSummary {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub best: bool,
+    /// **(v4)** How many images the post shows (a list's image mark).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub media_count: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,6 +153,10 @@ pub struct Post {
     /// per edit, at most [`MAX_REVISIONS`].
     #[serde(default)]
     pub revision_count: u32,
+    /// **(v4)** Its images, in the order given (docs/API.md, Images).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub media: Vec<media::AttachedMedia>,
 }
 
 /// **(v4)** The versions of a post kept for its history (docs/API.md, Edit
@@ -190,6 +198,10 @@ pub struct Comment {
     pub author: Author,
     #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub created_at: String,
+    /// **(v4)** Its image, if any (at most one).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub media: Vec<media::AttachedMedia>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -103,7 +103,7 @@ where
 }
 
 /// A field the route requires: absent and `null` are both missing.
-pub fn required(field: &str, value: Option<String>) -> Result<String, ApiError> {
+pub fn required<T>(field: &str, value: Option<T>) -> Result<T, ApiError> {
     value.ok_or_else(|| ApiError::invalid(field, "is required"))
 }
 
@@ -156,7 +156,7 @@ mod tests {
         assert_eq!(body.title.as_deref(), Some("hi"));
         assert_eq!(body.nothing, None);
         assert_eq!(required("n", body.n), Err(ApiError::invalid("n", "is required")));
-        assert_eq!(required("n", None).unwrap_err().field(), Some("n"));
+        assert_eq!(required::<String>("n", None).unwrap_err().field(), Some("n"));
         assert_eq!(
             parse::<Sample>(br#"{"n": 3}"#).unwrap_err(),
             ApiError::MalformedJson {

@@ -320,3 +320,21 @@ impl FromRequestParts<AppState> for TagPath {
         Ok(TagPath(tag))
     }
 }
+
+#[derive(Deserialize)]
+struct RawMedia {
+    media_id: String,
+}
+
+/// **(v4)** `/media/{media_id}`: anything but a ULID names nothing (`404`).
+#[derive(Debug)]
+pub struct MediaPath(pub crate::domain::MediaId);
+
+impl FromRequestParts<AppState> for MediaPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawMedia { media_id } = raw(parts, state).await?;
+        Ok(MediaPath(crate::domain::MediaId::parse(&media_id)?))
+    }
+}

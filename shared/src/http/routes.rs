@@ -506,6 +506,18 @@ routes_table! {
             .takes::<h::account::EndTotpRequest>().errors(&["validation_failed", "invalid_credentials", "too_many_attempts"])
             .listed("bearer", "**(v4)** `204`");
     #[cfg(feature = "tokens")]
+    Media POST "/boards/{slug}/media" => h::media::grant_upload,
+        doc("grantUpload", "Ask to upload an image", 201, "Where to send the file, until `expires_at`")
+            .details("(v4) A grant to upload one image of the declared `content_type` and at most `bytes` (1 to `MEDIA_MAX_BYTES`, 20 MiB by default) to `upload.url`: on AWS a presigned S3 POST (`multipart/form-data`: every `fields` entry, then the file as `file`), on the server a `PUT` of the bytes with `headers`. Then the file is checked off the request: `getMedia` says `pending`, then `ready` (decoded, re-encoded without metadata, with a 320-pixel-wide thumbnail) or `rejected` with a reason. Attach a ready image with a post's or comment's `media`. Anonymous is a guest: the board must take guest writes, and the proof of work of anonymous writes applies. Counted against the upload quotas of the client address (30 in 10 minutes) and the member (60). A grant never attached is deleted with its file after 24 hours.")
+            .takes::<h::media::GrantRequest>().returns::<crate::app::media::MediaGrant>().errors(&["validation_failed", "unauthorized", "forbidden", "banned", "not_found", "pow_required", "rate_limited"])
+            .listed("- (bearer optional)", "**(v4)** `201` upload grant");
+    #[cfg(feature = "tokens")]
+    Media GET "/media/{media_id}" => h::media::get_media,
+        doc("getMedia", "An uploaded image's state", 200, "The upload")
+            .details("(v4) `pending` until its file is checked, then `ready` with `width`, `height`, `bytes`, `url` and `thumbnail_url` (served with the decoded type, `nosniff`, `Content-Security-Policy: sandbox` and a long immutable cache), or `rejected` with a `reason` (not the image it claims, or over a limit: 8,192 pixels a side, 50 megapixels, 300 frames).")
+            .returns::<crate::app::media::MediaView>().errors(&["not_found"])
+            .listed("-", "**(v4)** `200` upload state");
+    #[cfg(feature = "tokens")]
     MemberWrite GET "/members/me/notifications" => h::notifications::list_notifications,
         doc("listNotifications", "Your notifications, newest first", 200, "A page of notifications")
             .details("(v4) Comments on your posts (`comment`), replies to your comments (`reply`) and `@username` mentions (`mention`) by others, newest first, each with `read`. They appear within seconds of the text, off the request path; a deleted or removed text takes its notifications with it; the newest 1,000 are kept, for 90 days. Pass `next_cursor` as `cursor` for the next page.")

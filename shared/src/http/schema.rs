@@ -227,6 +227,32 @@ pub fn parent_id() -> Schema {
         .into()
 }
 
+/// **(v4)** A post's `media`: ids of ready uploads, at most 20.
+pub fn post_media() -> Schema {
+    media_ids(crate::domain::media::MAX_POST_MEDIA)
+}
+
+/// **(v4)** A comment's `media`: at most one id.
+pub fn comment_media() -> Schema {
+    media_ids(crate::domain::media::MAX_COMMENT_MEDIA)
+}
+
+fn media_ids(max: usize) -> Schema {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from(Type::String))
+                .pattern(Some("^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")),
+        )
+        .max_items(Some(max))
+        .unique_items(true)
+        .description(Some(
+            "**(v4)** Ids of images (`POST /boards/{slug}/media`) that are `ready`, granted on this board to this writer and attached nowhere else; else `400 validation_failed` naming `media`",
+        ))
+        .build()
+        .into()
+}
+
 /// A moderator's or reporter's reason: the title's rules, 1-500.
 /// **(v4)** A board's name: the title's rules, 1-40 characters.
 pub fn board_name() -> Schema {

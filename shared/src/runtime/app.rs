@@ -7,6 +7,7 @@ use super::{ConfigError, Env};
 use crate::app::AdminEnrollToken;
 use crate::app::AppSettings;
 use crate::app::PasswordSettings;
+use crate::app::media::MediaSettings;
 use crate::app::pow::{PowMode, PowSettings};
 use crate::app::throttle::{Limit, Limits};
 use crate::domain::{BlockedWords, Boards, MEMBER_PASSWORD_MIN, Username};
@@ -28,6 +29,35 @@ pub(crate) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
             .map_err(ConfigError::Invalid)?,
         pow: pow(env)?,
         passwords: passwords(env)?,
+        media: media(env)?,
+    })
+}
+
+/// **(v4)** `MEDIA_MAX_BYTES` (1 byte to 100 MiB; default 20 MiB),
+/// `MEDIA_BUCKET`, `MEDIA_BASE_URL` (an `https://` origin, or a path).
+fn media(env: &Env<'_>) -> Result<MediaSettings, ConfigError> {
+    let defaults = MediaSettings::default();
+    let max_bytes = env
+        .number("MEDIA_MAX_BYTES", 1u64, "a whole number of bytes of at least 1")?
+        .unwrap_or(defaults.max_bytes);
+    if max_bytes > 100 * 1024 * 1024 {
+        return Err(ConfigError::invalid(format!(
+            "MEDIA_MAX_BYTES must be at most 104857600 (100 MiB), not {max_bytes}"
+        )));
+    }
+    let base_url = env.get("MEDIA_BASE_URL").filter(|url| !url.trim().is_empty());
+    if let Some(url) = &base_url
+        && !(url.starts_with("https://") || url.starts_with("http://") || url.starts_with('/'))
+    {
+        return Err(ConfigError::invalid(format!(
+            "MEDIA_BASE_URL must be an http(s) origin or a path, not {url:?}"
+        )));
+    }
+    Ok(MediaSettings {
+        max_bytes,
+        bucket: env.get("MEDIA_BUCKET").filter(|b| !b.trim().is_empty()),
+        base_url,
+        s3_endpoint: env.get("S3_ENDPOINT").filter(|e| !e.trim().is_empty()),
     })
 }
 

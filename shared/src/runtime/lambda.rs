@@ -119,6 +119,46 @@ pub async fn run_notify() -> Result<(), lambda_http::Error> {
     .await
 }
 
+/// **(v4)** The `media` function's `main`: its routes (API Gateway), the
+/// media bucket's upload events and its schedule, one event at a time (a
+/// check of a large image takes its memory once: docs/DESIGN.md, Images).
+#[cfg(all(feature = "s3-files", feature = "imaging"))]
+pub async fn run_media() -> Result<(), lambda_http::Error> {
+    use lambda_http::{LambdaEvent, service_fn};
+    use tracing::Instrument as _;
+    let function = Function::Media;
+    let env = Env::process();
+    let telemetry = super::telemetry::init(function.name(), &env)?;
+    let deployment = Deployment::Lambda {
+        functions: vec![function],
+    };
+    #[cfg(feature = "secrets")]
+    let resolved = super::secrets::resolve(function.needs(), &env, None).await?;
+    #[cfg(feature = "secrets")]
+    let env = super::secrets::overlay(&env, &resolved);
+    let config = Config::from(deployment, &env)?;
+    tracing::info!(function = function.name(), config = %config, "configuration");
+    let state = super::wiring::build(config).await?;
+    let app = state.app.clone();
+    let routes = router(state, &[function]);
+    tracing::info!(function = function.name(), "cold start complete");
+    let (app, routes, telemetry) = (&app, &routes, &telemetry);
+    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
+        let span = tracing::info_span!(
+            target: "traces",
+            "media",
+            otel.name = "media event",
+            faas.invocation_id = %event.context.request_id,
+        );
+        let answer = super::media_lambda::handle(app, routes, event.payload, event.context)
+            .instrument(span)
+            .await;
+        telemetry.flush().await;
+        answer
+    }))
+    .await
+}
+
 /// The invocation's deadline (Lambda's, in milliseconds since the epoch) as
 /// an `Instant`.
 #[cfg(feature = "stream")]

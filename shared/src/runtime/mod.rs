@@ -15,6 +15,10 @@ mod http;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 mod local_secrets;
+#[cfg(feature = "s3-files")]
+mod media;
+#[cfg(all(feature = "lambda", feature = "s3-files", feature = "imaging"))]
+mod media_lambda;
 #[cfg(feature = "secrets")]
 pub mod secrets;
 mod settings;

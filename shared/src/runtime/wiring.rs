@@ -15,6 +15,7 @@ use crate::http::AppState;
 pub async fn build(config: Config) -> anyhow::Result<AppState> {
     check_wiring(&config)?;
     let store = config.store.open().await.context("opening the store")?;
+    let media = config.app.media.clone();
     let app = App::new(store, config.app);
     #[cfg(feature = "hashing")]
     let app = match config.hashing {
@@ -44,6 +45,14 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         Some(source) => app.with_totp(crate::app::totp::TotpKeys::new(&source.keys())),
         None => app,
     };
+    let app = with_media(
+        app,
+        &config.deployment,
+        config.data_dir.as_deref(),
+        &config.store,
+        &media,
+    )
+    .await?;
     // The server purges deleted posts' children off the request; on
     // Lambda the `purge` function does, on the table's stream.
     let app = match config.deployment {
@@ -74,6 +83,57 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
         }
     }
     Ok(AppState::new(app, config.http))
+}
+
+/// **(v4)** Images, where a served function grants uploads: on the server
+/// uploads come to its own URL, are checked by one background task and
+/// kept under `DATA_DIR/media`; on Lambda they go to `MEDIA_BUCKET` by
+/// presigned POST (the `media` function checks them on S3's events).
+async fn with_media(
+    app: App,
+    deployment: &super::Deployment,
+    data_dir: Option<&std::path::Path>,
+    store: &crate::store::StoreSettings,
+    settings: &crate::app::media::MediaSettings,
+) -> anyhow::Result<App> {
+    crate::domain::media::set_base_url(settings.base_url.as_deref().unwrap_or("/media"));
+    if !deployment.functions().contains(&crate::function::Function::Media) {
+        return Ok(app);
+    }
+    let _ = store;
+    match (deployment, data_dir) {
+        #[cfg(feature = "sqlite")]
+        (super::Deployment::Server, Some(dir)) => {
+            let files = crate::store::files::DiskFiles::open(dir.join("media"))
+                .with_context(|| format!("opening {}", dir.join("media").display()))?;
+            let key = app
+                .tags()
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .derive(crate::app::media::UPLOAD_KEY_LABEL);
+            let kit = crate::app::media::MediaKit {
+                uploads: crate::app::media::Uploads::Server { key },
+                files: Some(std::sync::Arc::new(files)),
+                max_bytes: settings.max_bytes,
+                served_from: Some(dir.join("media")),
+            };
+            let (app, checks) = app.with_media(kit).with_media_checker();
+            #[cfg(feature = "imaging")]
+            tokio::spawn(app.clone().check_media_in_background(checks));
+            #[cfg(not(feature = "imaging"))]
+            drop(checks);
+            Ok(app)
+        }
+        #[cfg(feature = "s3-files")]
+        (super::Deployment::Lambda { .. }, _) => {
+            let bucket = settings
+                .bucket
+                .clone()
+                .context("MEDIA_BUCKET is required where the media function runs")?;
+            let kit = super::media::s3_kit(store, settings, bucket).await?;
+            Ok(app.with_media(kit))
+        }
+        _ => anyhow::bail!("this build cannot serve images here (features sqlite or s3-files)"),
+    }
 }
 
 /// A served function whose routes use hashing, tokens or the tag key must be

@@ -14,10 +14,17 @@ pub enum StoreError {
     InvalidParent,
     #[error("cursor is not a cursor this service issued")]
     InvalidCursor,
+    /// **(v4)** An image a write attaches is not ready, not the writer's on
+    /// this board, attached elsewhere or about to be swept: nothing was written.
+    #[error("media holds an image that cannot be attached")]
+    MediaUnavailable,
     /// The request's idempotency claim was released or taken over before
     /// its create could be written: nothing was written.
     #[error("the idempotency key was claimed by another request")]
     ClaimLost,
+    /// **(v4)** A stored file holds more bytes than the reader allows.
+    #[error("the file {0} is larger than allowed")]
+    TooLarge(String),
     /// Unreachable, throttled or timed out: answer 503 with Retry-After; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -35,6 +42,8 @@ impl StoreError {
             StoreError::NotFound => "not_found",
             StoreError::InvalidParent => "invalid_parent",
             StoreError::InvalidCursor => "invalid_cursor",
+            StoreError::MediaUnavailable => "media_unavailable",
+            StoreError::TooLarge(_) => "too_large",
             StoreError::ClaimLost => "claim_lost",
             StoreError::Unavailable(_) => "unavailable",
             StoreError::Internal(_) => "internal",
@@ -54,6 +63,11 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => ApiError::not_found("post"),
             StoreError::InvalidParent => ApiError::invalid("parent_id", "must be a top-level comment of the same post"),
             StoreError::InvalidCursor => ApiError::invalid("cursor", "is not a cursor this service issued"),
+            StoreError::TooLarge(_) => ApiError::PayloadTooLarge,
+            StoreError::MediaUnavailable => ApiError::invalid(
+                "media",
+                "holds an image that is not ready, not yours on this board, or attached elsewhere",
+            ),
             StoreError::ClaimLost => ApiError::RequestInProgress { retry_after: 1 },
             StoreError::Unavailable(detail) => {
                 tracing::warn!(error = %detail, "store unavailable");

@@ -10,6 +10,7 @@ pub mod cursor;
 #[cfg(feature = "dynamo")]
 pub mod dynamo;
 mod error;
+pub mod files;
 pub mod idempotency;
 mod settings;
 #[cfg(feature = "sqlite")]
@@ -417,18 +418,31 @@ macro_rules! ports {
 
             /// **(v4)** Uploaded images (docs/API.md, Images): a record per grant,
             /// pending until its file is checked, then ready or rejected, once.
+            /// Attaching happens inside the post's or comment's own write
+            /// ([`Posts::create_post`], [`Posts::update_post`],
+            /// [`Comments::create_comment`]: [`StoreError::MediaUnavailable`]
+            /// when an image is not attachable, and nothing is written).
             pub trait Media {
-                /// Records a grant (pending, attached nowhere); false when the id
-                /// is taken.
+                /// Records a grant (pending, attached nowhere, due at its
+                /// `due_at`); false when the id is taken.
                 async fn create_media(&self, media: &NewMedia) -> StoreResult<bool>;
                 async fn media(&self, id: &MediaId) -> StoreResult<Option<MediaRecord>>;
+                /// The records of these ids that exist, in no particular order:
+                /// one read (a post's images are checked before its write).
+                async fn media_batch(&self, ids: &[MediaId]) -> StoreResult<Vec<MediaRecord>>;
                 /// Ends a pending upload's check: false (nothing changed) when it
                 /// is not pending, so a redelivered check changes nothing.
                 async fn finish_media(&self, id: &MediaId, outcome: &MediaOutcome) -> StoreResult<bool>;
-                /// Up to `limit` uploads attached nowhere, granted before `before`
-                /// (RFC 3339), oldest first: the sweep deletes them with their files.
-                async fn unattached_media(&self, before: &str, limit: usize) -> StoreResult<Vec<MediaRecord>>;
-                /// Deletes these records (after their files). Idempotent.
+                /// The images attached to `text` (a post's: with its comments')
+                /// are attached nowhere from now on, due at `at`: what a delete
+                /// or removal of the text does to them. Idempotent; how many.
+                async fn release_media(&self, text: &TextRef, at: &str) -> StoreResult<u64>;
+                /// Up to `limit` uploads attached nowhere and due at `now` or
+                /// before (RFC 3339), the earliest first: the sweep deletes them
+                /// with their files.
+                async fn due_media(&self, now: &str, limit: usize) -> StoreResult<Vec<MediaRecord>>;
+                /// Deletes these records if they are still attached nowhere
+                /// (after their files). Idempotent.
                 async fn delete_media(&self, ids: &[MediaId]) -> StoreResult<()>;
             }
 
@@ -514,6 +528,17 @@ pub struct PostEdit {
     pub updated_at: String,
     /// `If-Match`: edit only a post at one of these versions.
     pub if_version: Option<Vec<PostVersion>>,
+    /// **(v4)** `None` keeps the post's images; else its images from now on.
+    pub media: Option<MediaEdit>,
+}
+
+/// **(v4)** An edit's images: those the post keeps stay attached, those it
+/// drops are due for the sweep at once, new ones are attached as a
+/// create's are (granted to `owner`, the one editing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaEdit {
+    pub media: Vec<crate::domain::media::AttachedMedia>,
+    pub owner: crate::domain::media::MediaOwner,
 }
 
 /// What an edit found.

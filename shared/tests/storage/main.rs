@@ -172,6 +172,7 @@ fn edit(title: &str, body: &str, updated_at: &str) -> PostEdit {
         body: PostBody::parse(body.to_owned()).unwrap(),
         updated_at: updated_at.to_owned(),
         if_version: None,
+        media: None,
     }
 }
 
@@ -202,10 +203,12 @@ fn post(board: &str, title: &str, author: Author) -> Post {
             category: None,
             dislike_count: Some(0),
             best: false,
+            media_count: 0,
         },
         body: format!("body of {title}"),
         updated_at: at,
         revision_count: 0,
+        media: Vec::new(),
     }
 }
 
@@ -226,6 +229,7 @@ fn comment(post_id: &str, parent_id: Option<&str>, body: &str) -> Comment {
             tag: Some(writer().key.tag()),
         },
         created_at: now(),
+        media: Vec::new(),
     }
 }
 

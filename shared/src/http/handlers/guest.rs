@@ -4,9 +4,10 @@ use axum::extract::State;
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::{CommentCreated, Created, WithEtag, comment_created, created, parent};
+use super::{CommentCreated, Created, WithEtag, comment_created, comment_media, created, parent, post_media};
 use crate::app::ClientAddress;
 use crate::app::guest::{GuestComment, GuestEdit, GuestPost, GuestProof};
+use crate::domain::media::{MAX_POST_MEDIA, MediaList};
 use crate::domain::{CommentBody, Nickname, Password, PostBody, PostDetail, Title};
 use crate::error::ApiError;
 use crate::http::AppState;
@@ -31,6 +32,11 @@ pub(crate) struct GuestPostRequest {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
     category: Option<String>,
+    /// **(v4)** Images to attach (ids of `ready` uploads of this writer on
+    /// this board), at most 20; on an edit, absent keeps the post's.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_media))]
+    media: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -47,6 +53,11 @@ pub(crate) struct GuestEditRequest {
     #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
     category: Option<Option<String>>,
+    /// **(v4)** Images to attach (ids of `ready` uploads of this writer on
+    /// this board), at most 20; on an edit, absent keeps the post's.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_media))]
+    media: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -60,6 +71,11 @@ pub(crate) struct GuestCommentRequest {
     body: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
+    /// **(v4)** At most one image to attach (the id of a `ready` upload of
+    /// this writer on this board).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_media))]
+    media: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +111,7 @@ pub(crate) async fn create_guest_post(
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
         category: r.category,
+        media: post_media(r.media)?,
         pow,
     };
     state.app.create_guest_post(command).await.map(created)
@@ -114,6 +131,7 @@ pub(crate) async fn update_guest_post(
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
         category: r.category,
+        media: r.media.map(|ids| MediaList::parse(ids, MAX_POST_MEDIA)).transpose()?,
         client,
     };
     state.app.update_guest_post(command).await.map(WithEtag)
@@ -147,6 +165,7 @@ pub(crate) async fn create_guest_comment(
         password: Password::guest(required("password", r.password)?)?,
         body: CommentBody::parse(required("body", r.body)?)?,
         parent: parent(r.parent_id)?,
+        media: comment_media(r.media)?,
         pow,
     };
     state

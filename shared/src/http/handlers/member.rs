@@ -5,8 +5,9 @@ use axum::extract::State;
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::{CommentCreated, Created, WithEtag, comment_created, created, parent};
+use super::{CommentCreated, Created, WithEtag, comment_created, comment_media, created, parent, post_media};
 use crate::app::posts::{EditPost, WriteComment, WritePost};
+use crate::domain::media::{MAX_POST_MEDIA, MediaList};
 use crate::domain::{CommentBody, PostBody, PostDetail, Title, Vote, VoteChange, VoteState};
 use crate::error::ApiError;
 use crate::http::AppState;
@@ -29,6 +30,11 @@ pub(crate) struct PostRequest {
     #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
     category: Option<Option<String>>,
+    /// **(v4)** Images to attach (ids of `ready` uploads of this writer on
+    /// this board), at most 20; on an edit, absent keeps the post's.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_media))]
+    media: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -38,6 +44,11 @@ pub(crate) struct CommentRequest {
     body: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
+    /// **(v4)** At most one image to attach (the id of a `ready` upload of
+    /// this writer on this board).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_media))]
+    media: Option<Vec<String>>,
 }
 
 pub(crate) async fn create_post(
@@ -55,6 +66,7 @@ pub(crate) async fn create_post(
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
         category: r.category.flatten(),
+        media: post_media(r.media)?,
     };
     state.app.create_member_post(&member, command).await.map(created)
 }
@@ -74,6 +86,7 @@ pub(crate) async fn update_post(
         title: Title::parse(required("title", r.title)?)?,
         body: PostBody::parse(required("body", r.body)?)?,
         category: r.category,
+        media: r.media.map(|ids| MediaList::parse(ids, MAX_POST_MEDIA)).transpose()?,
     };
     state.app.update_member_post(&member, command).await.map(WithEtag)
 }
@@ -103,6 +116,7 @@ pub(crate) async fn create_comment(
         key,
         body: CommentBody::parse(required("body", r.body)?)?,
         parent: parent(r.parent_id)?,
+        media: comment_media(r.media)?,
     };
     state
         .app

@@ -9,6 +9,8 @@ pub(super) mod account;
 #[cfg(feature = "hashing")]
 pub(super) mod guest;
 #[cfg(feature = "tokens")]
+pub(super) mod media;
+#[cfg(feature = "tokens")]
 pub(super) mod member;
 #[cfg(feature = "tokens")]
 pub(super) mod moderation;
@@ -176,6 +178,17 @@ fn parent(parent_id: Option<String>) -> Result<Option<crate::domain::CommentId>,
         .as_deref()
         .map(crate::domain::CommentId::parse_parent)
         .transpose()
+}
+
+/// **(v4)** A create's `media`: absent or null is none.
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+fn post_media(ids: Option<Vec<String>>) -> Result<crate::domain::media::MediaList, crate::error::ApiError> {
+    crate::domain::media::MediaList::parse(ids.unwrap_or_default(), crate::domain::media::MAX_POST_MEDIA)
+}
+
+#[cfg(any(feature = "hashing", feature = "tokens"))]
+fn comment_media(ids: Option<Vec<String>>) -> Result<crate::domain::media::MediaList, crate::error::ApiError> {
+    crate::domain::media::MediaList::parse(ids.unwrap_or_default(), crate::domain::media::MAX_COMMENT_MEDIA)
 }
 
 pub(super) async fn health() -> Json<Value> {

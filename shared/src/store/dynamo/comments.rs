@@ -202,6 +202,10 @@ impl Comments for DynamoStore {
         if let Some(done) = done {
             items.push(self.complete(done)?);
         }
+        // (v4) Its image, conditioned on being attachable.
+        let media_at = items.len();
+        let owner = crate::domain::media::MediaOwner::writing(&comment.author, writer);
+        items.extend(self.attach_items(&comment.media, &comment.id, post_id, board, &owner, &comment.created_at)?);
         let result = self.transact_counting(board, post_id, shard, 1, items).await;
         self.cache.forget_post(post_id);
         let failed_at_if = |failed: &[bool], at: Option<usize>| at.is_some_and(|i| failed_at(failed, i));
@@ -210,6 +214,7 @@ impl Comments for DynamoStore {
             None => Err(StoreError::NotFound),
             Some(Err(failed)) if failed_at_if(&failed, parent_at) => Err(StoreError::InvalidParent),
             Some(Err(failed)) if failed_at_if(&failed, done.map(|_| claim_at)) => Err(StoreError::ClaimLost),
+            Some(Err(failed)) if failed.iter().skip(media_at).any(|f| *f) => Err(StoreError::MediaUnavailable),
             Some(Err(_)) => Err(StoreError::Internal("comment id collision".into())),
         }
     }

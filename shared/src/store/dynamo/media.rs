@@ -1,22 +1,29 @@
 //! [`Media`] on DynamoDB (docs/storage.md, Images): an item per upload
-//! (`MEDIA#<id>` / `MEDIA`) and, while it is attached nowhere, a marker in
-//! one partition ordered by grant time (`MEDIA_UNATTACHED` /
-//! `<created_at>#<id>`) that the sweep reads oldest first. The id is kept
-//! as `media_id` and its owner as `granted_to`: an `id` or `owner`
-//! attribute would name the `ById` or `ByOwner` index.
-//! One partition takes every grant's marker: ~1,000 grants a second at most,
-//! far above what the grant limits let a board reach.
+//! (`MEDIA#<id>` / `MEDIA`); while it is attached nowhere, a marker in one
+//! partition ordered by when it falls due (`MEDIA_UNATTACHED` /
+//! `<due_at>#<id>`) that the sweep reads earliest first; while attached, a
+//! child in its post's partition (`POST#<post>` / `MEDIA#<id>`, naming the
+//! post or comment in `text`), by which a delete finds a post's images and
+//! its comments'. The id is kept as `media_id` and its owner as
+//! `granted_to`: an `id` or `owner` attribute would name the `ById` or
+//! `ByOwner` index. An attach leaves the marker behind (its key needs the
+//! due time the write does not know); the sweep drops such stale markers.
+//! One partition takes every marker: ~1,000 writes a second at most, far
+//! above what the grant limits let a board reach.
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, s, text};
+use super::items::post_pk;
 use super::transact::{TxFailure, sdk_error};
-use crate::domain::media::{MediaOutcome, MediaOwner, MediaRecord, MediaStatus, MediaType, NewMedia, ReadyMedia};
-use crate::domain::{BoardSlug, MediaId};
+use crate::domain::media::{
+    AttachedMedia, MediaOutcome, MediaOwner, MediaRecord, MediaStatus, MediaType, NewMedia, ReadyMedia,
+};
+use crate::domain::{BoardSlug, MediaId, TextRef};
 use crate::store::{Media, StoreError, StoreResult};
 
 const MEDIA_SK: &str = "MEDIA";
@@ -26,8 +33,21 @@ fn media_key(id: &str) -> Item {
     key(format!("MEDIA#{id}"), MEDIA_SK.to_owned())
 }
 
-fn marker_key(created_at: &str, id: &str) -> Item {
-    key(UNATTACHED_PK.to_owned(), format!("{created_at}#{id}"))
+fn marker_key(due_at: &str, id: &str) -> Item {
+    key(UNATTACHED_PK.to_owned(), format!("{due_at}#{id}"))
+}
+
+fn marker(due_at: &str, id: &str) -> Item {
+    let mut item = marker_key(due_at, id);
+    item.insert("media_id".to_owned(), s(id));
+    item
+}
+
+/// An attached image's child in its post's partition.
+const CHILD_PREFIX: &str = "MEDIA#";
+
+fn child_key(post: &str, id: &str) -> Item {
+    key(post_pk(post), format!("{CHILD_PREFIX}{id}"))
 }
 
 fn media_type(stored: Option<&str>) -> StoreResult<MediaType> {
@@ -74,7 +94,121 @@ fn record_of(item: &Item) -> StoreResult<MediaRecord> {
         ready,
         reason: text(item, "reason").map(str::to_owned),
         attached_to: text(item, "attached_to").map(str::to_owned),
+        due_at: text(item, "due_at").map(str::to_owned),
     })
+}
+
+impl DynamoStore {
+    /// Transaction items attaching `media` to `text` (a post, or a comment
+    /// of `post`): each image's update, conditioned as [`Media`] says (ready,
+    /// granted on `board` to `owner`, attached nowhere, not due at `now`),
+    /// and its child in the post's partition. Two items per image.
+    pub(super) fn attach_items(
+        &self,
+        media: &[AttachedMedia],
+        text: &str,
+        post: &str,
+        board: &str,
+        owner: &MediaOwner,
+        now: &str,
+    ) -> StoreResult<Vec<TransactWriteItem>> {
+        let mut items = Vec::with_capacity(media.len() * 2);
+        for image in media {
+            items.push(self.update(
+                media_key(&image.id),
+                "SET attached_to = :text, attached_post = :post REMOVE due_at",
+                Some(
+                    "#status = :ready AND board = :board AND granted_to = :owner \
+                     AND attribute_not_exists(attached_to) AND due_at > :now",
+                ),
+                &[("#status", "status")],
+                &[
+                    (":text", s(text)),
+                    (":post", s(post)),
+                    (":ready", s("ready")),
+                    (":board", s(board)),
+                    (":owner", s(owner.key())),
+                    (":now", s(crate::domain::media::attachable_until(now))),
+                ],
+            )?);
+            let mut child = child_key(post, &image.id);
+            child.insert("text".to_owned(), s(text));
+            items.push(self.overwrite(child)?);
+        }
+        Ok(items)
+    }
+
+    /// Transaction items releasing image `id` from `text` of `post`: due at
+    /// `at`, with its marker, and its child gone. Three items.
+    pub(super) fn release_items(
+        &self,
+        id: &str,
+        text: &str,
+        post: &str,
+        at: &str,
+    ) -> StoreResult<Vec<TransactWriteItem>> {
+        Ok(vec![
+            self.update(
+                media_key(id),
+                "SET due_at = :at REMOVE attached_to, attached_post",
+                Some("attached_to = :text"),
+                &[],
+                &[(":at", s(at)), (":text", s(text))],
+            )?,
+            self.overwrite(marker(at, id))?,
+            self.delete(child_key(post, id), None)?,
+        ])
+    }
+
+    /// Releases the images attached to `post` and its comments (or, with
+    /// `comment`, to that comment): one Query of the post's children, then
+    /// one transaction per image. A child whose image was released already
+    /// is only deleted. How many were released.
+    pub(super) async fn release_children(&self, post: &str, comment: Option<&str>, at: &str) -> StoreResult<u64> {
+        let pk = post_pk(post);
+        let mut children: Vec<(String, String)> = Vec::new();
+        let mut start = None;
+        loop {
+            let touched = [pk.clone()];
+            let out = self
+                .client()
+                .await
+                .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :media)")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .expression_attribute_values(":media", s(CHILD_PREFIX))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .inspect(|out| self.record(out, &touched))
+                .map_err(sdk_error)?;
+            for child in out.items.unwrap_or_default() {
+                let (Some(sk), Some(of)) = (text(&child, "SK"), text(&child, "text")) else {
+                    continue;
+                };
+                if comment.is_none_or(|c| c == of) {
+                    let id = sk.trim_start_matches(CHILD_PREFIX).to_owned();
+                    children.push((id, of.to_owned()));
+                }
+            }
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                break;
+            }
+        }
+        let mut released = 0;
+        for (id, of) in children {
+            match self.transact(self.release_items(&id, &of, post, at)?).await {
+                Ok(()) => released += 1,
+                Err(TxFailure::Conditions(_)) => self.delete_all(vec![child_key(post, &id)]).await?,
+                Err(TxFailure::Store(e)) => return Err(e),
+            }
+        }
+        Ok(released)
+    }
 }
 
 #[async_trait]
@@ -90,11 +224,13 @@ impl Media for DynamoStore {
             ("declared".to_owned(), s(media.declared.as_str())),
             ("bytes".to_owned(), n(i64::try_from(media.bytes).unwrap_or(i64::MAX))),
             ("created_at".to_owned(), s(media.created_at.clone())),
+            ("due_at".to_owned(), s(media.due_at.clone())),
             ("status".to_owned(), s("pending")),
         ]);
-        let mut marker = marker_key(&media.created_at, id);
-        marker.insert("media_id".to_owned(), s(id));
-        let items = vec![self.put(item, "attribute_not_exists(PK)")?, self.overwrite(marker)?];
+        let items = vec![
+            self.put(item, "attribute_not_exists(PK)")?,
+            self.overwrite(marker(&media.due_at, id))?,
+        ];
         match self.transact(items).await {
             Ok(()) => Ok(true),
             Err(TxFailure::Conditions(_)) => Ok(false),
@@ -145,9 +281,27 @@ impl Media for DynamoStore {
         .await
     }
 
-    /// One Query of the markers, oldest first, and one BatchGetItem of
-    /// their uploads (a marker whose upload is gone is skipped).
-    async fn unattached_media(&self, before: &str, limit: usize) -> StoreResult<Vec<MediaRecord>> {
+    /// One BatchGetItem (consistent).
+    async fn media_batch(&self, ids: &[MediaId]) -> StoreResult<Vec<MediaRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.batch_get(ids.iter().map(|id| media_key(id.as_str())).collect(), true, None)
+            .await?
+            .iter()
+            .map(record_of)
+            .collect()
+    }
+
+    async fn release_media(&self, text: &TextRef, at: &str) -> StoreResult<u64> {
+        self.release_children(text.post.post.as_str(), text.comment.as_deref(), at)
+            .await
+    }
+
+    /// One Query of the markers due, earliest first, and one BatchGetItem of
+    /// their uploads; markers left by an attach or a release (their upload
+    /// attached, gone, or due at another time) are deleted on the way.
+    async fn due_media(&self, now: &str, limit: usize) -> StoreResult<Vec<MediaRecord>> {
         let touched = [UNATTACHED_PK.to_owned()];
         let out = self
             .client()
@@ -155,35 +309,49 @@ impl Media for DynamoStore {
             .query()
             .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
-            .key_condition_expression("PK = :pk AND SK < :before")
+            .key_condition_expression("PK = :pk AND SK < :after")
             .expression_attribute_values(":pk", s(UNATTACHED_PK))
-            .expression_attribute_values(":before", s(before))
+            // `<due_at>#<id>`: every marker due at `now` sorts before `<now>$`.
+            .expression_attribute_values(":after", s(format!("{now}$")))
             .limit(i32::try_from(limit).unwrap_or(i32::MAX).max(1))
             .consistent_read(true)
             .send()
             .await
             .inspect(|out| self.record(out, &touched))
             .map_err(sdk_error)?;
-        let ids: Vec<String> = out
+        let markers: Vec<(String, String)> = out
             .items
             .unwrap_or_default()
             .iter()
-            .filter_map(|marker| text(marker, "media_id").map(str::to_owned))
+            .filter_map(|m| {
+                let (due, _) = text(m, "SK")?.rsplit_once('#')?;
+                Some((due.to_owned(), text(m, "media_id")?.to_owned()))
+            })
             .collect();
-        if ids.is_empty() {
+        if markers.is_empty() {
             return Ok(Vec::new());
         }
-        let mut records = self
-            .batch_get(ids.iter().map(|id| media_key(id)).collect(), true, None)
+        let records: Vec<MediaRecord> = self
+            .batch_get(markers.iter().map(|(_, id)| media_key(id)).collect(), true, None)
             .await?
             .iter()
             .map(record_of)
-            .collect::<StoreResult<Vec<_>>>()?;
-        records.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
-        Ok(records)
+            .collect::<StoreResult<_>>()?;
+        let mut due = Vec::new();
+        let mut stale = Vec::new();
+        for (at, id) in &markers {
+            match records.iter().find(|r| r.id.as_str() == id) {
+                Some(r) if r.attached_to.is_none() && r.due_at.as_deref() == Some(at.as_str()) => due.push(r.clone()),
+                _ => stale.push(marker_key(at, id)),
+            }
+        }
+        self.delete_all(stale).await?;
+        due.sort_by(|a, b| (&a.due_at, &a.id).cmp(&(&b.due_at, &b.id)));
+        Ok(due)
     }
 
-    /// The uploads (for their markers' keys), then both deleted in batches.
+    /// The uploads (for their markers' keys), then those still attached
+    /// nowhere deleted with their markers, in batches.
     async fn delete_media(&self, ids: &[MediaId]) -> StoreResult<()> {
         for chunk in ids.chunks(50) {
             let items = self
@@ -192,7 +360,12 @@ impl Media for DynamoStore {
             let mut keys = Vec::with_capacity(items.len() * 2);
             for item in &items {
                 let record = record_of(item)?;
-                keys.push(marker_key(&record.created_at, record.id.as_str()));
+                if record.attached_to.is_some() {
+                    continue;
+                }
+                if let Some(due) = &record.due_at {
+                    keys.push(marker_key(due, record.id.as_str()));
+                }
                 keys.push(media_key(record.id.as_str()));
             }
             self.delete_all(keys).await?;

@@ -17,6 +17,7 @@ use super::items::{
     revision_sk,
 };
 use super::transact::{Race, TxFailure, retry_races, sdk_error};
+use crate::domain::media::MediaOwner;
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, MAX_REVISIONS, Page, PageLimit, PasswordHash,
     Post, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Writer, WriterKey,
@@ -222,10 +223,18 @@ impl Posts for DynamoStore {
         if let Some(done) = done {
             items.push(self.complete(done)?);
         }
+        // (v4) Its images, conditioned on being attachable.
+        let media_at = items.len();
+        let s = &post.summary;
+        let owner = MediaOwner::writing(&s.author, writer);
+        items.extend(self.attach_items(&post.media, &s.id, &s.id, &s.board, &owner, &s.created_at)?);
         match self.transact(items).await {
             Ok(()) => Ok(()),
             Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => {
                 Err(StoreError::Internal("post id collision".into()))
+            }
+            Err(TxFailure::Conditions(failed)) if failed.iter().skip(media_at).any(|f| *f) => {
+                Err(StoreError::MediaUnavailable)
             }
             Err(TxFailure::Conditions(_)) => Err(StoreError::ClaimLost),
             Err(TxFailure::Store(e)) => Err(e),
@@ -605,8 +614,13 @@ impl DynamoStore {
                 return Ok(Race::Done(Edited::OtherVersion));
             }
         }
-        match self.transact(self.edit_items(board, post_id, edit, &read)?).await {
+        let (items, media_at) = self.edit_items(board, post_id, edit, &read)?;
+        match self.transact(items).await {
             Ok(()) => Ok(Race::Done(Edited::Done)),
+            // (v4) An image it adds is not attachable: nothing changed.
+            Err(TxFailure::Conditions(failed)) if failed.iter().skip(media_at).any(|f| *f) => {
+                Err(StoreError::MediaUnavailable)
+            }
             // Edited or deleted since the read: read it again.
             Err(TxFailure::Conditions(_)) => Ok(Race::Lost(())),
             Err(TxFailure::Store(e)) => Err(e),
@@ -615,14 +629,16 @@ impl DynamoStore {
 
     /// An edit's transaction: the post's update, conditioned on its `edits`
     /// being what `read` has; the version `read` holds as the revision of
-    /// this edit; the revision [`MAX_REVISIONS`] edits older, if any.
+    /// this edit; the revision [`MAX_REVISIONS`] edits older, if any;
+    /// **(v4)** the images it drops released and, from the index it
+    /// answers beside the items, those it adds attached.
     fn edit_items(
         &self,
         board: &str,
         post_id: &str,
         edit: &PostEdit,
         read: &PostItem,
-    ) -> StoreResult<Vec<TransactWriteItem>> {
+    ) -> StoreResult<(Vec<TransactWriteItem>, usize)> {
         let (title, body) = (edit.title.as_str(), edit.body.as_str());
         let this_edit = read.edits + 1;
         let mut expression =
@@ -645,6 +661,32 @@ impl DynamoStore {
             }
             Some(None) => expression += " REMOVE category, category_key",
         }
+        let (mut releases, mut attaches) = (Vec::new(), Vec::new());
+        if let Some(change) = &edit.media {
+            let before = crate::domain::media::from_stored(read.media.as_deref()).unwrap_or_default();
+            for old in before
+                .iter()
+                .filter(|old| !change.media.iter().any(|new| new.id == old.id))
+            {
+                releases.extend(self.release_items(&old.id, post_id, post_id, &edit.updated_at)?);
+            }
+            let added: Vec<_> = change
+                .media
+                .iter()
+                .filter(|new| !before.iter().any(|old| old.id == new.id))
+                .cloned()
+                .collect();
+            attaches = self.attach_items(&added, post_id, post_id, board, &change.owner, &edit.updated_at)?;
+            match crate::domain::media::to_stored(&change.media) {
+                Some(stored) => {
+                    expression = expression.replacen("SET ", "SET media = :media, media_count = :media_count, ", 1);
+                    values.push((":media", s(stored)));
+                    values.push((":media_count", n(change.media.len() as i64)));
+                }
+                None if expression.contains(" REMOVE ") => expression += ", media, media_count",
+                None => expression += " REMOVE media, media_count",
+            }
+        }
         let condition = if read.edits == 0 {
             format!("{POST_ON_BOARD} AND attribute_not_exists(edits)")
         } else {
@@ -664,7 +706,12 @@ impl DynamoStore {
         if let Some(oldest) = this_edit.checked_sub(u64::from(MAX_REVISIONS)).filter(|&e| e > 0) {
             items.push(self.delete(key(post_pk(post_id), revision_sk(oldest)), None)?);
         }
-        Ok(items)
+        // Releases first (their conditions fail only with a racing edit,
+        // read again), then the attaches, whose failure is the caller's 400.
+        items.append(&mut releases);
+        let media_at = items.len();
+        items.append(&mut attaches);
+        Ok((items, media_at))
     }
 
     /// Up to [`MAX_REVISIONS`] revision items of a post, newest first,

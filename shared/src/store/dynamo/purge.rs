@@ -149,6 +149,9 @@ impl DynamoStore {
     /// resolve, or by an interrupted run of this purge) costs a write unit
     /// and nothing else.
     async fn purge_post(&self, board: &str, post_id: &str) -> StoreResult<()> {
+        // (v4) Its images and its comments' go to the sweep before their
+        // children in its partition go (the text event may do it first).
+        self.release_children(post_id, None, &crate::domain::now()).await?;
         let mut reports = BTreeSet::new();
         let mut children = Vec::new();
         for (key, report_id) in self.keys_under(post_pk(post_id)).await? {

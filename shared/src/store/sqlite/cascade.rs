@@ -1,6 +1,6 @@
 //! The deletes a writer's own delete and a moderator's removal share: a
-//! post's or comment's row with the open reports of what goes with it,
-//! inside the caller's transaction.
+//! post's or comment's row with the open reports of what goes with it, and
+//! **(v4)** its images released to the sweep, inside the caller's transaction.
 
 use rusqlite::{Transaction, params};
 
@@ -21,6 +21,7 @@ pub(super) fn delete_post_row(tx: &Transaction<'_>, board: &str, post_id: &str) 
         .map_err(sql_error)?;
     if deleted == 1 {
         resolve_reports_of(tx, post_id, None)?;
+        super::media::release(tx, post_id, None, &crate::domain::now())?;
     }
     Ok(deleted == 1)
 }
@@ -50,6 +51,7 @@ pub(super) fn delete_comment_row(
         )
         .map_err(sql_error)?;
         resolve_reports_of(tx, post_id, Some(comment_id))?;
+        super::media::release(tx, post_id, Some(comment_id), &crate::domain::now())?;
     }
     Ok(deleted == 1)
 }

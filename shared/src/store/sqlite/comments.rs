@@ -7,7 +7,8 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use super::cascade::delete_comment_row;
 use super::idempotency::complete;
 use super::rows::{COMMENT_COLUMNS, author_columns, comment_from, guard_from, post_exists};
-use super::{SqliteStore, sql_error};
+use super::{SqliteStore, media, sql_error};
+use crate::domain::media::{MediaOwner, to_stored};
 use crate::domain::{Author, BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer};
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
@@ -21,6 +22,7 @@ impl Comments for SqliteStore {
         guest_password_hash: Option<&PasswordHash>,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
+        let owner = MediaOwner::writing(&comment.author, writer);
         let (board, c, writer, range, hash, done) = (
             board.as_str().to_owned(),
             comment.clone(),
@@ -51,8 +53,8 @@ impl Comments for SqliteStore {
             let (kind, nickname, member_id) = author_columns(&c.author);
             tx.execute(
                 "INSERT INTO comments (id, post_id, parent_id, body, author_kind, author_nickname, author_member_id,
-                    guest_password_hash, created_at, writer_key, writer_range)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    guest_password_hash, created_at, writer_key, writer_range, media)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     c.id,
                     c.post_id,
@@ -64,10 +66,12 @@ impl Comments for SqliteStore {
                     hash,
                     c.created_at,
                     writer,
-                    range
+                    range,
+                    to_stored(&c.media)
                 ],
             )
             .map_err(sql_error)?;
+            media::attach(&tx, &c.media, &c.id, &c.post_id, &board, &owner, &c.created_at)?;
             tx.execute(
                 "UPDATE posts SET comment_count = comment_count + 1 WHERE id = ?1",
                 [&c.post_id],

@@ -1,22 +1,24 @@
 //! [`Media`] on SQLite: the `media` table (migrations.rs, migration 10).
 
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::{SqliteStore, sql_error};
-use crate::domain::media::{MediaOutcome, MediaOwner, MediaRecord, MediaStatus, MediaType, NewMedia, ReadyMedia};
-use crate::domain::{BoardSlug, MediaId};
+use crate::domain::media::{
+    AttachedMedia, MediaOutcome, MediaOwner, MediaRecord, MediaStatus, MediaType, NewMedia, ReadyMedia,
+};
+use crate::domain::{BoardSlug, MediaId, TextRef};
 use crate::store::{Media, StoreError, StoreResult};
 
 const COLUMNS: &str = "id, board, owner, declared, bytes, created_at, status, content_type, width, height,
-    stored_bytes, thumbnail_type, reason, attached_to";
+    stored_bytes, thumbnail_type, reason, attached_to, due_at";
 
 fn media_type(stored: &str) -> StoreResult<MediaType> {
     MediaType::parse(stored).map_err(|_| StoreError::Internal(format!("a stored media type: {stored}")))
 }
 
-fn record(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 14]> {
-    let mut columns: [Option<String>; 14] = Default::default();
+fn record(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 15]> {
+    let mut columns: [Option<String>; 15] = Default::default();
     for (at, column) in columns.iter_mut().enumerate() {
         *column = match row.get_ref(at)? {
             rusqlite::types::ValueRef::Null => None,
@@ -27,7 +29,7 @@ fn record(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 14]> {
     Ok(columns)
 }
 
-fn parse_record(columns: [Option<String>; 14]) -> StoreResult<MediaRecord> {
+fn parse_record(columns: [Option<String>; 15]) -> StoreResult<MediaRecord> {
     let [
         id,
         board,
@@ -43,6 +45,7 @@ fn parse_record(columns: [Option<String>; 14]) -> StoreResult<MediaRecord> {
         thumbnail_type,
         reason,
         attached_to,
+        due_at,
     ] = columns;
     let bad = |what: &str| StoreError::Internal(format!("a stored media row has no valid {what}"));
     let number = |n: Option<String>, what: &str| n.and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| bad(what));
@@ -76,7 +79,71 @@ fn parse_record(columns: [Option<String>; 14]) -> StoreResult<MediaRecord> {
         ready,
         reason,
         attached_to,
+        due_at,
     })
+}
+
+/// Attaches `media` to `text` (a post, or a comment of `post`) inside the
+/// writer's transaction: each must be ready, granted on `board` to
+/// `owner`, attached nowhere and not due within the margin after `now`.
+/// [`StoreError::MediaUnavailable`] otherwise (the caller's transaction
+/// then rolls back, so nothing is written).
+pub(super) fn attach(
+    tx: &Transaction<'_>,
+    media: &[AttachedMedia],
+    text: &str,
+    post: &str,
+    board: &str,
+    owner: &MediaOwner,
+    now: &str,
+) -> StoreResult<()> {
+    let owner = owner.key();
+    let until = crate::domain::media::attachable_until(now);
+    for image in media {
+        let attached = tx
+            .execute(
+                "UPDATE media SET attached_to = ?2, attached_post = ?3, due_at = NULL
+                 WHERE id = ?1 AND status = 'ready' AND board = ?4 AND owner = ?5 AND attached_to IS NULL
+                   AND due_at > ?6",
+                params![image.id, text, post, board, owner, until],
+            )
+            .map_err(sql_error)?;
+        if attached != 1 {
+            return Err(StoreError::MediaUnavailable);
+        }
+    }
+    Ok(())
+}
+
+/// Detaches these images from `text`, due at `at` (an edit dropped them).
+pub(super) fn detach(tx: &Transaction<'_>, ids: &[&str], text: &str, at: &str) -> StoreResult<()> {
+    for id in ids {
+        tx.execute(
+            "UPDATE media SET attached_to = NULL, attached_post = NULL, due_at = ?3
+             WHERE id = ?1 AND attached_to = ?2",
+            params![id, text, at],
+        )
+        .map_err(sql_error)?;
+    }
+    Ok(())
+}
+
+/// The images of a post (with its comments'), or of one comment, due at
+/// `at`: inside a delete's transaction, and again on its text event.
+pub(super) fn release(tx: &Connection, post: &str, comment: Option<&str>, at: &str) -> StoreResult<u64> {
+    let released = match comment {
+        None => tx.execute(
+            "UPDATE media SET attached_to = NULL, attached_post = NULL, due_at = ?2 WHERE attached_post = ?1",
+            params![post, at],
+        ),
+        Some(comment) => tx.execute(
+            "UPDATE media SET attached_to = NULL, attached_post = NULL, due_at = ?3
+             WHERE attached_post = ?1 AND attached_to = ?2",
+            params![post, comment, at],
+        ),
+    }
+    .map_err(sql_error)?;
+    Ok(released as u64)
 }
 
 #[async_trait]
@@ -85,8 +152,8 @@ impl Media for SqliteStore {
         let media = media.clone();
         self.with_unseen(move |conn| {
             conn.execute(
-                "INSERT INTO media (id, board, owner, declared, bytes, created_at, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending') ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO media (id, board, owner, declared, bytes, created_at, status, due_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7) ON CONFLICT (id) DO NOTHING",
                 params![
                     media.id.as_str(),
                     media.board.as_str(),
@@ -94,6 +161,7 @@ impl Media for SqliteStore {
                     media.declared.as_str(),
                     i64::try_from(media.bytes).unwrap_or(i64::MAX),
                     media.created_at,
+                    media.due_at,
                 ],
             )
             .map(|n| n == 1)
@@ -146,18 +214,43 @@ impl Media for SqliteStore {
         .await
     }
 
-    async fn unattached_media(&self, before: &str, limit: usize) -> StoreResult<Vec<MediaRecord>> {
-        let before = before.to_owned();
+    async fn media_batch(&self, ids: &[MediaId]) -> StoreResult<Vec<MediaRecord>> {
+        let ids: Vec<String> = ids.iter().map(|id| id.as_str().to_owned()).collect();
+        let rows = self
+            .read(move |conn| {
+                let mut statement = conn
+                    .prepare_cached(&format!("SELECT {COLUMNS} FROM media WHERE id = ?1"))
+                    .map_err(sql_error)?;
+                let mut rows = Vec::with_capacity(ids.len());
+                for id in &ids {
+                    if let Some(row) = statement.query_row(params![id], record).optional().map_err(sql_error)? {
+                        rows.push(row);
+                    }
+                }
+                Ok(rows)
+            })
+            .await?;
+        rows.into_iter().map(parse_record).collect()
+    }
+
+    async fn release_media(&self, text: &TextRef, at: &str) -> StoreResult<u64> {
+        let (post, comment, at) = (text.post.post.as_str().to_owned(), text.comment.clone(), at.to_owned());
+        self.with_unseen(move |conn| release(conn, &post, comment.as_deref(), &at))
+            .await
+    }
+
+    async fn due_media(&self, now: &str, limit: usize) -> StoreResult<Vec<MediaRecord>> {
+        let now = now.to_owned();
         let rows = self
             .read(move |conn| {
                 let mut statement = conn
                     .prepare_cached(&format!(
-                        "SELECT {COLUMNS} FROM media WHERE attached_to IS NULL AND created_at < ?1
-                         ORDER BY created_at LIMIT ?2"
+                        "SELECT {COLUMNS} FROM media WHERE attached_to IS NULL AND due_at <= ?1
+                         ORDER BY due_at LIMIT ?2"
                     ))
                     .map_err(sql_error)?;
                 statement
-                    .query_map(params![before, i64::try_from(limit).unwrap_or(i64::MAX)], record)
+                    .query_map(params![now, i64::try_from(limit).unwrap_or(i64::MAX)], record)
                     .map_err(sql_error)?
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(sql_error)
@@ -171,7 +264,7 @@ impl Media for SqliteStore {
         self.with_unseen(move |conn| {
             let tx = conn.transaction().map_err(sql_error)?;
             for id in &ids {
-                tx.execute("DELETE FROM media WHERE id = ?1", params![id])
+                tx.execute("DELETE FROM media WHERE id = ?1 AND attached_to IS NULL", params![id])
                     .map_err(sql_error)?;
             }
             tx.commit().map_err(sql_error)

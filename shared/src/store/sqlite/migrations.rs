@@ -284,4 +284,22 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ) WITHOUT ROWID;
     CREATE INDEX media_unattached ON media (created_at) WHERE attached_to IS NULL;",
     ),
+    // 11 (v4): attaching images. Posts and comments keep their images
+    // (`media`, JSON: domain::media::to_stored) and posts their count for
+    // list pages; an upload names the post it is attached under (the
+    // post's own id, or its comment's post) so a post's delete finds its
+    // comments' images too; `due_at` is when the sweep deletes an upload
+    // attached nowhere (24 hours after its grant, at once when what it was
+    // attached to is deleted), and replaces the index on `created_at`.
+    M::up(
+        "ALTER TABLE posts ADD COLUMN media TEXT;
+    ALTER TABLE posts ADD COLUMN media_count INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE comments ADD COLUMN media TEXT;
+    ALTER TABLE media ADD COLUMN attached_post TEXT;
+    ALTER TABLE media ADD COLUMN due_at TEXT;
+    UPDATE media SET due_at = strftime('%Y-%m-%dT%H:%M:%fZ', created_at, '+24 hours') WHERE attached_to IS NULL;
+    DROP INDEX media_unattached;
+    CREATE INDEX media_due ON media (due_at) WHERE attached_to IS NULL;
+    CREATE INDEX media_attached ON media (attached_post) WHERE attached_post IS NOT NULL;",
+    ),
 ];

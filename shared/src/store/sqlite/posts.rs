@@ -2,7 +2,7 @@
 //! page of comments read in the same transaction.
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::cascade::delete_post_row;
 use super::idempotency::complete;
@@ -11,12 +11,13 @@ use super::rows::{
     COMMENT_COLUMNS, GUARD_COLUMNS, POST_COLUMNS, TAKEN_OUT, author_columns, comment_from, guard_from, post_exists,
     post_from, summary_from,
 };
-use super::{SqliteStore, sql_error};
+use super::{SqliteStore, media, sql_error};
+use crate::domain::media::{AttachedMedia, MediaOwner, from_stored, to_stored};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, MAX_REVISIONS, Page, PageLimit, PasswordHash,
     Post, PostDetail, PostId, PostKey, PostVersion, Revision, Writer,
 };
-use crate::store::{Completion, Edited, PostEdit, Posts, StoreResult, cursor};
+use crate::store::{Completion, Edited, MediaEdit, PostEdit, Posts, StoreError, StoreResult, cursor};
 
 /// A page of a post's comments, oldest first, strictly after `after`: one
 /// range read of `comments_by_post (post_id, id)`, `limit + 1` rows.
@@ -107,7 +108,7 @@ impl Posts for SqliteStore {
     ) -> StoreResult<()> {
         let (post, writer, range, hash, done) = (
             post.clone(),
-            writer.key.as_str().to_owned(),
+            writer.clone(),
             writer.range.as_str().to_owned(),
             guest_password_hash.map(|h| h.as_str().to_owned()),
             done.cloned(),
@@ -121,8 +122,8 @@ impl Posts for SqliteStore {
             tx.execute(
                 "INSERT INTO posts (id, board, title, body, author_kind, author_nickname, author_member_id,
                     guest_password_hash, created_at, updated_at, view_count, like_count, comment_count, writer_key,
-                    writer_range, number, category)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11, ?12, ?13, ?14)",
+                    writer_range, number, category, media, media_count)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     s.id,
                     s.board,
@@ -134,13 +135,17 @@ impl Posts for SqliteStore {
                     hash,
                     s.created_at,
                     post.updated_at,
-                    writer,
+                    writer.key.as_str(),
                     range,
                     i64::try_from(s.number).unwrap_or(i64::MAX),
-                    s.category
+                    s.category,
+                    to_stored(&post.media),
+                    post.media.len() as i64
                 ],
             )
             .map_err(sql_error)?;
+            let owner = MediaOwner::writing(&s.author, &writer);
+            media::attach(&tx, &post.media, &s.id, &s.id, &s.board, &owner, &s.created_at)?;
             complete(&tx, done.as_ref())?;
             tx.commit().map_err(sql_error)
         })
@@ -359,6 +364,7 @@ impl Posts for SqliteStore {
             edit.updated_at.clone(),
         );
         let if_version = edit.if_version.clone();
+        let media_edit = edit.media.clone();
         let category = edit
             .category
             .as_ref()
@@ -408,6 +414,9 @@ impl Posts for SqliteStore {
                 ),
             }
             .map_err(sql_error)?;
+            if let Some(edit) = &media_edit {
+                edit_media(&tx, &board, &post_id, edit, &updated_at)?;
+            }
             tx.execute(
                 "DELETE FROM post_revisions WHERE post_id = ?1
                  AND seq <= (SELECT edits FROM posts WHERE id = ?1) - ?2",
@@ -515,4 +524,35 @@ mod tests {
             "{plan:?}"
         );
     }
+}
+
+/// An edit's images inside its transaction: those dropped are due at
+/// `now`, those added attached, and the post keeps the new list.
+fn edit_media(tx: &Transaction<'_>, board: &str, post_id: &str, edit: &MediaEdit, now: &str) -> StoreResult<()> {
+    let stored: Option<String> = tx
+        .query_row("SELECT media FROM posts WHERE id = ?1", params![post_id], |row| {
+            row.get(0)
+        })
+        .map_err(sql_error)?;
+    let before = from_stored(stored.as_deref())
+        .ok_or_else(|| StoreError::Internal("a stored media list does not parse".into()))?;
+    let dropped: Vec<&str> = before
+        .iter()
+        .filter(|old| !edit.media.iter().any(|new| new.id == old.id))
+        .map(|old| old.id.as_str())
+        .collect();
+    let added: Vec<AttachedMedia> = edit
+        .media
+        .iter()
+        .filter(|new| !before.iter().any(|old| old.id == new.id))
+        .cloned()
+        .collect();
+    media::detach(tx, &dropped, post_id, now)?;
+    media::attach(tx, &added, post_id, post_id, board, &edit.owner, now)?;
+    tx.execute(
+        "UPDATE posts SET media = ?2, media_count = ?3 WHERE id = ?1",
+        params![post_id, to_stored(&edit.media), edit.media.len() as i64],
+    )
+    .map_err(sql_error)?;
+    Ok(())
 }

@@ -4,6 +4,7 @@
 use rusqlite::{Connection, Row, params};
 
 use super::sql_error;
+use crate::domain::media::{AttachedMedia, from_stored};
 use crate::domain::moderation::tag_of;
 use crate::domain::{Author, Comment, Guard, PasswordHash, Post, PostSummary, WriterKey};
 use crate::store::StoreResult;
@@ -11,10 +12,10 @@ use crate::store::StoreResult;
 /// What [`post_from`] and [`summary_from`] read.
 pub(super) const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
                             view_count, like_count, comment_count, body, updated_at, writer_key, number, category, \
-                            dislike_count, best, MIN(edits, 50)";
+                            dislike_count, best, MIN(edits, 50), media_count, media";
 /// What [`comment_from`] reads.
 pub(super) const COMMENT_COLUMNS: &str =
-    "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at, writer_key";
+    "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at, writer_key, media";
 
 /// An author as `author_kind, author_nickname, author_member_id`.
 pub(super) fn author_columns(author: &Author) -> (&'static str, &str, Option<&str>) {
@@ -62,6 +63,7 @@ pub(super) fn summary_from(row: &Row<'_>) -> rusqlite::Result<PostSummary> {
         category: row.get(14)?,
         dislike_count: Some(count(row, 15)?),
         best: row.get::<_, i64>(16)? == BEST,
+        media_count: u32::try_from(count(row, 18)?).unwrap_or(u32::MAX),
     })
 }
 
@@ -71,6 +73,7 @@ pub(super) fn post_from(row: &Row<'_>) -> rusqlite::Result<Post> {
         body: row.get(10)?,
         updated_at: row.get(11)?,
         revision_count: u32::try_from(count(row, 17)?).unwrap_or(crate::domain::MAX_REVISIONS),
+        media: media_from(row, 19)?,
     })
 }
 
@@ -82,6 +85,16 @@ pub(super) fn comment_from(row: &Row<'_>) -> rusqlite::Result<Comment> {
         body: row.get(3)?,
         author: author_from(row.get(4)?, row.get(5)?, row.get(6)?, row.get(8)?),
         created_at: row.get(7)?,
+        media: media_from(row, 9)?,
+    })
+}
+
+/// A `media` column (domain::media::to_stored); a value that does not
+/// parse is a conversion error, as a bad column is.
+fn media_from(row: &Row<'_>, index: usize) -> rusqlite::Result<Vec<AttachedMedia>> {
+    let stored: Option<String> = row.get(index)?;
+    from_stored(stored.as_deref()).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, "a stored media list".into())
     })
 }
 

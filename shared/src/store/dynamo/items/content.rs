@@ -111,6 +111,23 @@ pub(in crate::store::dynamo) struct SummaryFields {
     /// **(v4)** The board, while the post is best: [`BEST_INDEX`]'s key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_board: Option<String>,
+    /// **(v4)** How many images the post has (absent: none); projected for
+    /// the lists' image mark.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub media_count: u32,
+}
+
+fn is_zero_u32(count: &u32) -> bool {
+    *count == 0
+}
+
+/// A `media` attribute as the domain reads it; one that does not parse
+/// shows no images (logged) rather than failing the whole read.
+fn media_of(stored: Option<&str>) -> Vec<crate::domain::media::AttachedMedia> {
+    crate::domain::media::from_stored(stored).unwrap_or_else(|| {
+        tracing::warn!("a stored media list does not parse");
+        Vec::new()
+    })
 }
 
 /// The counts a v1 post item carried (and the board index projected). v2
@@ -195,6 +212,7 @@ impl SummaryFields {
             category: self.category,
             dislike_count: Some(shown(counts.dislikes)),
             best: self.best_board.is_some(),
+            media_count: self.media_count,
         }
     }
 }
@@ -235,6 +253,9 @@ pub(in crate::store::dynamo) struct PostItem {
     /// condition names it as read, and its revision's SK ([`revision_sk`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub edits: u64,
+    /// **(v4)** Its images (domain::media::to_stored); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<String>,
 }
 
 fn is_zero(count: &u64) -> bool {
@@ -306,6 +327,7 @@ impl PostItem {
                 number: Some(s.number),
                 category: s.category.as_ref().map(|c| c.as_str().to_owned()),
                 best_board: None,
+                media_count: u32::try_from(post.media.len()).unwrap_or(u32::MAX),
             },
             body: post.body.clone(),
             updated_at: post.updated_at.clone(),
@@ -316,6 +338,7 @@ impl PostItem {
             owner: OwnerFields::of(owner_of(&s.author), owned_post_sk(&s.id)),
             category_key: s.category.as_ref().map(|c| category_key(&s.board, c.as_str())),
             edits: 0,
+            media: crate::domain::media::to_stored(&post.media),
         }
     }
 
@@ -326,6 +349,7 @@ impl PostItem {
             updated_at: self.updated_at,
             // The oldest go once there are more (each edit deletes one).
             revision_count: u32::try_from(self.edits).map_or(MAX_REVISIONS, |edits| edits.min(MAX_REVISIONS)),
+            media: media_of(self.media.as_deref()),
         }
     }
 }
@@ -357,6 +381,9 @@ pub(in crate::store::dynamo) struct CommentItem {
     /// A member's comment: [`BY_OWNER_INDEX`]'s keys.
     #[serde(flatten)]
     pub owner: OwnerFields,
+    /// **(v4)** Its image (domain::media::to_stored); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<String>,
 }
 
 impl CommentItem {
@@ -380,6 +407,7 @@ impl CommentItem {
             writer_key: Some(writer.key.as_str().to_owned()),
             writer_range: Some(writer.range.as_str().to_owned()),
             owner: OwnerFields::of(owner_of(&c.author), owned_comment_sk(&c.id)),
+            media: crate::domain::media::to_stored(&c.media),
         }
     }
 
@@ -391,6 +419,7 @@ impl CommentItem {
             body: self.body,
             author: self.author.into(),
             created_at: self.created_at,
+            media: media_of(self.media.as_deref()),
         }
     }
 }
@@ -458,6 +487,7 @@ mod tests {
             number: Some(7),
             category: None,
             best_board: None,
+            media_count: 0,
         };
         let summary = fields.summary(Counts {
             views: 2,
