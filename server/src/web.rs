@@ -65,24 +65,45 @@ const ASSETS: &[(&str, &str, &str)] = &[
 
 const INDEX: &str = include_str!("../../web/index.html");
 
-/// The origin `web/assets/config.js` names as the API's (`API_ORIGIN`), or
-/// None for the page's own. The file is built in, so this is read once.
-fn configured_api_origin(config: &str) -> Option<&str> {
+/// The origin `web/assets/config.js` sets as `name` (`API_ORIGIN`, and
+/// (v4) `MEDIA_ORIGIN`, `UPLOAD_ORIGIN`), or None where it leaves it empty.
+/// The file is built in, so this is read once.
+fn configured_origin<'a>(config: &'a str, name: &str) -> Option<&'a str> {
+    let prefix = format!("export const {name} =");
     config
         .lines()
-        .find_map(|line| line.trim().strip_prefix("export const API_ORIGIN ="))
+        .find_map(|line| line.trim().strip_prefix(prefix.as_str()))
         .map(|value| value.trim().trim_end_matches(';').trim().trim_matches('"'))
         .filter(|origin| !origin.is_empty())
 }
 
+/// `first`, then each of `more` that is set and not named yet, as a CSP source list.
+fn sources<'a>(first: &[&'a str], more: &[Option<&'a str>]) -> String {
+    let mut named: Vec<&str> = first.to_vec();
+    for origin in more.iter().flatten() {
+        if !named.contains(origin) {
+            named.push(origin);
+        }
+    }
+    named.join(" ")
+}
+
 /// Only this server's own scripts and styles run, whatever a post says, and
-/// the page may connect to exactly the one origin its client sends requests
-/// to (docs/API.md, Hardening v4: a policy allowing any https origin let a
-/// script send the token anywhere).
+/// the page may connect to exactly the origins its client sends requests
+/// to: the API's, and (v4) the one it uploads images to when that is
+/// another (docs/API.md, Hardening v4: a policy allowing any https origin
+/// let a script send the token anywhere). (v4) Images are shown from the
+/// page's origin, the API's (its relative image URLs are of it) and the
+/// configured media origin.
 fn content_security_policy(config: &str) -> String {
-    let connect = configured_api_origin(config).unwrap_or("'self'");
+    let api = configured_origin(config, "API_ORIGIN");
+    let images = sources(&["'self'", "data:"], &[api, configured_origin(config, "MEDIA_ORIGIN")]);
+    let connect = sources(
+        &[api.unwrap_or("'self'")],
+        &[configured_origin(config, "UPLOAD_ORIGIN")],
+    );
     format!(
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src {images}; \
          connect-src {connect}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
     )
 }
@@ -92,7 +113,7 @@ static CONTENT_SECURITY_POLICY: LazyLock<HeaderValue> = LazyLock::new(|| {
         .iter()
         .find(|(file, _, _)| *file == "config.js")
         .map_or("", |(_, _, body)| *body);
-    HeaderValue::from_str(&content_security_policy(config)).expect("config.js's API_ORIGIN is a plain origin")
+    HeaderValue::from_str(&content_security_policy(config)).expect("config.js's origins are plain origins")
 });
 
 pub(crate) fn routes() -> Router {
@@ -296,10 +317,14 @@ mod tests {
     use super::*;
 
     fn connect_src(policy: &str) -> &str {
+        directive(policy, "connect-src")
+    }
+
+    fn directive<'a>(policy: &'a str, name: &str) -> &'a str {
         policy
             .split("; ")
-            .find_map(|directive| directive.strip_prefix("connect-src "))
-            .expect("a connect-src directive")
+            .find_map(|directive| directive.strip_prefix(name)?.strip_prefix(' '))
+            .expect("the directive")
     }
 
     fn accepting(value: &str) -> Vec<Coding> {
@@ -354,6 +379,43 @@ mod tests {
     #[test]
     fn the_shipped_client_may_connect_to_its_own_origin_only() {
         assert_eq!(CONTENT_SECURITY_POLICY.to_str().map(connect_src).ok(), Some("'self'"));
+        // (v4) Its images are the server's own (`/media/files/...`), or drawn in the
+        // page: with nothing configured the policy is what it was before images.
+        assert_eq!(
+            CONTENT_SECURITY_POLICY.to_str().ok(),
+            Some(
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+                 base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
+            )
+        );
+    }
+
+    #[test]
+    fn configured_media_and_upload_origins_are_named_and_nothing_else() {
+        let api = "https://abc.execute-api.eu-west-1.amazonaws.com";
+        let config = format!(
+            "export const API_ORIGIN = \"{api}\";\n\
+             export const MEDIA_ORIGIN = \"https://d1234.cloudfront.net\";\n\
+             export const UPLOAD_ORIGIN = \"https://media.s3.eu-west-1.amazonaws.com\";\n"
+        );
+        let policy = content_security_policy(&config);
+        assert_eq!(
+            directive(&policy, "img-src"),
+            format!("'self' data: {api} https://d1234.cloudfront.net")
+        );
+        assert_eq!(
+            connect_src(&policy),
+            format!("{api} https://media.s3.eu-west-1.amazonaws.com")
+        );
+        // The API's relative image URLs are of its origin; an origin named twice is named once.
+        let config = format!("export const API_ORIGIN = \"{api}\";\nexport const UPLOAD_ORIGIN = \"{api}\";\n");
+        let policy = content_security_policy(&config);
+        assert_eq!(directive(&policy, "img-src"), format!("'self' data: {api}"));
+        assert_eq!(connect_src(&policy), api);
+        // Uploads elsewhere with the API on the page's own origin: both named.
+        let policy = content_security_policy("export const UPLOAD_ORIGIN = \"https://media.s3.amazonaws.com\";");
+        assert_eq!(connect_src(&policy), "'self' https://media.s3.amazonaws.com");
+        assert_eq!(directive(&policy, "img-src"), "'self' data:");
     }
 
     #[test]

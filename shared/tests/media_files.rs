@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
+use shared::store::StoreError;
 use shared::store::files::{DiskFiles, MAX_KEY_LEN, MediaFiles, S3Files, valid_key};
 
 /// A key no test has used: `<folder>/<ULID><suffix>`.
@@ -56,7 +57,7 @@ mod suite {
         let key = new_key("uploads", "");
         files.put(&key, vec![7; 100], "image/png").await.unwrap();
         let refused = files.get(&key, 99).await.unwrap_err();
-        assert!(refused.is_failure(), "{refused:?}");
+        assert!(matches!(refused, StoreError::TooLarge(_)), "{refused:?}");
         assert!(refused.to_string().contains(&key), "the error names the key: {refused}");
         assert!(files.get(&key, 0).await.is_err());
         assert_eq!(files.get(&key, 100).await.unwrap(), Some(vec![7; 100]));

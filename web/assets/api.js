@@ -23,8 +23,12 @@
 //   route says so, but a login needs a code exactly when it is, and this
 //   tab's own enrollment or removal changes it. TOTP secrets and recovery
 //   codes are never stored: the page shows them and forgets them.
+// - (v4) Images go by XMLHttpRequest (fetch reports no upload progress) to
+//   the URL their grant names, only at the API's origin or UPLOAD_ORIGIN,
+//   without the bearer token; image URLs are shown only from the page's
+//   origin, the API's or MEDIA_ORIGIN (config.js, and the CSP, say which).
 
-import { API_ORIGIN } from "./config.js";
+import { API_ORIGIN, MEDIA_ORIGIN, UPLOAD_ORIGIN } from "./config.js";
 import { solve } from "./pow.js";
 
 const TOKEN = "community-boards.session";
@@ -37,20 +41,37 @@ try {
 }
 
 /** "" (this page's origin) or the configured origin, checked to be one. */
-function apiOrigin(configured) {
+function apiOrigin(configured, name = "API_ORIGIN") {
   if (!configured) return "";
   const url = new URL(configured);
   // http only on this machine (a local static host in front of a local server).
   if (url.protocol !== "https:" && url.hostname !== "127.0.0.1" && url.hostname !== "localhost") {
-    throw new Error(`config.js: API_ORIGIN must be https (it is ${configured})`);
+    throw new Error(`config.js: ${name} must be https (it is ${configured})`);
   }
   if (url.href !== `${url.origin}/`) {
-    throw new Error(`config.js: API_ORIGIN must be an origin only, without a path (it is ${configured})`);
+    throw new Error(`config.js: ${name} must be an origin only, without a path (it is ${configured})`);
   }
   return url.origin;
 }
 
 export const API_BASE = apiOrigin(API_ORIGIN);
+// (v4) The API's origin, which the API's relative URLs (`/media/...`) are of.
+const API_AT = API_BASE || location.origin;
+const IMAGE_ORIGINS = [location.origin, API_AT, apiOrigin(MEDIA_ORIGIN, "MEDIA_ORIGIN")].filter(Boolean);
+const UPLOAD_ORIGINS = [API_AT, apiOrigin(UPLOAD_ORIGIN, "UPLOAD_ORIGIN")].filter(Boolean);
+
+/** A URL the API gave, made absolute at the API's origin; null unless it is at one of `origins`. */
+function at(url, origins) {
+  try {
+    const resolved = new URL(url, API_AT);
+    return origins.includes(resolved.origin) ? resolved.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** (v4) An image's `url` or `thumbnail_url` as the page may show it, or null (an origin not configured). */
+export const mediaUrl = (url) => (url ? at(url, IMAGE_ORIGINS) : null);
 
 export const session = {
   get() {
@@ -211,6 +232,86 @@ export function create(path, body) {
   return request("POST", path, { body, key: newKey() });
 }
 
+// ------------------------------------------------------------- (v4) images
+
+/** The types a board takes (docs/API.md, Images (v4)), as a grant declares them. */
+export const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/** An upload stopped by its page (the image removed from the form before it was done). */
+const stopped = () => new DOMException("the upload was stopped", "AbortError");
+
+/**
+ * Sends `file` as its grant's `upload` says: a PUT of the bytes with
+ * `headers` (the server's own URL), or a multipart POST of every `fields`
+ * entry in order and then the file as the last part, `file` (S3's presigned
+ * POST). No token goes with it: the grant is in the URL or the fields.
+ */
+function sendFile(upload, file, onProgress, signal) {
+  const url = at(upload.url, UPLOAD_ORIGINS);
+  if (!url) {
+    return Promise.reject(new ApiError(0, "upload_origin", `the upload URL is at no configured origin: ${upload.url}`, 0));
+  }
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(upload.method, url);
+    xhr.upload.addEventListener("progress", (e) => e.lengthComputable && onProgress(e.loaded / e.total));
+    xhr.addEventListener("load", () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        onProgress(1);
+        resolve();
+        return;
+      }
+      // The server answers JSON, S3 XML: either way the file did not arrive.
+      reject(new ApiError(xhr.status, "upload_failed", xhr.responseText.slice(0, 200), 0));
+    });
+    xhr.addEventListener("error", () => reject(new ApiError(0, "network", "the upload could not be sent", 0)));
+    xhr.addEventListener("abort", () => reject(stopped()));
+    signal?.addEventListener("abort", () => xhr.abort());
+    if (upload.method === "POST") {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(upload.fields || {})) form.append(name, value);
+      form.append("file", file);
+      xhr.send(form);
+    } else {
+      for (const [name, value] of Object.entries(upload.headers || {})) xhr.setRequestHeader(name, value);
+      xhr.send(file);
+    }
+  });
+}
+
+/** How long an upload's check is awaited before the page gives up on it. */
+const CHECK_FOR_MS = 120_000;
+
+/** `GET /media/{id}` until its check is done (ready or rejected), sooner at first. */
+async function checked(id, signal) {
+  const deadline = Date.now() + CHECK_FOR_MS;
+  for (let wait = 200; ; wait = Math.min(wait * 1.5, 2000)) {
+    if (signal?.aborted) throw stopped();
+    const { body } = await request("GET", `/media/${encodeURIComponent(id)}`);
+    if (body.status !== "pending") return body;
+    if (Date.now() > deadline) throw new ApiError(0, "check_timeout", "the image's check did not finish", 0);
+    await sleep(wait);
+  }
+}
+
+/**
+ * (v4) One image onto `board`: a grant (a guest's when signed out, with its
+ * proof of work as any anonymous write), the file sent where the grant
+ * says (`onProgress(0..1)`), then its check awaited (`onChecking()`).
+ * Answers `GET /media/{id}`: `ready` with url, thumbnail_url, width and
+ * height, or `rejected` with its reason. `signal` stops it.
+ */
+export async function uploadImage(board, file, { onProgress = () => {}, onChecking = () => {}, signal } = {}) {
+  const { body: grant } = await create(`/boards/${board}/media`, { content_type: file.type, bytes: file.size });
+  if (signal?.aborted) throw stopped();
+  await sendFile(grant.upload, file, onProgress, signal);
+  onChecking();
+  return checked(grant.id, signal);
+}
+
+/** A post's or comment's body with its images (`media`, v4) when it has any. */
+const withMedia = (body, media) => (media && media.length ? { ...body, media } : body);
+
 /** Where a block of `{member_id}` or `{tag}` (a guest's) lives. */
 function blockPath(who) {
   return who.member_id
@@ -259,31 +360,35 @@ export const api = {
       (r) => r.body,
     ),
   // `category` (v4): null or one of the board's categories.
-  createPost: (board, title, body, category = null) =>
-    create(`/boards/${board}/posts`, { title, body, category }).then((r) => r.body),
-  createGuestPost: (board, nickname, password, title, body, category = null) =>
-    create(`/boards/${board}/posts/guest`, { nickname, password, title, body, category }).then((r) => r.body),
-  editPost: (board, id, title, body, category, etag) =>
-    request("PUT", `/boards/${board}/posts/${id}`, { body: { title, body, category }, ifMatch: etag }).then(
+  // `media` (v4): ids of ready images, at most 20 on a post and 1 on a comment.
+  createPost: (board, title, body, category = null, media = []) =>
+    create(`/boards/${board}/posts`, withMedia({ title, body, category }, media)).then((r) => r.body),
+  createGuestPost: (board, nickname, password, title, body, category = null, media = []) =>
+    create(`/boards/${board}/posts/guest`, withMedia({ nickname, password, title, body, category }, media)).then(
+      (r) => r.body,
+    ),
+  // An edit's `media` replaces the post's images (an empty list drops them all).
+  editPost: (board, id, title, body, category, etag, media) =>
+    request("PUT", `/boards/${board}/posts/${id}`, { body: { title, body, category, media }, ifMatch: etag }).then(
       (r) => ({ ...r.body, etag: r.headers.get("etag") }),
     ),
-  editGuestPost: (board, id, password, title, body, category, etag) =>
+  editGuestPost: (board, id, password, title, body, category, etag, media) =>
     request("PUT", `/boards/${board}/posts/${id}/guest`, {
-      body: { password, title, body, category },
+      body: { password, title, body, category, media },
       ifMatch: etag,
     }).then((r) => ({ ...r.body, etag: r.headers.get("etag") })),
   deletePost: (board, id) => request("DELETE", `/boards/${board}/posts/${id}`),
   deleteGuestPost: (board, id, password) =>
     request("DELETE", `/boards/${board}/posts/${id}/guest`, { body: { password } }),
-  comment: (board, id, body, parentId) =>
-    create(`/boards/${board}/posts/${id}/comments`, { body, parent_id: parentId || null }).then((r) => r.body),
-  guestComment: (board, id, nickname, password, body, parentId) =>
-    create(`/boards/${board}/posts/${id}/comments/guest`, {
-      nickname,
-      password,
-      body,
-      parent_id: parentId || null,
-    }).then((r) => r.body),
+  comment: (board, id, body, parentId, media = []) =>
+    create(`/boards/${board}/posts/${id}/comments`, withMedia({ body, parent_id: parentId || null }, media)).then(
+      (r) => r.body,
+    ),
+  guestComment: (board, id, nickname, password, body, parentId, media = []) =>
+    create(
+      `/boards/${board}/posts/${id}/comments/guest`,
+      withMedia({ nickname, password, body, parent_id: parentId || null }, media),
+    ).then((r) => r.body),
   deleteComment: (board, id, commentId) => request("DELETE", `/boards/${board}/posts/${id}/comments/${commentId}`),
   deleteGuestComment: (board, id, commentId, password) =>
     request("DELETE", `/boards/${board}/posts/${id}/comments/${commentId}/guest`, { body: { password } }),

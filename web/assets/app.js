@@ -3,7 +3,7 @@
 // navigation; nothing is kept but the session, the list of boards (names
 // and rules, read again on every board page) and the member's roles.
 
-import { api, ApiError, powEvents, session } from "./api.js";
+import { api, ApiError, IMAGE_TYPES, mediaUrl, powEvents, session, uploadImage } from "./api.js";
 import { h, listDate, when } from "./dom.js";
 
 const main = document.getElementById("main");
@@ -293,6 +293,10 @@ const FIELD_RULES = {
   category: "말머리를 이 게시판의 말머리 중에서 골라 주세요.",
   vote: "추천 또는 비추천만 할 수 있습니다.",
   best: "개념글 보기 주소가 올바르지 않습니다.",
+  // (v4) Images.
+  media: "이미지를 다시 올려 주세요: 이 게시판에 올려 확인이 끝난 이미지만, 글에 20개, 댓글에 1개까지 붙일 수 있습니다.",
+  content_type: "JPEG, PNG, GIF, WebP 이미지만 올릴 수 있습니다.",
+  bytes: "이미지 파일이 비었거나 너무 큽니다 (20MB까지).",
   // (v4) TOTP.
   code: "인증 앱의 6자리 코드나 복구 코드를 입력해 주세요.",
   totp: "인증 앱의 6자리 코드나 복구 코드를 입력해 주세요.",
@@ -333,6 +337,10 @@ const CODES = {
   pow_required: "잠시 후 다시 시도하세요 (자동 입력 확인이 필요합니다).",
   no_board: "없는 게시판입니다.",
   board_exists: "이미 있는 게시판 주소입니다. 규칙을 바꾸려면 위 목록에서 고르세요.",
+  // (v4) Images: the file's own trip, and what the client refuses itself.
+  upload_failed: "파일을 보내지 못했습니다. 다시 골라 주세요.",
+  upload_origin: "설정되지 않은 곳으로는 파일을 보내지 않습니다.",
+  check_timeout: "이미지 확인이 끝나지 않았습니다. 잠시 후 다시 골라 주세요.",
 };
 
 /**
@@ -453,9 +461,10 @@ function sayWhileSolving(slot) {
  * runs; an ApiError's message is shown beside the field it names, else
  * above the button; a 429 counts down its Retry-After with the button
  * disabled. `strength` (v4): a new member password, whose hint follows its
- * length as it is typed.
+ * length as it is typed. `extra` (v4): more of the form after the fields
+ * (an image picker), which `action` reads itself.
  */
-function form(fields, submitLabel, action, { id, inline } = {}) {
+function form(fields, submitLabel, action, { id, inline, extra } = {}) {
   const errors = {};
   const inputs = {};
   const general = h("p", { class: "error", role: "alert" });
@@ -505,7 +514,7 @@ function form(fields, submitLabel, action, { id, inline } = {}) {
       errors[name],
     );
   });
-  const element = h("form", { class: inline ? "form inline-form" : "form", id }, rows, general, solving, button);
+  const element = h("form", { class: inline ? "form inline-form" : "form", id }, rows, extra, general, solving, button);
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const slot of [general, ...Object.values(errors)]) slot.textContent = "";
@@ -640,6 +649,158 @@ function categoryOptions(info, current = null) {
   return [["", "말머리 없음"], ...names.map((c) => [c, c])];
 }
 
+// ----------------------------------------------------------- (v4) images
+
+/** The largest file sent (docs/API.md: MEDIA_MAX_BYTES, 20 MiB by default; a server set lower refuses it itself). */
+const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
+let pickerSeq = 0;
+
+/**
+ * (v4) The images of a post or comment form: a file picker (the four types,
+ * several at once where `max` allows), each file uploaded as soon as it is
+ * chosen with a progress bar, then its thumbnail once the server has checked
+ * it, or the reason it was refused; each with a remove button. `current`:
+ * the images the post has (an edit starts with them). `ids()` waits for the
+ * uploads under way and answers the ready images' ids, in order.
+ */
+function imagePicker(board, { max, label, current = [] }) {
+  const id = `images-${++pickerSeq}`;
+  const items = [];
+  const list = h("ul", { class: "media-items", "aria-label": "붙인 이미지" });
+  const note = h("p", { class: "media-note", role: "status" });
+  const input = h("input", {
+    type: "file",
+    id,
+    accept: IMAGE_TYPES.join(","),
+    multiple: max > 1,
+    "aria-describedby": `${id}-hint`,
+  });
+  // Refused files stay on show with their reason, but take no place.
+  const taken = () => items.filter((item) => item.state !== "refused").length;
+  const roomLeft = () => (input.disabled = taken() >= max);
+  const set = (item, state, said) => {
+    item.state = state;
+    item.element.dataset.state = state;
+    item.status.textContent = said;
+  };
+  const remove = (item) => {
+    item.controller?.abort();
+    items.splice(items.indexOf(item), 1);
+    item.element.remove();
+    roomLeft();
+    note.textContent = `${item.name}: 뺐습니다.`;
+    input.focus();
+  };
+  const itemFor = (name) => {
+    const item = { name, state: "sending", media: null, done: Promise.resolve() };
+    item.thumb = h("span", { class: "media-thumb" });
+    item.bar = h("progress", { max: "100", value: "0", "aria-label": `${name} 올리는 중` });
+    item.status = h("span", { class: "media-status" });
+    item.element = h(
+      "li",
+      { class: "media-item" },
+      item.thumb,
+      h("span", { class: "media-name" }, name),
+      item.bar,
+      item.status,
+      h("button", { type: "button", class: "link media-remove", onclick: () => remove(item) }, "빼기", srOnly(`: ${name}`)),
+    );
+    items.push(item);
+    list.append(item.element);
+    return item;
+  };
+  const ready = (item, media, said = "올렸습니다.") => {
+    item.media = media;
+    item.bar.remove();
+    const src = mediaUrl(media.thumbnail_url);
+    if (src) item.thumb.replaceChildren(h("img", { src, alt: `${item.name} 미리보기` }));
+    set(item, "ready", said);
+  };
+  const refuse = (item, why) => {
+    item.bar.remove();
+    set(item, "refused", `이미지를 올릴 수 없습니다: ${why}`);
+    item.status.classList.add("error");
+    note.textContent = `${item.name}: ${item.status.textContent}`;
+    roomLeft();
+  };
+  const send = (file) => {
+    const item = itemFor(file.name);
+    set(item, "sending", "올리는 중…");
+    if (!IMAGE_TYPES.includes(file.type)) return refuse(item, "JPEG, PNG, GIF, WebP 이미지만 올릴 수 있습니다.");
+    if (file.size === 0 || file.size > IMAGE_MAX_BYTES) return refuse(item, "파일이 비었거나 20MB보다 큽니다.");
+    item.controller = new AbortController();
+    // A guest's grant may need a proof of work first: said in the picker's status.
+    const quiet = sayWhileSolving(note);
+    item.done = uploadImage(board, file, {
+      signal: item.controller.signal,
+      onProgress: (share) => (item.bar.value = Math.round(share * 100)),
+      onChecking: () => set(item, "checking", "서버가 이미지를 살펴보는 중…"),
+    }).then(
+      (media) => {
+        if (media.status === "ready") {
+          ready(item, media);
+          note.textContent = `${item.name}: 올렸습니다.`;
+        } else refuse(item, media.reason || "이미지 확인을 통과하지 못했습니다.");
+      },
+      (error) => {
+        if (error?.name !== "AbortError") refuse(item, describe(error));
+      },
+    );
+    item.done.finally(quiet);
+  };
+  input.addEventListener("change", () => {
+    const files = [...input.files];
+    // Cleared, so that the same file can be chosen again after a refusal.
+    input.value = "";
+    const room = Math.max(0, max - taken());
+    if (files.length > room) note.textContent = `이미지는 ${max}개까지 붙일 수 있습니다. ${files.length - room}개는 빼고 올립니다.`;
+    for (const file of files.slice(0, room)) send(file);
+    roomLeft();
+  });
+  current.forEach((media, i) => ready(itemFor(`붙어 있는 이미지 ${i + 1}`), media, "붙어 있습니다."));
+  roomLeft();
+  const element = h(
+    "div",
+    { class: "media-picker" },
+    h("label", { for: id }, label),
+    input,
+    h(
+      "small",
+      { class: "field-hint", id: `${id}-hint` },
+      `JPEG, PNG, GIF, WebP, 한 장에 20MB까지${max > 1 ? `, ${max}장까지` : ""}. 고르면 바로 올리고, 서버가 확인한 뒤 붙습니다.`,
+    ),
+    list,
+    note,
+  );
+  return {
+    element,
+    async ids() {
+      await Promise.all(items.map((item) => item.done));
+      return items.filter((item) => item.media).map((item) => item.media.id);
+    },
+  };
+}
+
+/**
+ * (v4) The images of a post or a comment, each at its own size as far as
+ * the page is wide (width and height from the API, so the page does not
+ * move as they load; lazy: only near the screen), linking to the file.
+ */
+function mediaGallery(media, what, attributes = {}) {
+  if (!media?.length) return null;
+  return h(
+    "div",
+    { class: "media", ...attributes },
+    media.map((m, i) => {
+      const src = mediaUrl(m.url);
+      if (!src) return null;
+      const alt = media.length > 1 ? `${what}에 붙은 이미지 ${i + 1}/${media.length}` : `${what}에 붙은 이미지`;
+      // `loading` before `src`: set after it, the file would already be on its way.
+      return h("a", { href: src, class: "media-link" }, h("img", { loading: "lazy", width: m.width, height: m.height, alt, src }));
+    }),
+  );
+}
+
 // ------------------------------------------------------------------ pages
 
 /**
@@ -669,7 +830,9 @@ function postRow(board, p, withCategory) {
       { class: "subject" },
       h("a", { href: `#/b/${board}/p/${p.id}`, class: "title" }, p.title),
       // `media_count` arrives with images (v4); absent means none.
-      p.media_count > 0 ? h("span", { class: "has-image", title: "이미지" }, srOnly(" 이미지 있음")) : null,
+      p.media_count > 0
+        ? h("span", { class: "has-image", title: `이미지 ${p.media_count}개` }, srOnly(` 이미지 ${p.media_count}개`))
+        : null,
       p.comment_count > 0 ? h("span", { class: "reply-count", title: "댓글" }, srOnly(" 댓글 "), `[${p.comment_count}]`) : null,
     ),
     h("td", { class: "writer" }, listAuthor(p.author)),
@@ -801,6 +964,7 @@ async function writePage(board) {
         ["title", "제목"],
         ["body", "내용", { type: "textarea", rows: 10 }],
       ];
+  const images = imagePicker(board, { max: 20, label: "이미지" });
   return page(
     title,
     member ? null : h("p", { class: "hint" }, "손님으로 씁니다. 로그인하면 회원으로 쓸 수 있습니다."),
@@ -809,11 +973,12 @@ async function writePage(board) {
       : null,
     form(fields, "올리기", async (v) => {
       const chosen = v.category || null;
+      const media = await images.ids();
       const post = member
-        ? await api.createPost(board, v.title, v.body, chosen)
-        : await api.createGuestPost(board, v.nickname, v.password, v.title, v.body, chosen);
+        ? await api.createPost(board, v.title, v.body, chosen, media)
+        : await api.createGuestPost(board, v.nickname, v.password, v.title, v.body, chosen, media);
       go(`#/b/${board}/p/${post.id}`);
-    }, { id: "write" }),
+    }, { id: "write", extra: images.element }),
   );
 }
 
@@ -870,6 +1035,7 @@ function commentView(board, postId, comment, staff, replies, info, blocks) {
     { class: comment.parent_id ? "comment reply" : "comment", id: `c-${comment.id}`, tabindex: "-1" },
     h("div", { class: "meta" }, authorWithMenu(comment.author, blocks), h("span", {}, when(comment.created_at))),
     h("p", { class: "text" }, comment.body),
+    mediaGallery(comment.media, "댓글"),
     actions,
     slot,
     replies && replies.length ? h("ul", { class: "replies" }, replies) : null,
@@ -929,11 +1095,13 @@ function commentForm(board, postId, parentId, info) {
         ["password", "비밀번호", { type: "password", autocomplete: "new-password" }],
         ["body", parentId ? "답글" : "댓글", { type: "textarea", rows: 3 }],
       ];
+  const image = imagePicker(board, { max: 1, label: "이미지 (한 장)" });
   return form(fields, parentId ? "답글 달기" : "댓글 달기", async (v) => {
-    if (member) await api.comment(board, postId, v.body, parentId);
-    else await api.guestComment(board, postId, v.nickname, v.password, v.body, parentId);
+    const media = await image.ids();
+    if (member) await api.comment(board, postId, v.body, parentId, media);
+    else await api.guestComment(board, postId, v.nickname, v.password, v.body, parentId, media);
     route();
-  }, { id: parentId ? `reply-${parentId}` : "comment" });
+  }, { id: parentId ? `reply-${parentId}` : "comment", extra: image.element });
 }
 
 /**
@@ -1222,6 +1390,7 @@ async function postPage(board, ref, byNumber = false, wanted = null) {
     ),
     history.panel,
     h("div", { class: "body", id: "post-body" }, post.body),
+    mediaGallery(post.media, "글", { id: "post-media" }),
     votePanel(board, info, post),
     actions,
     slot,
@@ -1251,15 +1420,18 @@ async function editPage(board, id) {
     ["title", "제목", { value: post.title }],
     ["body", "내용", { type: "textarea", rows: 10, value: post.body }],
   ];
+  const images = imagePicker(board, { max: 20, label: "이미지", current: post.media || [] });
   return page(
     "글 고치기",
     form(fields, "고치기", async (v) => {
       const category = withCategory ? v.category || null : undefined;
+      // The images as the form has them now: the edit replaces the post's.
+      const media = await images.ids();
       // If-Match: the version this page showed; 412 if it changed since.
-      if (guest) await api.editGuestPost(board, id, v.password, v.title, v.body, category, post.etag);
-      else await api.editPost(board, id, v.title, v.body, category, post.etag);
+      if (guest) await api.editGuestPost(board, id, v.password, v.title, v.body, category, post.etag, media);
+      else await api.editPost(board, id, v.title, v.body, category, post.etag, media);
       go(`#/b/${board}/p/${id}`);
-    }, { id: "edit" }),
+    }, { id: "edit", extra: images.element }),
   );
 }
 /**

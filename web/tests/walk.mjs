@@ -1,5 +1,5 @@
 // The reference web client in a real browser (Debian's chromium, headless,
-// driven by puppeteer-core): every flow of issues 29, 41, 42, 43 and 44 against the real
+// driven by puppeteer-core): every flow of issues 29, 41, 42, 43, 44 and 45 against the real
 // server on one store, with screenshots of the main pages at a phone and a
 // desktop width, no console error the walk did not expect, and no serious or
 // critical axe-core violation on the main pages.
@@ -10,12 +10,13 @@
 
 import { spawn } from "node:child_process";
 import { createHash, createHmac } from "node:crypto";
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { deflateSync } from "node:zlib";
 
 // puppeteer-core and axe-core live in the cache (scripts/web-test), not beside this file.
 const modules = createRequire(`${process.env.WEB_TEST_MODULES}/`);
@@ -51,13 +52,17 @@ function freePort() {
  * The web/ folder as a static host would serve it (no API there), deployed
  * for the API at `apiOrigin`: config.js names it, and the site's policy
  * lets the page connect to it alone (docs/deploy.md, The web client).
+ * (v4) Uploads go to `uploadOrigin` (an S3 bucket's, played by the walk),
+ * which config.js and the policy's `connect-src` name too; images come
+ * from the API's origin (its relative `/media/files/...`), which `img-src`
+ * names, as server/src/web.rs writes the policy from config.js.
  */
-async function startStaticSite(apiOrigin, origin) {
+async function startStaticSite(apiOrigin, origin, uploadOrigin) {
   const port = Number(new URL(origin).port);
   const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css" };
   const policy =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-    `connect-src ${apiOrigin}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'`;
+    `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: ${apiOrigin}; ` +
+    `connect-src ${apiOrigin} ${uploadOrigin}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'`;
   const site = createHttpServer((request, response) => {
     const path = new URL(request.url, "http://x").pathname;
     const file = path === "/" ? "index.html" : path.slice(1);
@@ -67,8 +72,12 @@ async function startStaticSite(apiOrigin, origin) {
     }
     let body = readFileSync(join(here, "..", file), "utf8");
     if (file === "assets/config.js") {
-      const deployed = body.replace(/^export const API_ORIGIN = .*$/m, `export const API_ORIGIN = "${apiOrigin}";`);
-      if (deployed === body) throw new Error("config.js has no API_ORIGIN line to set");
+      const deployed = body
+        .replace(/^export const API_ORIGIN = .*$/m, `export const API_ORIGIN = "${apiOrigin}";`)
+        .replace(/^export const UPLOAD_ORIGIN = .*$/m, `export const UPLOAD_ORIGIN = "${uploadOrigin}";`);
+      if (!deployed.includes(apiOrigin) || !deployed.includes(uploadOrigin)) {
+        throw new Error("config.js has no API_ORIGIN or UPLOAD_ORIGIN line to set");
+      }
       body = deployed;
     }
     response.writeHead(200, { "content-type": types[file.slice(file.lastIndexOf("."))], "content-security-policy": policy });
@@ -97,6 +106,87 @@ async function startAttacker() {
   });
   await new Promise((resolve) => site.listen(port, "127.0.0.1", resolve));
   return { site, seen, origin: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * (v4) An S3 bucket's presigned POST, played for the cross-origin walk (as
+ * on AWS, where a grant names the bucket): it takes the multipart form the
+ * page sends, records its parts' names in order, and hands the file on to
+ * the server's own upload URL (which the walk's grant put in a field), so
+ * that the server checks it as S3's event would have it checked. CORS as a
+ * bucket would be configured: XMLHttpRequest's upload events need a preflight.
+ */
+async function startFakeS3(apiBase) {
+  const port = await freePort();
+  const posts = [];
+  const cors = {
+    "access-control-allow-origin": "*",
+    "access-control-allow-methods": "POST",
+    "access-control-allow-headers": "*",
+  };
+  const site = createHttpServer(async (request, response) => {
+    if (request.method === "OPTIONS") {
+      response.writeHead(204, cors).end();
+      return;
+    }
+    const chunks = [];
+    for await (const chunk of request) chunks.push(chunk);
+    try {
+      const form = await new Response(Buffer.concat(chunks), { headers: { "content-type": request.headers["content-type"] } }).formData();
+      const parts = [...form.keys()];
+      posts.push(parts);
+      const file = form.get("file");
+      const sent = await fetch(apiBase + form.get("x-walk-forward"), {
+        method: "PUT",
+        headers: { "content-type": form.get("Content-Type") },
+        body: Buffer.from(await file.arrayBuffer()),
+      });
+      response.writeHead(sent.ok ? 204 : 403, cors).end();
+    } catch (error) {
+      posts.push([`error: ${error.message}`]);
+      response.writeHead(400, cors).end();
+    }
+  });
+  await new Promise((resolve) => site.listen(port, "127.0.0.1", resolve));
+  return { site, posts, origin: `http://127.0.0.1:${port}` };
+}
+
+/** (v4) A PNG of `width` x `height` pixels of noise (big enough for several upload progress events), made here. */
+function noisePng(width, height) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes) => {
+    let c = 0xffffffff;
+    for (const b of bytes) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    out.write(type, 4, "ascii");
+    data.copy(out, 8);
+    out.writeUInt32BE(crc(out.subarray(4, 8 + data.length)), 8 + data.length);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8 bits, RGB
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  let seed = 45;
+  for (let y = 0; y < height; y++) {
+    const row = y * (width * 3 + 1);
+    for (let x = 0; x < width * 3; x++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      // A gradient under the noise, so the thumbnail shows something.
+      rows[row + 1 + x] = ((x % 3 === 0 ? x / 3 : y) * 255) / Math.max(width, height) / 2 + (seed >> 24);
+    }
+  }
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk("IHDR", header), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
 }
 
 const ADMIN_ENROLL_TOKEN = "walk-admin-enroll-token";
@@ -268,7 +358,8 @@ function apiClientFrom(base, localAddress) {
 // The server first: a deployed static site is configured with its origin.
 const corsOrigin = crossOrigin ? `http://127.0.0.1:${await freePort()}` : "";
 const { server, base } = await startServer(corsOrigin);
-const staticSite = crossOrigin ? await startStaticSite(base, corsOrigin) : null;
+const fakeS3 = crossOrigin ? await startFakeS3(base) : null;
+const staticSite = crossOrigin ? await startStaticSite(base, corsOrigin, fakeS3.origin) : null;
 const pageBase = staticSite ? staticSite.origin : base;
 const attacker = await startAttacker();
 log(crossOrigin ? `pages from ${pageBase}, the API at ${base} over CORS` : `pages and API at ${base}`);
@@ -963,6 +1054,227 @@ try {
     );
   }
 
+  // -- (v4) images (issue 45), on the notice board (free's pages are
+  // counted later): a member picks a PNG made here in the write form; its
+  // progress bar fills, then the server's thumbnail shows. On the
+  // cross-origin walk the grant is made S3's (a presigned POST to a bucket
+  // the walk plays, named by config.js's UPLOAD_ORIGIN): the form's parts
+  // go in order with the file last. A file that is not an image is refused
+  // with the server's reason; an upload URL at an origin config.js does
+  // not name is never sent to. Posted, the image shows in the post (lazy,
+  // width and height from the API) linking to the file; the list marks the
+  // post; the edit starts with it; a comment takes one.
+  const imageDir = mkdtempSync(join(tmpdir(), "web-test-images-"));
+  const photo = join(imageDir, "photo.png");
+  writeFileSync(photo, noisePng(320, 200));
+  const notImage = join(imageDir, "not-an-image.png");
+  writeFileSync(notImage, "이것은 그림이 아니라 글자입니다.\n".repeat(20));
+  const hostileUpload = join(imageDir, "elsewhere.png");
+  writeFileSync(hostileUpload, noisePng(16, 16));
+  const grantOf = async (request) => {
+    const headers = {};
+    for (const name of ["authorization", "content-type", "idempotency-key", "x-pow"]) {
+      if (request.headers()[name]) headers[name] = request.headers()[name];
+    }
+    const real = await fetch(request.url(), { method: "POST", headers, body: request.postData() });
+    return { status: real.status, grant: await real.json() };
+  };
+  const grantAnswer = (request, status, body) =>
+    request.respond({ status, headers: { "access-control-allow-origin": pageBase }, contentType: "application/json", body: JSON.stringify(body) });
+  // Grants of photo.png's size are made S3's (cross-origin walk); elsewhere.png's name the hostile origin.
+  const photoBytes = statSync(photo).size;
+  if (new Set([photo, notImage, hostileUpload].map((f) => statSync(f).size)).size !== 3) throw new Error("the walk's files must differ in size");
+  const regrant = async (request) => {
+    if (request.isInterceptResolutionHandled()) return;
+    if (request.method() !== "POST" || !/\/boards\/[^/]+\/media$/.test(request.url())) {
+      request.continue();
+      return;
+    }
+    const declared = JSON.parse(request.postData()).bytes;
+    if (declared === photoBytes && fakeS3) {
+      const { status, grant } = await grantOf(request);
+      const put = new URL(grant.upload.url, base);
+      const fields = {
+        key: `uploads/${grant.id}`,
+        "Content-Type": grant.upload.headers["Content-Type"],
+        policy: Buffer.from(JSON.stringify({ walk: true })).toString("base64"),
+        "x-amz-algorithm": "AWS4-HMAC-SHA256",
+        "x-amz-signature": "walk",
+        "x-walk-forward": put.pathname + put.search,
+      };
+      grantAnswer(request, status, { ...grant, upload: { method: "POST", url: `${fakeS3.origin}/`, fields } });
+    } else if (declared === statSync(hostileUpload).size) {
+      const { status, grant } = await grantOf(request);
+      grantAnswer(request, status, { ...grant, upload: { ...grant.upload, url: `${attacker.origin}/upload` } });
+    } else {
+      request.continue();
+    }
+  };
+  await page.setRequestInterception(true);
+  page.on("request", regrant);
+  await visit("#/b/notice/write", "#write");
+  const chooser = await page.$("#write input[type=file]");
+  check(
+    (await chooser.evaluate((e) => e.multiple && e.accept === "image/jpeg,image/png,image/gif,image/webp")) &&
+      (await page.$eval("#write .media-picker label", (l) => l.control?.type === "file")),
+    "(v4) the write form has a labelled file picker for the four image types, several at once",
+  );
+  // Every value the progress bars and the items' states take, as they take them.
+  await page.evaluate(() => {
+    window.__progress = [];
+    window.__states = [];
+    new MutationObserver((changes) => {
+      for (const c of changes) {
+        if (c.target.localName === "progress") window.__progress.push(Number(c.target.getAttribute("value")));
+        if (c.attributeName === "data-state") window.__states.push(c.target.dataset.state);
+      }
+    }).observe(document.querySelector("#write"), { subtree: true, attributes: true, attributeFilter: ["value", "data-state"] });
+  });
+  await fill("write", { title: "사진 한 장", body: "사진을 붙인 글입니다" });
+  // Sent at 128 KiB/s (DevTools' throttling), so that the bar has steps to show.
+  await page.emulateNetworkConditions({ download: -1, upload: 128 * 1024, latency: 0 });
+  await chooser.uploadFile(photo);
+  await page.waitForSelector("#write .media-item[data-state=ready] .media-thumb img", { timeout: 30000 });
+  await page.emulateNetworkConditions(null);
+  await page.waitForFunction(() => {
+    const img = document.querySelector("#write .media-thumb img");
+    return img.complete && img.naturalWidth > 0;
+  });
+  const sending = await page.evaluate(() => ({ progress: window.__progress, states: window.__states }));
+  check(
+    sending.progress.at(-1) === 100 &&
+      sending.progress.some((v) => v > 0 && v < 100) &&
+      sending.progress.every((v, i) => i === 0 || v >= sending.progress[i - 1]) &&
+      sending.states.join() === "sending,checking,ready" &&
+      (await page.$$("#write .media-item progress")).length === 0,
+    `(v4) a chosen PNG uploads with its progress bar filling to 100, then is checked, then ready (bar ${sending.progress.join(" ")}; ${sending.states.join(" → ")})`,
+  );
+  check(
+    (await page.$eval("#write .media-thumb img", (img) => img.naturalWidth === 320 && img.alt === "photo.png 미리보기")) &&
+      (await text("#write .media-item .media-status")) === "올렸습니다.",
+    "(v4) the form shows the server's thumbnail (320 wide) of the uploaded image, with its name",
+  );
+  if (fakeS3) {
+    check(
+      fakeS3.posts.length === 1 &&
+        fakeS3.posts[0].join() === "key,Content-Type,policy,x-amz-algorithm,x-amz-signature,x-walk-forward,file",
+      `(v4) an S3 grant is sent as a multipart POST to UPLOAD_ORIGIN: every field in order, the file last (${fakeS3.posts.map((p) => p.join(" ")).join("; ")})`,
+    );
+  }
+  await chooser.uploadFile(notImage);
+  await page.waitForSelector("#write .media-item[data-state=refused]", { timeout: 30000 });
+  const refusal = await text("#write .media-item[data-state=refused] .media-status");
+  check(
+    refusal === "이미지를 올릴 수 없습니다: the file is not an image" &&
+      (await text("#write .media-note")).includes(refusal),
+    `(v4) a file that is not an image is refused with the server's reason, said in the picker's status (${refusal})`,
+  );
+  await chooser.uploadFile(hostileUpload);
+  await waitText("#write .media-item[data-state=refused] .media-status", "설정되지 않은 곳");
+  check(
+    attacker.seen.length === 0,
+    "(v4) an upload URL at an origin config.js does not name is refused, and nothing is sent there",
+  );
+  await accessible("the write form with an uploaded image and two refused");
+  await page.$eval("#write .media-picker", (e) => e.scrollIntoView());
+  await shoot("image-upload");
+  for (let left = 2; left > 0; left--) {
+    await page.click("#write .media-item[data-state=refused] .media-remove");
+    await page.waitForFunction((n) => document.querySelectorAll("#write .media-item[data-state=refused]").length === n - 1, {}, left);
+  }
+  check(
+    (await page.$$("#write .media-item")).length === 1 && (await page.evaluate(() => document.activeElement?.type)) === "file",
+    "(v4) 빼기 takes a refused file off the form, and the focus goes back to the picker",
+  );
+  page.off("request", regrant);
+  await page.setRequestInterception(false);
+  await submit("write");
+  await page.waitForSelector("#post-media img");
+  const imagePostId = page.url().split("/p/")[1];
+  const imagePost = await call("GET", `/boards/notice/posts/${imagePostId}`);
+  const attached = imagePost.media?.[0];
+  const shown = await page.$eval("#post-media a", (a) => {
+    const img = a.querySelector("img");
+    return { href: a.href, src: img.src, loading: img.getAttribute("loading"), width: img.getAttribute("width"), height: img.getAttribute("height"), alt: img.alt };
+  });
+  const fileUrl = attached ? new URL(attached.url, base).href : "";
+  check(
+    imagePost.media.length === 1 &&
+      attached.width === 320 &&
+      attached.height === 200 &&
+      shown.src === fileUrl &&
+      shown.href === fileUrl &&
+      shown.loading === "lazy" &&
+      shown.width === "320" &&
+      shown.height === "200" &&
+      shown.alt.length > 0,
+    `(v4) the post shows its image: lazy, with the API's width and height, linking to the file (${JSON.stringify(shown)})`,
+  );
+  await page.$eval("#post-media img", (img) => img.scrollIntoView());
+  await page.waitForFunction(() => document.querySelector("#post-media img").complete && document.querySelector("#post-media img").naturalWidth > 0);
+  check(
+    (await page.$eval("#post-media img", (img) => img.naturalWidth === 320 && img.getBoundingClientRect().width <= document.querySelector("main").clientWidth)),
+    "(v4) the image loads from the media origin the policy allows, no wider than the page",
+  );
+  await atPhoneWidth(async () => {
+    const fits = await page.$eval("#post-media img", (img) => Math.round(img.getBoundingClientRect().width / img.getBoundingClientRect().height * 10));
+    check(fits === 16, `(v4) at a phone's width the image keeps its aspect (max-width 100%, height auto: ${fits / 10})`);
+  });
+  // A comment with one image: its picker takes one file at a time.
+  const commentChooser = await page.$("#comment input[type=file]");
+  check(!(await commentChooser.evaluate((e) => e.multiple)), "(v4) the comment form's picker takes one image");
+  await commentChooser.uploadFile(photo);
+  await page.waitForSelector("#comment .media-item[data-state=ready]", { timeout: 30000 });
+  check(
+    (await page.$eval("#comment input[type=file]", (e) => e.disabled)),
+    "(v4) with its one image the comment's picker takes no more",
+  );
+  await fill("comment", { body: "댓글에도 사진" });
+  await submit("comment");
+  await page.waitForSelector(".comment .media img");
+  const commentImage = await page.$eval(".comment .media img", (img) => ({ loading: img.getAttribute("loading"), width: img.getAttribute("width"), height: img.getAttribute("height") }));
+  const apiComment = (await call("GET", `/boards/notice/posts/${imagePostId}`)).comments.find((c) => c.body === "댓글에도 사진");
+  check(
+    apiComment?.media?.length === 1 && commentImage.loading === "lazy" && commentImage.width === "320" && commentImage.height === "200",
+    `(v4) a comment with one image shows it, lazy with its width and height (${JSON.stringify(commentImage)})`,
+  );
+  await accessible("a post and a comment with images");
+  await page.evaluate(() => scrollTo(0, 0));
+  await shoot("image-post");
+  await visit("#/b/notice", ".board-list");
+  const marked = await page.$eval(`.post-row[data-number="${imagePost.number}"] .subject`, (td) => {
+    const mark = td.querySelector(".has-image");
+    return mark && { title: mark.title, said: mark.textContent.trim() };
+  });
+  const unmarked = await page.$$eval(".post-row", (rows) => rows.filter((tr) => !tr.querySelector(".has-image")).length);
+  check(
+    marked?.title === "이미지 1개" && marked.said === "이미지 1개" && unmarked === (await page.$$(".post-row")).length - 1,
+    `(v4) the board list marks the post with an image (${JSON.stringify(marked)}), and only it`,
+  );
+  await visit(`#/b/notice/p/${imagePostId}/edit`, "#edit");
+  await page.waitForSelector("#edit .media-item[data-state=ready] .media-thumb img");
+  check(
+    (await page.$$("#edit .media-item")).length === 1 && (await text("#edit .media-item .media-status")) === "붙어 있습니다.",
+    "(v4) the edit form starts with the post's image",
+  );
+  await fill("edit", { body: "사진을 붙인 글입니다 (고침)" });
+  await submit("edit");
+  await waitText("#post-body", "고침");
+  check(
+    (await call("GET", `/boards/notice/posts/${imagePostId}`)).media.map((m) => m.id).join() === attached.id,
+    "(v4) an edit keeps the image the form kept",
+  );
+  await visit(`#/b/notice/p/${imagePostId}/edit`, "#edit");
+  await page.waitForSelector("#edit .media-item .media-remove");
+  await page.click("#edit .media-item .media-remove");
+  await submit("edit");
+  await page.waitForSelector("#post-body");
+  await rendered();
+  check(
+    (await page.$$("#post-media")).length === 0 && (await call("GET", `/boards/notice/posts/${imagePostId}`)).media.length === 0,
+    "(v4) an image taken off in the edit form leaves the post",
+  );
+
   // -- the account page
   await visit("#/account", "#password");
   check((await text("main")).includes("안녕하세요") || (await text("main")).includes("다른 곳에서 고친 제목"), "the account page lists the member's posts");
@@ -1023,12 +1335,23 @@ try {
   await page.waitForFunction(() => ![...document.querySelectorAll(".comment .text")].some((e) => e.textContent === "손님 댓글"));
   check(true, "the guest comment is deleted with its password");
 
-  // -- guest edit with its password
+  // -- guest edit with its password; (v4) it adds an image, whose grant
+  // (an anonymous write) is solved first, as a guest post is
   await visit(`#/b/free/p/${guestPostId}/edit`, "#edit");
+  const powBeforeImage = powRequests.length;
+  await (await page.$("#edit input[type=file]")).uploadFile(photo);
+  await page.waitForSelector("#edit .media-item[data-state=ready]", { timeout: 30000 });
+  check(
+    powRequests.slice(powBeforeImage).join() === `POST ${base}/boards/free/media` && (await saidSolving()),
+    "(v4) a guest's image grant is solved (확인 중 in the picker's status) and sent again with X-Pow",
+  );
   await fill("edit", { password: "guest-pw-1", body: "고친 손님 글" });
   await submit("edit");
   await waitText("#post-body", "고친 손님 글");
-  check(true, "a guest edits a post with its password (If-Match from the page)");
+  check(
+    (await page.$$("#post-media img")).length === 1,
+    "a guest edits a post with its password (If-Match from the page), (v4) adding an image",
+  );
 
   // -- a second guest post whose first attempt answers 503 (made up in the
   // browser): the client waits Retry-After and sends it again with the same
@@ -1664,6 +1987,7 @@ try {
   await browser.close();
   server.kill();
   staticSite?.site.close();
+  fakeS3?.site.close();
   attacker.site.close();
 }
 

@@ -465,6 +465,8 @@ mod tests {
                 "signups",
                 "reports",
                 "guest-votes",
+                "uploads",
+                "uploads-member",
                 "password-checks",
                 "login-failures",
                 "login-failures-address",

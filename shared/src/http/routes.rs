@@ -507,7 +507,7 @@ routes_table! {
             .listed("bearer", "**(v4)** `204`");
     #[cfg(feature = "tokens")]
     Media POST "/boards/{slug}/media" => h::media::grant_upload,
-        doc("grantUpload", "Ask to upload an image", 201, "Where to send the file, until `expires_at`")
+        doc("createUpload", "Ask to upload an image", 201, "Where to send the file, until `expires_at`")
             .details("(v4) A grant to upload one image of the declared `content_type` and at most `bytes` (1 to `MEDIA_MAX_BYTES`, 20 MiB by default) to `upload.url`: on AWS a presigned S3 POST (`multipart/form-data`: every `fields` entry, then the file as `file`), on the server a `PUT` of the bytes with `headers`. Then the file is checked off the request: `getMedia` says `pending`, then `ready` (decoded, re-encoded without metadata, with a 320-pixel-wide thumbnail) or `rejected` with a reason. Attach a ready image with a post's or comment's `media`. Anonymous is a guest: the board must take guest writes, and the proof of work of anonymous writes applies. Counted against the upload quotas of the client address (30 in 10 minutes) and the member (60). A grant never attached is deleted with its file after 24 hours.")
             .takes::<h::media::GrantRequest>().returns::<crate::app::media::MediaGrant>().errors(&["validation_failed", "unauthorized", "forbidden", "banned", "not_found", "pow_required", "rate_limited"])
             .listed("- (bearer optional)", "**(v4)** `201` upload grant");

@@ -278,7 +278,7 @@ mod s3 {
             let served = key.starts_with("files/");
             self.client
                 .put_object()
-                .set_cache_control(served.then(|| SERVED_CACHE_CONTROL.to_owned()))
+                .set_cache_control(served.then(|| super::SERVED_CACHE_CONTROL.to_owned()))
                 .bucket(&self.bucket)
                 .key(checked(key)?)
                 .content_type(content_type)

@@ -11,13 +11,15 @@ pub const ASSUMED_IO_MS: f64 = 20.0;
 
 /// US$ per million requests per function, from the tier file: the measured
 /// hash time of the function's tier scaled to its memory's CPU share (plus
-/// [`ASSUMED_IO_MS`]), priced with the tier file's Lambda model.
+/// [`ASSUMED_IO_MS`]), priced with the tier file's Lambda model. Only the
+/// functions the tier file sizes: (v4) `media` is sized by its parameter
+/// (`MediaMemory`), and its cost is the images' (docs/deploy.md, Images).
 pub fn cost_table(tiers: &TierFile) -> String {
     let model = &tiers.lambda_model;
     let mut md = String::from(
         "| function | memory MB | tier | hashing ms at that memory | + I/O ms (assumed) | US$ per million requests |\n|---|---:|---|---:|---:|---:|\n",
     );
-    for function in Function::ALL {
+    for function in Function::ALL.into_iter().filter(|f| *f != Function::Media) {
         let sizing = &tiers.functions[function.name()];
         let share = (f64::from(sizing.memory_mb) / f64::from(model.full_cpu_memory_mb)).min(1.0);
         let hashing_ms = sizing

@@ -3,8 +3,11 @@
 
 use std::fmt::Write as _;
 
-use crate::functions::{TRACES_STATEMENT, dynamodb_actions, reserved_concurrency_default, uses_index};
+use crate::functions::{
+    TRACES_STATEMENT, dynamodb_actions, on_capacity_provider, reserved_concurrency_default, uses_index,
+};
 use crate::managed::{MANAGED_MEMORY_GIB_PER_VCPU, MANAGED_MEMORY_MB, fixed_capacity_tier, managed_concurrency};
+use crate::media::{MEDIA_TIMEOUT_S, media_environment, media_events, media_s3_statements};
 use crate::yaml::pascal;
 use shared::function::Function;
 use shared::hashing::tier_file::TierFile;
@@ -17,11 +20,22 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
     for function in Function::ALL {
         let name = function.name();
         let resource = format!("{}Function", pascal(name));
-        let sizing = tiers
-            .functions
-            .get(name)
-            .ok_or_else(|| anyhow::anyhow!("tier file has no memory size for {name}"))?;
-        let tier_note = sizing.tier.as_deref().map_or_else(
+        let media = function == Function::Media;
+        // On the capacity provider in the managed-instances template, or
+        // classic Lambda in both (media: crate::functions::on_capacity_provider).
+        let provided = managed && on_capacity_provider(function);
+        // (v4) media is sized by its parameter; the others by the tier file.
+        let (memory, tier) = if media {
+            ("!Ref MediaMemory".to_owned(), None)
+        } else {
+            let sizing = tiers
+                .functions
+                .get(name)
+                .ok_or_else(|| anyhow::anyhow!("tier file has no memory size for {name}"))?;
+            let memory = if provided { MANAGED_MEMORY_MB } else { sizing.memory_mb };
+            (memory.to_string(), sizing.tier.as_deref())
+        };
+        let tier_note = tier.map_or_else(
             || "no password hashing".to_owned(),
             |tier| format!("hashes with the {tier} tier"),
         );
@@ -43,20 +57,28 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
           - id: CKV_AWS_117
             comment: {vpc_reason}
           - id: CKV_AWS_116
-            comment: Invoked synchronously by API Gateway; a dead-letter queue applies only to asynchronous invocations.
+            comment: {dlq_reason}
           - id: CKV_AWS_173
             comment: The environment holds no secret, only the ARNs of the secrets the function reads at its cold start; it is encrypted at rest with the AWS-managed key.{concurrency_skip}
     Properties:
       Description: 'Routes of docs/API.md served by `{name}` ({tier_note})'
       CodeUri: ../functions/{name}/
       MemorySize: {memory}",
-            memory = if managed { MANAGED_MEMORY_MB } else { sizing.memory_mb },
-            vpc_reason = if managed {
+            vpc_reason = if provided {
                 "It runs in the capacity provider's VPC, where a function-level VpcConfig is not allowed."
+            } else if media {
+                "The function reaches only DynamoDB, S3 and Secrets Manager over the AWS API; a VPC adds NAT cost and cold-start latency and protects nothing here (it runs on classic Lambda in both templates)."
             } else {
                 "The function reaches only DynamoDB and Secrets Manager over the AWS API; a VPC adds NAT cost and cold-start latency and protects nothing here (the managed-instances template runs the functions in a VPC of their own)."
             },
-            concurrency_skip = if managed {
+            dlq_reason = if media {
+                "Invoked synchronously by API Gateway, and asynchronously by EventBridge (uploads, the sweep's schedule) - a check that fails its retries leaves its upload pending until the sweep deletes it, a failed sweep is repeated by the next; MediaErrorsAlarm watches both, and the events hold only a key."
+            } else {
+                "Invoked synchronously by API Gateway; a dead-letter queue applies only to asynchronous invocations."
+            },
+            concurrency_skip = if media {
+                "\n          - id: CKV_AWS_115\n            comment: No password hashing, so no cost guard is needed; its checks are bounded by the grant quotas (docs/API.md, Images) and its routes by the API's throttling."
+            } else if provided {
                 "\n          - id: CKV_AWS_115\n            comment: On managed instances the bill is bounded by the capacity provider's vCPUs (ManagedInstancesMaxVCpus), and each environment takes at most PerExecutionEnvironmentMaxConcurrency requests."
             } else if reserved_concurrency_default(function).is_none() {
                 "\n          - id: CKV_AWS_115\n            comment: No password hashing here, so no cost guard is needed; the API's route throttling bounds it."
@@ -71,18 +93,24 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
                 pascal(name)
             )?;
         }
-        if managed {
+        if media {
+            writeln!(t, "      Timeout: {MEDIA_TIMEOUT_S}")?;
+        }
+        if provided {
             t += &capacity_provider_config(function, tiers)?;
         }
         // Only the secrets this function uses (docs/DESIGN.md, Configuration),
         // by ARN: the function reads them from Secrets Manager at its cold
         // start (shared::runtime::secrets), so no value is in its configuration.
         let needs = function.needs();
-        if needs.tokens || needs.hashing || needs.tags || function == Function::Read {
+        if needs.tokens || needs.hashing || needs.tags || function == Function::Read || media {
             writeln!(t, "      Environment:\n        Variables:")?;
         }
         if function == Function::Read {
             writeln!(t, "          READ_CACHE_TTL_MS: !Ref ReadCacheTtlMs")?;
+        }
+        if media {
+            t += media_environment();
         }
         // Whoever checks bans decides staff: moderation, and the
         // writers (staff are never stopped by an address ban); and the
@@ -126,6 +154,9 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
                 writeln!(t, "                - !Ref {resource}")?;
             }
         }
+        if media {
+            t += &media_s3_statements();
+        }
         t += TRACES_STATEMENT;
         writeln!(t, "      Events:")?;
         for (i, route) in all_routes.iter().filter(|r| r.function == function).enumerate() {
@@ -134,6 +165,9 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
                 "        Route{i}:\n          Type: HttpApi\n          Properties:\n            ApiId: !Ref HttpApi\n            Method: {}\n            Path: {}",
                 route.method, route.path
             )?;
+        }
+        if media {
+            t += &media_events();
         }
         writeln!(
             t,

@@ -110,7 +110,31 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
+        // (v4) Images: a grant is the board's settings (the boards: one
+        // query per cold start), the ban check (batch get), the quotas
+        // (update) and the upload's item with its marker (a transaction of
+        // puts); its state is one get; a check one get and one conditional
+        // update; the sweep queries the markers due, reads their uploads
+        // (batch get) and deletes both (batch writes).
+        Function::Media => &[
+            "dynamodb:BatchGetItem",
+            "dynamodb:BatchWriteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+        ],
     }
+}
+
+/// Whether a route-table function runs on the capacity provider in the
+/// managed-instances template. (v4) `media` does not: it takes one event at
+/// a time (an image check decodes up to 50 megapixels, memory it must not
+/// share with other requests' checks), reaches S3, which the capacity
+/// provider's VPC has no endpoint for, and is sized by `MediaMemory`; like
+/// `purge` and `notify`, it is the same classic Lambda function in both templates.
+pub fn on_capacity_provider(function: Function) -> bool {
+    function != Function::Media
 }
 
 /// Whether a function reads an index: the board index (GSI1), or

@@ -16,6 +16,7 @@ mod costs;
 mod function_resources;
 mod functions;
 mod managed;
+mod media;
 mod mode;
 mod monitoring;
 mod notify;
@@ -26,9 +27,12 @@ mod template;
 mod yaml;
 
 pub use costs::{ASSUMED_IO_MS, cost_table};
-pub use functions::{READ_CACHE_TTL_MS, dynamodb_actions, reserved_concurrency_default};
+pub use functions::{READ_CACHE_TTL_MS, dynamodb_actions, on_capacity_provider, reserved_concurrency_default};
 pub use managed::{
     MANAGED_INSTANCE_TYPES, MANAGED_MEMORY_GIB_PER_VCPU, MANAGED_MEMORY_MB, fixed_capacity_tier, managed_concurrency,
+};
+pub use media::{
+    MEDIA_CACHE_CONTROL, MEDIA_MEMORY_MB, MEDIA_S3_ACTIONS, MEDIA_SWEEP_SCHEDULE, MEDIA_TIMEOUT_S, UPLOAD_EXPIRY_DAYS,
 };
 pub use mode::ComputeMode;
 pub use notify::{NOTIFY_ACTIONS, notify_filter_patterns};

@@ -49,6 +49,10 @@ pub fn fixed_capacity_tier<'a>(tiers: &'a TierFile, tier: &str) -> Option<&'a Ch
 ///   I/O ([`ASSUMED_IO_MS`]), so ~20 keep a vCPU busy; 32 leaves headroom.
 pub fn managed_concurrency(function: Function, tiers: &TierFile) -> anyhow::Result<u32> {
     let name = function.name();
+    anyhow::ensure!(
+        crate::functions::on_capacity_provider(function),
+        "{name} runs on classic Lambda in both templates"
+    );
     let sizing = tiers
         .functions
         .get(name)

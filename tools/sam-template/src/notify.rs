@@ -15,9 +15,13 @@
 /// mentioned members, the recipients' blocks, their notification states in
 /// one batch get) and writes (a text's record, notifications and states in
 /// one transaction with a check of the post's record; their withdrawal,
-/// trimming and disowning).
+/// trimming and disowning). (v4) A deleted text's images go to the sweep:
+/// the post's image children (Query), one transaction per image (its
+/// update, its marker's put, its child's delete), and a child whose image
+/// another release took first deleted alone (BatchWriteItem).
 pub const NOTIFY_ACTIONS: &[&str] = &[
     "dynamodb:BatchGetItem",
+    "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
     "dynamodb:GetItem",
@@ -63,7 +67,7 @@ pub(crate) fn notify_resources() -> String {
           - id: CKV_AWS_173
             comment: The environment holds no secret (the table name, boards and shard count); it is encrypted at rest with the AWS-managed key.
     Properties:
-      Description: Notifies members of the posts and comments that concern them, from the table's stream (docs/DESIGN.md, Notifications off the request)
+      Description: Notifies members of the posts and comments that concern them, and releases a deleted text's images to the sweep, from the table's stream (docs/DESIGN.md, Notifications off the request)
       CodeUri: ../functions/notify/
       MemorySize: 256
       # A batch of 25 texts is ~25-150 requests: seconds at most.

@@ -1,11 +1,12 @@
 //! The template's parameters: the bill and throttling guards, the tiers
-//! (classic only), the boards, the store's and the traces' settings, each
-//! hashing function's cost guard, and the monitoring's.
+//! (classic only), the boards, the store's and the traces' settings, (v4)
+//! the images', each hashing function's cost guard, and the monitoring's.
 
 use std::fmt::Write as _;
 
 use crate::functions::{READ_CACHE_TTL_MS, reserved_concurrency_default};
 use crate::managed::fixed_capacity_tier;
+use crate::media::media_parameters;
 use crate::mode::ComputeMode;
 use crate::monitoring::monitoring_parameters;
 use crate::yaml::pascal;
@@ -113,6 +114,7 @@ pub(crate) fn parameters(tiers: &TierFile, mode: ComputeMode) -> anyhow::Result<
         max_shards = Layout::MAX_SHARDS,
         read_cache = READ_CACHE_TTL_MS,
     )?;
+    t += &media_parameters();
     // On managed instances the bill is the capacity provider's vCPUs
     // (ManagedInstancesMaxVCpus), and each environment's requests are capped.
     for function in Function::ALL.into_iter().filter(|_| !managed) {

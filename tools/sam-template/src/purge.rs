@@ -19,6 +19,10 @@ use shared::store::dynamo::PURGE_PK;
 /// by owner (Query on `ByOwner`), the post, comment and like deletes
 /// (transactions: PutItem, UpdateItem, DeleteItem, ConditionCheckItem),
 /// and an unlike's count after it (BatchGetItem of the post's shards).
+/// (v4) A purge first releases the post's images and its comments' to the
+/// sweep: their children (Query), one transaction per image (UpdateItem,
+/// PutItem of its marker, DeleteItem of its child), a child released
+/// already deleted alone (BatchWriteItem): nothing it did not have.
 pub const PURGE_ACTIONS: &[&str] = &[
     "dynamodb:BatchGetItem",
     "dynamodb:BatchWriteItem",
@@ -64,7 +68,7 @@ pub(crate) fn purge_resources() -> String {
           - id: CKV_AWS_173
             comment: The environment holds no secret (the table name, boards and shard count); it is encrypted at rest with the AWS-managed key.
     Properties:
-      Description: Deletes a deleted post's comments, likes and reports, from the table's stream (docs/storage.md, Deleting a post), and on a schedule finishes pending account deletions and purges
+      Description: Deletes a deleted post's comments, likes and reports (and releases its images to the sweep), from the table's stream (docs/storage.md, Deleting a post), and on a schedule finishes pending account deletions and purges
       CodeUri: ../functions/purge/
       MemorySize: 256
       # A purge of 10,000 children is ~400 BatchWriteItems: seconds, not

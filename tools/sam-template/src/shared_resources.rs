@@ -41,6 +41,9 @@ Globals:
         BOARDS: !Ref Boards
         COUNTER_SHARDS: !Ref CounterShards
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: !Ref TracesEndpoint
+        # (v4) Where image URLs in posts and comments point: the media
+        # distribution (functions -> distribution -> bucket, no cycle).
+        MEDIA_BASE_URL: !Sub 'https://${{MediaDistribution.DomainName}}'
 
 Resources:
   JwtSecret:

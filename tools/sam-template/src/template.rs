@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::function_resources::function_resources;
 use crate::managed::managed_instances_resources;
+use crate::media::{media_outputs, media_resources};
 use crate::mode::ComputeMode;
 use crate::monitoring::monitoring_resources;
 use crate::notify::notify_resources;
@@ -53,6 +54,7 @@ Parameters:",
     t += &function_resources(tiers, managed)?;
     t += &purge_resources();
     t += &notify_resources();
+    t += &media_resources();
     t += &monitoring_resources(tiers, mode)?;
     writeln!(
         t,
@@ -67,6 +69,7 @@ Outputs:
     Description: Hash times per tier and the API's errors (CloudWatch)
     Value: !Sub 'https://${{AWS::Region}}.console.aws.amazon.com/cloudwatch/home?region=${{AWS::Region}}#dashboards:name=${{Dashboard}}'"
     )?;
+    t += media_outputs();
     if managed {
         writeln!(
             t,

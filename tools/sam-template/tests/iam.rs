@@ -8,7 +8,10 @@
 //! reach the store differently included (keyed creates and their replays,
 //! wrong passwords, a post delete with children, an account deletion with
 //! content). `purge` gets a stream batch and its scheduled event, (v4)
-//! `notify` a stream batch of every kind of record it reads. Its
+//! `notify` a stream batch of every kind of record it reads, and `media`
+//! (v4) its routes, the check of each upload (what its bucket's "Object
+//! Created" event runs) and its sweep (what its schedule runs), its files
+//! in moto's S3 (`S3_ENDPOINT`). Its
 //! DynamoDB client talks to DynamoDB Local through a proxy in this test,
 //! which records each request's IAM action: the `X-Amz-Target` operation,
 //! and for a transaction the actions of its parts (IAM authorizes
@@ -28,6 +31,8 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use sam_template::ComputeMode;
 use serde_json::{Value, json};
+use shared::domain::MediaId;
+use shared::domain::media::MediaStatus;
 use shared::function::Function;
 use shared::runtime::{Config, Deployment, Env};
 use tower::ServiceExt;
@@ -153,9 +158,14 @@ async fn start_proxy(recorder: Recorder) -> String {
 }
 
 /// The settings a function's Lambda `main` reads (secrets as plain values:
-/// the `*_ARN` path is tested in shared/tests/secrets_manager.rs).
+/// the `*_ARN` path is tested in shared/tests/secrets_manager.rs). (v4) The
+/// media bucket is named as the table is, in moto's S3.
 fn env_pairs(table: &str, endpoint: &str) -> Vec<(String, String)> {
+    let s3 = s3_endpoint();
     [
+        ("MEDIA_BUCKET", table),
+        ("S3_ENDPOINT", s3.as_str()),
+        ("MEDIA_BASE_URL", MEDIA_BASE_URL),
         ("TABLE_NAME", table),
         ("DYNAMODB_ENDPOINT", endpoint),
         ("PEPPER", "iam-test-pepper-0123456789abcdefghijklmnop"),
@@ -185,6 +195,8 @@ fn config(functions: Vec<Function>, table: &str, endpoint: &str) -> Config {
 /// One function as its Lambda `main` builds it, on the proxy.
 struct Lambda {
     function: Function,
+    /// (v4) What its non-HTTP events run (the media function's check and sweep).
+    app: shared::app::App,
     router: axum::Router,
     recorder: Recorder,
     /// Whether its requests are recorded (not for the test's own lookups).
@@ -294,9 +306,11 @@ impl Lambda {
         let state = shared::runtime::build(config(vec![function], table, endpoint))
             .await
             .unwrap();
+        let app = state.app.clone();
         let router = shared::http::router(state, &[function]);
         Lambda {
             function,
+            app,
             router,
             recorder: recorder.clone(),
             recorded: true,
@@ -315,14 +329,43 @@ impl Lambda {
         self.recorder.call.lock().unwrap().clear();
         let response = self.router.clone().oneshot(request).await.unwrap();
         self.recorder.record_as(None);
-        if self.recorded && std::env::var_os("IAM_TRACE").is_some() {
-            let actions = std::mem::take(&mut *self.recorder.call.lock().unwrap());
-            println!("{} {} {}: {actions:?}", self.function.name(), call.method, call.path);
+        if self.recorded {
+            self.trace(&format!("{} {}", call.method, call.path));
         }
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         (status, body)
+    }
+
+    /// With `IAM_TRACE=1`, prints the actions of the call just made.
+    fn trace(&self, what: &str) {
+        if std::env::var_os("IAM_TRACE").is_some() {
+            let actions = std::mem::take(&mut *self.recorder.call.lock().unwrap());
+            println!("{} {what}: {actions:?}", self.function.name());
+        }
+    }
+
+    /// (v4) The check of upload `id`: what the media bucket's "Object
+    /// Created" event for `uploads/<id>` runs in the media function.
+    async fn check(&self, id: &str) -> Option<MediaStatus> {
+        let id = MediaId::parse(id).unwrap();
+        self.recorder.record_as(Some(self.function.name()));
+        self.recorder.call.lock().unwrap().clear();
+        let status = self.app.check_upload(&id).await;
+        self.recorder.record_as(None);
+        self.trace(&format!("check of uploads/{}", id.as_str()));
+        status.unwrap_or_else(|e| panic!("the check of {}: {e:?}", id.as_str()))
+    }
+
+    /// (v4) The sweep: what the media function's schedule runs.
+    async fn sweep(&self) -> usize {
+        self.recorder.record_as(Some(self.function.name()));
+        self.recorder.call.lock().unwrap().clear();
+        let swept = self.app.sweep_media().await;
+        self.recorder.record_as(None);
+        self.trace("sweep");
+        swept.unwrap_or_else(|e| panic!("the sweep: {e:?}"))
     }
 
     /// Sends `call` and checks its status.
@@ -357,6 +400,9 @@ fn policy(template: &str, binary: &str) -> Used {
 }
 
 const GUEST_PW: &str = "guest-pw-1";
+
+/// (v4) Where the test's functions say images are served from.
+const MEDIA_BASE_URL: &str = "https://media.iam-test.example";
 
 /// What lets `boss`, a reserved admin name, sign up (docs/API.md).
 const ENROLL: &str = "iam-test-admin-enroll-token-0123456789";
@@ -877,6 +923,94 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         )
         .await;
 
+    // (v4) media: grants (a member's, a guest's, a banned member's), the
+    // state before and after the check, the uploads sent as a browser
+    // sends them (the grant's presigned POST, to moto's S3), their checks
+    // (a PNG ready, junk rejected, an upload not there yet, an event
+    // delivered twice), and an image attached to a post `read` shows.
+    create_bucket(&table).await;
+    let media = build(Function::Media).await;
+    let png = |bytes: usize| json!({"content_type": "image/png", "bytes": bytes});
+    let mut grants = BTreeMap::new();
+    for name in ["pictured", "purged post", "purged comment", "reply"] {
+        let grant = media
+            .expect(201, call("POST", "/boards/free/media").token(boss).body(png(PNG.len())))
+            .await;
+        grants.insert(name, grant);
+    }
+    let junk = media
+        .expect(
+            201,
+            call("POST", "/boards/free/media").body(png(1024)).from("198.51.100.50"),
+        )
+        .await;
+    media
+        .expect(
+            403,
+            call("POST", "/boards/free/media")
+                .token(&tokens["spammer"])
+                .body(png(PNG.len())),
+        )
+        .await;
+    let id_of = |grant: &Value| grant["id"].as_str().unwrap().to_owned();
+    let pictured = id_of(&grants["pictured"]);
+    let pending = media.expect(200, call("GET", format!("/media/{pictured}"))).await;
+    assert_eq!(pending["status"], "pending", "{pending}");
+    assert_eq!(
+        media.check(&pictured).await,
+        Some(MediaStatus::Pending),
+        "no upload yet: nothing to check"
+    );
+    for grant in grants.values() {
+        post_upload(grant, PNG, "image/png").await;
+    }
+    post_upload(&junk, b"not a picture at all", "image/png").await;
+    for grant in grants.values() {
+        assert_eq!(media.check(&id_of(grant)).await, Some(MediaStatus::Ready));
+    }
+    assert_eq!(media.check(&id_of(&junk)).await, Some(MediaStatus::Rejected));
+    assert_eq!(
+        media.check(&pictured).await,
+        Some(MediaStatus::Ready),
+        "an event delivered twice checks once"
+    );
+    let ready = media.expect(200, call("GET", format!("/media/{pictured}"))).await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    let served = |view: &Value| -> Vec<String> {
+        ["url", "thumbnail_url"]
+            .iter()
+            .map(|field| {
+                let url = view[field].as_str().unwrap();
+                url.strip_prefix(&format!("{MEDIA_BASE_URL}/"))
+                    .unwrap_or_else(|| panic!("{url} is under MEDIA_BASE_URL"))
+                    .to_owned()
+            })
+            .collect()
+    };
+    let mut files = BTreeMap::new();
+    for (name, grant) in &grants {
+        let view = media.expect(200, call("GET", format!("/media/{}", id_of(grant)))).await;
+        for key in served(&view) {
+            assert!(object_exists(&table, &key).await, "{key} is stored");
+            files.insert(key, *name);
+        }
+        assert!(
+            !object_exists(&table, &format!("uploads/{}", id_of(grant))).await,
+            "the upload as sent is deleted once checked"
+        );
+    }
+    let pictured_post = write
+        .expect(
+            201,
+            call("POST", "/boards/free/posts")
+                .token(boss)
+                .body(json!({"title": "pictured", "body": "body", "media": [pictured]})),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
     // read: pages, a post, its comments, one comment, the staff, the log;
     // (v4) a page read with a token whose member blocks someone.
     let read = build(Function::Read).await;
@@ -885,6 +1019,10 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         .await;
     read.expect(200, call("GET", format!("/boards/free/posts/{kept}")))
         .await;
+    let shown = read
+        .expect(200, call("GET", format!("/boards/free/posts/{pictured_post}")))
+        .await;
+    assert_eq!(shown["media"][0]["id"], pictured.as_str(), "{shown}");
     read.expect(200, call("GET", format!("/boards/free/posts/{}", fresh().await)))
         .await;
     let page = read
@@ -970,9 +1108,9 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     let doomed_too = write
         .expect(
             201,
-            call("POST", "/boards/free/posts")
-                .token(boss)
-                .body(post("purged by the stream")),
+            call("POST", "/boards/free/posts").token(boss).body(
+                json!({"title": "purged by the stream", "body": "body", "media": [id_of(&grants["purged post"])]}),
+            ),
         )
         .await["id"]
         .as_str()
@@ -983,7 +1121,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
             201,
             call("POST", format!("/boards/free/posts/{doomed_too}/comments"))
                 .token(boss)
-                .body(json!({"body": "child"})),
+                .body(json!({"body": "child", "media": [id_of(&grants["purged comment"])]})),
         )
         .await;
     // (v4) Not boss's like of boss's own post: a guest's vote leaves
@@ -1096,7 +1234,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
             201,
             call("POST", format!("/boards/free/posts/{talked_about}/comments"))
                 .token(boss)
-                .body(json!({"body": "thanks, @spammer?", "parent_id": visitor})),
+                .body(json!({"body": "thanks, @spammer?", "parent_id": visitor, "media": [id_of(&grants["reply"])]})),
         )
         .await["id"]
         .as_str()
@@ -1105,6 +1243,16 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     let post_pk = format!("{}{talked_about}", shared::store::dynamo::POST_PK_PREFIX);
     let comment_sk = |id: &str| format!("{}{id}", shared::store::dynamo::COMMENT_SK_PREFIX);
     let post_image = stored_item(&table, &post_pk, shared::store::dynamo::POST_SK).await;
+    // (v4) The reply carries an image, which its REMOVE below releases;
+    // beside it, the child of an image not attached to the reply (the junk
+    // upload's), as a release racing the notifier's (the post's purge)
+    // leaves it between the notifier's query of the children and its
+    // release: that release fails its condition and deletes the child alone.
+    put_item(
+        &table,
+        json!({"PK": {"S": post_pk}, "SK": {"S": format!("MEDIA#{}", id_of(&junk))}, "text": {"S": answered}}),
+    )
+    .await;
     let mut disowned = post_image.clone();
     disowned["author_kind"] = json!({"S": shared::store::dynamo::DELETED_MEMBER_KIND});
     let records = [
@@ -1152,6 +1300,24 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     assert_eq!(answer, json!({ "batchItemFailures": [] }));
     recorder.record_as(None);
 
+    // (v4) media's schedule: the sweep deletes the images the purge and
+    // the notifier released (due at once), files first, and keeps the one
+    // still attached.
+    assert_eq!(media.sweep().await, 3);
+    for (key, name) in &files {
+        assert_eq!(
+            object_exists(&table, key).await,
+            *name == "pictured",
+            "{key} ({name}) after the sweep"
+        );
+    }
+    for name in ["purged post", "purged comment", "reply"] {
+        media
+            .expect(404, call("GET", format!("/media/{}", id_of(&grants[name]))))
+            .await;
+    }
+    assert_eq!(media.sweep().await, 0, "nothing is due twice");
+
     // The table, and the comparison with each function's policy.
     let used = recorder.used.lock().unwrap().clone();
     let template = std::fs::read_to_string(ComputeMode::Classic.template_path()).unwrap();
@@ -1185,25 +1351,124 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     assert!(wrong.is_empty(), "policies and code disagree:\n{}", wrong.join("\n"));
 }
 
-/// The item `pk` / `sk` as DynamoDB's JSON has it (as a stream record's
-/// image does), read from DynamoDB Local itself, past the recording proxy.
-async fn stored_item(table: &str, pk: &str, sk: &str) -> Value {
+/// (v4) moto's S3, which `scripts/test-all` starts (`scripts/secrets-local`).
+fn s3_endpoint() -> String {
+    std::env::var("S3_ENDPOINT")
+        .expect("S3_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts moto's S3")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// A request to moto's S3 (path-style), signed with dummy credentials as
+/// moto takes any.
+fn s3_request(method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .request(method, format!("{}/{path}", s3_endpoint()))
+        .header(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0",
+        )
+}
+
+async fn create_bucket(bucket: &str) {
+    let answer = s3_request(reqwest::Method::PUT, bucket).send().await.unwrap();
+    assert!(answer.status().is_success(), "creating {bucket}: {}", answer.status());
+}
+
+async fn object_exists(bucket: &str, key: &str) -> bool {
+    let answer = s3_request(reqwest::Method::HEAD, &format!("{bucket}/{key}"))
+        .send()
+        .await
+        .unwrap();
+    match answer.status().as_u16() {
+        200 => true,
+        404 => false,
+        other => panic!("HEAD {bucket}/{key}: {other}"),
+    }
+}
+
+/// Sends `file` as a browser does with an upload grant on AWS: a
+/// `multipart/form-data` POST of the grant's fields, then the file.
+async fn post_upload(grant: &Value, file: &[u8], content_type: &str) {
+    let upload = &grant["upload"];
+    assert_eq!(upload["method"], "POST", "{grant}");
+    let boundary = "iam-test-upload-boundary";
+    let mut body = Vec::new();
+    for (name, value) in upload["fields"].as_object().expect("the grant's form fields") {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{}\r\n",
+                value.as_str().unwrap()
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"image\"\r\nContent-Type: {content_type}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(file);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let answer = reqwest::Client::new()
+        .post(upload["url"].as_str().unwrap())
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status();
+    assert!(
+        status.is_success(),
+        "the upload: {status} {}",
+        answer.text().await.unwrap_or_default()
+    );
+}
+
+/// A 4 x 4 RGB PNG (left half red, right half blue).
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x04, 0x00, 0x00, 0x00, 0x04, 0x08, 0x02, 0x00, 0x00, 0x00, 0x26, 0x93, 0x09, 0x29, 0x00, 0x00, 0x00, 0x13, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x44, 0x60, 0xe2, 0x3f, 0x03, 0x71, 0x1c, 0x00, 0x9e,
+    0xa3, 0x0f, 0xf1, 0xcb, 0xe8, 0x59, 0x6e, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// Writes `item` (DynamoDB's JSON) straight to DynamoDB Local, past the
+/// recording proxy: a state the test sets up, not a function's request.
+async fn put_item(table: &str, item: Value) {
+    let answer = dynamodb_local("PutItem", &json!({"TableName": table, "Item": item})).await;
+    assert!(answer.get("__type").is_none(), "{answer}");
+}
+
+/// One request to DynamoDB Local itself, past the recording proxy.
+async fn dynamodb_local(operation: &str, body: &Value) -> Value {
     let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".into());
-    let answer: Value = reqwest::Client::new()
+    reqwest::Client::new()
         .post(std::env::var("DYNAMODB_ENDPOINT").unwrap())
         .header("content-type", "application/x-amz-json-1.0")
-        .header("x-amz-target", "DynamoDB_20120810.GetItem")
+        .header("x-amz-target", format!("DynamoDB_20120810.{operation}"))
         .header(
             "authorization",
             format!("AWS4-HMAC-SHA256 Credential=local/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"),
         )
-        .json(&json!({"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": sk}}, "ConsistentRead": true}))
+        .json(body)
         .send()
         .await
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// The item `pk` / `sk` as DynamoDB's JSON has it (as a stream record's
+/// image does), read from DynamoDB Local itself, past the recording proxy.
+async fn stored_item(table: &str, pk: &str, sk: &str) -> Value {
+    let answer = dynamodb_local(
+        "GetItem",
+        &json!({"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": sk}}, "ConsistentRead": true}),
+    )
+    .await;
     assert!(answer["Item"].is_object(), "{pk} / {sk}: {answer}");
     answer["Item"].clone()
 }

@@ -48,6 +48,18 @@ fn each_function_gets_the_memory_and_tiers_the_tier_file_names() {
         committed(ComputeMode::ManagedInstances),
     );
     for function in Function::ALL {
+        if function == Function::Media {
+            // (v4) Its own parameter, in both modes (classic Lambda in both).
+            for template in [&classic, &managed] {
+                assert!(function_section(template, function).contains("MemorySize: !Ref MediaMemory\n"));
+                assert!(template.contains(&format!(
+                    "  MediaMemory:\n    Type: Number\n    Description: (v4) Memory of the media function in MB (its share of a vCPU scales with it); an image check decodes up to 50 megapixels\n    Default: {}\n",
+                    sam_template::MEDIA_MEMORY_MB
+                )));
+            }
+            assert_eq!(sam_template::MEDIA_MEMORY_MB, 1024);
+            continue;
+        }
         // The tier file's memory in classic mode; Lambda's minimum on managed instances.
         let memory = tiers.functions[function.name()].memory_mb;
         assert!(
@@ -271,6 +283,14 @@ fn every_function_runs_on_the_capacity_provider_only_in_the_managed_instances_te
             function_section(&managed, function),
         );
         assert!(!in_classic.contains("CapacityProvider") && !in_classic.contains("FunctionScalingConfig"));
+        if !sam_template::on_capacity_provider(function) {
+            // (v4) media: the same classic function in both templates.
+            assert_eq!(function, Function::Media);
+            assert_eq!(in_classic, in_managed, "{name}");
+            assert!(sam_template::managed_concurrency(function, &tiers).is_err());
+            assert!(!in_classic.contains("ReservedConcurrentExecutions"), "{name}");
+            continue;
+        }
         let concurrency = sam_template::managed_concurrency(function, &tiers).unwrap();
         assert!(
             concurrency >= 2,
@@ -520,5 +540,316 @@ fn every_function_reads_the_traces_endpoint_parameter_and_may_send_spans_to_xray
         let notify = &template[template.find("\n  NotifyFunction:\n").unwrap()..];
         let notify = &notify[..notify.find("\n  NotifyFunctionLogs:").unwrap()];
         assert!(notify.contains("- xray:PutTraceSegments"), "and the notify function");
+    }
+}
+
+/// A resource's text by logical id.
+fn resource<'a>(all: &'a [(String, String)], id: &str) -> &'a str {
+    &all.iter()
+        .find(|(rid, _)| rid == id)
+        .unwrap_or_else(|| panic!("{id}"))
+        .1
+}
+
+/// A policy's statements as `(effect, actions, resources)`: from each
+/// `Effect:` up to the next, its `Action` and `Resource` entries
+/// (a list, or one value inline).
+fn statements(policy: &str) -> Vec<(String, Vec<String>, Vec<String>)> {
+    policy
+        .split("Effect: ")
+        .skip(1)
+        .map(|statement| {
+            let mut lines = statement.lines();
+            let effect = lines.next().unwrap().trim().to_owned();
+            let (mut actions, mut resources) = (Vec::new(), Vec::new());
+            let mut list: Option<&mut Vec<String>> = None;
+            for line in lines.map(str::trim) {
+                // A list item, unless it is the next statement's first key (`- Sid: ...`).
+                if let Some(item) = line.strip_prefix("- ").filter(|item| !item.contains(": ")) {
+                    if let Some(list) = list.as_mut() {
+                        list.push(item.to_owned());
+                    }
+                    continue;
+                }
+                let (key, inline) = line.split_once(':').map_or((line, ""), |(k, v)| (k, v.trim()));
+                list = match key {
+                    "Action" => Some(&mut actions),
+                    "Resource" => Some(&mut resources),
+                    _ => None,
+                };
+                if !inline.is_empty()
+                    && let Some(list) = list.take()
+                {
+                    list.push(inline.to_owned());
+                }
+            }
+            (effect, actions, resources)
+        })
+        .collect()
+}
+
+/// The logical ids a resource's text names (`!Ref`, `!GetAtt`, `${...}`).
+fn references(text: &str) -> Vec<String> {
+    let mut named = Vec::new();
+    for (marker, ends) in [
+        ("!Ref ", &[' ', '\n', ']', ','][..]),
+        ("!GetAtt ", &['.', '\n'][..]),
+        ("${", &['.', '}'][..]),
+    ] {
+        for (at, _) in text.match_indices(marker) {
+            let rest = &text[at + marker.len()..];
+            let name = &rest[..rest.find(ends).unwrap_or(rest.len())];
+            if !name.starts_with("AWS::") {
+                named.push(name.to_owned());
+            }
+        }
+    }
+    named.sort();
+    named.dedup();
+    named
+}
+
+/// (v4) docs/deploy.md, Images: the media bucket is private and encrypted,
+/// holds an upload as sent for at most a day, takes the web client's
+/// uploads, reports them to EventBridge, and only CloudFront (origin access
+/// control, files/ only) reads it; files are served never sniffed,
+/// sandboxed and cached for a year.
+#[test]
+fn the_media_bucket_is_private_and_only_its_checked_files_are_served_through_cloudfront() {
+    let classic = resources(&committed(ComputeMode::Classic));
+    let managed = resources(&committed(ComputeMode::ManagedInstances));
+    for id in [
+        "MediaBucket",
+        "MediaBucketPolicy",
+        "MediaOriginAccessControl",
+        "MediaResponseHeaders",
+        "MediaOnlyFiles",
+        "MediaDistribution",
+        "MediaErrorsAlarm",
+    ] {
+        assert_eq!(
+            resource(&classic, id),
+            resource(&managed, id),
+            "{id}: the same in both modes"
+        );
+    }
+    let bucket = resource(&classic, "MediaBucket");
+    assert_eq!(resource_type(bucket), "AWS::S3::Bucket");
+    for setting in [
+        "      PublicAccessBlockConfiguration:\n        BlockPublicAcls: true\n        BlockPublicPolicy: true\n        IgnorePublicAcls: true\n        RestrictPublicBuckets: true\n",
+        "          - ServerSideEncryptionByDefault:\n              SSEAlgorithm: AES256\n",
+        "          - ObjectOwnership: BucketOwnerEnforced\n",
+        // Uploads as sent: gone a day after, checked or not.
+        "            Status: Enabled\n            Prefix: uploads/\n            ExpirationInDays: 1\n",
+        "            AbortIncompleteMultipartUpload:\n              DaysAfterInitiation: 1\n",
+        // The web client's origins may POST, nothing else.
+        "          - AllowedOrigins: !Ref CorsOrigins\n            AllowedMethods:\n              - POST\n            AllowedHeaders:",
+        "        EventBridgeConfiguration:\n          EventBridgeEnabled: true\n",
+    ] {
+        assert!(bucket.contains(setting), "the bucket: {setting}");
+    }
+    assert_eq!(sam_template::UPLOAD_EXPIRY_DAYS, 1);
+    assert_eq!(
+        bucket.matches("ExpirationInDays:").count(),
+        1,
+        "files/ never expire by age"
+    );
+    // The bucket depends on no resource (a parameter only): the uploads
+    // reach the function through EventBridge, so functions -> distribution
+    // -> bucket has no way back (no cycle).
+    assert!(!bucket.contains("LambdaConfigurations"));
+    let ids: Vec<&str> = classic.iter().map(|(id, _)| id.as_str()).collect();
+    let named = references(bucket);
+    assert_eq!(named, ["CorsOrigins"], "the bucket names only parameters");
+    assert!(named.iter().all(|n| !ids.contains(&n.as_str())));
+
+    // Only CloudFront reads, only files/, only for this distribution; no
+    // one at all over plain HTTP.
+    let policy = resource(&classic, "MediaBucketPolicy");
+    let granted = statements(policy);
+    let allowed: Vec<_> = granted.iter().filter(|(effect, ..)| effect == "Allow").collect();
+    assert_eq!(allowed.len(), 1, "{policy}");
+    assert_eq!(allowed[0].1, ["s3:GetObject"]);
+    assert_eq!(allowed[0].2, ["!Sub '${MediaBucket.Arn}/files/*'"]);
+    assert!(policy.contains("            Principal:\n              Service: cloudfront.amazonaws.com\n"));
+    assert!(policy.contains(
+        "              StringEquals:\n                AWS:SourceArn: !Sub 'arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/${MediaDistribution}'\n"
+    ));
+    let denied: Vec<_> = granted.iter().filter(|(effect, ..)| effect == "Deny").collect();
+    assert_eq!(denied.len(), 1);
+    assert!(policy.contains("                aws:SecureTransport: 'false'\n"));
+
+    let access = resource(&classic, "MediaOriginAccessControl");
+    for setting in [
+        "OriginAccessControlOriginType: s3\n",
+        "SigningBehavior: always\n",
+        "SigningProtocol: sigv4\n",
+    ] {
+        assert!(access.contains(setting), "{setting}");
+    }
+    let distribution = resource(&classic, "MediaDistribution");
+    assert!(distribution.contains("            OriginAccessControlId: !GetAtt MediaOriginAccessControl.Id\n"));
+    assert!(
+        distribution.contains("              OriginAccessIdentity: ''\n"),
+        "no legacy origin access identity"
+    );
+    assert!(distribution.contains("            DomainName: !GetAtt MediaBucket.RegionalDomainName\n"));
+    assert!(distribution.contains("        PriceClass: !Ref MediaPriceClass\n"));
+    let template = committed(ComputeMode::Classic);
+    assert!(template.contains("  MediaPriceClass:\n    Type: String\n"));
+    assert!(
+        template.contains("    Default: PriceClass_200\n"),
+        "Korea and Japan's edges by default"
+    );
+    // files/* served from the bucket; anything else answered 404 at the edge.
+    assert!(distribution.contains("          - PathPattern: files/*\n            TargetOriginId: MediaBucket\n"));
+    assert!(distribution.contains(
+        "          FunctionAssociations:\n            - EventType: viewer-request\n              FunctionARN: !GetAtt MediaOnlyFiles.FunctionMetadata.FunctionARN\n"
+    ));
+    let only_files = resource(&classic, "MediaOnlyFiles");
+    assert!(only_files.contains("return { statusCode: 404"));
+    assert_eq!(
+        distribution
+            .matches("ResponseHeadersPolicyId: !Ref MediaResponseHeaders\n")
+            .count(),
+        2
+    );
+    assert_eq!(
+        distribution
+            .matches("ViewerProtocolPolicy: redirect-to-https\n")
+            .count(),
+        2
+    );
+    assert_eq!(
+        distribution.matches("AllowedMethods:\n").count(),
+        distribution
+            .matches("AllowedMethods:\n              - GET\n              - HEAD\n")
+            .count()
+            + distribution
+                .matches("AllowedMethods:\n            - GET\n            - HEAD\n")
+                .count(),
+        "reads only"
+    );
+    let headers = resource(&classic, "MediaResponseHeaders");
+    for setting in [
+        "          ContentTypeOptions:\n            Override: true\n",
+        "          ContentSecurityPolicy:\n            ContentSecurityPolicy: sandbox\n            Override: true\n",
+        "            - Header: Cache-Control\n              Value: public, max-age=31536000, immutable\n              Override: true\n",
+    ] {
+        assert!(headers.contains(setting), "{setting}");
+    }
+    assert_eq!(sam_template::MEDIA_CACHE_CONTROL, "public, max-age=31536000, immutable");
+}
+
+/// (v4) The media function: classic Lambda in both templates, 60 s, its
+/// memory a parameter, no reserved concurrency, its bucket and limit in its
+/// settings, its routes plus each upload's event and the sweep's schedule;
+/// exactly its S3 actions on exactly its prefixes, and no other function
+/// reaches S3. Every function points image URLs at the distribution.
+#[test]
+fn only_the_media_function_reaches_the_bucket_and_only_where_it_must() {
+    for mode in ComputeMode::ALL {
+        let template = committed(mode);
+        let all = resources(&template);
+        let media = resource(&all, "MediaFunction");
+        assert!(
+            media.contains("      MemorySize: !Ref MediaMemory\n      Timeout: 60\n"),
+            "{}",
+            mode.name()
+        );
+        assert_eq!(sam_template::MEDIA_TIMEOUT_S, 60);
+        for absent in ["ReservedConcurrentExecutions", "CapacityProviderConfig", "VpcConfig"] {
+            assert!(!media.contains(absent), "{}: {absent}", mode.name());
+        }
+        for setting in [
+            "          MEDIA_BUCKET: !Ref MediaBucket\n",
+            "          MEDIA_MAX_BYTES: !Ref MediaMaxBytes\n",
+            "          JWT_SECRET_ARN: !Ref JwtSecret\n",
+            "          TAG_KEY_ARN: !Ref TagKey\n",
+        ] {
+            assert!(media.contains(setting), "{setting}");
+        }
+        assert!(!media.contains("PEPPER"), "no hashing, no pepper");
+        // Its events: the routes, each upload's Object Created, the sweep.
+        assert!(media.contains(
+            "          Type: EventBridgeRule
+          Properties:
+            Pattern:
+              source:
+                - aws.s3
+              detail-type:
+                - Object Created
+              detail:
+                bucket:
+                  name:
+                    - !Ref MediaBucket
+                object:
+                  key:
+                    - prefix: uploads/
+"
+        ));
+        assert!(media.contains(&format!(
+            "          Type: Schedule\n          Properties:\n            Schedule: {}\n",
+            sam_template::MEDIA_SWEEP_SCHEDULE
+        )));
+        assert_eq!(sam_template::MEDIA_SWEEP_SCHEDULE, "rate(5 minutes)");
+
+        // Exactly these S3 actions on exactly these keys.
+        let policy = &media[media.find("      Policies:").unwrap()..media.find("      Events:").unwrap()];
+        let mut s3: Vec<(Vec<String>, Vec<String>)> = statements(policy)
+            .into_iter()
+            .filter(|(_, actions, _)| actions.iter().any(|a| a.starts_with("s3:")))
+            .map(|(effect, actions, resources)| {
+                assert_eq!(effect, "Allow");
+                (actions, resources)
+            })
+            .collect();
+        s3.sort();
+        let strings = |items: &[&str]| items.iter().map(|i| (*i).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            s3,
+            [
+                (
+                    strings(&["s3:DeleteObject", "s3:GetObject", "s3:PutObject"]),
+                    strings(&["!Sub '${MediaBucket.Arn}/uploads/*'"])
+                ),
+                (
+                    strings(&["s3:DeleteObject", "s3:PutObject"]),
+                    strings(&["!Sub '${MediaBucket.Arn}/files/*'"])
+                ),
+            ]
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>(),
+            "{}",
+            mode.name()
+        );
+        for (prefix, actions) in sam_template::MEDIA_S3_ACTIONS {
+            assert!(
+                s3.iter()
+                    .any(|(a, r)| *a == strings(actions) && r[0].ends_with(&format!("/{prefix}'"))),
+                "{prefix}"
+            );
+        }
+
+        // No other function, nor any other resource but the bucket's own
+        // policy, names the bucket's actions.
+        for (id, text) in &all {
+            if id == "MediaFunction" || id == "MediaBucketPolicy" {
+                continue;
+            }
+            assert!(!text.contains("s3:"), "{}: {id} reaches S3", mode.name());
+            if resource_type(text) == "AWS::Serverless::Function" {
+                assert!(!text.contains("MediaBucket"), "{}: {id} knows the bucket", mode.name());
+                assert!(!text.contains("MEDIA_BASE_URL"), "{id}: from Globals only");
+            }
+        }
+
+        // Every function (those answering posts and comments among them)
+        // points image URLs at the distribution, through Globals.
+        let globals = &template[template.find("\nGlobals:\n").unwrap()..template.find("\nResources:\n").unwrap()];
+        assert!(globals.contains("        MEDIA_BASE_URL: !Sub 'https://${MediaDistribution.DomainName}'\n"));
+        assert!(template.contains("  MediaUrl:\n"), "an output with the media origin");
     }
 }

@@ -29,7 +29,9 @@ pub(super) fn bearer_optional(route: &Route) -> bool {
             || route.path.ends_with("/posts/{post_id}")
             || route.path.ends_with("/comments")
             || route.path.ends_with("/by-number/{number}"));
-    report || read
+    // (v4) An upload grant: anonymous is a guest's.
+    let grant = route.function == Function::Media && route.method == http::Method::POST;
+    report || read || grant
 }
 
 /// Every write on a board is checked for bans (**(v4)** not a member's
@@ -39,22 +41,26 @@ pub(super) fn checks_bans(route: &Route) -> bool {
         route.function,
         Function::MemberWrite | Function::Like | Function::GuestPost | Function::GuestComment
     ) && !route.path.starts_with("/members/me")
+        || (route.function == Function::Media && route.method == http::Method::POST)
 }
 
 /// Routes a board may close to guests (`guest_writes` false: `403`).
 pub(super) fn guest_write(route: &Route) -> bool {
-    matches!(route.function, Function::GuestPost | Function::GuestComment) && route.method == http::Method::POST
+    matches!(
+        route.function,
+        Function::GuestPost | Function::GuestComment | Function::Media
+    ) && route.method == http::Method::POST
         || route.path.ends_with("/votes/guest")
 }
 
 /// **(v4)** Writes anyone may make without an account, which may need a
 /// proof of work (`X-Pow`, `428 pow_required`): guest posts, comments and
-/// votes, reports, signups.
+/// votes, reports, signups, (v4) upload grants.
 pub(super) fn anonymous_write(route: &Route) -> bool {
     route.method == http::Method::POST
         && (matches!(
             route.function,
-            Function::GuestPost | Function::GuestComment | Function::Signup
+            Function::GuestPost | Function::GuestComment | Function::Signup | Function::Media
         ) || route.path.ends_with("/votes/guest")
             || (route.function == Function::Moderation && route.path.ends_with("/reports")))
 }
@@ -81,6 +87,7 @@ pub(super) fn tag(path: &str) -> &'static str {
         Some("health") => "health",
         Some("revisions") => "posts",
         Some("challenge") => "challenges",
+        Some("media") => "media",
         _ => panic!("{path} has no tag in openapi.rs"),
     }
 }
@@ -108,6 +115,7 @@ pub(super) const TAGS: &[(&str, &str)] = &[
         "(v4) Proof of work (ALTCHA) for anonymous writes: the challenge to solve",
     ),
     ("health", "Liveness of a deployment"),
+    ("media", "(v4) Images: upload grants and the state of an upload"),
 ];
 
 /// An operation's parameters: its path's, a page's `limit` and `cursor`, the
@@ -123,6 +131,7 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
         ("{report_id}", "ReportId"),
         ("{number}", "PostNumber"),
         ("{tag}", "GuestTag"),
+        ("{media_id}", "MediaId"),
     ]
     .iter()
     .filter(|(segment, _)| route.path.contains(segment))
