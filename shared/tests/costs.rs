@@ -2151,3 +2151,97 @@ async fn v4_board_pages_with_blocks_and_the_notification_routes() {
     }
     assert_eq!(rows[7].1, 1, "the unread count is one small read");
 }
+
+/// **(v4)** What one image costs DynamoDB from its grant to its sweep
+/// (docs/storage.md, Images), each step metered on its own: the grant
+/// (ban check, the two upload quotas, the pending record and its marker),
+/// the check's reads and its end, one `GET /media/{id}`, a member post
+/// with one image against one without (the attach inside the post's
+/// transaction), the release after the post's delete, and the sweep. The
+/// files are on disk here: what S3 and Lambda add is in the closing note
+/// of issue 45 and docs/storage.md.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_costs_a_fixed_number_of_units_from_grant_to_sweep() {
+    use shared::app::media::{MediaKit, Uploads};
+    use shared::domain::media::{MediaList, MediaType, UploadSize};
+    use shared::store::files::{DiskFiles, MediaFiles as _};
+
+    let (app, counter, meter) = metered_app(Layout::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let files = Arc::new(DiskFiles::open(dir.path().join("media")).unwrap());
+    let app = app.with_media(MediaKit {
+        uploads: Uploads::Server { key: [9; 32] },
+        files: Some(files.clone()),
+        max_bytes: shared::domain::media::DEFAULT_MAX_BYTES,
+        served_from: Some(dir.path().join("media")),
+    });
+    let kim = member("kim");
+    let board = Boards::default().resolve("free").unwrap();
+    let png = test_support::images::png(640, 480);
+    let mut rows: Vec<(&str, u64, Consumed)> = Vec::new();
+    let mut grant = async || {
+        let size = UploadSize::parse(png.len() as i64, shared::domain::media::DEFAULT_MAX_BYTES).unwrap();
+        app.grant_media(Some(&kim), &client(), &board, MediaType::Png, size, None)
+            .await
+            .unwrap()
+    };
+    meter.take();
+    let (n, granted) = requests(&counter, grant()).await;
+    rows.push(("grant (ban check, 2 quotas, record + marker)", n, meter.take()));
+    let id = shared::domain::MediaId::parse(&granted.id).unwrap();
+    files
+        .put(&shared::domain::media::upload_key(&id), png.clone(), "image/png")
+        .await
+        .unwrap();
+    meter.take();
+    let (n, status) = requests(&counter, app.check_upload(&id)).await;
+    assert_eq!(status.unwrap(), Some(shared::domain::media::MediaStatus::Ready));
+    rows.push(("check (read, ready)", n, meter.take()));
+    let (n, _) = requests(&counter, app.media_status(&id)).await;
+    rows.push(("GET /media/{id}", n, meter.take()));
+
+    let write = |media: Vec<String>| WritePost {
+        idempotency: None,
+        client: client(),
+        board: board.clone(),
+        title: Title::parse("사진".into()).unwrap(),
+        body: PostBody::parse("짤".into()).unwrap(),
+        category: None,
+        media: MediaList::parse(media, 20).unwrap(),
+    };
+    // The board's first post reads its index once (numbering): not measured.
+    app.create_member_post(&kim, write(Vec::new())).await.unwrap();
+    meter.take();
+    let (n, _) = requests(&counter, app.create_member_post(&kim, write(Vec::new()))).await;
+    rows.push(("member post, no image", n, meter.take()));
+    let (n, created) = requests(&counter, app.create_member_post(&kim, write(vec![granted.id.clone()]))).await;
+    rows.push(("member post, one image", n, meter.take()));
+    let post = created.unwrap().into_created().unwrap();
+    let key = PostKey {
+        board: board.clone(),
+        post: PostId::parse(&post.post.summary.id).unwrap(),
+    };
+    let store = app.store().clone();
+    assert!(store.delete_post(&key).await.unwrap());
+    meter.take();
+    let text = shared::domain::TextRef { post: key, comment: None };
+    let (n, _) = requests(&counter, store.release_media(&text, &shared::domain::now())).await;
+    rows.push(("release its image (text event)", n, meter.take()));
+    let (n, swept) = requests(&counter, app.sweep_media()).await;
+    assert_eq!(swept.unwrap(), 1);
+    rows.push(("sweep (markers, uploads, delete)", n, meter.take()));
+    print_table_costs("an image on DynamoDB", &rows);
+    let units = |what: &str| rows.iter().find(|(w, ..)| *w == what).map(|(_, n, c)| (*n, total(c))).unwrap();
+    // A check reads its record and ends it; a poll is one read.
+    assert_eq!(units("check (read, ready)").0, 2);
+    assert_eq!(units("GET /media/{id}").0, 1);
+    // The release: one Query of the post's children, one transaction per
+    // image; the sweep: markers, uploads, their deletes.
+    assert_eq!(units("release its image (text event)").0, 2);
+    let (plain, with) = (units("member post, no image"), units("member post, one image"));
+    // DynamoDB Local reports a flat 4 WCU per transaction, so the attach's
+    // two items per image (the upload's update, its child) show no more
+    // units here; by DynamoDB's rule they are 4 WCU per image (2 each).
+    assert_eq!(with.0, plain.0 + 1, "the attach is one BatchGetItem more; the writes join the post's transaction");
+    println!("attach by DynamoDB's rule: +4 WCU per image (2 transactional items), +1 RCU (its record, consistent)");
+}
