@@ -2179,7 +2179,7 @@ async fn an_image_costs_a_fixed_number_of_units_from_grant_to_sweep() {
     let board = Boards::default().resolve("free").unwrap();
     let png = test_support::images::png(640, 480);
     let mut rows: Vec<(&str, u64, Consumed)> = Vec::new();
-    let mut grant = async || {
+    let grant = async || {
         let size = UploadSize::parse(png.len() as i64, shared::domain::media::DEFAULT_MAX_BYTES).unwrap();
         app.grant_media(Some(&kim), &client(), &board, MediaType::Png, size, None)
             .await
@@ -2224,14 +2224,22 @@ async fn an_image_costs_a_fixed_number_of_units_from_grant_to_sweep() {
     let store = app.store().clone();
     assert!(store.delete_post(&key).await.unwrap());
     meter.take();
-    let text = shared::domain::TextRef { post: key, comment: None };
+    let text = shared::domain::TextRef {
+        post: key,
+        comment: None,
+    };
     let (n, _) = requests(&counter, store.release_media(&text, &shared::domain::now())).await;
     rows.push(("release its image (text event)", n, meter.take()));
     let (n, swept) = requests(&counter, app.sweep_media()).await;
     assert_eq!(swept.unwrap(), 1);
     rows.push(("sweep (markers, uploads, delete)", n, meter.take()));
     print_table_costs("an image on DynamoDB", &rows);
-    let units = |what: &str| rows.iter().find(|(w, ..)| *w == what).map(|(_, n, c)| (*n, total(c))).unwrap();
+    let units = |what: &str| {
+        rows.iter()
+            .find(|(w, ..)| *w == what)
+            .map(|(_, n, c)| (*n, total(c)))
+            .unwrap()
+    };
     // A check reads its record and ends it; a poll is one read.
     assert_eq!(units("check (read, ready)").0, 2);
     assert_eq!(units("GET /media/{id}").0, 1);
@@ -2242,6 +2250,10 @@ async fn an_image_costs_a_fixed_number_of_units_from_grant_to_sweep() {
     // DynamoDB Local reports a flat 4 WCU per transaction, so the attach's
     // two items per image (the upload's update, its child) show no more
     // units here; by DynamoDB's rule they are 4 WCU per image (2 each).
-    assert_eq!(with.0, plain.0 + 1, "the attach is one BatchGetItem more; the writes join the post's transaction");
+    assert_eq!(
+        with.0,
+        plain.0 + 1,
+        "the attach is one BatchGetItem more; the writes join the post's transaction"
+    );
     println!("attach by DynamoDB's rule: +4 WCU per image (2 transactional items), +1 RCU (its record, consistent)");
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use serde_json::{Value, json};
 use shared::domain::media::{AttachedMedia, MediaStatus};
-use shared::domain::{Author, Member, MediaId, PasswordHash, Post, PostKey, TextRef, Writer, WriterKey, new_id, now};
+use shared::domain::{Author, MediaId, Member, PasswordHash, Post, PostKey, TextRef, Writer, WriterKey, new_id, now};
 use shared::store::dynamo::{DynamoStore, SdkTuning, client_config};
 use shared::store::{Media as _, Members as _, Posts as _, Store};
 use test_support::images;
@@ -98,7 +98,9 @@ fn body_of(answer: &Value) -> Value {
 async fn an_upload_is_granted_checked_on_its_bucket_event_and_swept_after_its_post_goes() {
     let endpoint = env_var("DYNAMODB_ENDPOINT", "DynamoDB Local");
     let table = format!("media-{}", new_id().to_lowercase());
-    let config = client_config(Some(&endpoint), None, &SdkTuning::defaults(true)).await.unwrap();
+    let config = client_config(Some(&endpoint), None, &SdkTuning::defaults(true))
+        .await
+        .unwrap();
     let store = Arc::new(
         DynamoStore::with_client(aws_sdk_dynamodb::Client::from_conf(config.build()), &table, true)
             .await
@@ -161,7 +163,10 @@ async fn an_upload_is_granted_checked_on_its_bucket_event_and_swept_after_its_po
     assert_eq!(grant["upload"]["method"], "POST");
     let fields = grant["upload"]["fields"].as_object().unwrap();
     assert_eq!(fields["key"], format!("uploads/{id}").as_str());
-    assert!(fields.contains_key("policy") && fields.contains_key("x-amz-signature"), "{grant}");
+    assert!(
+        fields.contains_key("policy") && fields.contains_key("x-amz-signature"),
+        "{grant}"
+    );
     let url = grant["upload"]["url"].as_str().unwrap();
     assert!(url.starts_with(&s3_endpoint), "{url}");
     assert_eq!(post_form(url, fields, &photo).await, 201);
@@ -170,20 +175,39 @@ async fn an_upload_is_granted_checked_on_its_bucket_event_and_swept_after_its_po
     let answer = function.invoke(object_created(&bucket, &format!("uploads/{id}"))).await;
     assert_eq!(answer["checked"][0]["status"], "ready", "{answer}");
     let state = function
-        .invoke(event("GET", "/media/{media_id}", &format!("/media/{id}"), json!({"media_id": id}), json!({}), None))
+        .invoke(event(
+            "GET",
+            "/media/{media_id}",
+            &format!("/media/{id}"),
+            json!({"media_id": id}),
+            json!({}),
+            None,
+        ))
         .await;
     let state = body_of(&state);
     assert_eq!(state["status"], "ready", "{state}");
-    assert_eq!((state["width"].as_u64(), state["height"].as_u64()), (Some(48), Some(64)));
+    assert_eq!(
+        (state["width"].as_u64(), state["height"].as_u64()),
+        (Some(48), Some(64))
+    );
     let url = state["url"].as_str().unwrap();
     assert_eq!(url, format!("https://media.example/files/{id}.jpg"));
     let (content_type, bytes) = object(&s3, &bucket, &format!("files/{id}.jpg")).await.unwrap();
     assert_eq!(content_type.as_deref(), Some("image/jpeg"));
-    let head = s3.head_object().bucket(&bucket).key(format!("files/{id}.jpg")).send().await.unwrap();
+    let head = s3
+        .head_object()
+        .bucket(&bucket)
+        .key(format!("files/{id}.jpg"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(head.cache_control(), Some(shared::store::files::SERVED_CACHE_CONTROL));
     assert!(!images::carries_exif_or_gps(&bytes), "EXIF or GPS survived the check");
     assert!(object(&s3, &bucket, &format!("files/{id}-thumb.jpg")).await.is_some());
-    assert!(object(&s3, &bucket, &format!("uploads/{id}")).await.is_none(), "the upload as sent is deleted");
+    assert!(
+        object(&s3, &bucket, &format!("uploads/{id}")).await.is_none(),
+        "the upload as sent is deleted"
+    );
     // A redelivered event changes nothing.
     let again = function.invoke(object_created(&bucket, &format!("uploads/{id}"))).await;
     assert_eq!(again["checked"][0]["status"], "ready");
@@ -235,12 +259,18 @@ async fn an_upload_is_granted_checked_on_its_bucket_event_and_swept_after_its_po
     for pending in store.pending_purges(10).await.unwrap() {
         store.purge(&pending).await.unwrap();
     }
-    let text = TextRef { post: key, comment: None };
+    let text = TextRef {
+        post: key,
+        comment: None,
+    };
     store.release_media(&text, &now()).await.unwrap();
     let swept = function.invoke(scheduled()).await;
     assert_eq!(swept["swept"], 1, "{swept}");
     for key in [format!("files/{id}.jpg"), format!("files/{id}-thumb.jpg")] {
-        assert!(object(&s3, &bucket, &key).await.is_none(), "{key} is still in the bucket");
+        assert!(
+            object(&s3, &bucket, &key).await.is_none(),
+            "{key} is still in the bucket"
+        );
     }
     assert!(store.media(&media_id).await.unwrap().is_none());
 }

@@ -4,7 +4,6 @@
 //! request path that costs anything: one ban read, the quotas, one write.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -20,6 +19,7 @@ use crate::domain::media::{
 };
 use crate::domain::{BoardSlug, MediaId, TextRef, timestamp};
 use crate::error::ApiError;
+#[cfg(feature = "imaging")]
 use crate::store::StoreError;
 use crate::store::files::MediaFiles;
 
@@ -339,7 +339,7 @@ impl App {
                         key: &key,
                         content_type: media.declared.as_str(),
                         max_bytes: media.bytes,
-                        expires_in: Duration::from_secs(u64::try_from(GRANT_MINUTES * 60).unwrap_or(900)),
+                        expires_in: std::time::Duration::from_secs(u64::try_from(GRANT_MINUTES * 60).unwrap_or(900)),
                     },
                     now,
                 );
@@ -557,7 +557,8 @@ impl App {
 const WAITING_CHECKS: usize = 1_000;
 
 /// How often the server sweeps when nothing wakes it sooner.
-const SWEEP_EVERY: Duration = Duration::from_secs(300);
+#[cfg(feature = "imaging")]
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The server's side of the checker channel.
 pub type MediaChecks = tokio::sync::mpsc::Receiver<MediaId>;
@@ -607,6 +608,7 @@ impl App {
         }
     }
 
+    #[cfg(feature = "imaging")]
     async fn sweep_logged(&self) {
         match self.sweep_media().await {
             Ok(0) => {}

@@ -51,7 +51,12 @@ pub(super) fn classify(payload: &Value) -> MediaEvent {
 
 /// One invocation. A check or sweep that fails is an error, so Lambda
 /// retries the event (EventBridge's asynchronous invocation: twice).
-pub(super) async fn handle<S>(app: &App, routes: &S, payload: Value, context: Context) -> Result<Value, lambda_http::Error>
+pub(super) async fn handle<S>(
+    app: &App,
+    routes: &S,
+    payload: Value,
+    context: Context,
+) -> Result<Value, lambda_http::Error>
 where
     S: tower::Service<lambda_http::Request, Error = std::convert::Infallible> + Clone + Send + 'static,
     S::Response: lambda_http::IntoResponse,
@@ -95,15 +100,25 @@ mod tests {
             "source": "aws.s3", "detail-type": "Object Created",
             "detail": {"bucket": {"name": "media"}, "object": {"key": format!("uploads/{id}"), "size": 10}}
         });
-        assert_eq!(classify(&bridged), MediaEvent::Uploaded(vec![MediaId::parse(&id).unwrap()]));
+        assert_eq!(
+            classify(&bridged),
+            MediaEvent::Uploaded(vec![MediaId::parse(&id).unwrap()])
+        );
         let notified = json!({"Records": [
             {"eventSource": "aws:s3", "s3": {"object": {"key": format!("uploads/{id}")}}},
             {"eventSource": "aws:s3", "s3": {"object": {"key": format!("files/{id}.jpg")}}}
         ]});
-        assert_eq!(classify(&notified), MediaEvent::Uploaded(vec![MediaId::parse(&id).unwrap()]));
+        assert_eq!(
+            classify(&notified),
+            MediaEvent::Uploaded(vec![MediaId::parse(&id).unwrap()])
+        );
         let served = json!({"source": "aws.s3", "detail-type": "Object Created",
             "detail": {"object": {"key": format!("files/{id}.jpg")}}});
-        assert_eq!(classify(&served), MediaEvent::Uploaded(Vec::new()), "a checked file is no upload");
+        assert_eq!(
+            classify(&served),
+            MediaEvent::Uploaded(Vec::new()),
+            "a checked file is no upload"
+        );
         let scheduled = json!({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}});
         assert_eq!(classify(&scheduled), MediaEvent::Sweep);
         let request = json!({"version": "2.0", "routeKey": "GET /media/{media_id}", "rawPath": "/media/x"});

@@ -226,7 +226,7 @@ async fn images_attach_in_the_write_under_the_rules_or_nothing_is_written(store:
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(shown.media, [guests.clone()]);
+    assert_eq!(shown.media, std::slice::from_ref(&guests));
     assert_eq!(
         record(&store, &guests).await.attached_to.as_deref(),
         Some(reply.id.as_str())

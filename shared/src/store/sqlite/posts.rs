@@ -497,35 +497,6 @@ impl Posts for SqliteStore {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A comments page is a range read of `comments_by_post`, already in id
-    /// order: no scan of the post's other comments, no sort.
-    #[test]
-    fn comment_pages_read_a_range_of_the_post_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("plan.sqlite3")).unwrap();
-        let conn = store.conn.try_lock().unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN SELECT {COMMENT_COLUMNS} FROM comments
-                 WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
-            ))
-            .unwrap()
-            .query_map(params!["p", "", 51], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(
-            plan,
-            vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
-            "{plan:?}"
-        );
-    }
-}
-
 /// An edit's images inside its transaction: those dropped are due at
 /// `now`, those added attached, and the post keeps the new list.
 fn edit_media(tx: &Transaction<'_>, board: &str, post_id: &str, edit: &MediaEdit, now: &str) -> StoreResult<()> {
@@ -555,4 +526,33 @@ fn edit_media(tx: &Transaction<'_>, board: &str, post_id: &str, edit: &MediaEdit
     )
     .map_err(sql_error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comments page is a range read of `comments_by_post`, already in id
+    /// order: no scan of the post's other comments, no sort.
+    #[test]
+    fn comment_pages_read_a_range_of_the_post_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("plan.sqlite3")).unwrap();
+        let conn = store.conn.try_lock().unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT {COMMENT_COLUMNS} FROM comments
+                 WHERE post_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ))
+            .unwrap()
+            .query_map(params!["p", "", 51], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            plan,
+            vec!["SEARCH comments USING INDEX comments_by_post (post_id=? AND id>?)".to_owned()],
+            "{plan:?}"
+        );
+    }
 }
