@@ -208,6 +208,48 @@ async fn an_upload_is_granted_checked_on_its_bucket_event_and_swept_after_its_po
         object(&s3, &bucket, &format!("uploads/{id}")).await.is_none(),
         "the upload as sent is deleted"
     );
+    // Not an image, and a decoding bomb: rejected with a reason, no files.
+    for (file, content_type) in [
+        (b"<html><script>alert(1)</script></html>".to_vec(), "image/png"),
+        (images::png_claiming(100_000, 100_000), "image/png"),
+    ] {
+        let body = json!({"content_type": content_type, "bytes": file.len()}).to_string();
+        let grant = event(
+            "POST",
+            "/boards/{slug}/media",
+            "/boards/free/media",
+            json!({"slug": "free"}),
+            json!({"authorization": format!("Bearer {token}")}),
+            Some(body),
+        );
+        let grant = body_of(&function.invoke(grant).await);
+        let refused = grant["id"].as_str().unwrap().to_owned();
+        let url = grant["upload"]["url"].as_str().unwrap();
+        assert_eq!(
+            post_form(url, grant["upload"]["fields"].as_object().unwrap(), &file).await,
+            201
+        );
+        let answer = function
+            .invoke(object_created(&bucket, &format!("uploads/{refused}")))
+            .await;
+        assert_eq!(answer["checked"][0]["status"], "rejected", "{answer}");
+        let path = format!("/media/{refused}");
+        let state = body_of(
+            &function
+                .invoke(event(
+                    "GET",
+                    "/media/{media_id}",
+                    &path,
+                    json!({"media_id": refused}),
+                    json!({}),
+                    None,
+                ))
+                .await,
+        );
+        assert!(state["reason"].as_str().is_some_and(|r| !r.is_empty()), "{state}");
+        assert!(object(&s3, &bucket, &format!("uploads/{refused}")).await.is_none());
+        assert!(object(&s3, &bucket, &format!("files/{refused}.png")).await.is_none());
+    }
     // A redelivered event changes nothing.
     let again = function.invoke(object_created(&bucket, &format!("uploads/{id}"))).await;
     assert_eq!(again["checked"][0]["status"], "ready");

@@ -199,6 +199,13 @@ impl DynamoStore {
                 break;
             }
         }
+        self.release_each(post, children, at).await
+    }
+
+    /// Releases each `(image id, text)` child of `post` (one transaction
+    /// per image); a child whose image was released already is only
+    /// deleted. How many were released.
+    pub(super) async fn release_each(&self, post: &str, children: Vec<(String, String)>, at: &str) -> StoreResult<u64> {
         let mut released = 0;
         for (id, of) in children {
             match self.transact(self.release_items(&id, &of, post, at)?).await {
@@ -209,6 +216,12 @@ impl DynamoStore {
         }
         Ok(released)
     }
+}
+
+/// The image a key of a post's partition names, if it is an attached
+/// image's child (`MEDIA#<id>`).
+pub(super) fn child_image(sk: &str) -> Option<&str> {
+    sk.strip_prefix(CHILD_PREFIX)
 }
 
 #[async_trait]

@@ -149,15 +149,21 @@ impl DynamoStore {
     /// resolve, or by an interrupted run of this purge) costs a write unit
     /// and nothing else.
     async fn purge_post(&self, board: &str, post_id: &str) -> StoreResult<()> {
-        // (v4) Its images and its comments' go to the sweep before their
-        // children in its partition go (the text event may do it first).
-        self.release_children(post_id, None, &crate::domain::now()).await?;
         let mut reports = BTreeSet::new();
         let mut children = Vec::new();
-        for (key, report_id) in self.keys_under(post_pk(post_id)).await? {
-            reports.extend(report_id);
-            children.push(key);
+        let mut images = Vec::new();
+        for (key, found) in self.keys_under(post_pk(post_id)).await? {
+            let image = super::attributes::text(&key, "SK").and_then(super::media::child_image);
+            match (image, found.text) {
+                // (v4) An attached image's child: released (its image due
+                // for the sweep), not just deleted; the text event may have
+                // done it first.
+                (Some(id), Some(text)) => images.push((id.to_owned(), text)),
+                _ => children.push(key),
+            }
+            reports.extend(found.report_id);
         }
+        self.release_each(post_id, images, &crate::domain::now()).await?;
         for pk in all_likes_pks(post_id).chain([legacy_likes_pk(post_id)]) {
             children.extend(self.keys_under(pk).await?.into_iter().map(|(key, _)| key));
         }
@@ -177,8 +183,9 @@ impl DynamoStore {
 
     /// Every item key under one partition key (for deleting a post's
     /// children), each with the report id it names, if any: a report
-    /// pointer's or a reporter's (v3; no other item has `report_id`).
-    async fn keys_under(&self, pk: String) -> StoreResult<Vec<(Item, Option<String>)>> {
+    /// pointer's or a reporter's (v3; no other item has `report_id`), and
+    /// **(v4)** the text an attached image's child names.
+    async fn keys_under(&self, pk: String) -> StoreResult<Vec<(Item, Found)>> {
         let mut keys = Vec::new();
         let mut start = None;
         loop {
@@ -191,8 +198,9 @@ impl DynamoStore {
                 .table_name(&self.table)
                 .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(pk.clone()))
-                .projection_expression("PK, SK, #report_id")
+                .projection_expression("PK, SK, #report_id, #text")
                 .expression_attribute_names("#report_id", "report_id")
+                .expression_attribute_names("#text", "text")
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .send()
@@ -200,8 +208,12 @@ impl DynamoStore {
                 .inspect(|out| self.record(out, &touched))
                 .map_err(sdk_error)?;
             keys.extend(out.items.unwrap_or_default().into_iter().map(|mut item| {
-                let report_id = item.remove("report_id").and_then(|v| v.as_s().ok().cloned());
-                (item, report_id)
+                let mut take = |name: &str| item.remove(name).and_then(|v| v.as_s().ok().cloned());
+                let found = Found {
+                    report_id: take("report_id"),
+                    text: take("text"),
+                };
+                (item, found)
             }));
             start = out.last_evaluated_key;
             if start.is_none() {
@@ -300,4 +312,11 @@ impl Purges for DynamoStore {
             ))),
         }
     }
+}
+
+/// What [`DynamoStore::keys_under`] reads of an item besides its key.
+#[derive(Debug, Default)]
+struct Found {
+    report_id: Option<String>,
+    text: Option<String>,
 }
