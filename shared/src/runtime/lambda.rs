@@ -8,7 +8,11 @@ use super::{Config, Deployment, Env};
 use crate::function::Function;
 use crate::http::router;
 
-pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
+/// A route function's cold start: telemetry, its secrets, its
+/// configuration and the wired state.
+async fn cold_start(
+    function: Function,
+) -> Result<(crate::http::AppState, super::telemetry::Telemetry), lambda_http::Error> {
     let env = Env::process();
     let telemetry = super::telemetry::init(function.name(), &env)?;
     let deployment = Deployment::Lambda {
@@ -22,6 +26,11 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     tracing::info!(function = function.name(), config = %config, "configuration");
     let state = super::wiring::build(config).await?;
     tracing::info!(function = function.name(), "cold start complete");
+    Ok((state, telemetry))
+}
+
+pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
+    let (state, telemetry) = cold_start(function).await?;
     // run_concurrent needs answers that are Sync: axum's body is not, so
     // each answer is turned into a lambda_http response (as `run` does
     // internally) before it leaves the service.
@@ -126,22 +135,9 @@ pub async fn run_notify() -> Result<(), lambda_http::Error> {
 pub async fn run_media() -> Result<(), lambda_http::Error> {
     use lambda_http::{LambdaEvent, service_fn};
     use tracing::Instrument as _;
-    let function = Function::Media;
-    let env = Env::process();
-    let telemetry = super::telemetry::init(function.name(), &env)?;
-    let deployment = Deployment::Lambda {
-        functions: vec![function],
-    };
-    #[cfg(feature = "secrets")]
-    let resolved = super::secrets::resolve(function.needs(), &env, None).await?;
-    #[cfg(feature = "secrets")]
-    let env = super::secrets::overlay(&env, &resolved);
-    let config = Config::from(deployment, &env)?;
-    tracing::info!(function = function.name(), config = %config, "configuration");
-    let state = super::wiring::build(config).await?;
+    let (state, telemetry) = cold_start(Function::Media).await?;
     let app = state.app.clone();
-    let routes = router(state, &[function]);
-    tracing::info!(function = function.name(), "cold start complete");
+    let routes = router(state, &[Function::Media]);
     let (app, routes, telemetry) = (&app, &routes, &telemetry);
     lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
         let span = tracing::info_span!(
