@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder as QueryBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
 
 use super::DynamoStore;
@@ -165,38 +166,17 @@ impl DynamoStore {
     /// one transaction per image. A child whose image was released already
     /// is only deleted. How many were released.
     pub(super) async fn release_children(&self, post: &str, comment: Option<&str>, at: &str) -> StoreResult<u64> {
-        let pk = post_pk(post);
-        let mut children: Vec<(String, String)> = Vec::new();
-        let mut start = None;
-        loop {
-            let touched = [pk.clone()];
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND begins_with(SK, :media)")
-                .expression_attribute_values(":pk", s(pk.clone()))
+        let shape = |q: QueryBuilder| {
+            q.key_condition_expression("PK = :pk AND begins_with(SK, :media)")
                 .expression_attribute_values(":media", s(CHILD_PREFIX))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
-            for child in out.items.unwrap_or_default() {
-                let (Some(sk), Some(of)) = (text(&child, "SK"), text(&child, "text")) else {
-                    continue;
-                };
-                if comment.is_none_or(|c| c == of) {
-                    let id = sk.trim_start_matches(CHILD_PREFIX).to_owned();
-                    children.push((id, of.to_owned()));
-                }
-            }
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                break;
+        };
+        let mut children: Vec<(String, String)> = Vec::new();
+        for child in self.query_all(&post_pk(post), None, &shape).await? {
+            let (Some(sk), Some(of)) = (text(&child, "SK"), text(&child, "text")) else {
+                continue;
+            };
+            if comment.is_none_or(|c| c == of) {
+                children.push((sk.trim_start_matches(CHILD_PREFIX).to_owned(), of.to_owned()));
             }
         }
         self.release_each(post, children, at).await

@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder as QueryBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue, TransactWriteItem};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -308,36 +309,14 @@ impl DynamoStore {
         limit: Option<usize>,
         whole: bool,
     ) -> StoreResult<Vec<Item>> {
-        let pk = notify_pk(member);
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let touched = [pk.clone()];
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND SK BETWEEN :from AND :to")
-                .expression_attribute_values(":pk", s(pk.clone()))
+        let shape = |q: QueryBuilder| {
+            q.key_condition_expression("PK = :pk AND SK BETWEEN :from AND :to")
                 .expression_attribute_values(":from", s(from))
                 .expression_attribute_values(":to", s(to))
                 .set_projection_expression((!whole).then(|| "SK".to_owned()))
                 .scan_index_forward(!newest_first)
-                .set_limit(limit.map(|l| i32::try_from(l - items.len()).unwrap_or(i32::MAX)))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
-            if start.is_none() || limit.is_some_and(|l| items.len() >= l) {
-                return Ok(items);
-            }
-        }
+        };
+        self.query_all(&notify_pk(member), limit, &shape).await
     }
 
     /// Deletes notifications `ids` of `member` with their counts, those
@@ -428,31 +407,8 @@ impl DynamoStore {
 
     /// Every text record of a post (its own and its comments'), read consistently.
     async fn records_of(&self, post: &str) -> StoreResult<Vec<Item>> {
-        let pk = notified_pk(post);
-        let mut records = Vec::new();
-        let mut start = None;
-        loop {
-            let touched = [pk.clone()];
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk")
-                .expression_attribute_values(":pk", s(pk.clone()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
-            records.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(records);
-            }
-        }
+        let shape = |q: QueryBuilder| q.key_condition_expression("PK = :pk");
+        self.query_all(&notified_pk(post), None, &shape).await
     }
 }
 

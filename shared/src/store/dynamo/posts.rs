@@ -717,35 +717,15 @@ impl DynamoStore {
     /// Up to [`MAX_REVISIONS`] revision items of a post, newest first,
     /// read consistently.
     async fn revision_items(&self, post_id: &str) -> StoreResult<Vec<Revision>> {
-        let pk = post_pk(post_id);
-        let wanted = MAX_REVISIONS as usize;
-        let mut revisions = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND begins_with(SK, :revisions)")
-                .expression_attribute_values(":pk", s(pk.clone()))
+        let shape = |q: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder| {
+            q.key_condition_expression("PK = :pk AND begins_with(SK, :revisions)")
                 .expression_attribute_values(":revisions", s(REVISION_SK_PREFIX))
                 .scan_index_forward(false)
-                .consistent_read(true)
-                .limit(i32::try_from(wanted - revisions.len()).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, std::slice::from_ref(&pk)))
-                .map_err(sdk_error)?;
-            for item in out.items.unwrap_or_default() {
-                revisions.push(from_item::<RevisionItem>(item)?.into_revision());
-            }
-            start = out.last_evaluated_key;
-            if revisions.len() >= wanted || start.is_none() {
-                return Ok(revisions);
-            }
-        }
+        };
+        self.query_all(&post_pk(post_id), Some(MAX_REVISIONS as usize), &shape)
+            .await?
+            .into_iter()
+            .map(|item| Ok(from_item::<RevisionItem>(item)?.into_revision()))
+            .collect()
     }
 }

@@ -186,40 +186,24 @@ impl DynamoStore {
     /// pointer's or a reporter's (v3; no other item has `report_id`), and
     /// **(v4)** the text an attached image's child names.
     async fn keys_under(&self, pk: String) -> StoreResult<Vec<(Item, Found)>> {
-        let mut keys = Vec::new();
-        let mut start = None;
-        loop {
-            let touched = [pk.clone()];
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk")
-                .expression_attribute_values(":pk", s(pk.clone()))
+        let shape = |q: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder| {
+            q.key_condition_expression("PK = :pk")
                 .projection_expression("PK, SK, #report_id, #text")
                 .expression_attribute_names("#report_id", "report_id")
                 .expression_attribute_names("#text", "text")
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
-            keys.extend(out.items.unwrap_or_default().into_iter().map(|mut item| {
+        };
+        let items = self.query_all(&pk, None, &shape).await?;
+        Ok(items
+            .into_iter()
+            .map(|mut item| {
                 let mut take = |name: &str| item.remove(name).and_then(|v| v.as_s().ok().cloned());
                 let found = Found {
                     report_id: take("report_id"),
                     text: take("text"),
                 };
                 (item, found)
-            }));
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(keys);
-            }
-        }
+            })
+            .collect())
     }
 
     /// Deletes keys 25 at a time, retrying what DynamoDB leaves unprocessed.

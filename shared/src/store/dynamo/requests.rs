@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
 
 use super::DynamoStore;
@@ -17,7 +18,47 @@ use crate::store::{Completion, StoreError, StoreResult};
 /// BatchGetItem takes at most 100 keys.
 pub(super) const BATCH_KEYS: usize = 100;
 
+/// A Query's own part: its key condition and values, and any projection
+/// or order ([`DynamoStore::query_all`] adds the rest).
+pub(super) type QueryShape<'a> = &'a (dyn Fn(QueryFluentBuilder) -> QueryFluentBuilder + Send + Sync);
+
 impl DynamoStore {
+    /// Every item one consistent Query of partition `pk` finds, page after
+    /// page, or its first `limit`: `shape` sets the key condition (on
+    /// `:pk`, which this sets), other values, a projection, an order.
+    pub(super) async fn query_all(
+        &self,
+        pk: &str,
+        limit: Option<usize>,
+        shape: QueryShape<'_>,
+    ) -> StoreResult<Vec<Item>> {
+        let touched = [pk.to_owned()];
+        let mut items: Vec<Item> = Vec::new();
+        let mut start = None;
+        loop {
+            let query = self
+                .client()
+                .await
+                .query()
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .table_name(&self.table)
+                .expression_attribute_values(":pk", s(pk))
+                .consistent_read(true)
+                .set_limit(limit.map(|l| i32::try_from(l.saturating_sub(items.len())).unwrap_or(i32::MAX)))
+                .set_exclusive_start_key(start);
+            let out = shape(query)
+                .send()
+                .await
+                .inspect(|out| self.record(out, &touched))
+                .map_err(sdk_error)?;
+            items.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key;
+            if start.is_none() || limit.is_some_and(|l| items.len() >= l) {
+                return Ok(items);
+            }
+        }
+    }
+
     /// A consistent GetItem of the whole item.
     pub(super) async fn get(&self, key: Item) -> StoreResult<Option<Item>> {
         self.get_with(key, true, None).await
