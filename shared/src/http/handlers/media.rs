@@ -25,7 +25,7 @@ pub(crate) struct GrantRequest {
     #[cfg_attr(feature = "openapi", schema(required = true, value_type = MediaType))]
     content_type: Option<String>,
     /// The file's size: 1 to `MEDIA_MAX_BYTES` (20 MiB by default).
-    #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
+    #[cfg_attr(feature = "openapi", schema(required = true, value_type = i64, minimum = 1))]
     bytes: Option<i64>,
 }
 
