@@ -385,6 +385,12 @@ async fn files_go_with_what_they_belong_to(backend: Backend) {
     for url in [&post_file, &post_thumb, &comment_file] {
         gone(&app, url).await;
     }
+    // The sweep deletes the files first, then the records.
+    let started = Instant::now();
+    while app.get(&format!("/media/{in_post}")).await.status() != 404 {
+        assert!(started.elapsed() < WITHIN, "{in_post}'s record outlives its files");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_error(app.get(&format!("/media/{in_post}")).await, 404, "not_found", "media").await;
     // A comment's own delete.
     let post = body(post_with(&app, &kim, &[]).await).await;
