@@ -66,9 +66,13 @@ impl App {
         self.purge_wake.notify_one();
     }
 
-    /// One post's purge (the stream function's record). Idempotent.
+    /// One post's purge (the stream function's record). Idempotent. On
+    /// DynamoDB it releases the images the text event had not, so the
+    /// server's sweep runs after it too.
     pub async fn purge(&self, pending: &PendingPurge) -> Result<(), ApiError> {
-        self.store.purge(pending).await.map_err(ApiError::from)
+        self.store.purge(pending).await.map_err(ApiError::from)?;
+        self.sweep_soon();
+        Ok(())
     }
 
     /// Finishes every pending purge, [`BATCH`] at a time; how many it did.
