@@ -57,6 +57,41 @@ fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
     out
 }
 
+/// A still lossless WebP in the extended format with an EXIF block that
+/// says `orientation`: turned, it must be re-encoded rather than kept.
+fn webp_with_orientation(simple: &[u8], width: u32, height: u32, orientation: u16) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, fourcc: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(fourcc);
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(data);
+        if data.len() % 2 == 1 {
+            out.push(0);
+        }
+    }
+    let mut tiff = b"II*\0".to_vec();
+    tiff.extend_from_slice(&8u32.to_le_bytes());
+    tiff.extend_from_slice(&1u16.to_le_bytes());
+    tiff.extend_from_slice(&0x0112u16.to_le_bytes());
+    tiff.extend_from_slice(&3u16.to_le_bytes());
+    tiff.extend_from_slice(&1u32.to_le_bytes());
+    tiff.extend_from_slice(&orientation.to_le_bytes());
+    tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let mut vp8x = vec![0b0000_1000, 0, 0, 0];
+    vp8x.extend_from_slice(&(width - 1).to_le_bytes()[..3]);
+    vp8x.extend_from_slice(&(height - 1).to_le_bytes()[..3]);
+    let mut body = b"WEBP".to_vec();
+    chunk(&mut body, b"VP8X", &vp8x);
+    chunk(&mut body, b"VP8L", &simple[20..]);
+    chunk(&mut body, b"EXIF", &tiff);
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend(body);
+    out
+}
+
+/// The audit's file: 7000 x 7000 tiled from one 64 x 64 tile, by libwebp.
+const TILED_7000: &[u8] = include_bytes!("../tests/fixtures/tiled-7000x7000.webp");
+
 fn gif_animation(width: u16, height: u16, frames: usize) -> Vec<u8> {
     let palette: Vec<u8> = (0..=255u8).flat_map(|i| [i, 255 - i, i / 2]).collect();
     let mut encoder = gif::Encoder::new(Vec::new(), width, height, &palette).unwrap();
@@ -190,6 +225,19 @@ fn main() {
         "GIF 300 frames of 480 x 270".into(),
         "image/gif",
         gif_animation(480, 270, 300),
+    ));
+    cases.push((
+        format!(
+            "audit: 7000 x 7000 tiled lossless WebP ({} KiB)",
+            TILED_7000.len() / 1024
+        ),
+        "image/webp",
+        TILED_7000.to_vec(),
+    ));
+    cases.push((
+        "the same with EXIF orientation 6 (re-encoded)".into(),
+        "image/webp",
+        webp_with_orientation(TILED_7000, 7_000, 7_000, 6),
     ));
     cases.push((
         "PNG header claiming 100,000 x 100,000".into(),

@@ -47,6 +47,9 @@ pub struct Limits {
     /// through in 8 bits a channel (50 MP RGBA = 200 MB). A 16-bit PNG needs
     /// twice that and is refused above about 33 MP (RGBA) or 44 MP (RGB).
     pub max_alloc: u64,
+    /// Bytes of a stored file or thumbnail (`MEDIA_MAX_BYTES`, 20 MiB): an
+    /// encoder that writes one more fails at once ([`Rejected::GrowsTooLarge`]).
+    pub max_file_bytes: u64,
 }
 
 impl Default for Limits {
@@ -57,6 +60,7 @@ impl Default for Limits {
             max_frames: 300,
             max_animation_pixels: 250_000_000,
             max_alloc: 256 * 1024 * 1024,
+            max_file_bytes: 20 * 1024 * 1024,
         }
     }
 }
@@ -165,6 +169,8 @@ pub enum Rejected {
     AnimationTooLarge { max_megapixels: u64 },
     #[error("the image needs more than {max_mib} MiB to decode")]
     OverMemoryBudget { max_mib: u64 },
+    #[error("re-encoded, the image would be larger than {max_bytes} bytes")]
+    GrowsTooLarge { max_bytes: u64 },
     #[error("the image is damaged or uses a feature not supported: {0}")]
     Corrupt(String),
 }
@@ -198,8 +204,8 @@ pub fn process(bytes: &[u8], declared: Declared, limits: &Limits) -> Result<Proc
     match declared {
         Declared::Jpeg => {
             let decoder = JpegDecoder::new(Cursor::new(bytes)).map_err(|e| rejected(e, limits))?;
-            let image = decode_still(decoder, limits)?;
-            finish_still(&image, Output::Jpeg, false)
+            let (image, _) = decode_still(decoder, limits)?;
+            finish_still(&image, Output::Jpeg, false, limits)
         }
         Declared::Png => {
             // The header is read under the memory budget only, so that the
@@ -210,21 +216,25 @@ pub fn process(bytes: &[u8], declared: Declared, limits: &Limits) -> Result<Proc
             let decoder =
                 PngDecoder::with_limits(Cursor::new(bytes), header_limits).map_err(|e| rejected(e, limits))?;
             let animated = decoder.is_apng().map_err(|e| rejected(e, limits))?;
-            let image = decode_still(decoder, limits)?;
-            finish_still(&image, Output::Png, animated)
+            let (image, _) = decode_still(decoder, limits)?;
+            finish_still(&image, Output::Png, animated, limits)
         }
         Declared::Webp => {
             let decoder = WebPDecoder::new(Cursor::new(bytes)).map_err(|e| rejected(e, limits))?;
             let animated = decoder.has_animation();
-            let image = decode_still(decoder, limits)?;
+            let (image, turned) = decode_still(decoder, limits)?;
             // A lossy WebP without alpha is a photo: JPEG keeps it about the
             // size it came; the only WebP encoder here is lossless (README).
+            // A still lossless one keeps its own pixel bitstream, the only
+            // chunk written, so it is never larger than it came (README).
             let output = if webp_is_lossy(bytes) && !image.color().has_alpha() {
                 Output::Jpeg
+            } else if let Some(bitstream) = webp::lossless_bitstream(bytes).filter(|_| !animated && !turned) {
+                Output::WebpBitstream(bitstream)
             } else {
                 Output::Webp
             };
-            finish_still(&image, output, animated)
+            finish_still(&image, output, animated, limits)
         }
         Declared::Gif => gif::process(bytes, limits),
     }
@@ -267,8 +277,8 @@ fn rejected(error: ImageError, limits: &Limits) -> Rejected {
 }
 
 /// The header's dimensions first, then the pixels within `max_alloc`, then
-/// upright.
-fn decode_still(mut decoder: impl ImageDecoder, limits: &Limits) -> Result<DynamicImage, Rejected> {
+/// upright (and whether that turned or mirrored them).
+fn decode_still(mut decoder: impl ImageDecoder, limits: &Limits) -> Result<(DynamicImage, bool), Rejected> {
     let (width, height) = decoder.dimensions();
     check_dimensions(width, height, limits)?;
     let mut budget = image_limits(limits);
@@ -278,23 +288,36 @@ fn decode_still(mut decoder: impl ImageDecoder, limits: &Limits) -> Result<Dynam
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let mut image = DynamicImage::from_decoder(decoder).map_err(|e| rejected(e, limits))?;
     image.apply_orientation(orientation);
-    Ok(image)
+    Ok((image, orientation != Orientation::NoTransforms))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Output {
+enum Output<'a> {
     Jpeg,
     Png,
     Webp,
+    /// A lossless WebP's own `VP8L` bitstream, in a container of its own.
+    WebpBitstream(&'a [u8]),
 }
 
-fn finish_still(image: &DynamicImage, output: Output, animation_dropped: bool) -> Result<Processed, Rejected> {
-    let (file, content_type) = match output {
-        Output::Jpeg => (encode_jpeg(image, JPEG_QUALITY)?, "image/jpeg"),
-        Output::Png => (encode_png(image)?, "image/png"),
-        Output::Webp => (encode_webp(image)?, "image/webp"),
+fn finish_still(
+    image: &DynamicImage,
+    output: Output<'_>,
+    animation_dropped: bool,
+    limits: &Limits,
+) -> Result<Processed, Rejected> {
+    let mut out = Capped::new(limits.max_file_bytes);
+    let (encoded, content_type) = match output {
+        Output::Jpeg => (encode_jpeg(image, JPEG_QUALITY, &mut out), "image/jpeg"),
+        Output::Png => (encode_png(image, &mut out), "image/png"),
+        Output::Webp => (encode_webp(image, &mut out), "image/webp"),
+        Output::WebpBitstream(bitstream) => (
+            webp::contain(bitstream, &mut out).map_err(|e| encoding_failed(e.into())),
+            "image/webp",
+        ),
     };
-    let thumbnail = thumbnail(image)?;
+    let file = out.finish(encoded)?;
+    let thumbnail = thumbnail(image, limits)?;
     Ok(Processed {
         content_type,
         width: image.width(),
@@ -313,9 +336,8 @@ fn encoding_failed(error: ImageError) -> Rejected {
     Rejected::Corrupt(format!("re-encoding failed: {error}"))
 }
 
-fn encode_jpeg(image: &DynamicImage, quality: u8) -> Result<Vec<u8>, Rejected> {
-    let mut out = Vec::new();
-    let encoder = JpegEncoder::new_with_quality(&mut out, quality);
+fn encode_jpeg(image: &DynamicImage, quality: u8, out: &mut Capped) -> Result<(), Rejected> {
+    let encoder = JpegEncoder::new_with_quality(out, quality);
     // Without a copy when the pixels already are 8-bit RGB or gray (a
     // decoded JPEG): a 48 MP copy is 144 MB more at the peak.
     match image {
@@ -323,13 +345,11 @@ fn encode_jpeg(image: &DynamicImage, quality: u8) -> Result<Vec<u8>, Rejected> {
         DynamicImage::ImageRgb8(rgb) => rgb.write_with_encoder(encoder),
         other => other.to_rgb8().write_with_encoder(encoder),
     }
-    .map_err(encoding_failed)?;
-    Ok(out)
+    .map_err(encoding_failed)
 }
 
-fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, Rejected> {
-    let mut out = Vec::new();
-    let encoder = PngEncoder::new_with_quality(&mut out, CompressionType::Default, FilterType::Adaptive);
+fn encode_png(image: &DynamicImage, out: &mut Capped) -> Result<(), Rejected> {
+    let encoder = PngEncoder::new_with_quality(out, CompressionType::Default, FilterType::Adaptive);
     match image {
         DynamicImage::ImageLuma8(_)
         | DynamicImage::ImageLumaA8(_)
@@ -341,21 +361,62 @@ fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, Rejected> {
         | DynamicImage::ImageRgba16(_) => image.write_with_encoder(encoder),
         other => other.to_rgba16().write_with_encoder(encoder),
     }
-    .map_err(encoding_failed)?;
-    Ok(out)
+    .map_err(encoding_failed)
 }
 
-fn encode_webp(image: &DynamicImage) -> Result<Vec<u8>, Rejected> {
-    let mut out = Vec::new();
-    let encoder = WebPEncoder::new_lossless(&mut out);
+fn encode_webp(image: &DynamicImage, out: &mut Capped) -> Result<(), Rejected> {
+    let encoder = WebPEncoder::new_lossless(out);
     match image {
         DynamicImage::ImageRgb8(rgb) => rgb.write_with_encoder(encoder),
         DynamicImage::ImageRgba8(rgba) => rgba.write_with_encoder(encoder),
         other if other.color().has_alpha() => other.to_rgba8().write_with_encoder(encoder),
         other => other.to_rgb8().write_with_encoder(encoder),
     }
-    .map_err(encoding_failed)?;
-    Ok(out)
+    .map_err(encoding_failed)
+}
+
+/// An encoder's output that holds at most `cap` bytes: the write that would
+/// pass it fails, so a file that grows stops growing in memory at the cap.
+struct Capped {
+    bytes: Vec<u8>,
+    cap: u64,
+    overflowed: bool,
+}
+
+impl Capped {
+    fn new(cap: u64) -> Self {
+        Capped {
+            bytes: Vec::new(),
+            cap,
+            overflowed: false,
+        }
+    }
+
+    /// The bytes written, or why not: over the cap whatever the encoder said.
+    fn finish<T>(self, encoded: Result<T, Rejected>) -> Result<Vec<u8>, Rejected> {
+        if self.overflowed {
+            return Err(Rejected::GrowsTooLarge { max_bytes: self.cap });
+        }
+        encoded.map(|_| self.bytes)
+    }
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() as u64 + buf.len() as u64 > self.cap {
+            self.overflowed = true;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                "the encoded image is over the size limit",
+            ));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 struct Thumbnail {
@@ -367,7 +428,7 @@ struct Thumbnail {
 
 /// 320 pixels wide (or the image's own width if narrower), the aspect kept;
 /// JPEG unless some pixel is not opaque, then PNG (README, Thumbnails).
-fn thumbnail(image: &DynamicImage) -> Result<Thumbnail, Rejected> {
+fn thumbnail(image: &DynamicImage, limits: &Limits) -> Result<Thumbnail, Rejected> {
     let (width, height) = (image.width(), image.height());
     let small = if width > THUMBNAIL_WIDTH {
         let scaled = (u64::from(height) * u64::from(THUMBNAIL_WIDTH) + u64::from(width) / 2) / u64::from(width);
@@ -377,11 +438,14 @@ fn thumbnail(image: &DynamicImage) -> Result<Thumbnail, Rejected> {
         Cow::Borrowed(image)
     };
     let transparent = small.color().has_alpha() && small.to_rgba8().pixels().any(|pixel| pixel.0[3] != u8::MAX);
-    let (bytes, content_type) = if transparent {
-        (encode_png(&DynamicImage::ImageRgba8(small.to_rgba8()))?, "image/png")
+    let mut out = Capped::new(limits.max_file_bytes);
+    let (encoded, content_type) = if transparent {
+        let rgba = DynamicImage::ImageRgba8(small.to_rgba8());
+        (encode_png(&rgba, &mut out), "image/png")
     } else {
-        (encode_jpeg(&small, THUMBNAIL_JPEG_QUALITY)?, "image/jpeg")
+        (encode_jpeg(&small, THUMBNAIL_JPEG_QUALITY, &mut out), "image/jpeg")
     };
+    let bytes = out.finish(encoded)?;
     Ok(Thumbnail {
         bytes,
         content_type,
@@ -413,6 +477,50 @@ fn webp_is_lossy(bytes: &[u8]) -> bool {
     bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" && chunks_lossy(&bytes[12..])
 }
 
+/// A still lossless WebP's pixels as they came: its `VP8L` bitstream holds
+/// nothing but the image (width, height, alpha, the coded pixels), and
+/// every metadata block (EXIF, XMP, ICC) lives in chunks of its own, which
+/// are never written. Re-encoding it instead (the one lossless encoder here
+/// has no back-references) made a 46 KB file 146 MB (docs/security.md).
+mod webp {
+    use std::io::Write;
+
+    /// The one `VP8L` chunk's data of a still WebP (simple or extended
+    /// format); `None` for a lossy or animated one, or for two bitstreams.
+    pub(super) fn lossless_bitstream(bytes: &[u8]) -> Option<&[u8]> {
+        if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WEBP" {
+            return None;
+        }
+        let mut data = &bytes[12..];
+        let mut found = None;
+        while data.len() >= 8 {
+            let size = u32::from_le_bytes([data[4], data[5], data[6], data[7]]) as usize;
+            let body = data.get(8..8usize.checked_add(size)?)?;
+            match &data[..4] {
+                b"VP8L" if found.is_none() => found = Some(body),
+                b"VP8L" | b"VP8 " | b"ANMF" | b"ALPH" => return None,
+                _ => {}
+            }
+            let next = 8usize.saturating_add(size).saturating_add(size & 1);
+            data = data.get(next..).unwrap_or_default();
+        }
+        found
+    }
+
+    /// `bitstream` as a simple-format WebP: RIFF, WEBP, one `VP8L` chunk.
+    pub(super) fn contain(bitstream: &[u8], out: &mut impl Write) -> std::io::Result<()> {
+        let size = u32::try_from(bitstream.len()).map_err(std::io::Error::other)?;
+        let padding = bitstream.len() & 1;
+        let riff = 4 + 8 + size + padding as u32;
+        out.write_all(b"RIFF")?;
+        out.write_all(&riff.to_le_bytes())?;
+        out.write_all(b"WEBPVP8L")?;
+        out.write_all(&size.to_le_bytes())?;
+        out.write_all(bitstream)?;
+        out.write_all(&[0u8; 1][..padding])
+    }
+}
+
 /// GIF through the `gif` crate itself, one frame at a time: the indexed
 /// pixels, palettes, delays, disposal and transparency are written back as
 /// they were (lossless, no re-quantising), with the loop count, and nothing
@@ -438,7 +546,7 @@ mod gif {
         check_dimensions(width.into(), height.into(), limits)?;
         let global_palette = decoder.global_palette().map(<[u8]>::to_vec);
 
-        let mut encoder: Option<Encoder<Vec<u8>>> = None;
+        let mut encoder: Option<Encoder<Capped>> = None;
         let mut first: Option<RgbaImage> = None;
         let (mut frames, mut decoded_pixels) = (0u32, 0u64);
         // Frame headers are read (and counted) before their pixels are.
@@ -475,9 +583,13 @@ mod gif {
                 Some(encoder) => encoder,
                 None => {
                     // The loop count is known once the first frame's header is read.
-                    let mut new =
-                        Encoder::new(Vec::new(), width, height, global_palette.as_deref().unwrap_or_default())
-                            .map_err(corrupt)?;
+                    let mut new = Encoder::new(
+                        Capped::new(limits.max_file_bytes),
+                        width,
+                        height,
+                        global_palette.as_deref().unwrap_or_default(),
+                    )
+                    .map_err(|e| written(e, limits))?;
                     if decoder.repeat() != Repeat::Finite(0) {
                         new.set_repeat(decoder.repeat()).map_err(corrupt)?;
                     }
@@ -497,13 +609,13 @@ mod gif {
                 palette: info.palette,
                 buffer: Cow::Owned(buffer),
             };
-            encoder.write_frame(&frame).map_err(corrupt)?;
+            encoder.write_frame(&frame).map_err(|e| written(e, limits))?;
         }
         let (Some(encoder), Some(first)) = (encoder, first) else {
             return Err(corrupt("the GIF has no image"));
         };
-        let file = encoder.into_inner().map_err(corrupt)?;
-        let thumbnail = thumbnail(&DynamicImage::ImageRgba8(first))?;
+        let file = encoder.into_inner().map_err(|e| written(e, limits))?.finish(Ok(()))?;
+        let thumbnail = thumbnail(&DynamicImage::ImageRgba8(first), limits)?;
         Ok(Processed {
             content_type: "image/gif",
             width: width.into(),
@@ -516,6 +628,16 @@ mod gif {
             thumbnail_width: thumbnail.width,
             thumbnail_height: thumbnail.height,
         })
+    }
+
+    /// An encoder's failure: over `max_file_bytes` ([`Capped`]), or the GIF's own.
+    fn written(error: impl Into<::gif::EncodingError>, limits: &Limits) -> Rejected {
+        match error.into() {
+            ::gif::EncodingError::Io(io) if io.kind() == std::io::ErrorKind::FileTooLarge => Rejected::GrowsTooLarge {
+                max_bytes: limits.max_file_bytes,
+            },
+            other => corrupt(other),
+        }
     }
 
     /// The first frame on a transparent canvas, as a viewer shows it.

@@ -434,3 +434,118 @@ fn a_truncated_jpeg_is_rejected_as_damaged() {
     let rejected = process(&whole[..whole.len() / 3], Declared::Jpeg, &limits()).unwrap_err();
     assert!(matches!(rejected, Rejected::Corrupt(_)), "{rejected:?}");
 }
+
+/// The chunk fourccs of a WebP, in order.
+fn webp_chunks(bytes: &[u8]) -> Vec<String> {
+    let mut chunks = Vec::new();
+    let mut at = 12;
+    while at + 8 <= bytes.len() {
+        let size = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        chunks.push(String::from_utf8_lossy(&bytes[at..at + 4]).into_owned());
+        at += 8 + size + (size & 1);
+    }
+    chunks
+}
+
+/// A chunk of a RIFF file: fourcc, little-endian size, data, padding.
+fn riff_chunk(fourcc: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut chunk = fourcc.to_vec();
+    chunk.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    chunk.extend_from_slice(data);
+    if data.len() % 2 == 1 {
+        chunk.push(0);
+    }
+    chunk
+}
+
+/// The audit's file (docs/security.md): 7000 x 7000 pixels tiled from one
+/// 64 x 64 tile, 33,608 bytes as libwebp writes it (Pillow, lossless).
+/// Re-encoded by the only lossless encoder here it was 146 MB.
+const TILED_7000: &[u8] = include_bytes!("fixtures/tiled-7000x7000.webp");
+
+#[test]
+fn the_audits_tiled_lossless_webp_is_stored_no_larger_than_it_came() {
+    let out = process(TILED_7000, Declared::Webp, &limits()).unwrap();
+    assert_eq!((out.content_type, out.width, out.height), ("image/webp", 7000, 7000));
+    assert!(
+        out.file.len() <= TILED_7000.len(),
+        "{} bytes stored from {}",
+        out.file.len(),
+        TILED_7000.len()
+    );
+    assert_eq!(webp_chunks(&out.file), ["VP8L"]);
+    assert!(out.thumbnail.len() < 64 * 1024, "{}", out.thumbnail.len());
+}
+
+#[test]
+fn an_extended_lossless_webp_keeps_its_pixels_and_loses_every_other_chunk() {
+    let image = RgbaImage::from_fn(33, 21, |x, y| Rgba([x as u8 * 7, y as u8 * 11, 90, 255]));
+    let mut simple = Vec::new();
+    WebPEncoder::new_lossless(&mut simple)
+        .write_image(&image, 33, 21, image::ExtendedColorType::Rgba8)
+        .unwrap();
+    let bitstream = &simple[20..];
+    // VP8X with the EXIF and XMP flags, the pixels, then both blocks.
+    let mut vp8x = vec![0b0000_1100, 0, 0, 0];
+    vp8x.extend_from_slice(&32u32.to_le_bytes()[..3]);
+    vp8x.extend_from_slice(&20u32.to_le_bytes()[..3]);
+    let mut body = b"WEBP".to_vec();
+    body.extend(riff_chunk(b"VP8X", &vp8x));
+    body.extend(riff_chunk(b"VP8L", bitstream));
+    body.extend(riff_chunk(b"EXIF", b"Exif\0\0GPS 37.5665 N 126.9780 E"));
+    body.extend(riff_chunk(b"XMP ", b"<x:xmpmeta>secret</x:xmpmeta>"));
+    let mut input = b"RIFF".to_vec();
+    input.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    input.extend(body);
+    assert_eq!(webp_chunks(&input), ["VP8X", "VP8L", "EXIF", "XMP "]);
+
+    let out = process(&input, Declared::Webp, &limits()).unwrap();
+    assert_eq!(webp_chunks(&out.file), ["VP8L"]);
+    assert!(!contains(&out.file, b"GPS") && !contains(&out.file, b"secret"));
+    let decoded = image::load_from_memory_with_format(&out.file, ImageFormat::WebP)
+        .unwrap()
+        .to_rgba8();
+    assert_eq!(decoded, image, "the same pixels");
+}
+
+/// Noise: no encoder makes it much smaller than its pixels.
+fn noise(width: u32, height: u32) -> RgbImage {
+    let mut state = 0x2545_F491_u32;
+    RgbImage::from_fn(width, height, |_, _| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        let [a, b, c, _] = state.to_le_bytes();
+        Rgb([a, b, c])
+    })
+}
+
+#[test]
+fn a_file_whose_re_encoding_passes_the_cap_is_refused_naming_it() {
+    let input = png(&DynamicImage::ImageRgb8(noise(200, 200)));
+    let capped = Limits {
+        max_file_bytes: 50_000,
+        ..limits()
+    };
+    let rejected = process(&input, Declared::Png, &capped).unwrap_err();
+    assert_eq!(rejected, Rejected::GrowsTooLarge { max_bytes: 50_000 });
+    assert_eq!(
+        rejected.reason(),
+        "re-encoded, the image would be larger than 50000 bytes"
+    );
+    assert!(
+        process(&input, Declared::Png, &limits()).is_ok(),
+        "under the default cap it is stored"
+    );
+}
+
+#[test]
+fn a_gif_that_passes_the_cap_is_refused_too() {
+    let input = gif(64, 64, &[(10, 0), (10, 1), (10, 2), (10, 3)], None);
+    let capped = Limits {
+        max_file_bytes: 100,
+        ..limits()
+    };
+    let rejected = process(&input, Declared::Gif, &capped).unwrap_err();
+    assert_eq!(rejected, Rejected::GrowsTooLarge { max_bytes: 100 });
+}

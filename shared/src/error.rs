@@ -68,8 +68,9 @@ pub enum ApiError {
     /// `If-Match` names another version of the post: nothing changed.
     #[error("the post has changed since the version If-Match names; read it again")]
     PreconditionFailed,
-    #[error("request body must be at most 65536 bytes")]
-    PayloadTooLarge,
+    /// A body over its limit: 64 KiB of JSON, or an upload over its grant.
+    #[error("request body must be at most {max_bytes} bytes")]
+    PayloadTooLarge { max_bytes: u64 },
     #[error("Content-Type must be application/json")]
     UnsupportedMediaType,
     #[error("too many failed attempts; retry after {retry_after} seconds")]
@@ -103,7 +104,7 @@ impl ApiError {
             ApiError::PowRequired { .. } => StatusCode::PRECONDITION_REQUIRED,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
-            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyAttempts { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -130,7 +131,7 @@ impl ApiError {
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PreconditionFailed => "precondition_failed",
-            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::TooManyAttempts { .. } => "too_many_attempts",
             ApiError::RateLimited { .. } => "rate_limited",
@@ -186,6 +187,11 @@ impl ApiError {
             field: None,
             message: message.into(),
         }
+    }
+
+    /// `413` for a JSON body over [`crate::http::input::MAX_BODY_BYTES`]'s 64 KiB.
+    pub fn body_too_large() -> Self {
+        ApiError::PayloadTooLarge { max_bytes: 64 * 1024 }
     }
 
     pub fn not_found(what: &str) -> Self {

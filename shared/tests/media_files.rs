@@ -57,7 +57,7 @@ mod suite {
         let key = new_key("uploads", "");
         files.put(&key, vec![7; 100], "image/png").await.unwrap();
         let refused = files.get(&key, 99).await.unwrap_err();
-        assert!(matches!(refused, StoreError::TooLarge(_)), "{refused:?}");
+        assert!(matches!(refused, StoreError::TooLarge { .. }), "{refused:?}");
         assert!(refused.to_string().contains(&key), "the error names the key: {refused}");
         assert!(files.get(&key, 0).await.is_err());
         assert_eq!(files.get(&key, 100).await.unwrap(), Some(vec![7; 100]));

@@ -46,6 +46,7 @@ mod reads;
 mod secrets;
 mod sign_in;
 mod slowloris;
+mod uploads;
 mod web;
 
 fn username(name: &str) -> shared::domain::Username {

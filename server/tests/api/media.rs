@@ -213,9 +213,9 @@ async fn what_is_not_the_image_it_claims_or_breaks_a_limit_is_refused(backend: B
         "content_type",
     )
     .await;
-    // More than granted, another type, or a forged grant: refused at the upload URL.
+    // More than granted (413), another type, or a forged grant (403): refused at the upload URL.
     let grant = body(grant_on(&app, "free", Some(&kim), "image/png", 10).await).await;
-    assert_eq!(upload(&app, &grant, images::png(20, 20)).await, 403);
+    assert_eq!(upload(&app, &grant, images::png(20, 20)).await, 413);
     let file = images::png(20, 20);
     let grant = body(grant_on(&app, "free", Some(&kim), "image/png", file.len()).await).await;
     let mut forged = grant.clone();

@@ -55,13 +55,20 @@ impl Recorder {
         {
             self.addresses.lock().unwrap().extend(forms(client));
         }
-        // Only bodies that announce a small length are read here: the size
-        // limits are the server's to enforce, on what it is really sent.
-        let small = request
+        // Only JSON bodies that announce a small length are read here: the
+        // size limits are the server's to enforce, on what it is really
+        // sent, and an upload's body is answered before it is read.
+        let json = request
             .headers()
-            .get("content-length")
-            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-            .is_some_and(|n| n <= 64 * 1024);
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let small = json
+            && request
+                .headers()
+                .get("content-length")
+                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+                .is_some_and(|n| n <= 64 * 1024);
         let request = if small {
             let (parts, body) = request.into_parts();
             let bytes = to_bytes(body, 64 * 1024).await.unwrap_or_default();

@@ -149,7 +149,7 @@ pub struct App {
     /// **(v4)** Upload grants and the files of images.
     media: Option<Arc<media::MediaKit>>,
     /// The server's image checker ([`App::check_media_in_background`]).
-    media_checker: Option<tokio::sync::mpsc::Sender<crate::domain::MediaId>>,
+    media_checker: Option<Arc<media::CheckQueue>>,
     sweep_wake: Arc<tokio::sync::Notify>,
 }
 

@@ -116,7 +116,7 @@ pub async fn read_key(
     };
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
-        return ApiError::PayloadTooLarge.into_response();
+        return ApiError::body_too_large().into_response();
     };
     let (identity, member) = identity(&state, &parts.headers);
     let fingerprint = fingerprint(&parts.method, parts.uri.path(), &identity, &bytes);

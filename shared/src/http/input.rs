@@ -24,7 +24,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge
+                ApiError::body_too_large()
             } else {
                 ApiError::malformed("request body could not be read")
             }
@@ -61,7 +61,7 @@ fn says_json(headers: &HeaderMap) -> bool {
 
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.len() > MAX_BODY_BYTES {
-        return Err(ApiError::PayloadTooLarge);
+        return Err(ApiError::body_too_large());
     }
     if std::str::from_utf8(bytes).is_err() {
         return Err(ApiError::malformed("body is not UTF-8"));

@@ -85,7 +85,7 @@ impl IntoResponse for ApiError {
         response
             .headers_mut()
             .insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-        if matches!(self, ApiError::PayloadTooLarge | ApiError::UnsupportedMediaType) {
+        if matches!(self, ApiError::PayloadTooLarge { .. } | ApiError::UnsupportedMediaType) {
             // The rest of the body was never read: this connection cannot
             // carry another request, and a client that pools it would fail.
             response

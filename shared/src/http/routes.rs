@@ -721,7 +721,7 @@ fn compression() -> CompressionLayer<impl Predicate> {
 /// it is answered again in docs/API.md's error shape.
 async fn payload_too_large_in_api_shape(response: axum::response::Response) -> axum::response::Response {
     if response.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
-        return axum::response::IntoResponse::into_response(ApiError::PayloadTooLarge);
+        return axum::response::IntoResponse::into_response(ApiError::body_too_large());
     }
     response
 }

@@ -22,9 +22,13 @@ pub enum StoreError {
     /// its create could be written: nothing was written.
     #[error("the idempotency key was claimed by another request")]
     ClaimLost,
-    /// **(v4)** A stored file holds more bytes than the reader allows.
-    #[error("the file {0} is larger than allowed")]
-    TooLarge(String),
+    /// A file holds (or was sent) more bytes than the reader or writer allows.
+    #[error("the file {key} is larger than {limit} bytes")]
+    TooLarge { key: String, limit: u64 },
+    /// The body a file was streamed from ended with an error (the client
+    /// went away mid-upload): nothing was kept.
+    #[error("the file's body could not be read to its end: {0}")]
+    BodyIncomplete(String),
     /// Unreachable, throttled or timed out: answer 503 with Retry-After; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -43,7 +47,8 @@ impl StoreError {
             StoreError::InvalidParent => "invalid_parent",
             StoreError::InvalidCursor => "invalid_cursor",
             StoreError::MediaUnavailable => "media_unavailable",
-            StoreError::TooLarge(_) => "too_large",
+            StoreError::TooLarge { .. } => "too_large",
+            StoreError::BodyIncomplete(_) => "body_incomplete",
             StoreError::ClaimLost => "claim_lost",
             StoreError::Unavailable(_) => "unavailable",
             StoreError::Internal(_) => "internal",
@@ -63,7 +68,10 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => ApiError::not_found("post"),
             StoreError::InvalidParent => ApiError::invalid("parent_id", "must be a top-level comment of the same post"),
             StoreError::InvalidCursor => ApiError::invalid("cursor", "is not a cursor this service issued"),
-            StoreError::TooLarge(_) => ApiError::PayloadTooLarge,
+            StoreError::TooLarge { limit, .. } => ApiError::PayloadTooLarge { max_bytes: limit },
+            StoreError::BodyIncomplete(detail) => {
+                ApiError::invalid_request(format!("the file could not be read to its end: {detail}"))
+            }
             StoreError::MediaUnavailable => ApiError::invalid(
                 "media",
                 "holds an image that is not ready, not yours on this board, or attached elsewhere",

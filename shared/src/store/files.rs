@@ -25,6 +25,17 @@ pub trait MediaFiles: Send + Sync {
     /// naming the key when it holds more than `limit` bytes (no more than
     /// `limit + 1` bytes are read to find out: bounded memory).
     async fn get(&self, key: &str, limit: u64) -> StoreResult<Option<Vec<u8>>>;
+    /// Stores what `body` yields under `key`, whole or not at all, and at
+    /// most `limit` bytes of it: one byte more and nothing is kept
+    /// (`Err(StoreError::TooLarge)`). Memory stays one buffer whatever the
+    /// size (the server's upload URL streams its body here); how many bytes.
+    async fn put_stream(
+        &self,
+        key: &str,
+        body: &mut (dyn tokio::io::AsyncRead + Send + Unpin),
+        limit: u64,
+        content_type: &str,
+    ) -> StoreResult<u64>;
     /// Deletes the files under `keys`; a key with no file is no error (idempotent). Any number of keys
     /// (S3: DeleteObjects in batches of 1,000). Nothing is deleted when one key is invalid.
     async fn delete(&self, keys: &[String]) -> StoreResult<()>;
@@ -59,7 +70,10 @@ fn checked(key: &str) -> StoreResult<&str> {
 
 #[cfg(any(feature = "sqlite", feature = "s3-files"))]
 fn too_large(key: &str, limit: u64) -> StoreError {
-    StoreError::TooLarge(format!("{key} (more than {limit} bytes)"))
+    StoreError::TooLarge {
+        key: key.to_owned(),
+        limit,
+    }
 }
 
 #[cfg(feature = "sqlite")]
@@ -124,6 +138,38 @@ mod disk {
             blocking(key.to_owned(), move || write_whole(&path, &bytes)).await
         }
 
+        /// Into a temporary file beside the name, renamed over it once
+        /// whole and synced, as [`write_whole`] does.
+        async fn put_stream(
+            &self,
+            key: &str,
+            body: &mut (dyn tokio::io::AsyncRead + Send + Unpin),
+            limit: u64,
+            _content_type: &str,
+        ) -> StoreResult<u64> {
+            let path = self.checked_path(key)?;
+            let temporary = temporary_beside(&path);
+            let copied = copy_at_most(body, &temporary, limit).await;
+            let kept = match copied {
+                Ok(Copied::Whole(bytes)) => {
+                    let (from, to) = (temporary.clone(), path);
+                    blocking(key.to_owned(), move || {
+                        std::fs::rename(&from, &to)?;
+                        sync_parent(&to)
+                    })
+                    .await
+                    .map(|()| bytes)
+                }
+                Ok(Copied::OverLimit) => Err(too_large(key, limit)),
+                Ok(Copied::BodyFailed(e)) => Err(StoreError::BodyIncomplete(e.to_string())),
+                Err(e) => Err(StoreError::Internal(format!("media file {key}: {e}"))),
+            };
+            if kept.is_err() {
+                let _ = tokio::fs::remove_file(&temporary).await;
+            }
+            kept
+        }
+
         async fn get(&self, key: &str, limit: u64) -> StoreResult<Option<Vec<u8>>> {
             let path = self.checked_path(key)?;
             let read = blocking(key.to_owned(), move || read_at_most(&path, limit)).await?;
@@ -164,11 +210,7 @@ mod disk {
     /// synced, so after a crash the name holds the whole file or none (the
     /// record that names it is written after).
     fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let temporary = dir.join(format!(".{name}.{:016x}.tmp", rand::random::<u64>()));
+        let temporary = temporary_beside(path);
         let written = (|| {
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create_new(true);
@@ -187,9 +229,61 @@ mod disk {
             let _ = std::fs::remove_file(&temporary);
         }
         written?;
+        sync_parent(path)
+    }
+
+    /// A hidden name beside `path` (no valid key starts with `.`).
+    fn temporary_beside(path: &Path) -> PathBuf {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        dir.join(format!(".{name}.{:016x}.tmp", rand::random::<u64>()))
+    }
+
+    /// The folder's entry of a renamed file survives a crash.
+    fn sync_parent(path: &Path) -> std::io::Result<()> {
         #[cfg(unix)]
-        std::fs::File::open(dir)?.sync_all()?;
+        std::fs::File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()?;
         Ok(())
+    }
+
+    /// How a streamed copy ended (an `Err` beside it: the file failed).
+    enum Copied {
+        Whole(u64),
+        OverLimit,
+        BodyFailed(std::io::Error),
+    }
+
+    /// Copies `body` into a new owner-only file at `temporary`, one 64 KiB
+    /// buffer at a time, stopping at the first byte past `limit`.
+    async fn copy_at_most(
+        body: &mut (dyn tokio::io::AsyncRead + Send + Unpin),
+        temporary: &Path,
+        limit: u64,
+    ) -> std::io::Result<Copied> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let mut options = tokio::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        options.mode(0o600);
+        let mut file = options.open(temporary).await?;
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
+        loop {
+            let read = match body.read(&mut buffer).await {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(e) => return Ok(Copied::BodyFailed(e)),
+            };
+            total += read as u64;
+            if total > limit {
+                return Ok(Copied::OverLimit);
+            }
+            file.write_all(&buffer[..read]).await?;
+        }
+        file.sync_all().await?;
+        Ok(Copied::Whole(total))
     }
 
     /// The file's first `limit + 1` bytes at most (`None` when there is no
@@ -287,6 +381,30 @@ mod s3 {
                 .await
                 .map_err(|e| s3_error("PutObject", key, e))?;
             Ok(())
+        }
+
+        /// Read whole (at most `limit` bytes), then one PutObject: on AWS
+        /// uploads go to S3 by presigned POST, never through this.
+        async fn put_stream(
+            &self,
+            key: &str,
+            body: &mut (dyn tokio::io::AsyncRead + Send + Unpin),
+            limit: u64,
+            content_type: &str,
+        ) -> StoreResult<u64> {
+            use tokio::io::AsyncReadExt as _;
+            let mut bytes = Vec::new();
+            let mut limited = body.take(limit.saturating_add(1));
+            limited
+                .read_to_end(&mut bytes)
+                .await
+                .map_err(|e| StoreError::BodyIncomplete(e.to_string()))?;
+            if bytes.len() as u64 > limit {
+                return Err(too_large(key, limit));
+            }
+            let written = bytes.len() as u64;
+            self.put(key, bytes, content_type).await?;
+            Ok(written)
         }
 
         /// Refuses by the object's `Content-Length` before reading its body,

@@ -38,7 +38,7 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
             challenge: Value::Null,
         },
         ApiError::RequestInProgress { retry_after: 1 },
-        ApiError::PayloadTooLarge,
+        ApiError::body_too_large(),
         ApiError::UnsupportedMediaType,
         ApiError::IdempotencyKeyReused,
         ApiError::PreconditionFailed,
