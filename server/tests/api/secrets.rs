@@ -192,6 +192,7 @@ async fn the_secrets_check_catches_an_echoed_password_and_a_hash() {
         }));
     let body = r#"{"password": "hunter2-secret"}"#;
     let request = http::Request::post("/leak")
+        .header("content-type", "application/json")
         .header("content-length", body.len())
         .body(Body::from(body))
         .unwrap();
