@@ -1957,10 +1957,11 @@ fn totp_code(secret: &str, time: u64) -> String {
     generator.generate(time).to_string()
 }
 
-/// (v4) What TOTP adds to a login on DynamoDB: a right code is one
-/// conditional write more (its time step spent), a recovery code too; a
-/// login without a code, or with a wrong one, adds none (the code is
-/// checked against what the credentials' read brought).
+/// What TOTP adds to a login on DynamoDB: a right code is three writes
+/// more (the run of wrong codes counted, its time step spent, the run
+/// reset), a recovery code too; a wrong one is counted in the run; a login
+/// without a code adds none (the code is checked against what the
+/// credentials' read brought).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v4_login_with_totp() {
     let (app, counter, meter) = metered_app(Layout::default()).await;
@@ -2056,8 +2057,18 @@ async fn v4_login_with_totp() {
     print_table_costs("login", &rows);
     let base = rows[0].1;
     assert_eq!(base, 9, "5 limit ADDs, the credentials' GetItem, 3 give-backs");
-    assert_eq!(rows[1].1, base + 1, "the code's time step spent: one conditional write");
-    assert_eq!(rows[5].1, base + 1, "the recovery code spent: one conditional write");
+    // Every code is counted before it is checked (the account's run of
+    // wrong codes) and a right one resets the run: two writes more.
+    assert_eq!(
+        rows[1].1,
+        base + 3,
+        "the run counted, the code's time step spent (one conditional write), the run reset"
+    );
+    assert_eq!(
+        rows[5].1,
+        base + 3,
+        "the run counted, the recovery code spent, the run reset"
+    );
     assert_eq!(
         rows[2].1, base,
         "no code: no spend; the failures are given back as on a success (the check stays counted)"
@@ -2065,8 +2076,8 @@ async fn v4_login_with_totp() {
     assert_eq!(rows[3].1, rows[4].1, "a replayed code costs what a wrong one does");
     assert_eq!(
         rows[4].1,
-        base - 2,
-        "a wrong code writes nothing: a failed login (the success given back, as for a wrong password)"
+        base - 1,
+        "a wrong code is a failed login (the success given back, as for a wrong password) and counted in the run"
     );
 }
 

@@ -358,6 +358,52 @@ pub(crate) async fn wrong_totp_codes_count_as_failed_logins(backend: Backend) {
     );
 }
 
+/// The audit guessed codes under the login limits alone (100 per username
+/// in 15 minutes: 58% in 30 days). Now 10 wrong codes in a row, each from
+/// another address (no address limit is near), stop the account's code
+/// checks: even the right code is `429`; a recovery code before the tenth
+/// resets the run.
+pub(crate) async fn ten_wrong_codes_from_any_addresses_stop_code_checks_until_a_right_one_resets_them(
+    backend: Backend,
+) {
+    let app = spawn_app_with(backend, &[("TRUSTED_PROXIES", "127.0.0.1/32")]).await;
+    assert_eq!(signup(&app, "yoon", "Yoon", "password-123").await.status(), 201);
+    let token = token_of(login(&app, "yoon", "password-123", None).await).await;
+    let (secret, recovery) = turn_on_totp(&app, &token).await;
+    let right = || code(&secret, 0);
+    let wrong = || {
+        let near = [code(&secret, -1), code(&secret, 0), code(&secret, 1)];
+        (0..10u32)
+            .map(|d| format!("{d}{d}{d}{d}{d}{d}"))
+            .find(|c| !near.contains(c))
+            .unwrap()
+    };
+    let guess = |n: u32, totp: String| {
+        let body = json!({"username": "yoon", "password": "password-123", "totp": totp});
+        let app = &app;
+        async move {
+            app.request_from(&format!("203.0.113.{n}"), Method::POST, "/sessions", None, Some(body))
+                .await
+        }
+    };
+    for n in 0..9 {
+        assert_error(guess(n, wrong()).await, 401, "invalid_credentials", "incorrect").await;
+    }
+    assert_eq!(
+        guess(9, recovery[0].clone()).await.status(),
+        200,
+        "the run was 9: a recovery code resets it"
+    );
+    for n in 10..20 {
+        assert_error(guess(n, wrong()).await, 401, "invalid_credentials", "incorrect").await;
+    }
+    let stopped = guess(20, right()).await;
+    let retry: u64 = stopped.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3600).contains(&retry), "{retry}");
+    assert_error(stopped, 429, "too_many_attempts", "retry").await;
+    assert_error(guess(21, recovery[1].clone()).await, 429, "too_many_attempts", "retry").await;
+}
+
 pub(crate) async fn staff_routes_refuse_staff_without_totp(backend: Backend) {
     let app = spawn_app_with(backend, &[("STAFF_REQUIRE_TOTP", "true"), ("ADMIN_USERNAMES", "boss")]).await;
     let boss = app.member_token("boss").await;
@@ -416,5 +462,6 @@ on_both_stores!(
     the_nist_policy_asks_fifteen_characters_of_a_password_alone,
     totp_is_enrolled_confirmed_required_at_login_and_removed,
     wrong_totp_codes_count_as_failed_logins,
+    ten_wrong_codes_from_any_addresses_stop_code_checks_until_a_right_one_resets_them,
     staff_routes_refuse_staff_without_totp,
 );

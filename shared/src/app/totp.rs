@@ -21,6 +21,12 @@ use super::{App, ClientAddress, SignedIn, revoked, username_of};
 use crate::domain::{MemberId, Password, StoredTotp, TotpStart, Username};
 use crate::error::ApiError;
 
+/// Wrong codes in a row that stop an account's code checks for the rest
+/// of [`CODE_GUESS_WINDOW_SECS`]: about 240 guesses a day at most, each
+/// right with odds of 3 in a million (three steps are accepted).
+pub const CODE_GUESSES: u64 = 10;
+pub const CODE_GUESS_WINDOW_SECS: i64 = 3600;
+
 /// Bytes of a new secret: RFC 4226 recommends 160 bits.
 const SECRET_BYTES: usize = 20;
 /// How many recovery codes a confirmation answers.
@@ -391,11 +397,40 @@ impl App {
         throttle::reserve(&*self.store, &keys, Refusal::TooManyAttempts).await
     }
 
+    /// [`App::check_second_factor`] under the account's own limit on
+    /// guesses (docs/API.md, Third audit): [`CODE_GUESSES`] wrong codes in
+    /// a row, from any addresses, stop code checks for the hour's window
+    /// (`429 too_many_attempts`); a right code or recovery code resets the
+    /// run. Apart from the login limits, which count wrong codes too. Each
+    /// check is counted before it is made, so concurrent guesses never make
+    /// more than the limit: one write, and one more on a right code.
+    pub(super) async fn second_factor(
+        &self,
+        member: &MemberId,
+        username: &Username,
+        totp: &StoredTotp,
+        code: &TotpCode,
+    ) -> Result<bool, ApiError> {
+        let key = crate::store::AttemptKey(format!("totp:{}", member.as_str()));
+        let now = throttle::unix_now();
+        let window = crate::domain::Window::containing(now, CODE_GUESS_WINDOW_SECS);
+        if self.store.record_failure(&key, window).await? > CODE_GUESSES {
+            return Err(ApiError::TooManyAttempts {
+                retry_after: (window.end() - now).max(1) as u64,
+            });
+        }
+        let right = self.check_second_factor(member, username, totp, code).await?;
+        if right && let Err(e) = self.store.reset_failures(&key, window).await {
+            tracing::warn!(error = %e, "a right TOTP code did not reset the run of wrong ones");
+        }
+        Ok(right)
+    }
+
     /// Whether `code` is a TOTP code of `totp` for a step not accepted
     /// before, or one of its unused recovery codes; either is spent by the
     /// one conditional write that accepts it, so racing uses succeed once.
     /// A secret sealed under an earlier key is sealed again under the current one.
-    pub(super) async fn second_factor(
+    async fn check_second_factor(
         &self,
         member: &MemberId,
         username: &Username,

@@ -462,6 +462,9 @@ macro_rules! ports {
                 /// before hashing turned out to be a success.
                 async fn forgive_failure(&self, key: &AttemptKey, window: Window) -> StoreResult<()>;
                 async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64>;
+                /// Sets `key`'s count in `window` back to zero: a run of
+                /// failures ended by a success (wrong TOTP codes, then a right one).
+                async fn reset_failures(&self, key: &AttemptKey, window: Window) -> StoreResult<()>;
             }
 
             /// The second step of a post's delete, off the request (docs/storage.md,

@@ -3,7 +3,10 @@
 use crate::{Dyn, attempt};
 use shared::domain::Window;
 
-conformance!(failures_are_counted_per_key_and_window,);
+conformance!(
+    failures_are_counted_per_key_and_window,
+    a_reset_ends_a_run_of_failures_in_its_window_only,
+);
 
 async fn failures_are_counted_per_key_and_window(store: Dyn) {
     let now = 1_800_000_123;
@@ -35,4 +38,29 @@ async fn failures_are_counted_per_key_and_window(store: Dyn) {
         3,
         "other windows untouched"
     );
+}
+
+async fn a_reset_ends_a_run_of_failures_in_its_window_only(store: Dyn) {
+    let window = Window::containing(1_800_000_123, 3600);
+    let earlier = Window::containing(window.start - 1, 3600);
+    let (yoon, lee) = (attempt("totp:yoon"), attempt("totp:lee"));
+    for _ in 0..4 {
+        store.record_failure(&yoon, window).await.unwrap();
+        store.record_failure(&yoon, earlier).await.unwrap();
+    }
+    store.record_failure(&lee, window).await.unwrap();
+    store.reset_failures(&yoon, window).await.unwrap();
+    assert_eq!(store.failures(&yoon, window).await.unwrap(), 0);
+    assert_eq!(
+        store.record_failure(&yoon, window).await.unwrap(),
+        1,
+        "counting starts again"
+    );
+    assert_eq!(
+        store.failures(&yoon, earlier).await.unwrap(),
+        4,
+        "other windows untouched"
+    );
+    assert_eq!(store.failures(&lee, window).await.unwrap(), 1, "other keys untouched");
+    store.reset_failures(&attempt("totp:nobody"), window).await.unwrap();
 }

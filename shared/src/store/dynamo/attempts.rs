@@ -58,6 +58,22 @@ impl Attempts for DynamoStore {
         }
     }
 
+    /// One DeleteItem (no item: nothing to delete, no error).
+    async fn reset_failures(&self, key_name: &AttemptKey, window: Window) -> StoreResult<()> {
+        let key_name = key_name.as_str();
+        self.client()
+            .await
+            .delete_item()
+            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+            .table_name(&self.table)
+            .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
+            .send()
+            .await
+            .inspect(|out| self.record(out, &[attempt_pk(key_name)]))
+            .map_err(sdk_error)?;
+        Ok(())
+    }
+
     async fn failures(&self, key_name: &AttemptKey, window: Window) -> StoreResult<u64> {
         let key_name = key_name.as_str();
         match self.get(key(attempt_pk(key_name), window_sk(window.start))).await? {

@@ -42,6 +42,19 @@ impl Attempts for SqliteStore {
         .await
     }
 
+    async fn reset_failures(&self, key: &AttemptKey, window: Window) -> StoreResult<()> {
+        let key = key.as_str().to_owned();
+        self.with_unseen(move |conn| {
+            conn.execute(
+                "DELETE FROM attempts WHERE key = ?1 AND window_start = ?2",
+                params![key, window.start],
+            )
+            .map_err(sql_error)?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn failures(&self, key: &AttemptKey, window: Window) -> StoreResult<u64> {
         let key = key.as_str().to_owned();
         self.read(move |conn| {
