@@ -108,6 +108,7 @@ from community_boards_client.models import (
     NotificationKind,
     PostRequest,
     SignUpRequest,
+    StartTotpRequest,
     Vote,
 )
 from community_boards_client.types import UNSET, Unset
@@ -683,7 +684,20 @@ def staff_totp(base, client, kim):
     expect_error(
         list_reports.sync_detailed("free", client=kim), 403, "totp_required", "listReports before enrolling in TOTP"
     )
-    enrollment = expect(start_totp.sync_detailed(client=kim), 200, "startTotp")
+    # An enrollment needs the password, and an admin's first one the enroll token.
+    expect_error(
+        start_totp.sync_detailed(client=kim, body=StartTotpRequest(password="correct horse")),
+        403,
+        "forbidden",
+        "startTotp of an admin without Admin-Enroll-Token",
+    )
+    enrollment = expect(
+        start_totp.sync_detailed(
+            client=kim, body=StartTotpRequest(password="correct horse"), admin_enroll_token=ADMIN_ENROLL_TOKEN
+        ),
+        200,
+        "startTotp",
+    )
     uri = urlsplit(enrollment.otpauth_uri)
     check(uri.scheme == "otpauth" and uri.netloc == "totp", f"startTotp: otpauth_uri {enrollment.otpauth_uri}")
     check(parse_qs(uri.query).get("secret") == [enrollment.secret], f"startTotp: the URI's secret {uri.query}")

@@ -813,7 +813,22 @@ async function staffTotp(base: string, client: Client, kim: Client): Promise<{ k
     "totp_required",
     "listReports before enrolling in TOTP",
   );
-  const enrollment = expect(await startTotp({ client: kim }), 200, "startTotp");
+  // An enrollment needs the password, and an admin's first one the enroll token.
+  expectError(
+    await startTotp({ client: kim, body: { password: "correct horse" } }),
+    403,
+    "forbidden",
+    "startTotp of an admin without Admin-Enroll-Token",
+  );
+  const enrollment = expect(
+    await startTotp({
+      client: kim,
+      body: { password: "correct horse" },
+      headers: { "Admin-Enroll-Token": ADMIN_ENROLL_TOKEN },
+    }),
+    200,
+    "startTotp",
+  );
   const uri = new URL(enrollment.otpauth_uri);
   check(
     uri.protocol === "otpauth:" && uri.host === "totp",

@@ -56,6 +56,10 @@ pub enum ApiError {
     /// while `STAFF_REQUIRE_TOTP` is on (`403`).
     #[error("staff must turn on two-step sign-in (TOTP) first: POST /members/me/totp, then confirm it")]
     StaffTotpRequired,
+    /// An admin appoints a moderator whose TOTP is off while
+    /// `STAFF_REQUIRE_TOTP` is on (`409`): the role would not take effect.
+    #[error("the member must turn on two-step sign-in (TOTP) before they can be appointed a moderator")]
+    ModeratorTotpRequired,
     #[error("{message}")]
     PowRequired {
         message: String,
@@ -100,6 +104,7 @@ impl ApiError {
             ApiError::UsernameTaken
             | ApiError::AlreadyVoted
             | ApiError::Locked
+            | ApiError::ModeratorTotpRequired
             | ApiError::RequestInProgress { .. } => StatusCode::CONFLICT,
             ApiError::PowRequired { .. } => StatusCode::PRECONDITION_REQUIRED,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
@@ -127,7 +132,7 @@ impl ApiError {
             ApiError::AlreadyVoted => "already_voted",
             ApiError::Locked => "locked",
             ApiError::PowRequired { .. } => "pow_required",
-            ApiError::TotpRequired | ApiError::StaffTotpRequired => "totp_required",
+            ApiError::TotpRequired | ApiError::StaffTotpRequired | ApiError::ModeratorTotpRequired => "totp_required",
             ApiError::RequestInProgress { .. } => "request_in_progress",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::PreconditionFailed => "precondition_failed",

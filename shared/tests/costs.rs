@@ -1992,7 +1992,15 @@ async fn v4_login_with_totp() {
     let session = app.log_in(login("staff", None)).await.unwrap();
     let staff = app.authenticate(&session.token).await.unwrap();
     assert!(!staff.second_factor);
-    let enrollment = app.start_totp(&staff).await.unwrap();
+    let enrollment = app
+        .start_totp(shared::app::totp::StartTotp {
+            member: staff.clone(),
+            password: Password::attempt("password-123".into()).unwrap(),
+            admin_enroll_token: None,
+            client: client(),
+        })
+        .await
+        .unwrap();
     let now = shared::app::throttle::unix_now() as u64;
     let recovery = app
         .confirm_totp(shared::app::totp::ConfirmTotp {

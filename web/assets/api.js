@@ -168,8 +168,8 @@ function newKey() {
  * and sent again with X-Pow (the same key: a refused write claimed none).
  * Answers `{status, body, headers}` or throws ApiError.
  */
-export async function request(method, path, { body, key, ifMatch, retries = 3, auth = true } = {}) {
-  const headers = { accept: "application/json" };
+export async function request(method, path, { body, key, ifMatch, retries = 3, auth = true, headers: extra } = {}) {
+  const headers = { accept: "application/json", ...extra };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (key) headers["idempotency-key"] = key;
   if (ifMatch) headers["if-match"] = ifMatch;
@@ -402,9 +402,15 @@ export const api = {
   recategorize: (board, id, category) =>
     request("PUT", `/boards/${board}/posts/${id}/category`, { body: { category } }).then((r) => r.body),
   unbest: (board, id) => request("DELETE", `/boards/${board}/best/${id}`),
-  // (v4) TOTP: start an enrollment (`{secret, otpauth_uri}`), confirm it
-  // with a code (answers the recovery codes, this once), end it.
-  startTotp: () => request("POST", "/members/me/totp").then((r) => r.body),
+  // TOTP: start an enrollment with the current password (and, for an admin
+  // ADMIN_USERNAMES lists, the deployment's enroll token): `{secret,
+  // otpauth_uri}`; confirm it with a code (answers the recovery codes, this
+  // once); end it.
+  startTotp: (password, enrollToken) =>
+    request("POST", "/members/me/totp", {
+      body: { password },
+      headers: enrollToken ? { "Admin-Enroll-Token": enrollToken } : undefined,
+    }).then((r) => r.body),
   confirmTotp: (code) =>
     request("POST", "/members/me/totp/confirm", { body: { code } }).then((r) => r.body.recovery_codes),
   endTotp: (password, code) => request("DELETE", "/members/me/totp", { body: code ? { password, code } : { password } }),

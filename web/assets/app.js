@@ -361,6 +361,12 @@ function describe(error) {
   if (error.code === "totp_required" && error.status === 403) {
     return "관리 기능을 쓰려면 먼저 2단계 인증(TOTP)을 켜야 합니다.";
   }
+  if (error.code === "totp_required" && error.status === 409) {
+    return "이 회원은 아직 2단계 인증(TOTP)을 켜지 않아 운영자로 임명할 수 없습니다. 먼저 켜 달라고 해 주세요.";
+  }
+  if (error.code === "forbidden" && error.field === "enroll_token") {
+    return "관리자 등록 토큰이 맞지 않습니다. 배포할 때 정한 ADMIN_ENROLL_TOKEN을 입력해 주세요.";
+  }
   const text = CODES[error.code] || `오류가 났습니다 (${error.status} ${error.code}).`;
   return error.code === "banned" ? `${text} (${error.message})` : text;
 }
@@ -1716,8 +1722,12 @@ function totpSection(account) {
       return;
     }
     status.textContent = said || "꺼져 있습니다.";
-    const start = h("button", { type: "button", id: "totp-start", onclick: () => begin(start) }, "2단계 인증 켜기");
-    // (replaceChildren, unlike h, would write a null as text.)
+    // Starting asks for the password (a stolen session alone cannot), and an
+    // admin of the deployment's list also gives its enroll token.
+    const fields = [["password", "비밀번호", { type: "password", autocomplete: "current-password" }]];
+    if (account.roles.admin) {
+      fields.push(["enroll_token", "관리자 등록 토큰 (배포의 ADMIN_ENROLL_TOKEN)", { type: "password", autocomplete: "off" }]);
+    }
     body.replaceChildren(
       h(
         "p",
@@ -1725,25 +1735,23 @@ function totpSection(account) {
         "켜면 로그인할 때 비밀번호와 함께 휴대폰 인증 앱(Google Authenticator, Microsoft Authenticator, 1Password 등)에 나오는 6자리 코드를 입력합니다. 비밀번호가 새어 나가도 계정을 지킬 수 있습니다.",
       ),
       h("p", { class: "hint", hidden: !staff }, "운영자는 2단계 인증을 켜야 관리 기능을 쓸 수 있습니다."),
-      h("p", {}, start),
-      h("p", { class: "error", role: "alert" }),
+      form(fields, "2단계 인증 켜기", begin, { id: "totp-start" }),
     );
   };
-  const begin = async (button) => {
-    button.disabled = true;
-    const error = body.querySelector(".error");
-    error.textContent = "";
+  const begin = async (v) => {
     try {
-      const [enrollment, { qrSvg }] = await Promise.all([api.startTotp(), import("./qr.js")]);
+      const [enrollment, { qrSvg }] = await Promise.all([api.startTotp(v.password, v.enroll_token), import("./qr.js")]);
       enroll(enrollment, qrSvg);
     } catch (e) {
+      if (e instanceof ApiError && e.code === "forbidden" && /Admin-Enroll-Token/.test(e.message)) {
+        throw new ApiError(e.status, e.code, e.message, 0, "enroll_token");
+      }
       if (e instanceof ApiError && e.code === "forbidden") {
         session.update({ totp: true });
         render("on", "이미 켜져 있습니다. 새 휴대폰으로 옮기려면 먼저 끄고 다시 켜세요.");
         return;
       }
-      error.replaceChildren(...explain(e));
-      button.disabled = false;
+      throw e;
     }
   };
   const enroll = ({ secret, otpauth_uri }, qrSvg) => {

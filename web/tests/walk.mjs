@@ -713,8 +713,16 @@ try {
     (await page.evaluate(() => document.activeElement?.id)) === "totp" && (await text("#totp-status")).startsWith("꺼져 있습니다"),
     "(v4) the link opens the account page at its 2단계 인증 section, which says TOTP is off",
   );
+  // Enrollment asks for the password and, of a listed admin, the enroll token.
+  await expecting([403], async () => {
+    await fill("totp-start", { password: "password-123", enroll_token: "not-the-token" });
+    await submit("totp-start");
+    await waitText("#totp-start [data-field=enroll_token]", "관리자 등록 토큰이 맞지 않습니다");
+  });
+  check((await page.$$("#totp-qr")).length === 0, "an admin's enrollment without the deployment's enroll token starts nothing, said beside its field");
   // Enrollment: a QR code of the otpauth URI, the secret as text, a code to confirm.
-  await page.click("#totp-start");
+  await fill("totp-start", { password: "password-123", enroll_token: ADMIN_ENROLL_TOKEN });
+  await submit("totp-start");
   await page.waitForSelector("#totp-qr svg path");
   const totpSecret = (await text("#totp-secret")).replace(/\s/g, "");
   const otpauth = await page.$eval("a.otpauth", (a) => a.getAttribute("href"));

@@ -80,9 +80,22 @@ async fn seed_member(app: &TestApp, username: &str, password: &str) {
         .unwrap();
 }
 
+/// `POST /members/me/totp` with `password`, and `Admin-Enroll-Token` when given.
+async fn start_totp(app: &TestApp, token: &str, password: Option<&str>, enroll_token: Option<&str>) -> Response {
+    let mut request = app
+        .client
+        .post(format!("{}/members/me/totp", app.address))
+        .bearer_auth(token);
+    if let Some(enroll_token) = enroll_token {
+        request = request.header("Admin-Enroll-Token", enroll_token);
+    }
+    let body = password.map_or_else(|| json!({}), |password| json!({"password": password}));
+    request.json(&body).send().await.unwrap()
+}
+
 /// Starts and confirms TOTP for the member; answers the secret and the recovery codes.
-async fn turn_on_totp(app: &TestApp, token: &str) -> (String, Vec<String>) {
-    let started = app.request(Method::POST, "/members/me/totp", Some(token), None).await;
+async fn turn_on_totp(app: &TestApp, token: &str, password: &str) -> (String, Vec<String>) {
+    let started = start_totp(app, token, Some(password), None).await;
     assert_eq!(started.status(), 200);
     let secret = body(started).await["secret"].as_str().unwrap().to_owned();
     let confirmed = app
@@ -174,7 +187,7 @@ pub(crate) async fn the_nist_policy_asks_fifteen_characters_of_a_password_alone(
 
     // With TOTP on, 8 is enough again: the password is no longer the only factor.
     let token = token_of(login(&app, "lee", "fifteen-chars!!", None).await).await;
-    let (secret, codes) = turn_on_totp(&app, &token).await;
+    let (secret, codes) = turn_on_totp(&app, &token, "fifteen-chars!!").await;
     let response = app
         .request(
             Method::PUT,
@@ -220,7 +233,10 @@ pub(crate) async fn totp_is_enrolled_confirmed_required_at_login_and_removed(bac
     assert_eq!(signup(&app, "choi", "Choi", "password-123").await.status(), 201);
     let token = token_of(login(&app, "choi", "password-123", None).await).await;
 
-    let started = app.request(Method::POST, "/members/me/totp", Some(&token), None).await;
+    // A stolen token alone starts nothing: the password is asked.
+    let without = start_totp(&app, &token, None, None).await;
+    refused_field(without, 400, "validation_failed", "password", "password").await;
+    let started = start_totp(&app, &token, Some("password-123"), None).await;
     assert_eq!(started.status(), 200);
     assert_eq!(started.headers()["cache-control"], "no-store");
     let enrollment = body(started).await;
@@ -233,7 +249,7 @@ pub(crate) async fn totp_is_enrolled_confirmed_required_at_login_and_removed(bac
     // Not on until confirmed: a login needs no code yet.
     assert_eq!(login(&app, "choi", "password-123", None).await.status(), 200);
     // Starting again replaces the waiting secret: a code of the first one no longer confirms.
-    let restarted = body(app.request(Method::POST, "/members/me/totp", Some(&token), None).await).await;
+    let restarted = body(start_totp(&app, &token, Some("password-123"), None).await).await;
     let secret_2 = restarted["secret"].as_str().unwrap().to_owned();
     assert_ne!(secret, secret_2);
     let confirm = |code: String| {
@@ -263,7 +279,7 @@ pub(crate) async fn totp_is_enrolled_confirmed_required_at_login_and_removed(bac
         10,
         "distinct"
     );
-    let again = app.request(Method::POST, "/members/me/totp", Some(&token), None).await;
+    let again = start_totp(&app, &token, Some("password-123"), None).await;
     assert_error(again, 403, "forbidden", "TOTP is on already").await;
 
     // Login: without a code, with a wrong one, with a right one, replayed.
@@ -327,7 +343,7 @@ pub(crate) async fn wrong_totp_codes_count_as_failed_logins(backend: Backend) {
     let app = spawn_app_with(backend, &[("LIMIT_LOGIN_USER_ADDRESS", "3/10m")]).await;
     assert_eq!(signup(&app, "yoon", "Yoon", "password-123").await.status(), 201);
     let token = token_of(login(&app, "yoon", "password-123", None).await).await;
-    let (secret, _) = turn_on_totp(&app, &token).await;
+    let (secret, _) = turn_on_totp(&app, &token, "password-123").await;
     let wrong = if code(&secret, 1) == "000000" {
         "111111"
     } else {
@@ -345,7 +361,7 @@ pub(crate) async fn wrong_totp_codes_count_as_failed_logins(backend: Backend) {
     let app = spawn_app_with(backend, &[("LIMIT_LOGIN_USER_ADDRESS", "2/10m")]).await;
     assert_eq!(signup(&app, "yoon", "Yoon", "password-123").await.status(), 201);
     let token = token_of(login(&app, "yoon", "password-123", None).await).await;
-    let (secret, _) = turn_on_totp(&app, &token).await;
+    let (secret, _) = turn_on_totp(&app, &token, "password-123").await;
     for _ in 0..4 {
         let response = login(&app, "yoon", "password-123", None).await;
         assert_error(response, 401, "totp_required", "totp").await;
@@ -369,7 +385,7 @@ pub(crate) async fn ten_wrong_codes_from_any_addresses_stop_code_checks_until_a_
     let app = spawn_app_with(backend, &[("TRUSTED_PROXIES", "127.0.0.1/32")]).await;
     assert_eq!(signup(&app, "yoon", "Yoon", "password-123").await.status(), 201);
     let token = token_of(login(&app, "yoon", "password-123", None).await).await;
-    let (secret, recovery) = turn_on_totp(&app, &token).await;
+    let (secret, recovery) = turn_on_totp(&app, &token, "password-123").await;
     let right = || code(&secret, 0);
     let wrong = || {
         let near = [code(&secret, -1), code(&secret, 0), code(&secret, 1)];
@@ -425,8 +441,32 @@ pub(crate) async fn staff_routes_refuse_staff_without_totp(backend: Backend) {
         )
         .await;
     assert_error(board, 403, "totp_required", "TOTP").await;
+    // A listed admin enrolls with the current password and the deployment's
+    // Admin-Enroll-Token: the audit's phished password alone enrolled an
+    // authenticator (200) and acted as admin.
+    let no_password = start_totp(&app, &boss, None, Some(crate::helpers::ADMIN_ENROLL_TOKEN)).await;
+    refused_field(no_password, 400, "validation_failed", "password", "password").await;
+    let wrong = start_totp(
+        &app,
+        &boss,
+        Some("password-124"),
+        Some(crate::helpers::ADMIN_ENROLL_TOKEN),
+    )
+    .await;
+    refused_field(wrong, 401, "invalid_credentials", "password", "password").await;
+    let phished = start_totp(&app, &boss, Some("password-123"), None).await;
+    assert_error(phished, 403, "forbidden", "Admin-Enroll-Token").await;
+    let guessed = start_totp(&app, &boss, Some("password-123"), Some("not-the-enroll-token")).await;
+    assert_error(guessed, 403, "forbidden", "Admin-Enroll-Token").await;
     // A waiting enrollment is not TOTP.
-    let started = app.request(Method::POST, "/members/me/totp", Some(&boss), None).await;
+    let started = start_totp(
+        &app,
+        &boss,
+        Some("password-123"),
+        Some(crate::helpers::ADMIN_ENROLL_TOKEN),
+    )
+    .await;
+    assert_eq!(started.status(), 200);
     let secret = body(started).await["secret"].as_str().unwrap().to_owned();
     assert_error(reports(boss.clone()).await, 403, "totp_required", "TOTP").await;
     let confirmed = app
@@ -457,6 +497,44 @@ pub(crate) async fn staff_routes_refuse_staff_without_totp(backend: Backend) {
     assert_error(reports(boss).await, 403, "totp_required", "TOTP").await;
 }
 
+/// A moderator is appointed only with TOTP on, so a moderator's password
+/// alone never acts as staff; a member who is not a listed admin enrolls
+/// with the password only.
+pub(crate) async fn a_moderator_is_appointed_only_with_totp_on(backend: Backend) {
+    let app = spawn_app_with(backend, &[("STAFF_REQUIRE_TOTP", "true"), ("ADMIN_USERNAMES", "boss")]).await;
+    let boss = app.member_token("boss").await;
+    let enrolled = start_totp(
+        &app,
+        &boss,
+        Some("password-123"),
+        Some(crate::helpers::ADMIN_ENROLL_TOKEN),
+    )
+    .await;
+    let secret = body(enrolled).await["secret"].as_str().unwrap().to_owned();
+    let confirm = json!({"code": code(&secret, 0)});
+    let confirmed = app
+        .request(Method::POST, "/members/me/totp/confirm", Some(&boss), Some(confirm))
+        .await;
+    assert_eq!(confirmed.status(), 200);
+    let mod_token = app.member_token("mod").await;
+    let me = body(app.request(Method::GET, "/members/me", Some(&mod_token), None).await).await;
+    let path = format!("/boards/free/moderators/{}", me["id"].as_str().unwrap());
+    let appointed = app.request(Method::PUT, &path, Some(&boss), None).await;
+    assert_error(appointed, 409, "totp_required", "TOTP").await;
+    let log = body(app.get("/boards/free/modlog").await).await;
+    assert_eq!(
+        log["entries"].as_array().map(Vec::len),
+        Some(0),
+        "nothing appointed: {log}"
+    );
+    turn_on_totp(&app, &mod_token, "password-123").await;
+    assert_eq!(app.request(Method::PUT, &path, Some(&boss), None).await.status(), 204);
+    let reports = app
+        .request(Method::GET, "/boards/free/reports", Some(&mod_token), None)
+        .await;
+    assert_eq!(reports.status(), 200, "the moderator acts as staff with TOTP on");
+}
+
 on_both_stores!(
     common_and_personal_passwords_are_refused_naming_the_field_before_any_hash,
     the_nist_policy_asks_fifteen_characters_of_a_password_alone,
@@ -464,4 +542,5 @@ on_both_stores!(
     wrong_totp_codes_count_as_failed_logins,
     ten_wrong_codes_from_any_addresses_stop_code_checks_until_a_right_one_resets_them,
     staff_routes_refuse_staff_without_totp,
+    a_moderator_is_appointed_only_with_totp_on,
 );

@@ -86,14 +86,21 @@ impl App {
     /// first to an unclaimed admin name would be admin. Answered as taken,
     /// so it counts like one and says nothing more.
     fn reserved_for_an_admin(&self, command: &SignUp) -> bool {
-        if !self.admins.iter().any(|admin| admin == command.username.as_str()) {
-            return false;
-        }
-        let enrolled = match (&self.admin_enroll_token, &command.admin_enroll_token) {
+        self.is_listed_admin(&command.username) && !self.admin_enroll_token_matches(command.admin_enroll_token.as_ref())
+    }
+
+    /// Whether `ADMIN_USERNAMES` names `username`.
+    pub(super) fn is_listed_admin(&self, username: &Username) -> bool {
+        self.admins.iter().any(|admin| admin == username.as_str())
+    }
+
+    /// Whether `offered` is the deployment's `ADMIN_ENROLL_TOKEN` (never
+    /// when none is set).
+    pub(super) fn admin_enroll_token_matches(&self, offered: Option<&SecretString>) -> bool {
+        match (&self.admin_enroll_token, offered) {
             (Some(expected), Some(offered)) => expected.matches(offered.expose_secret()),
             _ => false,
-        };
-        !enrolled
+        }
     }
 
     /// The names `ADMIN_USERNAMES` lists that no account holds yet:

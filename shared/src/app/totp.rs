@@ -221,6 +221,17 @@ pub struct ConfirmTotp {
     pub client: ClientAddress,
 }
 
+/// `POST /members/me/totp`: an enrollment asks for the current password
+/// (a bearer token alone would let its thief lock the member out), and
+/// a listed admin's first one for `Admin-Enroll-Token` too.
+#[derive(Debug)]
+pub struct StartTotp {
+    pub member: SignedIn,
+    pub password: Password,
+    pub admin_enroll_token: Option<SecretString>,
+    pub client: ClientAddress,
+}
+
 #[derive(Debug)]
 pub struct EndTotp {
     pub member: SignedIn,
@@ -263,9 +274,26 @@ impl App {
     /// `POST /members/me/totp`: a fresh secret, stored sealed and waiting
     /// for its first code; an earlier enrollment still waiting is replaced.
     /// While TOTP is on: `403 forbidden` (remove it first, with a code).
-    pub async fn start_totp(&self, member: &SignedIn) -> Result<TotpEnrollment, ApiError> {
+    pub async fn start_totp(&self, command: StartTotp) -> Result<TotpEnrollment, ApiError> {
         let keys = self.totp_keys()?;
+        let member = &command.member;
         let username = username_of(member)?;
+        let credentials = self
+            .check_own_password(member, &username, ("password", &command.password), &command.client)
+            .await?;
+        // A listed admin is staff from their first sign-in: with the
+        // password alone, whoever phished it would enroll their own
+        // authenticator and act as admin (docs/API.md, Third audit).
+        let on = credentials.totp.as_ref().is_some_and(|t| t.confirmed);
+        if !on
+            && self.is_listed_admin(&username)
+            && !self.admin_enroll_token_matches(command.admin_enroll_token.as_ref())
+        {
+            return Err(ApiError::Forbidden(
+                "an admin named in ADMIN_USERNAMES turns on TOTP only with the deployment's Admin-Enroll-Token header"
+                    .into(),
+            ));
+        }
         let secret: [u8; SECRET_BYTES] = keys.random_bytes()?;
         let sealed = keys.seal(&secret, &member.id)?;
         match self.store.start_totp(&member.id, &username, &sealed).await? {

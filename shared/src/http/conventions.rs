@@ -14,7 +14,14 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The request headers a browser may send across origins (the preflight's
 /// `Access-Control-Allow-Headers`).
-pub const CORS_ALLOWED_HEADERS: [&str; 5] = ["content-type", "authorization", "idempotency-key", "if-match", "x-pow"];
+pub const CORS_ALLOWED_HEADERS: [&str; 6] = [
+    "content-type",
+    "authorization",
+    "idempotency-key",
+    "if-match",
+    "x-pow",
+    "admin-enroll-token",
+];
 
 /// The response headers a browser script may read across origins.
 pub const CORS_EXPOSED_HEADERS: [&str; 7] = [

@@ -348,8 +348,8 @@ routes_table! {
     #[cfg(feature = "tokens")]
     Moderation PUT "/boards/{slug}/moderators/{member_id}" => h::moderation::appoint,
         doc("appointModerator", "Appoint a moderator (admins)", 204, "Appointed")
-            .details("An admin makes a member a moderator of the board; appointing again changes nothing. Logged as `add_moderator`.")
-            .errors(&["forbidden", "not_found"])
+            .details("An admin makes a member a moderator of the board; appointing again changes nothing. Logged as `add_moderator`. While `STAFF_REQUIRE_TOTP` is on (the default) the member must have turned on TOTP first, else `409 totp_required`: a staff role takes effect only with TOTP on.")
+            .errors(&["forbidden", "not_found", "moderator_totp_required"])
             .listed("bearer, admin", "**(v3)** `204`");
     #[cfg(feature = "tokens")]
     Moderation DELETE "/boards/{slug}/moderators/{member_id}" => h::moderation::dismiss,
@@ -490,8 +490,8 @@ routes_table! {
     #[cfg(all(feature = "totp", feature = "tokens"))]
     Account POST "/members/me/totp" => h::account::start_totp,
         doc("startTotp", "Start turning on TOTP", 200, "A new secret, waiting for its first code")
-            .details("(v4) A new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app: `otpauth_uri` as a QR code, or `secret` typed in. It takes effect only once `confirmTotp` gets a code from it; starting again replaces one still waiting. `403` while TOTP is on (remove it first).")
-            .returns::<crate::app::totp::TotpEnrollment>().errors(&["forbidden"])
+            .details("A new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app: `otpauth_uri` as a QR code, or `secret` typed in. It takes effect only once `confirmTotp` gets a code from it; starting again replaces one still waiting. Needs the current `password` (checked as a login checks it: a wrong one is `401 invalid_credentials` naming `password`, counted). `403` while TOTP is on (remove it first), and for an admin named in `ADMIN_USERNAMES` without the `Admin-Enroll-Token` header.")
+            .takes::<h::account::StartTotpRequest>().returns::<crate::app::totp::TotpEnrollment>().errors(&["validation_failed", "invalid_credentials", "forbidden", "too_many_attempts"])
             .listed("bearer", "**(v4)** `200 {\"secret\", \"otpauth_uri\"}`");
     #[cfg(all(feature = "totp", feature = "tokens"))]
     Account POST "/members/me/totp/confirm" => h::account::confirm_totp,

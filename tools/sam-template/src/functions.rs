@@ -19,8 +19,9 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         // The signup quota (update), the username check and a key's claim
         // (get), the member and the claim (conditional put).
         Function::Signup => &["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
-        // member_credentials, replace_password_hash, attempt counters.
-        Function::Login => &["dynamodb:GetItem", "dynamodb:UpdateItem"],
+        // member_credentials, replace_password_hash, attempt counters; a
+        // right TOTP code ends the account's run of wrong ones (delete).
+        Function::Login => &["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:UpdateItem"],
         // view_post: the post (get) and its comments (query), the view on a
         // counter shard (update, conditioned on the post when it creates the
         // shard), the other shards (batch get); list_posts: query on GSI1.

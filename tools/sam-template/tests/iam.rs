@@ -770,7 +770,11 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     // (v4) boss turns TOTP on through `account` and logs in with a code
     // through `login`, so both policies are held to what TOTP asks of the table.
     let totp = build(Function::Account).await;
-    let enrollment = totp.expect(200, call("POST", "/members/me/totp").token(boss)).await;
+    let start = call("POST", "/members/me/totp")
+        .token(boss)
+        .enroll()
+        .body(json!({"password": "password-123"}));
+    let enrollment = totp.expect(200, start).await;
     let secret = enrollment["secret"].as_str().unwrap().to_owned();
     totp.expect(
         200,

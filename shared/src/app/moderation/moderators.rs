@@ -25,6 +25,17 @@ impl App {
             .member_by_id(member)
             .await?
             .ok_or_else(|| ApiError::not_found("member"))?;
+        // A staff role takes effect only with TOTP on (docs/API.md, Third
+        // audit): appointed without it, a phished password would enroll the
+        // attacker's authenticator and act as the moderator.
+        if self.passwords.staff_require_totp {
+            let username = crate::domain::Username::parse(member.username.clone())?;
+            let id = MemberId::from_stored(member.id.clone());
+            let state = self.store.session_state(&id, &username).await?;
+            if !state.is_some_and(|s| s.totp) {
+                return Err(ApiError::ModeratorTotpRequired);
+            }
+        }
         // Else the appointment would lift the ban: staff are never
         // stopped, and may lift bans (docs/API.md, Hardening, Bans).
         let subject = [BanSubject::Member(member.id.clone())];

@@ -6,7 +6,7 @@ use http::StatusCode;
 use serde::Deserialize;
 
 use crate::app::account::{ChangePassword, DeleteAccount};
-use crate::app::totp::{ConfirmTotp, EndTotp, RecoveryCodes, TotpCode, TotpEnrollment};
+use crate::app::totp::{ConfirmTotp, EndTotp, RecoveryCodes, StartTotp, TotpCode, TotpEnrollment};
 use crate::domain::{COMMENTS_PAGE, CommentPage, Me, Page, Password};
 use crate::error::ApiError;
 use crate::http::AppState;
@@ -125,12 +125,29 @@ pub(crate) struct EndTotpRequest {
     code: Option<String>,
 }
 
-/// **(v4)** `POST /members/me/totp`.
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct StartTotpRequest {
+    /// The member's current password.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::login_password, required = true))]
+    password: Option<String>,
+}
+
+/// `POST /members/me/totp`.
 pub(crate) async fn start_totp(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
+    headers: http::HeaderMap,
+    Body(r): Body<StartTotpRequest>,
 ) -> Result<(NoStore, Json<TotpEnrollment>), ApiError> {
-    state.app.start_totp(&member).await.map(|e| (NO_STORE, Json(e)))
+    let command = StartTotp {
+        member,
+        password: Password::attempt(required("password", r.password)?)?,
+        admin_enroll_token: super::signup::admin_enroll_token(&headers),
+        client,
+    };
+    state.app.start_totp(command).await.map(|e| (NO_STORE, Json(e)))
 }
 
 /// An answer carrying a secret is kept by no cache.

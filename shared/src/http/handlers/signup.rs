@@ -42,11 +42,16 @@ pub(crate) async fn signup(
         password: Password::member(required("password", r.password)?)?,
         nickname: Nickname::parse(required("nickname", r.nickname)?)?,
         client,
-        admin_enroll_token: headers
-            .get(ADMIN_ENROLL_TOKEN)
-            .and_then(|value| value.to_str().ok())
-            .map(|token| SecretString::from(token.to_owned())),
+        admin_enroll_token: admin_enroll_token(&headers),
         pow,
     };
     state.app.sign_up(command).await.map(created)
+}
+
+/// The `Admin-Enroll-Token` header (signup, and a listed admin's first TOTP enrollment).
+pub(crate) fn admin_enroll_token(headers: &http::HeaderMap) -> Option<SecretString> {
+    headers
+        .get(ADMIN_ENROLL_TOKEN)
+        .and_then(|value| value.to_str().ok())
+        .map(|token| SecretString::from(token.to_owned()))
 }

@@ -53,6 +53,10 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
     // (v4) The one code with two statuses: a route table names the staff
     // route's by this key, and the document shows its wire code.
     codes.push((STAFF_TOTP_REQUIRED, ApiError::StaffTotpRequired.status().as_u16()));
+    codes.push((
+        MODERATOR_TOTP_REQUIRED,
+        ApiError::ModeratorTotpRequired.status().as_u16(),
+    ));
     codes.sort_by_key(|(_, status)| *status);
     codes
 }
@@ -60,10 +64,12 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
 /// The key of `403 totp_required` (staff without TOTP), apart from `401
 /// totp_required` (a login without its code): same code, two statuses.
 pub(super) const STAFF_TOTP_REQUIRED: &str = "staff_totp_required";
+/// The key of `409 totp_required` (appointing a moderator without TOTP).
+pub(super) const MODERATOR_TOTP_REQUIRED: &str = "moderator_totp_required";
 
 /// The code a key stands for on the wire.
 pub(super) fn wire_code(key: &str) -> &str {
-    if key == STAFF_TOTP_REQUIRED {
+    if key == STAFF_TOTP_REQUIRED || key == MODERATOR_TOTP_REQUIRED {
         ApiError::StaffTotpRequired.code()
     } else {
         key
@@ -82,6 +88,9 @@ fn meaning(code: &str) -> &'static str {
         }
         "totp_required" => {
             "(v4) the member has TOTP on: send the app's code (or a recovery code) as `totp`; nothing was counted as a failure"
+        }
+        MODERATOR_TOTP_REQUIRED => {
+            "the member to appoint has not turned on TOTP, while the deployment's `STAFF_REQUIRE_TOTP` is on (the default): the role would not take effect"
         }
         STAFF_TOTP_REQUIRED => {
             "(v4) staff must turn on TOTP (`startTotp`, `confirmTotp`) before using staff routes, while the deployment's `STAFF_REQUIRE_TOTP` is on (the default)"

@@ -158,7 +158,7 @@ pub(super) fn components(responses: Map<String, Value>) -> Value {
             "XPow": {"name": "X-Pow", "in": "header", "required": false, "schema": {"type": "string"},
                      "description": "(v4) A solved proof-of-work challenge: the base64 of ALTCHA's payload JSON `{algorithm, challenge, number, salt, signature}`. Needed only when the write answers `428 pow_required` without it; each solution is accepted once"},
             "AdminEnrollToken": {"name": "Admin-Enroll-Token", "in": "header", "required": false, "schema": {"type": "string"},
-                        "description": "(v4) Only to sign up a name `ADMIN_USERNAMES` lists that no account holds yet: equal to the deployment's `ADMIN_ENROLL_TOKEN`, else such a name answers `409 username_taken`"}
+                        "description": "Only for a name `ADMIN_USERNAMES` lists: to sign it up while no account holds it (else `409 username_taken`), and for its first TOTP enrollment (else `403 forbidden`); equal to the deployment's `ADMIN_ENROLL_TOKEN`"}
         },
         "responses": responses,
         "schemas": schemas,

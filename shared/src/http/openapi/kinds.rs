@@ -166,7 +166,7 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
     if codes.contains(&"pow_required") {
         parameters.push(parameter_ref("XPow"));
     }
-    if route.doc.operation_id == "createMember" {
+    if route.doc.operation_id == "createMember" || route.doc.operation_id == "startTotp" {
         parameters.push(parameter_ref("AdminEnrollToken"));
     }
     parameters
