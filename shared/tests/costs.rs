@@ -1937,9 +1937,10 @@ async fn v4_proof_of_work_on_an_anonymous_write() {
     let base = rows[0].1;
     assert_eq!(rows[1].1, base + 2, "a count per address and per board");
     assert_eq!(rows[3].1, base + 3, "and one conditional put to spend the solution");
-    assert!(
-        rows[2].1 < base,
-        "a refusal stops before the claim, the hash and the write"
+    assert_eq!(
+        rows[2].1,
+        rows[1].1 - 2,
+        "a refusal stops before the claim, the hash and the write, and gives its board count back (one write)"
     );
 }
 

@@ -1656,7 +1656,7 @@ function blocksSection(list) {
     return item;
   };
   // A member whose account is gone has no name left to show.
-  const memberLabel = (m) => (m.nickname ? `${m.nickname} (${m.username})` : "탈퇴한 회원");
+  const memberLabel = (m) => m.nickname || "탈퇴한 회원";
   section.append(
     h(
       "ul",

@@ -624,7 +624,8 @@ async fn a_guest_votes_once_per_post_from_an_address_under_its_own_quota(backend
         "",
     )
     .await;
-    // Another address is another voter; an IPv6 /64 is one.
+    // Another address is another voter; an IPv6 /48 is one (the audit's
+    // /48 voted 11 times from 11 of its /64s).
     assert_eq!(
         guest_vote(&app, "198.51.100.8", "free", &posts[0], "dislike")
             .await
@@ -637,13 +638,15 @@ async fn a_guest_votes_once_per_post_from_an_address_under_its_own_quota(backend
             .status(),
         200
     );
-    assert_error(
-        guest_vote(&app, "2001:db8:1:2::9", "free", &posts[0], "like").await,
-        409,
-        "already_voted",
-        "",
-    )
-    .await;
+    for other_64 in ["2001:db8:1:2::9", "2001:db8:1:3::1", "2001:db8:1:ffff::1"] {
+        assert_error(
+            guest_vote(&app, other_64, "free", &posts[0], "like").await,
+            409,
+            "already_voted",
+            "",
+        )
+        .await;
+    }
     let counts = detail(&app, "free", &posts[0], None).await;
     assert_eq!(
         (counts["like_count"].clone(), counts["dislike_count"].clone()),
@@ -691,6 +694,25 @@ async fn a_guest_votes_once_per_post_from_an_address_under_its_own_quota(backend
     .await;
     assert_error(
         guest_vote(&app, "192.0.2.44", "free", own["id"].as_str().unwrap(), "like").await,
+        403,
+        "forbidden",
+        "own post",
+    )
+    .await;
+    // Nor on one written from another /64 of one's own /48.
+    let own_v6 = body(
+        app.request_from(
+            "2001:db8:7:1::1",
+            Method::POST,
+            "/boards/free/posts/guest",
+            None,
+            Some(json!({"nickname": "g", "password": "guest-pass", "title": "t", "body": "b"})),
+        )
+        .await,
+    )
+    .await;
+    assert_error(
+        guest_vote(&app, "2001:db8:7:2::1", "free", own_v6["id"].as_str().unwrap(), "like").await,
         403,
         "forbidden",
         "own post",

@@ -157,6 +157,7 @@ on_both_stores!(
     forged_expired_and_malformed_solutions_are_refused_and_a_challenge_comes_with_each,
     every_kind_of_anonymous_write_asks_and_members_never_do,
     a_busy_board_asks_every_anonymous_writer_while_others_stay_free,
+    only_accepted_writes_make_a_board_busy,
     a_write_refused_for_want_of_a_proof_costs_no_quota_and_no_hash,
     field_rules_and_bans_answer_before_the_proof_is_asked,
     every_edit_keeps_the_version_it_replaces_newest_first,
@@ -318,6 +319,44 @@ async fn a_busy_board_asks_every_anonymous_writer_while_others_stay_free(backend
     refused(guest_post(&app, "198.51.100.50", "free", None).await, "X-Pow").await;
     // Another board is not busy.
     assert_eq!(guest_post(&app, "198.51.100.51", "qna", None).await.status(), 201);
+}
+
+/// The audit's 61 unsolved requests a minute made every writer on a board
+/// solve. A write refused at the gate (428) or after it (here a vote on
+/// one's own post) gives its board count back: only accepted writes count.
+async fn only_accepted_writes_make_a_board_busy(backend: Backend) {
+    let app = pow_app(
+        backend,
+        &[("POW", "auto"), ("POW_FREE_WRITES", "2"), ("POW_BOARD_RATE", "3")],
+    )
+    .await;
+    let second = now() % 60;
+    if second > 40 {
+        tokio::time::sleep(std::time::Duration::from_secs((61 - second) as u64)).await;
+    }
+    let spammer = "198.51.100.70";
+    let own = guest_post(&app, spammer, "free", None).await;
+    assert_eq!(own.status(), 201);
+    let own = body(own).await["id"].as_str().unwrap().to_owned();
+    let vote = send(
+        &app,
+        spammer,
+        Method::POST,
+        &format!("/boards/free/posts/{own}/votes/guest"),
+        None,
+        None,
+        json!({"vote": "like"}),
+    )
+    .await;
+    assert_eq!(vote.status(), 403, "its own post: refused after the gate");
+    for _ in 0..10 {
+        refused(guest_post(&app, spammer, "free", None).await, "X-Pow").await;
+    }
+    // One accepted write so far: two more writers are free, the next pays.
+    for writer in ["198.51.100.71", "198.51.100.72"] {
+        assert_eq!(guest_post(&app, writer, "free", None).await.status(), 201, "{writer}");
+    }
+    refused(guest_post(&app, "198.51.100.73", "free", None).await, "X-Pow").await;
 }
 
 async fn a_write_refused_for_want_of_a_proof_costs_no_quota_and_no_hash(backend: Backend) {

@@ -442,7 +442,10 @@ async fn blocks_leave_the_blocked_out_of_reads_and_silence_them(backend: Backend
     let list = get(&app, "/members/me/blocks", &alice).await;
     assert_eq!(list["members"].as_array().unwrap().len(), 1);
     assert_eq!(list["members"][0]["id"], bob_id.as_str());
-    assert_eq!(list["members"][0]["username"], "bob");
+    // By nickname: the username signs in and is shown nowhere else.
+    assert_eq!(list["members"][0]["nickname"], "bob!");
+    assert!(list["members"][0].get("username").is_none(), "{list}");
+    assert!(!list.to_string().contains("\"bob\""), "{list}");
     assert_eq!(list["guests"][0]["tag"], tag.as_str());
     assert!(list["guests"][0]["created_at"].as_str().is_some());
 

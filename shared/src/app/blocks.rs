@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use super::{App, SignedIn};
 use crate::domain::{
-    BlockEntry, BlockList, BlockSet, Blocked, BlockedGuest, Blocking, CommentPage, GuestTag, MemberId, Page, PostDetail,
+    BlockEntry, BlockList, BlockSet, Blocked, BlockedGuest, BlockedMember, Blocking, CommentPage, GuestTag, MemberId,
+    Page, PostDetail,
 };
 use crate::error::ApiError;
 use crate::store::SESSION_TTL;
@@ -135,11 +136,9 @@ impl App {
         };
         for entry in entries {
             match (entry.blocked, entry.member) {
-                (Blocked::Member(_), Some(found)) => list.members.push(found),
-                (Blocked::Member(id), None) => list.members.push(crate::domain::Member {
+                (Blocked::Member(id), found) => list.members.push(BlockedMember {
                     id: id.as_str().to_owned(),
-                    username: String::new(),
-                    nickname: String::new(),
+                    nickname: found.map(|m| m.nickname).unwrap_or_default(),
                     created_at: entry.created_at,
                 }),
                 (Blocked::Guest(tag), _) => list.guests.push(BlockedGuest {

@@ -92,13 +92,14 @@ impl App {
             return Err(super::votes::guests_cannot_write());
         }
         let writer = self.require_not_banned(&command.board, &command.client, None).await?;
-        self.require_pow(AnonymousWrite {
-            client: &command.client,
-            board: Some(&command.board),
-            proof: command.pow.as_deref(),
-        })
-        .await?;
-        let reservation = self.reserve_create(&command.client, None).await?;
+        let counted = self
+            .require_pow(AnonymousWrite {
+                client: &command.client,
+                board: Some(&command.board),
+                proof: command.pow.as_deref(),
+            })
+            .await?;
+        let reservation = self.reserve_create(&command.client, None, counted).await?;
         let fields = [
             (Screened::Nickname, command.nickname.as_str()),
             (Screened::Title, command.title.as_str()),
@@ -193,13 +194,14 @@ impl App {
             .await?;
         // Fail fast on a missing post before counting or paying for the hash.
         self.require_post(&command.key).await?;
-        self.require_pow(AnonymousWrite {
-            client: &command.client,
-            board: Some(&command.key.board),
-            proof: command.pow.as_deref(),
-        })
-        .await?;
-        let reservation = self.reserve_create(&command.client, None).await?;
+        let counted = self
+            .require_pow(AnonymousWrite {
+                client: &command.client,
+                board: Some(&command.key.board),
+                proof: command.pow.as_deref(),
+            })
+            .await?;
+        let reservation = self.reserve_create(&command.client, None, counted).await?;
         let fields = [
             (Screened::Nickname, command.nickname.as_str()),
             (Screened::CommentBody, command.body.as_str()),

@@ -399,9 +399,10 @@ impl App {
         &self,
         client: &ClientAddress,
         member: Option<&SignedIn>,
+        earlier: throttle::Reservation,
     ) -> Result<throttle::Reservation, ApiError> {
         let keys = throttle::create_keys(&self.limits, &client.0, member.map(|m| m.id.as_str()));
-        throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await
+        throttle::reserve_after(&*self.store, &keys, Refusal::RateLimited, earlier).await
     }
 
     /// A create's quota counts stay only for what it created: a failure,

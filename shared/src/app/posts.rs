@@ -160,7 +160,9 @@ impl App {
         let writer = self
             .require_not_banned(&command.board, &command.client, Some(member))
             .await?;
-        let reservation = self.reserve_create(&command.client, Some(member)).await?;
+        let reservation = self
+            .reserve_create(&command.client, Some(member), super::throttle::Reservation::none())
+            .await?;
         let fields = [
             (Screened::Title, command.title.as_str()),
             (Screened::PostBody, command.body.as_str()),
@@ -364,7 +366,9 @@ impl App {
         let writer = self
             .require_not_banned(&command.key.board, &command.client, Some(member))
             .await?;
-        let reservation = self.reserve_create(&command.client, Some(member)).await?;
+        let reservation = self
+            .reserve_create(&command.client, Some(member), super::throttle::Reservation::none())
+            .await?;
         let reservation = self
             .screen_counted(&[(Screened::CommentBody, command.body.as_str())], reservation)
             .await?;

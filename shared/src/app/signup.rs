@@ -41,14 +41,15 @@ impl App {
             &[command.username.as_str(), command.nickname.as_str()],
             false,
         )?;
-        self.require_pow(super::pow::AnonymousWrite {
-            client: &command.client,
-            board: None,
-            proof: command.pow.as_deref(),
-        })
-        .await?;
+        let counted = self
+            .require_pow(super::pow::AnonymousWrite {
+                client: &command.client,
+                board: None,
+                proof: command.pow.as_deref(),
+            })
+            .await?;
         let keys = throttle::signup_keys(&self.limits, &command.client.0);
-        let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
+        let reservation = throttle::reserve_after(&*self.store, &keys, Refusal::RateLimited, counted).await?;
         let reservation = self
             .screen_counted(&[(Screened::Nickname, command.nickname.as_str())], reservation)
             .await?;

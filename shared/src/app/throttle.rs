@@ -159,6 +159,21 @@ pub fn unix_now() -> i64 {
 pub struct Reservation(Vec<(AttemptKey, Window)>);
 
 impl Reservation {
+    /// Nothing counted.
+    pub fn none() -> Self {
+        Reservation(Vec::new())
+    }
+
+    /// The counts made on these keys, in these windows.
+    pub(crate) fn of(counted: Vec<(AttemptKey, Window)>) -> Self {
+        Reservation(counted)
+    }
+
+    /// Takes `other`'s counts in: they are kept or given back with these.
+    pub fn absorb(&mut self, other: Reservation) {
+        self.0.extend(other.0);
+    }
+
     /// Splits off the counts of `keys` (one kind of limit), to give back
     /// apart from the others.
     pub fn take(&mut self, keys: &[(AttemptKey, Limit)]) -> Reservation {
@@ -246,6 +261,27 @@ pub async fn reserve(
             })
         }
         None => Ok(reserved),
+    }
+}
+
+/// [`reserve`] for a write that already holds `earlier` (its proof-of-work
+/// board count): a refusal here gives those back too, and a reservation
+/// holds both from then on, kept or given back together.
+pub async fn reserve_after(
+    store: &dyn Attempts,
+    keys: &[(AttemptKey, Limit)],
+    refusal: Refusal,
+    earlier: Reservation,
+) -> Result<Reservation, ApiError> {
+    match reserve(store, keys, refusal).await {
+        Ok(mut reservation) => {
+            reservation.absorb(earlier);
+            Ok(reservation)
+        }
+        Err(refused) => {
+            forgive(store, earlier).await;
+            Err(refused)
+        }
     }
 }
 

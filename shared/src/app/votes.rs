@@ -59,10 +59,12 @@ impl App {
         Ok(VoteState::of(&tally, visible))
     }
 
-    /// A guest's vote: once per post per address key, never withdrawn
-    /// (`409 already_voted`), under its own quota, not where the board
-    /// takes no guest writes, and not on a post written from the same
-    /// address key (a guest's own).
+    /// A guest's vote: once per post per IPv6 /48 or IPv4 address, never
+    /// withdrawn (`409 already_voted`), under its own quota, not where the
+    /// board takes no guest writes, and not on a post written from the same
+    /// /48 or address (a guest's own). A /64 is one subscriber, but one /48
+    /// holds 65,536 of them: counted per /64, the audit pushed its own post
+    /// to the best posts with 11 likes in 0.03 s.
     pub async fn guest_vote(
         &self,
         client: &ClientAddress,
@@ -78,20 +80,27 @@ impl App {
             return Err(dislikes_off());
         }
         let writer = self.require_not_banned(&key.board, client, None).await?;
-        self.require_pow(super::pow::AnonymousWrite {
-            client,
-            board: Some(&key.board),
-            proof: pow,
-        })
-        .await?;
+        let counted = self
+            .require_pow(super::pow::AnonymousWrite {
+                client,
+                board: Some(&key.board),
+                proof: pow,
+            })
+            .await?;
         let keys = throttle::guest_vote_keys(&self.limits, &client.0);
-        let reservation = throttle::reserve(&*self.store, &keys, throttle::Refusal::RateLimited).await?;
+        let reservation = throttle::reserve_after(&*self.store, &keys, throttle::Refusal::RateLimited, counted).await?;
         let voted = async {
             let guard = self.require_post(key).await?;
-            if guard.writer.as_ref() == Some(&writer.key) {
+            // IPv6 keys are /64s (`2001:db8:1:2::/64`): the voter is the /48.
+            let (voter, own) = if client.0.contains(':') {
+                (&writer.range, guard.writer_range.as_ref() == Some(&writer.range))
+            } else {
+                (&writer.key, guard.writer.as_ref() == Some(&writer.key))
+            };
+            if own {
                 return Err(own_post());
             }
-            match self.store.guest_vote(key, &writer.key, vote, board.best_likes).await? {
+            match self.store.guest_vote(key, voter, vote, board.best_likes).await? {
                 GuestVoted::Counted(tally) => Ok(tally),
                 GuestVoted::AlreadyVoted => Err(ApiError::AlreadyVoted),
                 GuestVoted::NoSuchPost => Err(self.not_found_post()),

@@ -23,8 +23,8 @@ pub use moderation::{
     Moderators, Report, ReportPage, ReportTarget, Reported, Writer, WriterKey,
 };
 pub use notifications::{
-    BlockEntry, BlockList, BlockSet, Blocked, BlockedGuest, Blocking, GuestTag, NewNotification, Notification,
-    NotificationKind, NotificationPage, TextEvent, TextRef, Unread, WrittenText,
+    BlockEntry, BlockList, BlockSet, Blocked, BlockedGuest, BlockedMember, Blocking, GuestTag, NewNotification,
+    Notification, NotificationKind, NotificationPage, TextEvent, TextRef, Unread, WrittenText,
 };
 pub use version::PostVersion;
 

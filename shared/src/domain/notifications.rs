@@ -253,8 +253,22 @@ pub enum Blocking {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BlockList {
     /// The members blocked, oldest block first.
-    pub members: Vec<Member>,
+    pub members: Vec<BlockedMember>,
     pub guests: Vec<BlockedGuest>,
+}
+
+/// A blocked member as the list shows them: by nickname, never by the
+/// username they sign in with (which the board shows nowhere else).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BlockedMember {
+    /// ULID
+    pub id: String,
+    /// Empty when the account is gone.
+    pub nickname: String,
+    /// When the block was made.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
+    pub created_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

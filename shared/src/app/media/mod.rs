@@ -231,16 +231,19 @@ impl App {
             return Err(super::votes::guests_cannot_write());
         }
         let writer = self.require_not_banned(board, client, member).await?;
-        if member.is_none() {
-            self.require_pow(AnonymousWrite {
-                client,
-                board: Some(board),
-                proof: pow,
-            })
-            .await?;
-        }
+        let counted = match member {
+            Some(_) => throttle::Reservation::none(),
+            None => {
+                self.require_pow(AnonymousWrite {
+                    client,
+                    board: Some(board),
+                    proof: pow,
+                })
+                .await?
+            }
+        };
         let keys = throttle::upload_keys(&self.limits, &client.0, member.map(|m| m.id.as_str()));
-        let reservation = throttle::reserve(&*self.store, &keys, throttle::Refusal::RateLimited).await?;
+        let reservation = throttle::reserve_after(&*self.store, &keys, throttle::Refusal::RateLimited, counted).await?;
         let owner = match member {
             Some(member) => MediaOwner::Member(member.id.clone()),
             None => MediaOwner::Guest(writer.key),

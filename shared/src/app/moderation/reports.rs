@@ -30,16 +30,19 @@ impl App {
     ) -> Result<Answer<Reported>, ApiError> {
         let board = &command.post.board;
         let writer = self.require_not_banned(board, &command.client, member).await?;
-        if member.is_none() {
-            self.require_pow(crate::app::pow::AnonymousWrite {
-                client: &command.client,
-                board: Some(board),
-                proof: command.pow.as_deref(),
-            })
-            .await?;
-        }
+        let counted = match member {
+            Some(_) => throttle::Reservation::none(),
+            None => {
+                self.require_pow(crate::app::pow::AnonymousWrite {
+                    client: &command.client,
+                    board: Some(board),
+                    proof: command.pow.as_deref(),
+                })
+                .await?
+            }
+        };
         let keys = throttle::report_keys(&self.limits, &command.client.0);
-        let reservation = throttle::reserve(&*self.store, &keys, Refusal::RateLimited).await?;
+        let reservation = throttle::reserve_after(&*self.store, &keys, Refusal::RateLimited, counted).await?;
         let reservation = self
             .screen_counted(&[(Screened::Reason, command.reason.as_str())], reservation)
             .await?;

@@ -123,19 +123,34 @@ impl App {
     }
 
     /// Lets an anonymous write through, or answers `428 pow_required` with a
-    /// fresh challenge. With `auto`, the write is counted first (per address
-    /// and its /48 as the quotas are, and per board), whatever its proof: a
-    /// client that keeps sending without one keeps its address, and a busy
-    /// board, asking for solutions.
-    pub(crate) async fn require_pow(&self, write: AnonymousWrite<'_>) -> Result<(), ApiError> {
-        let needed = match self.pow.mode {
-            PowMode::Off => false,
-            PowMode::Always => true,
+    /// fresh challenge. With `auto`, the write is counted first, per address
+    /// and its /48 as the quotas are, whatever its proof: a client that keeps
+    /// sending without one keeps its address asking for solutions. It is
+    /// counted on its board too, but only a write that is accepted stays
+    /// counted there: the answer is that count, which the caller keeps with
+    /// its quota's reservation (kept on success, given back on any refusal),
+    /// so unsolved or refused requests never make a board's writers solve.
+    pub(crate) async fn require_pow(&self, write: AnonymousWrite<'_>) -> Result<throttle::Reservation, ApiError> {
+        let (needed, counted) = match self.pow.mode {
+            PowMode::Off => (false, throttle::Reservation::none()),
+            PowMode::Always => (true, throttle::Reservation::none()),
             PowMode::Auto => self.count_anonymous_write(write).await?,
         };
         if !needed {
-            return Ok(());
+            return Ok(counted);
         }
+        match self.check_proof(write).await {
+            Ok(()) => Ok(counted),
+            Err(refused) => {
+                throttle::forgive(&*self.store, counted).await;
+                Err(refused)
+            }
+        }
+    }
+
+    /// `write`'s `X-Pow`: a valid, unused solution of a challenge this
+    /// deployment signed, spent here; else `428` with a fresh challenge.
+    async fn check_proof(&self, write: AnonymousWrite<'_>) -> Result<(), ApiError> {
         let key = self.pow_key()?;
         let refused = |message: &str| {
             Ok::<_, ApiError>(ApiError::PowRequired {
@@ -164,29 +179,47 @@ impl App {
     }
 
     /// Counts the write on its address (and /48) and its board; whether one
-    /// of them is over what is free.
-    async fn count_anonymous_write(&self, write: AnonymousWrite<'_>) -> Result<bool, ApiError> {
+    /// of them is over what is free, and the board's count (to give back
+    /// unless the write is accepted).
+    async fn count_anonymous_write(
+        &self,
+        write: AnonymousWrite<'_>,
+    ) -> Result<(bool, throttle::Reservation), ApiError> {
         let now = throttle::unix_now();
         let free = Limit::new(self.pow.free_writes, FREE_WRITES_WINDOW_SECS);
         let mut keys = throttle::per_address_keys(&write.client.0, "pow:address:{address}", Some(free));
-        if let Some(board) = write.board {
-            keys.push((
+        let board_key = write.board.map(|board| {
+            (
                 AttemptKey(format!("pow:board:{board}")),
                 Limit::new(self.pow.board_rate, BOARD_RATE_WINDOW_SECS),
-            ));
-        }
+            )
+        });
+        keys.extend(board_key.clone());
         let counts = join_all(keys.iter().map(|(key, limit)| async move {
             let window = Window::containing(now, limit.window_secs);
             self.store
                 .record_failure(key, window)
                 .await
-                .map(|count| count > limit.max)
+                .map(|count| (key, window, count > limit.max))
         }))
         .await;
-        let mut over = false;
+        let (mut over, mut board_count, mut failed) = (false, Vec::new(), None);
         for count in counts {
-            over |= count?;
+            match count {
+                Ok((key, window, past)) => {
+                    over |= past;
+                    if board_key.as_ref().is_some_and(|(board, _)| board == key) {
+                        board_count.push((key.clone(), window));
+                    }
+                }
+                Err(e) => failed = Some(e),
+            }
         }
-        Ok(over)
+        let counted = throttle::Reservation::of(board_count);
+        if let Some(e) = failed {
+            throttle::forgive(&*self.store, counted).await;
+            return Err(e.into());
+        }
+        Ok((over, counted))
     }
 }
