@@ -125,9 +125,24 @@ pub(crate) async fn common_and_personal_passwords_are_refused_naming_the_field_b
         "12345678",
         "Password123",
         "ＱＷＥＲＴＹ１２３",
+        // The audit's variants: a trailing space or NBSP, a ZWSP inside,
+        // Cyrillic look-alikes (р, а), a Hangul filler inside.
+        "password123 ",
+        "password123\u{00A0}",
+        "pass\u{200B}word123",
+        "\u{0440}\u{0430}ssword123",
+        "password\u{3164}123",
     ] {
         let response = signup(&app, "kim", "Kim", common).await;
         refused_field(response, 400, "validation_failed", "password", "password is too common").await;
+    }
+    // Nothing that shows: 8 spaces, 8 Hangul fillers.
+    for blank in [
+        "        ",
+        "\u{3164}\u{3164}\u{3164}\u{3164}\u{3164}\u{3164}\u{3164}\u{3164}",
+    ] {
+        let response = signup(&app, "kim", "Kim", blank).await;
+        refused_field(response, 400, "validation_failed", "password", "characters that show").await;
     }
     let response = signup(&app, "dragon_rider", "Kim", "Dragon_Rider").await;
     refused_field(response, 400, "validation_failed", "password", "username or nickname").await;

@@ -89,6 +89,15 @@ pub(super) fn check_new_password(
     second_factor: bool,
 ) -> Result<(), ApiError> {
     let min = settings.member_min(second_factor);
+    if skeleton(password).is_empty() {
+        return Err(ApiError::invalid(
+            field,
+            format_args!(
+                "must be {min}-{} characters that show: spaces and invisible characters alone are no password",
+                crate::domain::fields::PASSWORD_MAX
+            ),
+        ));
+    }
     if password.code_points() < min {
         let why = if min > settings.member_min {
             " (a password that is the only factor: turn on TOTP for the shorter minimum)"
@@ -128,6 +137,47 @@ pub enum PasswordWarning {
     TooShort,
 }
 
+/// What a password is checked against the blocklist as (docs/API.md, Third
+/// audit), beside the password as typed: after NFKC, without format,
+/// control and invisible characters (ZWSP, the Hangul fillers), trimmed,
+/// inner whitespace collapsed to one space, and every other character
+/// taken to the ASCII it is confusable with (Unicode TR39's skeleton:
+/// Cyrillic `а` is `a`), lower-cased. `password123 `, `pass\u{200B}word123`
+/// and `раssword123` are all `password123`.
+#[cfg(feature = "passwords")]
+pub(super) fn skeleton(password: &Password) -> String {
+    use secrecy::ExposeSecret as _;
+    use unicode_normalization::UnicodeNormalization as _;
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
+    let hidden = |c: char| {
+        matches!(c.general_category(), GeneralCategory::Format | GeneralCategory::Control) && !c.is_whitespace()
+            || crate::domain::fields::RENDERS_AS_NOTHING
+                .iter()
+                .any(|(first, last)| (*first..=*last).contains(&c))
+    };
+    let shown: String = password
+        .secret()
+        .expose_secret()
+        .nfkc()
+        .filter(|c| !hidden(*c))
+        .collect();
+    let collapsed = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+    collapsed
+        .chars()
+        .flat_map(|c| {
+            let plain: String = if c.is_ascii() {
+                c.to_string()
+            } else {
+                unicode_security::skeleton(&c.to_string()).collect()
+            };
+            if plain.is_ascii() { plain } else { c.to_string() }
+                .chars()
+                .collect::<Vec<_>>()
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// Whether the password is on the blocklist or is one of `context`, as
 /// NFKC and lower case compare them.
 #[cfg(feature = "passwords")]
@@ -135,13 +185,14 @@ pub(super) fn weakness(password: &Password, context: &[&str]) -> Option<Password
     use secrecy::ExposeSecret as _;
     use unicode_normalization::UnicodeNormalization as _;
     let typed = password.secret().expose_secret();
-    if crate::domain::fields::blocklist::is_common(typed) {
+    let plain = skeleton(password);
+    if crate::domain::fields::blocklist::is_common(typed) || crate::domain::fields::blocklist::is_common(&plain) {
         return Some(PasswordWarning::TooCommon);
     }
     let fold = |s: &str| -> String { s.nfkc().flat_map(char::to_lowercase).collect() };
     let folded = fold(typed);
     context
         .iter()
-        .any(|word| !word.is_empty() && fold(word) == folded)
+        .any(|word| !word.is_empty() && (fold(word) == folded || fold(word) == plain))
         .then_some(PasswordWarning::Personal)
 }
