@@ -39,7 +39,8 @@ fn jpeg(image: &RgbImage) -> Vec<u8> {
 }
 
 /// An APP1 EXIF segment holding only Orientation (little-endian TIFF).
-fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+/// An EXIF block (little-endian TIFF) holding only an Orientation tag.
+fn orientation_tiff(orientation: u16) -> Vec<u8> {
     let mut tiff = b"II*\0".to_vec();
     tiff.extend_from_slice(&8u32.to_le_bytes());
     tiff.extend_from_slice(&1u16.to_le_bytes());
@@ -48,6 +49,11 @@ fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
     tiff.extend_from_slice(&1u32.to_le_bytes());
     tiff.extend_from_slice(&orientation.to_le_bytes());
     tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    tiff
+}
+
+fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+    let tiff = orientation_tiff(orientation);
     let mut out = jpeg[..2].to_vec();
     out.extend_from_slice(&[0xFF, 0xE1]);
     out.extend_from_slice(&((2 + 6 + tiff.len()) as u16).to_be_bytes());
@@ -68,14 +74,7 @@ fn webp_with_orientation(simple: &[u8], width: u32, height: u32, orientation: u1
             out.push(0);
         }
     }
-    let mut tiff = b"II*\0".to_vec();
-    tiff.extend_from_slice(&8u32.to_le_bytes());
-    tiff.extend_from_slice(&1u16.to_le_bytes());
-    tiff.extend_from_slice(&0x0112u16.to_le_bytes());
-    tiff.extend_from_slice(&3u16.to_le_bytes());
-    tiff.extend_from_slice(&1u32.to_le_bytes());
-    tiff.extend_from_slice(&orientation.to_le_bytes());
-    tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let tiff = orientation_tiff(orientation);
     let mut vp8x = vec![0b0000_1000, 0, 0, 0];
     vp8x.extend_from_slice(&(width - 1).to_le_bytes()[..3]);
     vp8x.extend_from_slice(&(height - 1).to_le_bytes()[..3]);

@@ -1839,9 +1839,9 @@ try {
     items.map((li) => `${li.dataset.member || li.dataset.tag}=${li.querySelector(".blocked-who").textContent}`),
   );
   check(
-    blockRows.join() === `${park.id}=박민수 (talker_park),${guestTag}=손님 #${guestTag}` &&
+    blockRows.join() === `${park.id}=박민수,${guestTag}=손님 #${guestTag}` &&
       (await page.evaluate(() => document.activeElement.id)) === "blocks",
-    `(v4) the account page's blocks list shows the member and the guest's tag (${blockRows.join(", ")})`,
+    `the account page's blocks list shows the member by nickname (never the username) and the guest's tag (${blockRows.join(", ")})`,
   );
   await accessible("the account page's blocks list");
   await shoot("blocks");

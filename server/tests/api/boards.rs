@@ -680,44 +680,28 @@ async fn a_guest_votes_once_per_post_from_an_address_under_its_own_quota(backend
             .unwrap()
             .contains("\"guest-votes\";q=3;w=3600")
     );
-    // Not on a post written from one's own address.
-    let own = body(
-        app.request_from(
-            "192.0.2.44",
-            Method::POST,
-            "/boards/free/posts/guest",
-            None,
-            Some(json!({"nickname": "g", "password": "guest-pass", "title": "t", "body": "b"})),
+    // Not on a post written from one's own address, nor from another /64
+    // of one's own /48.
+    for (writes_from, votes_from) in [("192.0.2.44", "192.0.2.44"), ("2001:db8:7:1::1", "2001:db8:7:2::1")] {
+        let guest_post = json!({"nickname": "g", "password": "guest-pass", "title": "t", "body": "b"});
+        let own = app
+            .request_from(
+                writes_from,
+                Method::POST,
+                "/boards/free/posts/guest",
+                None,
+                Some(guest_post),
+            )
+            .await;
+        let own = body(own).await["id"].as_str().unwrap().to_owned();
+        assert_error(
+            guest_vote(&app, votes_from, "free", &own, "like").await,
+            403,
+            "forbidden",
+            "own post",
         )
-        .await,
-    )
-    .await;
-    assert_error(
-        guest_vote(&app, "192.0.2.44", "free", own["id"].as_str().unwrap(), "like").await,
-        403,
-        "forbidden",
-        "own post",
-    )
-    .await;
-    // Nor on one written from another /64 of one's own /48.
-    let own_v6 = body(
-        app.request_from(
-            "2001:db8:7:1::1",
-            Method::POST,
-            "/boards/free/posts/guest",
-            None,
-            Some(json!({"nickname": "g", "password": "guest-pass", "title": "t", "body": "b"})),
-        )
-        .await,
-    )
-    .await;
-    assert_error(
-        guest_vote(&app, "2001:db8:7:2::1", "free", own_v6["id"].as_str().unwrap(), "like").await,
-        403,
-        "forbidden",
-        "own post",
-    )
-    .await;
+        .await;
+    }
     // A board without guest writes takes no guest votes.
     put_board(&app, &boss, "free", json!({"name": "free", "guest_writes": false})).await;
     assert_error(
