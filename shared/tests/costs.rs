@@ -239,7 +239,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     let (right_guest, deleted) = requests(&counter, app.delete_guest_comment(&comment_key, proof("1234"))).await;
     deleted.unwrap();
     rows.push((
-        "guest delete by its writer, right password (ban check, guard's 2 GetItems, 2 ADDs, 1 give-back, v3 report pointer GetItem, transaction)",
+        "guest delete by its writer, right password (ban check, guard's 2 GetItems, 2 ADDs, 1 give-back, report pointer and answer flag in one BatchGetItem, transaction)",
         right_guest,
         8,
     ));
@@ -1191,7 +1191,7 @@ async fn seed_account(
     };
     for key in &others {
         store
-            .create_comment(&board, &comment_on(key, &lee), &writer, None, None)
+            .create_comment(&board, &comment_on(key, &lee), &writer, None, false, None)
             .await
             .unwrap();
         store
@@ -1216,7 +1216,7 @@ async fn seed_account(
     for chunk in targets.chunks(16) {
         futures::future::try_join_all(chunk.iter().map(|key| async {
             store
-                .create_comment(&board, &comment_on(key, &kim), &writer, None, None)
+                .create_comment(&board, &comment_on(key, &kim), &writer, None, false, None)
                 .await
         }))
         .await
@@ -1686,6 +1686,7 @@ async fn v4_edits_revisions_and_locks() {
         updated_at: now(),
         if_version: None,
         media: Default::default(),
+        unless_answered: false,
     };
     let mut rows: Vec<(String, u64, Consumed)> = Vec::new();
     macro_rules! measure {
@@ -1755,7 +1756,7 @@ async fn v4_edits_revisions_and_locks() {
         for comments in [0, 10, 200] {
             for _ in written..comments {
                 store
-                    .create_comment(&free, &comment(&p, &kim, chars), &writer("a"), None, None)
+                    .create_comment(&free, &comment(&p, &kim, chars), &writer("a"), None, false, None)
                     .await
                     .unwrap();
             }
@@ -1769,12 +1770,12 @@ async fn v4_edits_revisions_and_locks() {
         let q = post("answered", "b");
         store.create_post(&q, &writer("a"), None, None).await.unwrap();
         store
-            .create_comment(&free, &comment(&q, &lee, chars), &writer("b"), None, None)
+            .create_comment(&free, &comment(&q, &lee, chars), &writer("b"), None, false, None)
             .await
             .unwrap();
         for _ in 1..200 {
             store
-                .create_comment(&free, &comment(&q, &kim, chars), &writer("a"), None, None)
+                .create_comment(&free, &comment(&q, &kim, chars), &writer("a"), None, false, None)
                 .await
                 .unwrap();
         }
@@ -2244,7 +2245,7 @@ async fn an_image_costs_a_fixed_number_of_units_from_grant_to_sweep() {
         post: PostId::parse(&post.post.summary.id).unwrap(),
     };
     let store = app.store().clone();
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     meter.take();
     let text = shared::domain::TextRef {
         post: key,

@@ -158,7 +158,7 @@ async fn comment_by(store: &DynamoStore, on: &PostKey, parent: Option<&str>, aut
         media: Vec::new(),
     };
     store
-        .create_comment(&free(), &comment, &writer(), None, None)
+        .create_comment(&free(), &comment, &writer(), None, false, None)
         .await
         .unwrap();
     comment.id
@@ -406,7 +406,7 @@ async fn the_stream_tells_the_handler_of_each_text_and_it_notifies_whom_it_conce
     }
 
     // kim deletes the post: every notification of it and its comments goes.
-    assert!(t.store.delete_post(&post).await.unwrap());
+    assert!(t.store.delete_post(&post, false).await.unwrap());
     let last = filtered(&reader.drain().await);
     let read: Vec<TextEvent> = event(&last).records.iter().filter_map(event_of).collect();
     assert_eq!(

@@ -125,11 +125,12 @@ async fn post_with(store: &DynamoStore, comments: usize, likes: usize) -> PostKe
         })
         .collect();
     for chunk in all.chunks(25) {
-        futures::future::join_all(
-            chunk
-                .iter()
-                .map(|c| async move { store.create_comment(&free(), c, &writer(), None, None).await.unwrap() }),
-        )
+        futures::future::join_all(chunk.iter().map(|c| async move {
+            store
+                .create_comment(&free(), c, &writer(), None, false, None)
+                .await
+                .unwrap()
+        }))
         .await;
     }
     let key = PostKey {
@@ -266,7 +267,7 @@ async fn the_stream_delivers_each_deleted_posts_marker_and_the_handler_purges_it
     );
     let kept_before = naming(&client, &table, &kept).await;
     for key in [&first, &second] {
-        assert!(store.delete_post(key).await.unwrap());
+        assert!(store.delete_post(key, false).await.unwrap());
         assert!(
             left_in(&client, &table, key).await > 0,
             "the delete loads and deletes no child"
@@ -318,7 +319,7 @@ async fn the_stream_delivers_each_deleted_posts_marker_and_the_handler_purges_it
 async fn a_purge_cut_off_midway_is_finished_when_its_record_is_delivered_again() {
     let (app, store, client, table) = fresh().await;
     let key = post_with(&store, 2_000, 5).await;
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     let before = left_in(&client, &table, &key).await;
     // (v4) The children: 2,000 comments and the best gate its likes made.
     assert_eq!(before, 2_001, "step 1 took the post item, its children are there");
@@ -365,7 +366,7 @@ async fn a_purge_that_fails_names_its_record_and_leaves_the_rest_of_the_batch_fo
     let (_, store, client, table) = fresh().await;
     let (first, second) = (post_with(&store, 3, 0).await, post_with(&store, 3, 0).await);
     for key in [&first, &second] {
-        assert!(store.delete_post(key).await.unwrap());
+        assert!(store.delete_post(key, false).await.unwrap());
     }
     let markers = marker_inserts(&stream_records(&client, &table).await);
     assert_eq!(markers.len(), 2);
@@ -493,7 +494,7 @@ async fn member_with_content(
                 media: Vec::new(),
             };
             store
-                .create_comment(&free(), &comment, &writer(), None, None)
+                .create_comment(&free(), &comment, &writer(), None, false, None)
                 .await
                 .unwrap();
         }
@@ -525,7 +526,7 @@ async fn the_schedule_finishes_an_abandoned_account_deletion_and_the_pending_pur
     let kim_id = closed_with_step_2_pending(&store, &kim).await;
     // A deleted post whose stream record was lost (its marker stays).
     let deleted = post_with(&store, 3, 1).await;
-    assert!(store.delete_post(&deleted).await.unwrap());
+    assert!(store.delete_post(&deleted, false).await.unwrap());
     assert_eq!(store.pending_purges(10).await.unwrap().len(), 1);
     assert!(
         !store.owned(&kim_id, true, 100).await.unwrap().is_empty(),
@@ -626,7 +627,7 @@ async fn a_deletion_takes_its_comments_on_a_deleted_post_whose_purge_has_not_run
     let (app, store, client, table) = fresh().await;
     let others = post_with(&store, 1, 0).await;
     let kim = member_with_content(&store, "kim", &others, 2).await;
-    assert!(store.delete_post(&others).await.unwrap());
+    assert!(store.delete_post(&others, false).await.unwrap());
     assert_eq!(store.pending_purges(10).await.unwrap().len(), 1, "its purge is pending");
     let kim_id = closed_with_step_2_pending(&store, &kim).await;
 

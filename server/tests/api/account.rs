@@ -482,7 +482,7 @@ async fn an_interrupted_deletion_is_finished_by_the_next_one(backend: Backend) {
         board: BoardSlug::from_stored("free".into()),
         post: PostId::from_stored(kims[0].clone()),
     };
-    assert!(store.delete_post(&first).await.unwrap());
+    assert!(store.delete_post(&first, false).await.unwrap());
     assert_revoked(&app, &kim).await;
     assert_eq!(store.pending_deletions(10).await.unwrap().len(), 1);
 

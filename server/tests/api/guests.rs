@@ -164,6 +164,7 @@ on_both_stores!(
     a_post_keeps_its_last_fifty_revisions_and_they_go_with_it,
     answered_posts_lock_for_their_authors_on_boards_that_lock,
     a_guests_answered_post_locks_before_its_password_is_checked,
+    an_answer_acknowledged_while_its_author_deletes_the_post_keeps_it,
 );
 
 async fn anonymous_writes_are_free_up_to_the_limit_then_need_a_solution_accepted_once(backend: Backend) {
@@ -625,6 +626,46 @@ async fn answered_posts_lock_for_their_authors_on_boards_that_lock(backend: Back
         .await;
     assert!(removed.status().is_success(), "{}", removed.status());
     assert_eq!(app.get(&format!("/boards/qa/posts/{post}")).await.status(), 404);
+}
+
+/// The audit's race, ten rounds: the author deletes while another answers.
+/// Whichever comes first wins; an answer that got `201` keeps its post.
+async fn an_answer_acknowledged_while_its_author_deletes_the_post_keeps_it(backend: Backend) {
+    let app = pow_app(backend, &[("POW", "off")]).await;
+    let boss = app.member_token("boss").await;
+    locking_board(&app, &boss).await;
+    let (asker, helper) = (app.member_token("asker").await, app.member_token("helper").await);
+    let mut outcomes = std::collections::BTreeMap::new();
+    for _ in 0..10 {
+        let created = app
+            .request(
+                Method::POST,
+                "/boards/qa/posts",
+                Some(&asker),
+                Some(json!({"title": "how?", "body": "question"})),
+            )
+            .await;
+        let post = body(created).await["id"].as_str().unwrap().to_owned();
+        let path = format!("/boards/qa/posts/{post}");
+        let comments = format!("{path}/comments");
+        let (answered, deleted) = tokio::join!(
+            app.request(
+                Method::POST,
+                &comments,
+                Some(&helper),
+                Some(json!({"body": "like this"}))
+            ),
+            app.request(Method::DELETE, &path, Some(&asker), None),
+        );
+        let statuses = (answered.status().as_u16(), deleted.status().as_u16());
+        match statuses {
+            (201, 409) => assert_eq!(app.get(&path).await.status(), 200, "the answered post stays"),
+            (404, 204) => {}
+            other => panic!("both or neither went through: {other:?}"),
+        }
+        *outcomes.entry(statuses).or_insert(0) += 1;
+    }
+    eprintln!("answer, delete: {outcomes:?}");
 }
 
 async fn a_guests_answered_post_locks_before_its_password_is_checked(backend: Backend) {

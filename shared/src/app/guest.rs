@@ -140,7 +140,23 @@ impl App {
             .await?;
         let guard = self.require_post(&command.key).await?;
         // Before the password check: a locked post costs no hash.
-        self.require_unlocked(&command.key, &guard).await?;
+        let locks = self.require_unlocked(&command.key, &guard).await?;
+        // The write quotas, also before any hash; given back unless it edits.
+        let reservation = self
+            .reserve_create(&command.client, None, super::throttle::Reservation::none())
+            .await?;
+        let edited = self.checked_guest_edit(command, guard, writer, locks).await;
+        self.keep_only_if_done(&edited, reservation).await;
+        edited
+    }
+
+    async fn checked_guest_edit(
+        &self,
+        command: GuestEdit,
+        guard: crate::domain::Guard,
+        writer: crate::domain::Writer,
+        locks: bool,
+    ) -> Result<PostDetail, ApiError> {
         let target = command.key.post.as_str();
         let upgrade = self
             .check_guest_password(target, &command.client, &command.password, guard)
@@ -168,6 +184,7 @@ impl App {
             },
             None,
             MediaOwner::Guest(writer.key),
+            locks,
         )
         .await
     }
@@ -176,11 +193,11 @@ impl App {
         check_length(self.hashing()?, Tier::Guest, "password", &proof.password)?;
         self.require_not_banned(&key.board, &proof.client, None).await?;
         let guard = self.require_post(key).await?;
-        self.require_unlocked(key, &guard).await?;
+        let locks = self.require_unlocked(key, &guard).await?;
         // No hash upgrade: the post is about to go.
         self.check_guest_password(key.post.as_str(), &proof.client, &proof.password, guard)
             .await?;
-        self.delete_post(key).await
+        self.delete_post(key, locks).await
     }
 
     pub async fn create_guest_comment(&self, command: GuestComment) -> Result<Answer<Comment>, ApiError> {
@@ -193,7 +210,8 @@ impl App {
             .require_not_banned(&command.key.board, &command.client, None)
             .await?;
         // Fail fast on a missing post before counting or paying for the hash.
-        self.require_post(&command.key).await?;
+        let post = self.require_post(&command.key).await?;
+        let answers = self.answers(&command.key, Some(post), None, &writer.key).await?;
         let counted = self
             .require_pow(AnonymousWrite {
                 client: &command.client,
@@ -223,6 +241,7 @@ impl App {
                         &comment,
                         &writer,
                         Some(&PasswordHash::new(hash)),
+                        answers,
                         done.as_ref(),
                     )
                     .await?;

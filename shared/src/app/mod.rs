@@ -413,6 +413,13 @@ impl App {
         }
     }
 
+    /// An edit's quota counts stay only when it changed the post.
+    async fn keep_only_if_done<T>(&self, done: &Result<T, ApiError>, reservation: throttle::Reservation) {
+        if done.is_err() {
+            throttle::forgive(&*self.store, reservation).await;
+        }
+    }
+
     /// The post must exist on its board.
     async fn require_post(&self, key: &PostKey) -> Result<crate::domain::Guard, ApiError> {
         self.store.post_guard(key).await?.ok_or_else(|| self.not_found_post())

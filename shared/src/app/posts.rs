@@ -198,27 +198,42 @@ impl App {
         created
     }
 
+    /// An edit counts against the write quotas as a create does (given
+    /// back when it changes nothing).
     pub async fn update_member_post(&self, member: &SignedIn, command: EditPost) -> Result<PostDetail, ApiError> {
         self.require_not_banned(&command.key.board, &command.client, Some(member))
             .await?;
         let guard = self.require_post(&command.key).await?;
         require_author(&guard, member, "post")?;
-        self.require_unlocked(&command.key, &guard).await?;
-        self.screen(&[
-            (Screened::Title, command.title.as_str()),
-            (Screened::PostBody, command.body.as_str()),
-        ])
-        .await?;
-        let owner = MediaOwner::Member(member.id.clone());
-        self.apply_edit(command, Some(member), owner).await
+        let locks = self.require_unlocked(&command.key, &guard).await?;
+        let reservation = self
+            .reserve_create(&command.client, Some(member), super::throttle::Reservation::none())
+            .await?;
+        let screened = self
+            .screen(&[
+                (Screened::Title, command.title.as_str()),
+                (Screened::PostBody, command.body.as_str()),
+            ])
+            .await;
+        let edited = match screened {
+            Ok(()) => {
+                let owner = MediaOwner::Member(member.id.clone());
+                self.apply_edit(command, Some(member), owner, locks).await
+            }
+            Err(refused) => Err(refused),
+        };
+        self.keep_only_if_done(&edited, reservation).await;
+        edited
     }
 
-    /// Stores the edit and answers the post as it now is.
+    /// Stores the edit and answers the post as it now is. `locks`: the
+    /// board's edit lock holds for this edit, decided again in its write.
     pub(super) async fn apply_edit(
         &self,
         command: EditPost,
         editor: Option<&SignedIn>,
         owner: MediaOwner,
+        locks: bool,
     ) -> Result<PostDetail, ApiError> {
         let category = match command.category {
             None => None,
@@ -240,11 +255,13 @@ impl App {
             updated_at: now(),
             if_version: command.if_match,
             media,
+            unless_answered: locks,
         };
         match self.store.update_post(&command.key, &edit).await? {
             Edited::Done => {}
             Edited::NoSuchPost => return Err(self.not_found_post()),
             Edited::OtherVersion => return Err(ApiError::PreconditionFailed),
+            Edited::Answered => return Err(ApiError::Locked),
         }
         if changes_media {
             // Images it dropped are due now.
@@ -269,25 +286,46 @@ impl App {
         self.require_not_banned(&key.board, client, Some(member)).await?;
         let guard = self.require_post(key).await?;
         require_author(&guard, member, "post")?;
-        self.require_unlocked(key, &guard).await?;
-        self.delete_post(key).await
+        let locks = self.require_unlocked(key, &guard).await?;
+        self.delete_post(key, locks).await
     }
 
     /// `409 locked` when the board locks answered posts and someone other
     /// than the author `guard` names has a comment on this one (docs/API.md,
-    /// Edit history and edit locks (v4)). Only the author's own edits and
-    /// deletes ask; staff removal does not. Only on a board that locks: a
-    /// read of the post's comments that stops at the first by someone else
-    /// (on DynamoDB a post whose comments are all its author's is read
-    /// whole: docs/storage.md).
-    pub(super) async fn require_unlocked(&self, key: &PostKey, guard: &Guard) -> Result<(), ApiError> {
+    /// Edit history and edit locks); else whether the board locks. Only the
+    /// author's own edits and deletes ask; staff removal does not. This
+    /// early read (before a guest's hash) stops at the first comment by
+    /// someone else; the edit's or delete's own write decides again, so an
+    /// answer written in between still locks (`unless_answered`).
+    pub(super) async fn require_unlocked(&self, key: &PostKey, guard: &Guard) -> Result<bool, ApiError> {
         if !self.board_settings(key.board.as_str()).await?.lock_after_comments {
-            return Ok(());
+            return Ok(false);
         }
         if self.store.answered_by_others(key, guard).await? {
             return Err(ApiError::Locked);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// Whether a comment by `member` (none: a guest) from `writer` answers
+    /// its post on a board with the edit lock (counted so the lock is
+    /// decided in the author's own write); `guard` is the post's, read
+    /// when not given.
+    pub(super) async fn answers(
+        &self,
+        key: &PostKey,
+        guard: Option<Guard>,
+        member: Option<&SignedIn>,
+        writer: &crate::domain::WriterKey,
+    ) -> Result<bool, ApiError> {
+        if !self.board_settings(key.board.as_str()).await?.lock_after_comments {
+            return Ok(false);
+        }
+        let guard = match guard {
+            Some(guard) => guard,
+            None => self.require_post(key).await?,
+        };
+        Ok(guard.answered_by(member.map(|m| m.id.as_str()), writer))
     }
 
     /// A post's history: the versions its edits replaced, newest first.
@@ -296,8 +334,8 @@ impl App {
     }
 
     /// The post goes now; its children after the request ([`super::purge`]).
-    pub(super) async fn delete_post(&self, key: &PostKey) -> Result<(), ApiError> {
-        if self.store.delete_post(key).await? {
+    pub(super) async fn delete_post(&self, key: &PostKey, unless_answered: bool) -> Result<(), ApiError> {
+        if self.store.delete_post(key, unless_answered).await? {
             self.purge_soon();
             self.text_gone(key, None);
             Ok(())
@@ -366,6 +404,7 @@ impl App {
         let writer = self
             .require_not_banned(&command.key.board, &command.client, Some(member))
             .await?;
+        let answers = self.answers(&command.key, None, Some(member), &writer.key).await?;
         let reservation = self
             .reserve_create(&command.client, Some(member), super::throttle::Reservation::none())
             .await?;
@@ -381,7 +420,7 @@ impl App {
                 let comment = new_comment(&command.key.post, command.parent, command.body, member.author(), media);
                 let done = super::completion(claim.as_ref(), &comment)?;
                 self.store
-                    .create_comment(&command.key.board, &comment, &writer, None, done.as_ref())
+                    .create_comment(&command.key.board, &comment, &writer, None, answers, done.as_ref())
                     .await?;
                 self.comment_written(&command.key.board, &comment);
                 Ok(comment)

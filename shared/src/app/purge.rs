@@ -267,7 +267,7 @@ impl App {
             // the member's comments on it again (step 2 of a deletion is
             // off the request already).
             Owned::Post(key) => {
-                if self.store.delete_post(key).await? {
+                if self.store.delete_post(key, false).await? {
                     self.text_gone(key, None);
                     self.store.purge(&purge_of(key)).await?;
                 }

@@ -284,6 +284,22 @@ pub struct Guard {
     pub writer_range: Option<WriterKey>,
 }
 
+impl Guard {
+    /// Whether a comment by `member` (none: a guest), written from
+    /// `writer`, answers the post this guards: it is by anyone but the
+    /// post's author (another member, or any guest, on a member's post; a
+    /// member, or a guest of another address key, on a guest's post). What
+    /// `lock_after_comments` locks on (docs/API.md, Edit history and edit
+    /// locks).
+    pub fn answered_by(&self, member: Option<&str>, writer: &WriterKey) -> bool {
+        match (&self.author, member) {
+            (Author::Member { member_id, .. }, Some(member)) => member_id != member,
+            (Author::Member { .. }, None) | (_, Some(_)) => true,
+            (_, None) => self.writer.as_ref() != Some(writer),
+        }
+    }
+}
+
 /// A fixed window for counting failures: `[start, start + length)` in Unix seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {

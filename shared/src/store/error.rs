@@ -14,6 +14,10 @@ pub enum StoreError {
     InvalidParent,
     #[error("cursor is not a cursor this service issued")]
     InvalidCursor,
+    /// The post has a comment by someone other than its author and the
+    /// write was one the board's edit lock refuses: nothing was written.
+    #[error("the post has been answered")]
+    Answered,
     /// **(v4)** An image a write attaches is not ready, not the writer's on
     /// this board, attached elsewhere or about to be swept: nothing was written.
     #[error("media holds an image that cannot be attached")]
@@ -46,6 +50,7 @@ impl StoreError {
             StoreError::NotFound => "not_found",
             StoreError::InvalidParent => "invalid_parent",
             StoreError::InvalidCursor => "invalid_cursor",
+            StoreError::Answered => "answered",
             StoreError::MediaUnavailable => "media_unavailable",
             StoreError::TooLarge { .. } => "too_large",
             StoreError::BodyIncomplete(_) => "body_incomplete",
@@ -68,6 +73,7 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => ApiError::not_found("post"),
             StoreError::InvalidParent => ApiError::invalid("parent_id", "must be a top-level comment of the same post"),
             StoreError::InvalidCursor => ApiError::invalid("cursor", "is not a cursor this service issued"),
+            StoreError::Answered => ApiError::Locked,
             StoreError::TooLarge { limit, .. } => ApiError::PayloadTooLarge { max_bytes: limit },
             StoreError::BodyIncomplete(detail) => {
                 ApiError::invalid_request(format!("the file could not be read to its end: {detail}"))

@@ -158,7 +158,10 @@ macro_rules! ports {
                 /// comments with it, including any opened while it runs, so staff do
                 /// not see a report of something gone (on DynamoDB in the second step
                 /// of the delete, which resumes after an interruption).
-                async fn delete_post(&self, key: &PostKey) -> StoreResult<bool>;
+                /// `unless_answered` (the board's edit lock, for its author):
+                /// [`StoreError::Answered`] when someone else has commented,
+                /// decided in the delete's own write.
+                async fn delete_post(&self, key: &PostKey, unless_answered: bool) -> StoreResult<bool>;
                 async fn replace_post_guest_hash(&self, key: &PostKey, old: &PasswordHash, new: &PasswordHash)
                 -> StoreResult<bool>;
             }
@@ -167,12 +170,17 @@ macro_rules! ports {
                 /// Adds the comment and counts it on its post (and, with `done`,
                 /// completes that idempotency record), together or not at all.
                 /// [`StoreError::NotFound`] when the post is not on `board`.
+                /// `answers`: it is by someone other than the post's author, on
+                /// a board with the edit lock ([`crate::domain::Guard::answered_by`]);
+                /// a store that cannot query inside a write counts it, so the
+                /// author's edits and deletes see it in theirs.
                 async fn create_comment(
                     &self,
                     board: &BoardSlug,
                     comment: &Comment,
                     writer: &Writer,
                     guest_password_hash: Option<&PasswordHash>,
+                    answers: bool,
                     done: Option<&Completion>,
                 ) -> StoreResult<()>;
                 /// The comment as its post's pages show it, read by its key (not by
@@ -531,8 +539,12 @@ pub struct PostEdit {
     pub updated_at: String,
     /// `If-Match`: edit only a post at one of these versions.
     pub if_version: Option<Vec<PostVersion>>,
-    /// **(v4)** `None` keeps the post's images; else its images from now on.
+    /// `None` keeps the post's images; else its images from now on.
     pub media: Option<MediaEdit>,
+    /// The board's edit lock: refuse ([`Edited::Answered`]) when the post
+    /// has a comment by anyone other than its author, decided in the
+    /// edit's own write.
+    pub unless_answered: bool,
 }
 
 /// **(v4)** An edit's images: those the post keeps stay attached, those it
@@ -551,6 +563,8 @@ pub enum Edited {
     NoSuchPost,
     /// The post is at another version than the edit's `if_version`: unchanged.
     OtherVersion,
+    /// The edit was `unless_answered` and someone else has commented: unchanged.
+    Answered,
 }
 
 /// How long a process may trust what it read of a member's session

@@ -339,7 +339,7 @@ async fn owned_finds_a_members_posts_comments_and_likes_until_they_are_deleted_u
     assert!(some.iter().all(|o| with_likes.contains(o)));
     assert!(store.owned(&member_id(), true, 10).await.unwrap().is_empty());
 
-    assert!(store.delete_post(&key_of(&p2)).await.unwrap());
+    assert!(store.delete_post(&key_of(&p2), false).await.unwrap());
     assert!(
         store
             .delete_comment(&comment_key("free", &p3.summary.id, &c3.id))

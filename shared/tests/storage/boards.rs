@@ -95,17 +95,22 @@ async fn the_live_post_counts_follow_creates_and_deletes(store: Dyn) {
     assert_eq!(store.post_counts(&slugs).await.unwrap(), vec![3, 1, 0]);
     assert!(
         store
-            .delete_post(&post_key("free", &posts[0].summary.id))
+            .delete_post(&post_key("free", &posts[0].summary.id), false)
             .await
             .unwrap()
     );
     assert!(
         !store
-            .delete_post(&post_key("free", &posts[0].summary.id))
+            .delete_post(&post_key("free", &posts[0].summary.id), false)
             .await
             .unwrap()
     );
-    assert!(!store.delete_post(&post_key("qna", &posts[1].summary.id)).await.unwrap());
+    assert!(
+        !store
+            .delete_post(&post_key("qna", &posts[1].summary.id), false)
+            .await
+            .unwrap()
+    );
     assert_eq!(store.post_counts(&slugs).await.unwrap(), vec![2, 1, 0]);
     purged(&store).await;
     assert_eq!(
@@ -161,7 +166,10 @@ async fn a_post_is_found_by_its_number_until_it_is_deleted(store: Dyn) {
         .unwrap()
         .unwrap();
     assert_eq!(detail.post.summary.number, first.summary.number);
-    store.delete_post(&post_key("free", &first.summary.id)).await.unwrap();
+    store
+        .delete_post(&post_key("free", &first.summary.id), false)
+        .await
+        .unwrap();
     assert_eq!(by_number(first.summary.number).await, None);
     purged(&store).await;
     assert_eq!(by_number(first.summary.number).await, None);
@@ -271,7 +279,10 @@ async fn staff_and_edits_change_a_posts_category(store: Dyn) {
     cleared.id = new_id();
     assert!(store.set_category(&key, None, &cleared).await.unwrap());
     let gone = created_post(&store, "free").await;
-    store.delete_post(&post_key("free", &gone.summary.id)).await.unwrap();
+    store
+        .delete_post(&post_key("free", &gone.summary.id), false)
+        .await
+        .unwrap();
     let mut late = recategorize.clone();
     late.id = new_id();
     assert!(

@@ -27,24 +27,26 @@ async fn replies_must_name_a_top_level_comment_of_the_same_post(store: Dyn) {
     let other = created_post(&store, "free").await;
     let top = comment(&p.summary.id, None, "top");
     store
-        .create_comment(&board("free"), &top, &writer(), None, None)
+        .create_comment(&board("free"), &top, &writer(), None, false, None)
         .await
         .unwrap();
     let reply = comment(&p.summary.id, Some(&top.id), "reply");
     store
-        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .create_comment(&board("free"), &reply, &writer(), None, false, None)
         .await
         .unwrap();
     let elsewhere = comment(&other.summary.id, None, "elsewhere");
     store
-        .create_comment(&board("free"), &elsewhere, &writer(), None, None)
+        .create_comment(&board("free"), &elsewhere, &writer(), None, false, None)
         .await
         .unwrap();
 
     for parent in [elsewhere.id.as_str(), reply.id.as_str(), "01ARZ3NDEKTSV4RRFFQ69G5FAV"] {
         let bad = comment(&p.summary.id, Some(parent), "bad");
         assert_eq!(
-            store.create_comment(&board("free"), &bad, &writer(), None, None).await,
+            store
+                .create_comment(&board("free"), &bad, &writer(), None, false, None)
+                .await,
             Err(StoreError::InvalidParent),
             "{parent}"
         );
@@ -60,11 +62,11 @@ async fn deleting_a_comment_uncounts_it_once(store: Dyn) {
     let p = created_post(&store, "free").await;
     let (a, b) = (comment(&p.summary.id, None, "a"), comment(&p.summary.id, None, "b"));
     store
-        .create_comment(&board("free"), &a, &writer(), None, None)
+        .create_comment(&board("free"), &a, &writer(), None, false, None)
         .await
         .unwrap();
     store
-        .create_comment(&board("free"), &b, &writer(), None, None)
+        .create_comment(&board("free"), &b, &writer(), None, false, None)
         .await
         .unwrap();
     assert!(
@@ -92,7 +94,11 @@ async fn concurrent_comments_are_all_counted(store: Dyn) {
     let id = p.summary.id.clone();
     let writes = (0..30).map(|i| {
         let (store, c) = (store.clone(), comment(&id, None, &format!("comment {i}")));
-        tokio::spawn(async move { store.create_comment(&board("free"), &c, &writer(), None, None).await })
+        tokio::spawn(async move {
+            store
+                .create_comment(&board("free"), &c, &writer(), None, false, None)
+                .await
+        })
     });
     for result in join_all(writes).await {
         result.unwrap().unwrap();
@@ -248,7 +254,7 @@ async fn one_comment_reads_as_its_page_shows_it_and_only_under_its_own_post(stor
         .unwrap();
     let reply = comment(pid, Some(&guests[0].id), "reply");
     store
-        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .create_comment(&board("free"), &reply, &writer(), None, false, None)
         .await
         .unwrap();
 
@@ -305,7 +311,7 @@ async fn one_comment_reads_as_its_page_shows_it_and_only_under_its_own_post(stor
 
     // A deleted post's comments, before its purge has run (DynamoDB).
     let last = &guests[2];
-    assert!(store.delete_post(&post_key("free", pid)).await.unwrap());
+    assert!(store.delete_post(&post_key("free", pid), false).await.unwrap());
     assert_eq!(
         read("free", pid.to_owned(), last.id.clone()).await,
         None,

@@ -40,7 +40,7 @@ async fn an_idempotency_key_is_claimed_once_and_replays_what_its_create_wrote(st
     let c = comment(&p.summary.id, None, "once");
     let done = first.complete(201, "{\"id\":\"c\"}".into());
     store
-        .create_comment(&board("free"), &c, &writer(), None, Some(&done))
+        .create_comment(&board("free"), &c, &writer(), None, false, Some(&done))
         .await
         .unwrap();
     let replayed = store.claim(&claim("key-1", "request-a", NOW + 2)).await.unwrap();
@@ -95,6 +95,7 @@ async fn a_create_whose_claim_was_released_or_taken_over_writes_nothing(store: D
                 &late,
                 &writer(),
                 None,
+                false,
                 Some(&released.complete(201, "{}".into()))
             )
             .await,

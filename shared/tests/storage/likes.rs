@@ -159,7 +159,7 @@ async fn a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards(st
                 let (store, key) = (store.clone(), key.clone());
                 tokio::spawn(async move { store.view_post(&key).await })
             });
-            let deleted = store.delete_post(&key);
+            let deleted = store.delete_post(&key, false);
             let (deleted, viewed) = tokio::join!(deleted, join_all(viewers));
             assert!(deleted.unwrap(), "each post is deleted once");
             for view in viewed {
@@ -188,7 +188,9 @@ async fn a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards(st
         );
         let c = comment(id, None, "too late");
         assert_eq!(
-            store.create_comment(&board("free"), &c, &writer(), None, None).await,
+            store
+                .create_comment(&board("free"), &c, &writer(), None, false, None)
+                .await,
             Err(StoreError::NotFound),
             "a comment on deleted post {id}"
         );
@@ -207,7 +209,7 @@ async fn views_added_in_a_batch_count_once_each_and_a_gone_post_takes_none(store
         .collect();
     let keys: Vec<_> = posts.iter().map(|id| post_key("free", id)).collect();
     assert_eq!(views(&store, &keys[0]).await, Some(1));
-    assert!(store.delete_post(&keys[2]).await.unwrap());
+    assert!(store.delete_post(&keys[2], false).await.unwrap());
 
     let batch = [(keys[0].clone(), 41), (keys[1].clone(), 7), (keys[2].clone(), 5)];
     store.add_views(&batch).await.unwrap();

@@ -173,6 +173,7 @@ fn edit(title: &str, body: &str, updated_at: &str) -> PostEdit {
         updated_at: updated_at.to_owned(),
         if_version: None,
         media: None,
+        unless_answered: false,
     }
 }
 
@@ -242,7 +243,7 @@ async fn add_comments(store: &Dyn, board_slug: &str, post_id: &str, n: usize) ->
     for chunk in comments.chunks(10) {
         let writes = chunk.iter().map(|c| {
             let (store, c, b) = (store.clone(), c.clone(), board(board_slug));
-            tokio::spawn(async move { store.create_comment(&b, &c, &writer(), None, None).await })
+            tokio::spawn(async move { store.create_comment(&b, &c, &writer(), None, false, None).await })
         });
         for result in join_all(writes).await {
             result.unwrap().unwrap();
@@ -284,7 +285,7 @@ fn id_of(m: &Member) -> MemberId {
 async fn created_comment(store: &Dyn, board_slug: &str, post_id: &str, parent: Option<&str>) -> Comment {
     let c = comment(post_id, parent, "a comment");
     store
-        .create_comment(&board(board_slug), &c, &writer(), None, None)
+        .create_comment(&board(board_slug), &c, &writer(), None, false, None)
         .await
         .unwrap();
     c
@@ -316,7 +317,7 @@ async fn comment_by(store: &Dyn, board_slug: &str, post_id: &str, m: &Member) ->
         ..comment(post_id, None, "my comment")
     };
     store
-        .create_comment(&board(board_slug), &c, &writer(), None, None)
+        .create_comment(&board(board_slug), &c, &writer(), None, false, None)
         .await
         .unwrap();
     c

@@ -218,7 +218,7 @@ async fn images_attach_in_the_write_under_the_rules_or_nothing_is_written(store:
     let mut reply = comment(&first.summary.id, None, "짤");
     reply.media = vec![guests.clone()];
     store
-        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .create_comment(&board("free"), &reply, &writer(), None, false, None)
         .await
         .unwrap();
     let shown = store
@@ -234,7 +234,7 @@ async fn images_attach_in_the_write_under_the_rules_or_nothing_is_written(store:
     let mut again = comment(&first.summary.id, None, "또 짤");
     again.media = vec![guests];
     let refused = store
-        .create_comment(&board("free"), &again, &writer(), None, None)
+        .create_comment(&board("free"), &again, &writer(), None, false, None)
         .await;
     assert_eq!(refused, Err(StoreError::MediaUnavailable));
 }
@@ -335,7 +335,7 @@ async fn deletes_release_images_and_what_is_due_is_found_earliest_first_and_dele
     let mut reply = comment(&first.summary.id, None, "짤");
     reply.media = vec![in_comment.clone()];
     store
-        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .create_comment(&board("free"), &reply, &writer(), None, false, None)
         .await
         .unwrap();
     let comment_text = TextRef {
@@ -358,7 +358,12 @@ async fn deletes_release_images_and_what_is_due_is_found_earliest_first_and_dele
     store.release_media(&comment_text, &released_at).await.unwrap();
     assert_eq!(record(&store, &in_comment).await.attached_to, None);
     assert!(record(&store, &in_post).await.attached_to.is_some());
-    assert!(store.delete_post(&post_key("free", &first.summary.id)).await.unwrap());
+    assert!(
+        store
+            .delete_post(&post_key("free", &first.summary.id), false)
+            .await
+            .unwrap()
+    );
     store.release_media(&post_text, &now()).await.unwrap();
     purged(&store).await;
     assert_eq!(store.release_media(&post_text, &now()).await.unwrap(), 0, "idempotent");

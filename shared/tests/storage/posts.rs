@@ -28,17 +28,24 @@ async fn a_post_reads_back_with_its_comments_oldest_first(store: Dyn) {
     let p = created_post(&store, "free").await;
     let first = comment(&p.summary.id, None, "first");
     store
-        .create_comment(&board("free"), &first, &writer(), Some(&hash("guest-hash")), None)
+        .create_comment(
+            &board("free"),
+            &first,
+            &writer(),
+            Some(&hash("guest-hash")),
+            false,
+            None,
+        )
         .await
         .unwrap();
     let reply = comment(&p.summary.id, Some(&first.id), "reply");
     store
-        .create_comment(&board("free"), &reply, &writer(), None, None)
+        .create_comment(&board("free"), &reply, &writer(), None, false, None)
         .await
         .unwrap();
     let third = comment(&p.summary.id, None, "third");
     store
-        .create_comment(&board("free"), &third, &writer(), None, None)
+        .create_comment(&board("free"), &third, &writer(), None, false, None)
         .await
         .unwrap();
 
@@ -76,11 +83,11 @@ async fn posts_of_another_board_are_not_found(store: Dyn) {
     );
     assert_eq!(
         store
-            .create_comment(&board("qna"), &comment(id, None, "x"), &writer(), None, None)
+            .create_comment(&board("qna"), &comment(id, None, "x"), &writer(), None, false, None)
             .await,
         Err(StoreError::NotFound)
     );
-    assert!(!store.delete_post(&qna).await.unwrap());
+    assert!(!store.delete_post(&qna, false).await.unwrap());
     // Nothing above touched the post.
     let detail = store.post_detail(&post_key("free", id)).await.unwrap().unwrap();
     assert_eq!(
@@ -254,7 +261,7 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
     let m1 = member_id();
     let c = comment(id, None, "bye");
     store
-        .create_comment(&board("free"), &c, &writer(), Some(&hash("h")), None)
+        .create_comment(&board("free"), &c, &writer(), Some(&hash("h")), false, None)
         .await
         .unwrap();
     store
@@ -272,8 +279,8 @@ async fn deleting_a_post_removes_its_comments_and_likes(store: Dyn) {
         .await
         .unwrap();
 
-    assert!(store.delete_post(&key).await.unwrap());
-    assert!(!store.delete_post(&key).await.unwrap(), "already gone");
+    assert!(store.delete_post(&key, false).await.unwrap());
+    assert!(!store.delete_post(&key, false).await.unwrap(), "already gone");
     purged(&store).await;
     assert_eq!(store.post_detail(&key).await.unwrap(), None);
     assert_eq!(
@@ -309,6 +316,7 @@ async fn guest_password_hashes_appear_only_in_guards(store: Dyn) {
             &c,
             &writer(),
             Some(&hash("$2b$08$comment-secret-hash")),
+            false,
             None,
         )
         .await

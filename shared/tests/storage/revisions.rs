@@ -221,7 +221,7 @@ async fn a_deleted_posts_history_goes_with_it(store: Dyn) {
     let survivor = created_post(&store, "free").await;
     let survivor_key = post_key("free", &survivor.summary.id);
     store.update_post(&survivor_key, &nth_edit(1)).await.unwrap();
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     // At once, before the purge (DynamoDB's step 2) has run.
     assert_eq!(store.revisions(&key).await.unwrap(), None);
     purged(&store).await;

@@ -352,7 +352,7 @@ async fn a_deleted_post_takes_no_vote(store: Dyn) {
     let m = member_id();
     vote(&store, &key, &m, VoteChange::Dislike, Some(1)).await;
     store.guest_vote(&key, &voter(), Vote::Like, Some(5)).await.unwrap();
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     for change in [
         VoteChange::Like,
         VoteChange::Dislike,

@@ -4,12 +4,12 @@
 //! edit lock's check is a Query of them that counts others' comments.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, Select, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select, TransactWriteItem};
 
 use super::DynamoStore;
-use super::attributes::{from_item, key, s, to_item};
+use super::attributes::{from_item, key, s, text, to_item};
 use super::items::{
-    COMMENT_SK_PREFIX, CommentItem, ReportPointerItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of,
+    COMMENT_SK_PREFIX, CommentItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of,
 };
 use super::transact::{Race, failed_at, retry_races, sdk_error};
 use crate::domain::{
@@ -54,7 +54,31 @@ impl DynamoStore {
         Ok((comment.board == board).then_some(comment))
     }
 
-    /// The comment's report pointer (GetItem), then one transaction: the
+    /// The comment's open report, if any (its pointer's `report_id`), and
+    /// whether it is counted as an answer (its `answer`, which never
+    /// changes): one BatchGetItem of the two items, only those attributes.
+    async fn pointer_and_answer(&self, comment_key: &CommentKey) -> StoreResult<(Option<String>, bool)> {
+        const READ: super::attributes::Projection = super::attributes::Projection {
+            expression: "SK, report_id, answer",
+            names: &[],
+        };
+        let (post_id, comment_id) = (comment_key.post.post.as_str(), comment_key.comment.as_str());
+        let keys = vec![
+            key(post_pk(post_id), comment_pointer_sk(comment_id)),
+            key(post_pk(post_id), comment_sk(comment_id)),
+        ];
+        let (mut report, mut answer) = (None, false);
+        for item in self.batch_get(keys, true, Some(&READ)).await? {
+            match text(&item, "report_id") {
+                Some(id) => report = Some(id.to_owned()),
+                None => answer = matches!(item.get("answer"), Some(AttributeValue::Bool(true))),
+            }
+        }
+        Ok((report, answer))
+    }
+
+    /// The comment's report pointer and its `answer` (one read), then one
+    /// transaction: the
     /// comment's delete, its count on its shard, the delete of its open
     /// report and of the pointer (conditioned on naming that report), or
     /// the check that it has no pointer, and `extra` (a removal's log
@@ -76,22 +100,18 @@ impl DynamoStore {
         let extra = &extra;
         let gave_up = "the delete kept racing reports of the comment";
         retry_races(gave_up, (), |()| async move {
-            let pointer = self
-                .get(pointer_key.clone())
-                .await?
-                .map(from_item::<ReportPointerItem>)
-                .transpose()?;
+            let (pointer, answer) = self.pointer_and_answer(comment_key).await?;
             let mut items = vec![
                 self.delete(
                     key(post_pk(post_id), comment_sk(comment_id)),
                     Some("attribute_exists(PK)"),
                 )?,
-                self.count_on_shard(board, post_id, shard, "comments", -1)?,
+                self.count_comment_on_shard(board, post_id, shard, -1, answer)?,
             ];
             let pointer_at = items.len();
             match &pointer {
-                Some(pointer) => {
-                    let id = pointer.report_id.as_str();
+                Some(id) => {
+                    let id = id.as_str();
                     items.push(self.delete_if(pointer_key.clone(), "report_id = :id", &[(":id", s(id))])?);
                     items.push(self.delete(key(reports_pk(board), id.to_owned()), None)?);
                 }
@@ -180,15 +200,16 @@ impl Comments for DynamoStore {
         comment: &Comment,
         writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
+        answers: bool,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
         let (board, guest_password_hash) = (board.as_str(), guest_password_hash.map(PasswordHash::as_str));
         let post_id = comment.post_id.as_str();
-        let item = to_item(&CommentItem::new(board, comment, writer, guest_password_hash))?;
+        let item = to_item(&CommentItem::new(board, comment, writer, guest_password_hash, answers))?;
         let shard = shard_of(&comment.id, self.layout.counter_shards);
         let mut items = vec![
             self.put(item, "attribute_not_exists(PK)")?,
-            self.count_on_shard(board, post_id, shard, "comments", 1)?,
+            self.count_comment_on_shard(board, post_id, shard, 1, answers)?,
         ];
         if let Some(parent) = &comment.parent_id {
             items.push(self.check(

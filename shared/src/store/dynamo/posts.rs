@@ -16,6 +16,7 @@ use super::items::{
     POST_SK, PostItem, REVISION_SK_PREFIX, RevisionItem, SummaryFields, board_pk, category_key, comment_sk, post_pk,
     revision_sk,
 };
+use super::purge::Marked;
 use super::transact::{Race, TxFailure, retry_races, sdk_error};
 use crate::domain::media::MediaOwner;
 use crate::domain::{
@@ -548,9 +549,16 @@ impl Posts for DynamoStore {
 
     /// Step 1 of two ([`super::purge`]): the post is unreadable from it; its
     /// children go in step 2, off the request ([`crate::store::Purges`]).
-    async fn delete_post(&self, post_key: &PostKey) -> StoreResult<bool> {
-        self.mark_post_deleted(post_key.board.as_str(), post_key.post.as_str())
-            .await
+    async fn delete_post(&self, post_key: &PostKey, unless_answered: bool) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        if !unless_answered {
+            return self.mark_post_deleted(board, post_id).await;
+        }
+        match self.mark_post_deleted_with(board, post_id, true, Vec::new()).await? {
+            Marked::Deleted => Ok(true),
+            Marked::NoSuchPost | Marked::ExtraFailed(_) => Ok(false),
+            Marked::Answered => Err(StoreError::Answered),
+        }
     }
 
     async fn replace_post_guest_hash(
@@ -614,10 +622,18 @@ impl DynamoStore {
                 return Ok(Race::Done(Edited::OtherVersion));
             }
         }
-        let (items, media_at) = self.edit_items(board, post_id, edit, &read)?;
+        let EditItems {
+            items,
+            answered,
+            media_at,
+        } = self.edit_items(board, post_id, edit, &read)?;
         match self.transact(items).await {
             Ok(()) => Ok(Race::Done(Edited::Done)),
-            // (v4) An image it adds is not attachable: nothing changed.
+            // Someone else has commented and the board locks: nothing changed.
+            Err(TxFailure::Conditions(failed)) if failed[answered].iter().any(|f| *f) => {
+                Ok(Race::Done(Edited::Answered))
+            }
+            // An image it adds is not attachable: nothing changed.
             Err(TxFailure::Conditions(failed)) if failed.iter().skip(media_at).any(|f| *f) => {
                 Err(StoreError::MediaUnavailable)
             }
@@ -632,13 +648,7 @@ impl DynamoStore {
     /// this edit; the revision [`MAX_REVISIONS`] edits older, if any;
     /// **(v4)** the images it drops released and, from the index it
     /// answers beside the items, those it adds attached.
-    fn edit_items(
-        &self,
-        board: &str,
-        post_id: &str,
-        edit: &PostEdit,
-        read: &PostItem,
-    ) -> StoreResult<(Vec<TransactWriteItem>, usize)> {
+    fn edit_items(&self, board: &str, post_id: &str, edit: &PostEdit, read: &PostItem) -> StoreResult<EditItems> {
         let (title, body) = (edit.title.as_str(), edit.body.as_str());
         let this_edit = read.edits + 1;
         let mut expression =
@@ -706,12 +716,22 @@ impl DynamoStore {
         if let Some(oldest) = this_edit.checked_sub(u64::from(MAX_REVISIONS)).filter(|&e| e > 0) {
             items.push(self.delete(key(post_pk(post_id), revision_sk(oldest)), None)?);
         }
-        // Releases first (their conditions fail only with a racing edit,
-        // read again), then the attaches, whose failure is the caller's 400.
+        // The edit lock's checks, then releases (their conditions fail only
+        // with a racing edit, read again), then the attaches, whose failure
+        // is the caller's 400.
+        let answered_at = items.len();
+        if edit.unless_answered {
+            items.extend(self.unanswered(board, post_id)?);
+        }
+        let answered = answered_at..items.len();
         items.append(&mut releases);
         let media_at = items.len();
         items.append(&mut attaches);
-        Ok((items, media_at))
+        Ok(EditItems {
+            items,
+            answered,
+            media_at,
+        })
     }
 
     /// Up to [`MAX_REVISIONS`] revision items of a post, newest first,
@@ -728,4 +748,12 @@ impl DynamoStore {
             .map(|item| Ok(from_item::<RevisionItem>(item)?.into_revision()))
             .collect()
     }
+}
+
+/// An edit's transaction items, and where in them the edit lock's checks
+/// and the attaches are (their failures answer differently).
+struct EditItems {
+    items: Vec<TransactWriteItem>,
+    answered: std::ops::Range<usize>,
+    media_at: usize,
 }

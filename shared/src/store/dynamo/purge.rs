@@ -23,9 +23,9 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::{DeleteRequest, ReturnConsumedCapacity, TransactWriteItem, WriteRequest};
 
 use super::DynamoStore;
-use super::attributes::{Item, key, pk_of, s};
+use super::attributes::{Item, key, n, pk_of, s};
 use super::items::{POST_SK, all_likes_pks, legacy_likes_pk, post_pk, reports_pk};
-use super::transact::{TRANSACTION_ITEMS, TxFailure, sdk_error};
+use super::transact::{TRANSACTION_ITEMS, TxFailure, UNANSWERED, sdk_error};
 use crate::store::{PendingPurge, Purges, StoreError, StoreResult};
 
 /// The partition of purge markers (the `purge` function's stream filter
@@ -42,6 +42,9 @@ pub(super) enum Marked {
     Deleted,
     /// No such post on the board: nothing was written.
     NoSuchPost,
+    /// It was deleted `unless_answered` and someone else has commented:
+    /// nothing was written.
+    Answered,
     /// The post is there but a condition of one of the extra items failed
     /// (which ones, in their order): nothing was written.
     ExtraFailed(Vec<bool>),
@@ -50,9 +53,9 @@ pub(super) enum Marked {
 impl DynamoStore {
     /// Step 1: false when there is no such post on `board`.
     pub async fn mark_post_deleted(&self, board: &str, post_id: &str) -> StoreResult<bool> {
-        match self.mark_post_deleted_with(board, post_id, Vec::new()).await? {
+        match self.mark_post_deleted_with(board, post_id, false, Vec::new()).await? {
             Marked::Deleted => Ok(true),
-            Marked::NoSuchPost | Marked::ExtraFailed(_) => Ok(false),
+            Marked::NoSuchPost | Marked::ExtraFailed(_) | Marked::Answered => Ok(false),
         }
     }
 
@@ -63,6 +66,7 @@ impl DynamoStore {
         &self,
         board: &str,
         post_id: &str,
+        unless_answered: bool,
         extra: Vec<TransactWriteItem>,
     ) -> StoreResult<Marked> {
         let marker = HashMap::from([
@@ -90,9 +94,16 @@ impl DynamoStore {
                 )?,
                 self.overwrite(marker.clone())?,
             ];
+            // With the edit lock, each shard goes only if it counts no
+            // answer: the lock is decided in this write.
+            let shards_at = items.len();
             for shard in self.shard_keys(board, post_id) {
-                items.push(self.delete(shard, None)?);
+                items.push(match unless_answered {
+                    true => self.delete_if(shard, UNANSWERED, &[(":zero", n(0))])?,
+                    false => self.delete(shard, None)?,
+                });
             }
+            let shards = shards_at..items.len();
             if numbered {
                 items.push(self.count_posts(board, -1)?);
             }
@@ -109,6 +120,9 @@ impl DynamoStore {
                         None => return Ok(Marked::NoSuchPost),
                         Some(now_numbered) => numbered = now_numbered,
                     }
+                }
+                Err(TxFailure::Conditions(failed)) if failed[shards.clone()].iter().any(|f| *f) => {
+                    return Ok(Marked::Answered);
                 }
                 Err(TxFailure::Conditions(failed)) => {
                     return Ok(Marked::ExtraFailed(failed.into_iter().skip(extra_at).collect()));

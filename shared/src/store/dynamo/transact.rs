@@ -127,6 +127,9 @@ pub(super) const TRANSACTION_ITEMS: usize = 100;
 /// A shard's key names its board: existing is enough.
 const SHARD_EXISTS: &str = "attribute_exists(PK)";
 
+/// A shard that counts no comment answering its post (the edit lock).
+pub(super) const UNANSWERED: &str = "attribute_not_exists(answers) OR answers <= :zero";
+
 /// A condition's values; none (DynamoDB refuses an empty map) when it has none.
 fn values_of(values: &[(&str, AttributeValue)]) -> Option<std::collections::HashMap<String, AttributeValue>> {
     (!values.is_empty()).then(|| {
@@ -372,6 +375,38 @@ impl DynamoStore {
     }
 
     /// `ADD <counter> <delta>` on counter shard `shard` of a post of `board`.
+    /// A comment's count on its shard and, when it answers the post (the
+    /// edit lock), its count in the shard's `answers`, which an author's
+    /// edit or delete checks on every shard ([`Self::unanswered`]).
+    pub(super) fn count_comment_on_shard(
+        &self,
+        board: &str,
+        post_id: &str,
+        shard: u32,
+        delta: i64,
+        answer: bool,
+    ) -> StoreResult<TransactWriteItem> {
+        if !answer {
+            return self.count_on_shard(board, post_id, shard, "comments", delta);
+        }
+        self.update(
+            shard_key(board, post_id, shard),
+            "ADD comments :delta, answers :delta",
+            Some(SHARD_EXISTS),
+            &[],
+            &[(":delta", n(delta))],
+        )
+    }
+
+    /// Checks, on each of the post's shards, that none counts an answer:
+    /// in an author's edit on a board with the edit lock, the lock is
+    /// decided in the edit's own write (a shard not created yet counts none).
+    pub(super) fn unanswered(&self, board: &str, post_id: &str) -> StoreResult<Vec<TransactWriteItem>> {
+        self.shard_keys(board, post_id)
+            .map(|shard| self.check(shard, UNANSWERED, &[(":zero", n(0))]))
+            .collect()
+    }
+
     pub(super) fn count_on_shard(
         &self,
         board: &str,

@@ -20,6 +20,7 @@ impl Comments for SqliteStore {
         comment: &Comment,
         writer: &Writer,
         guest_password_hash: Option<&PasswordHash>,
+        _answers: bool,
         done: Option<&Completion>,
     ) -> StoreResult<()> {
         let owner = MediaOwner::writing(&comment.author, writer);
@@ -212,4 +213,22 @@ impl Comments for SqliteStore {
         })
         .await
     }
+}
+
+/// Whether the post has a comment by anyone other than its author: another
+/// member, or any guest, on a member's post; a member, or a guest of
+/// another address key, on a guest's post (the post's own row says who its
+/// author is). Run inside an edit's or delete's transaction, it decides the
+/// edit lock in that write (docs/API.md, Edit history and edit locks).
+pub(super) fn answered(conn: &rusqlite::Connection, post_id: &str) -> StoreResult<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM comments c JOIN posts p ON p.id = c.post_id
+         WHERE c.post_id = ?1 AND NOT (
+            (p.author_member_id IS NOT NULL AND c.author_member_id IS p.author_member_id)
+            OR (p.author_member_id IS NULL AND p.writer_key IS NOT NULL
+                AND c.author_member_id IS NULL AND c.writer_key IS p.writer_key)))",
+        params![post_id],
+        |row| row.get(0),
+    )
+    .map_err(sql_error)
 }

@@ -363,7 +363,7 @@ impl Posts for SqliteStore {
             edit.body.as_str().to_owned(),
             edit.updated_at.clone(),
         );
-        let if_version = edit.if_version.clone();
+        let (if_version, unless_answered) = (edit.if_version.clone(), edit.unless_answered);
         let media_edit = edit.media.clone();
         let category = edit
             .category
@@ -374,6 +374,9 @@ impl Posts for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_error)?;
+            if unless_answered && super::comments::answered(&tx, &post_id)? {
+                return Ok(Edited::Answered);
+            }
             if let Some(versions) = &if_version {
                 let current: Option<(String, String)> = tx
                     .query_row(
@@ -458,12 +461,15 @@ impl Posts for SqliteStore {
 
     /// One transaction: the post with its comments and likes, and its open
     /// reports and its comments' ([`delete_post_row`]).
-    async fn delete_post(&self, key: &PostKey) -> StoreResult<bool> {
+    async fn delete_post(&self, key: &PostKey, unless_answered: bool) -> StoreResult<bool> {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
         self.with(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_error)?;
+            if unless_answered && super::comments::answered(&tx, &post_id)? {
+                return Err(StoreError::Answered);
+            }
             let deleted = delete_post_row(&tx, &board, &post_id)?;
             tx.commit().map_err(sql_error)?;
             Ok(deleted)

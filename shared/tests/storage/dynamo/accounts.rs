@@ -353,7 +353,7 @@ async fn the_owner_index_pages_cost_fewer_read_units_than_a_keys_only_index_and_
             for store in [&included, &plain] {
                 store.create_post(&p, &writer(), None, None).await.unwrap();
                 store
-                    .create_comment(&board("free"), &c, &writer(), None, None)
+                    .create_comment(&board("free"), &c, &writer(), None, false, None)
                     .await
                     .unwrap();
             }
@@ -366,7 +366,10 @@ async fn the_owner_index_pages_cost_fewer_read_units_than_a_keys_only_index_and_
         };
         included.create_post(&p, &writer(), None, None).await.unwrap();
         let create = meter.take().indexes.get("ByOwner").map_or(0.0, |u| u.write);
-        included.delete_post(&post_key("qna", &p.summary.id)).await.unwrap();
+        included
+            .delete_post(&post_key("qna", &p.summary.id), false)
+            .await
+            .unwrap();
 
         let id = id_of(&kim);
         meter.take();

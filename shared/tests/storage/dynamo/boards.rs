@@ -42,7 +42,7 @@ async fn a_voted_best_post_in_a_category_leaves_nothing_after_its_purge() {
     for kind in ["POST", "GATE", "MEMBER", "GUEST"] {
         assert!(kinds(&before).iter().any(|k| k == kind), "{kind}: {:?}", kinds(&before));
     }
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     purged(&store).await;
     assert!(items_naming(&client, &table, &p.summary.id).await.is_empty());
     assert!(
@@ -156,7 +156,12 @@ async fn the_backfill_numbers_and_counts_posts_from_before_v4_once_below_the_new
     // v4 serves: the board's first allocation reserves 1..=6 for them.
     let new = numbered_post(&store, "free", None).await;
     assert_eq!(new.summary.number, 6);
-    assert!(store.delete_post(&post_key("free", &gone.summary.id)).await.unwrap());
+    assert!(
+        store
+            .delete_post(&post_key("free", &gone.summary.id), false)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         store.post_counts(&[board("free"), board("qna")]).await.unwrap(),
         vec![1, 0]
@@ -190,6 +195,11 @@ async fn the_backfill_numbers_and_counts_posts_from_before_v4_once_below_the_new
     assert_eq!(store.allocate_post_number(&board("free")).await.unwrap(), 7);
     assert_eq!(store.allocate_post_number(&board("qna")).await.unwrap(), 2);
     // A backfilled post's delete uncounts it.
-    assert!(store.delete_post(&post_key("free", &old[0].summary.id)).await.unwrap());
+    assert!(
+        store
+            .delete_post(&post_key("free", &old[0].summary.id), false)
+            .await
+            .unwrap()
+    );
     assert_eq!(store.post_counts(&[board("free")]).await.unwrap(), vec![4]);
 }

@@ -266,7 +266,7 @@ async fn the_backfill_moves_a_v1_table_to_counter_shards_once() {
         1
     );
     assert_eq!(views(&store, &key).await, Some(6));
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     purged(&store).await;
     assert_eq!(store.post_detail(&key).await.unwrap(), None);
     // Nothing of the post is left: not its comments, likes or shards.

@@ -389,7 +389,7 @@ async fn an_authors_delete_costs_one_more_request_to_resolve_the_reports_of_what
     measure!("delete_post, 1 comment, unreported (step 1 transaction)", 1, {
         assert!(
             store
-                .delete_post(&post_key("free", &unreported.summary.id))
+                .delete_post(&post_key("free", &unreported.summary.id), false)
                 .await
                 .unwrap()
         )
@@ -418,7 +418,7 @@ async fn an_authors_delete_costs_one_more_request_to_resolve_the_reports_of_what
     measure!(
         "delete_post, 1 comment, it and its comment reported: 2 reports, 3 reporters (step 1 transaction)",
         1,
-        { assert!(store.delete_post(&post_key("free", &pid)).await.unwrap()) }
+        { assert!(store.delete_post(&post_key("free", &pid), false).await.unwrap()) }
     );
     measure!(
         "its purge (the same and the reports' BatchWriteItem)",

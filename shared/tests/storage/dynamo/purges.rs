@@ -48,7 +48,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
         let key = post_key("free", &p.summary.id);
         let c = comment(&p.summary.id, None, "guarded");
         store
-            .create_comment(&board("free"), &c, &writer(), Some(&hash("$2b$08$secret")), None)
+            .create_comment(&board("free"), &c, &writer(), Some(&hash("$2b$08$secret")), false, None)
             .await
             .unwrap();
         store
@@ -57,6 +57,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
                 &comment(&p.summary.id, None, "b"),
                 &writer(),
                 None,
+                false,
                 None,
             )
             .await
@@ -109,6 +110,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
                     &comment(&p.summary.id, None, "late"),
                     &writer(),
                     None,
+                    false,
                     None
                 )
                 .await,
@@ -120,7 +122,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
         // A retried delete answers 404 and leaves step 2 to the purge,
         // which finds the marker (in the first round while another post's
         // purge is pending too).
-        assert!(!store.delete_post(key).await.unwrap());
+        assert!(!store.delete_post(key, false).await.unwrap());
         assert!(left_of(p.summary.id.clone()).await > 0, "the request loads no child");
         let pending = store.pending_purges(10).await.unwrap();
         assert!(pending.contains(&pending_purge("free", &p.summary.id)), "{pending:?}");
@@ -185,7 +187,7 @@ async fn an_authors_deletes_leave_no_item_of_the_comment_the_post_or_their_repor
     assert!(left.iter().all(|item| sk(item).starts_with("REPORTER#")), "{left:?}");
     assert_eq!(open_reports(&store, "free").await.len(), 2);
 
-    assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    assert!(store.delete_post(&post_key("free", &pid), false).await.unwrap());
     purged(&store).await;
     assert!(open_reports(&store, "free").await.is_empty());
     for text in [&pid, &kept.id, &on_gone.id, &on_kept.id, &on_post.id, &resolved.id] {
@@ -232,11 +234,11 @@ async fn a_deleted_reported_posts_purge_resolves_its_reports_on_the_board_its_ma
 
         match resumed_by {
             "its purge after a retried delete" => {
-                assert!(!store.delete_post(&post_key("free", &pid)).await.unwrap());
+                assert!(!store.delete_post(&post_key("free", &pid), false).await.unwrap());
                 store.purge(&pending_purge("free", &pid)).await.unwrap();
             }
             "its purge after a retried delete naming another board" => {
-                assert!(!store.delete_post(&post_key("qna", &pid)).await.unwrap());
+                assert!(!store.delete_post(&post_key("qna", &pid), false).await.unwrap());
                 store.purge(&pending_purge("free", &pid)).await.unwrap();
             }
             // The purge takes the board its marker names, not the caller's.

@@ -42,7 +42,11 @@ async fn reading_a_post_and_counting_its_view_costs_four_dynamodb_requests_whate
                     store.clone(),
                     comment(&id, None, &format!("{i:04}{}", "x".repeat(1996))),
                 );
-                tokio::spawn(async move { store.create_comment(&board("free"), &c, &writer(), None, None).await })
+                tokio::spawn(async move {
+                    store
+                        .create_comment(&board("free"), &c, &writer(), None, false, None)
+                        .await
+                })
             });
             for result in join_all(writes).await {
                 result.unwrap().unwrap();
@@ -139,6 +143,7 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
         &comment(&p.summary.id, None, "mine"),
         &writer(),
         None,
+        false,
         None,
     )
     .await
@@ -154,6 +159,7 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
             &comment(&p.summary.id, None, "theirs"),
             &writer(),
             None,
+            false,
             None,
         )
         .await
@@ -171,7 +177,7 @@ async fn the_read_cache_serves_repeated_views_with_one_write_and_forgets_its_own
     assert_eq!(fresh.post.summary.view_count, 6);
 
     // A post deleted elsewhere is gone at the next view, cache or not.
-    assert!(other.delete_post(&key).await.unwrap());
+    assert!(other.delete_post(&key, false).await.unwrap());
     assert_eq!(views(&this, &key).await, None);
 }
 

@@ -310,7 +310,7 @@ async fn member_by_id_finds_a_member_and_find_comment_finds_a_comment_only_on_it
     assert!(store.delete_comment(&comment_key("free", &pid, &c.id)).await.unwrap());
     assert_eq!(store.find_comment(&board("free"), &cid).await.unwrap(), None);
     let kept = created_comment(&store, "free", &pid, None).await;
-    assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    assert!(store.delete_post(&post_key("free", &pid), false).await.unwrap());
     assert_eq!(
         store
             .find_comment(&board("free"), &CommentId::parse(&kept.id).unwrap())

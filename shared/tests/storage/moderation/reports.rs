@@ -166,7 +166,7 @@ async fn reports_of_a_missing_or_removed_target_are_not_found(store: Dyn) {
         Err(StoreError::NotFound)
     );
     let kept = created_comment(&store, "free", &pid, None).await;
-    assert!(store.delete_post(&post_key("free", &pid)).await.unwrap());
+    assert!(store.delete_post(&post_key("free", &pid), false).await.unwrap());
     for target in [post_target(&pid), comment_target(&pid, &kept.id)] {
         assert_eq!(
             store.report(&free, &report(target), "member:A", None).await,
@@ -249,7 +249,7 @@ async fn removing_a_post_deletes_it_like_a_delete_resolves_its_reports_and_is_lo
             .unwrap(),
         "a second removal finds nothing"
     );
-    assert!(!store.delete_post(&key).await.unwrap());
+    assert!(!store.delete_post(&key, false).await.unwrap());
     assert_eq!(log_of(&store, "free").await, vec![removal], "logged once");
 }
 
@@ -355,7 +355,7 @@ async fn deleting_a_post_resolves_its_open_reports_and_its_comments_but_no_other
     assert_eq!(open_reports(&store, "free").await.len(), 5);
 
     assert!(
-        !store.delete_post(&post_key("qna", &pid)).await.unwrap(),
+        !store.delete_post(&post_key("qna", &pid), false).await.unwrap(),
         "not on that board"
     );
     assert_eq!(
@@ -363,7 +363,7 @@ async fn deleting_a_post_resolves_its_open_reports_and_its_comments_but_no_other
         5,
         "a refused delete resolves nothing"
     );
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     purged(&store).await;
     assert_eq!(
         open_reports(&store, "free").await,
@@ -378,7 +378,7 @@ async fn deleting_a_post_resolves_its_open_reports_and_its_comments_but_no_other
             Err(StoreError::NotFound)
         );
     }
-    assert!(!store.delete_post(&key).await.unwrap(), "already gone");
+    assert!(!store.delete_post(&key, false).await.unwrap(), "already gone");
     assert!(
         log_of(&store, "free").await.is_empty(),
         "an author's delete is not logged"
@@ -478,7 +478,7 @@ async fn a_post_deleted_while_it_and_its_comments_are_being_reported_leaves_no_o
             comment_target(&pid, &b.id),
         ];
         let (racing, key) = (store.clone(), post_key("free", &pid));
-        let deleted = reports_racing(&store, &targets, async move { racing.delete_post(&key).await }).await;
+        let deleted = reports_racing(&store, &targets, async move { racing.delete_post(&key, false).await }).await;
         assert!(deleted);
         // Reports opened before step 1 are resolved by the purge.
         purged(&store).await;

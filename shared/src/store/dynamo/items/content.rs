@@ -381,9 +381,12 @@ pub(in crate::store::dynamo) struct CommentItem {
     /// A member's comment: [`BY_OWNER_INDEX`]'s keys.
     #[serde(flatten)]
     pub owner: OwnerFields,
-    /// **(v4)** Its image (domain::media::to_stored); absent: none.
+    /// Its image (domain::media::to_stored); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media: Option<String>,
+    /// Counted in its shard's `answers` (the edit lock): its delete uncounts it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub answer: bool,
 }
 
 impl CommentItem {
@@ -392,6 +395,7 @@ impl CommentItem {
         c: &Comment,
         writer: &Writer,
         guest_password_hash: Option<&str>,
+        answer: bool,
     ) -> Self {
         CommentItem {
             pk: post_pk(&c.post_id),
@@ -408,6 +412,7 @@ impl CommentItem {
             writer_range: Some(writer.range.as_str().to_owned()),
             owner: OwnerFields::of(owner_of(&c.author), owned_comment_sk(&c.id)),
             media: crate::domain::media::to_stored(&c.media),
+            answer,
         }
     }
 

@@ -33,9 +33,9 @@ pub(super) async fn remove_post(
     for pointer in pointers.into_iter().take(room) {
         extra.push(store.delete(key(reports_pk(board), pointer.report_id), None)?);
     }
-    let removed = match store.mark_post_deleted_with(board, post_id, extra).await? {
+    let removed = match store.mark_post_deleted_with(board, post_id, false, extra).await? {
         Marked::Deleted => true,
-        Marked::NoSuchPost => false,
+        Marked::NoSuchPost | Marked::Answered => false,
         Marked::ExtraFailed(failed) if done.is_some() && failed_at(&failed, claim_at) => {
             return Err(StoreError::ClaimLost);
         }
