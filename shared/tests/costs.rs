@@ -1724,7 +1724,12 @@ async fn v4_edits_revisions_and_locks() {
             store.update_post(&key, &nth(MAX_REVISIONS + 1)).await.unwrap()
         });
         let kept = measure!(format!("revisions, {size} post, 50 kept"), {
-            store.revisions(&key).await.unwrap().unwrap()
+            store
+                .revisions(&key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
+                .await
+                .unwrap()
+                .map(|page| page.revisions)
+                .unwrap()
         });
         assert_eq!(kept.len(), MAX_REVISIONS as usize);
     }

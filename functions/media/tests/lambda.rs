@@ -295,7 +295,7 @@ async fn an_upload_is_granted_checked_on_its_bucket_event_and_swept_after_its_po
     // Before the delete the sweep leaves it.
     let swept = function.invoke(scheduled()).await;
     assert_eq!(swept["swept"], 0, "{swept}");
-    assert!(store.delete_post(&key).await.unwrap());
+    assert!(store.delete_post(&key, false).await.unwrap());
     // The stream's functions: `purge` (children) and `notify` (the text gone).
     let store: Arc<dyn Store> = store;
     for pending in store.pending_purges(10).await.unwrap() {

@@ -162,6 +162,8 @@ on_both_stores!(
     field_rules_and_bans_answer_before_the_proof_is_asked,
     every_edit_keeps_the_version_it_replaces_newest_first,
     a_post_keeps_its_last_fifty_revisions_and_they_go_with_it,
+    revisions_page_and_one_is_deleted_by_its_author_or_staff_only,
+    edits_count_against_the_write_quota,
     answered_posts_lock_for_their_authors_on_boards_that_lock,
     a_guests_answered_post_locks_before_its_password_is_checked,
     an_answer_acknowledged_while_its_author_deletes_the_post_keeps_it,
@@ -527,6 +529,95 @@ async fn a_post_keeps_its_last_fifty_revisions_and_they_go_with_it(backend: Back
     assert_eq!(deleted.status(), 204);
     let gone = app.get(&format!("/boards/free/posts/{post}/revisions")).await;
     assert_eq!(gone.status(), 404);
+}
+
+async fn revisions_page_and_one_is_deleted_by_its_author_or_staff_only(backend: Backend) {
+    let app = pow_app(backend, &[("POW", "off")]).await;
+    let (author, other, boss) = (
+        app.member_token("author").await,
+        app.member_token("other").await,
+        app.member_token("boss").await,
+    );
+    let post = app.member_post(&author).await;
+    for n in 1..=5 {
+        assert_eq!(
+            edit(&app, &author, "free", &post, &format!("v{n}"), "text")
+                .await
+                .status(),
+            200
+        );
+    }
+    let path = format!("/boards/free/posts/{post}/revisions");
+    let first = body(app.get(&format!("{path}?limit=2")).await).await;
+    let numbers = |page: &Value| -> Vec<u64> {
+        page["revisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["number"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(numbers(&first), [5, 4]);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let second = body(app.get(&format!("{path}?limit=2&cursor={cursor}")).await).await;
+    assert_eq!(numbers(&second), [3, 2]);
+    assert_error(
+        app.get(&format!("{path}?cursor=nonsense")).await,
+        400,
+        "validation_failed",
+        "cursor",
+    )
+    .await;
+
+    let delete = |token: String, revision: &str| {
+        let (app, path) = (&app, format!("{path}/{revision}"));
+        async move { app.request(Method::DELETE, &path, Some(&token), None).await }
+    };
+    assert_error(delete(other.clone(), "4").await, 403, "forbidden", "author or staff").await;
+    assert_error(
+        delete(author.clone(), "zero").await,
+        400,
+        "validation_failed",
+        "revision",
+    )
+    .await;
+    assert_eq!(delete(author.clone(), "4").await.status(), 204);
+    assert_error(delete(author.clone(), "4").await, 404, "not_found", "revision").await;
+    assert_eq!(delete(boss.clone(), "2").await.status(), 204);
+    let all = body(app.get(&path).await).await;
+    assert_eq!(numbers(&all), [5, 3, 1]);
+    let detail = body(app.get(&format!("/boards/free/posts/{post}")).await).await;
+    assert_eq!(detail["revision_count"], 3);
+    // Staff's delete is logged; the author's is not.
+    let log = body(app.get("/boards/free/modlog").await).await;
+    let actions: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    assert_eq!(actions, ["delete_revision"]);
+}
+
+async fn edits_count_against_the_write_quota(backend: Backend) {
+    let app = pow_app(backend, &[("POW", "off"), ("LIMIT_CREATES_MEMBER", "3/1h")]).await;
+    let token = app.member_token("editor").await;
+    let post = app.member_post(&token).await;
+    assert_eq!(edit(&app, &token, "free", &post, "one", "1").await.status(), 200);
+    assert_eq!(edit(&app, &token, "free", &post, "two", "2").await.status(), 200);
+    // The create and two edits: the fourth write is one too many.
+    assert_error(
+        edit(&app, &token, "free", &post, "three", "3").await,
+        429,
+        "rate_limited",
+        "",
+    )
+    .await;
+    let detail = body(app.get(&format!("/boards/free/posts/{post}")).await).await;
+    assert_eq!(
+        (detail["title"].as_str(), detail["revision_count"].as_u64()),
+        (Some("two"), Some(2))
+    );
 }
 
 /// `qa` locks answered posts; `boss` is admin.

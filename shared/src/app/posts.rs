@@ -6,7 +6,7 @@ use crate::domain::media::{AttachedMedia, MediaList, MediaOwner};
 use crate::domain::moderation::Screened;
 use crate::domain::{
     Author, BoardSlug, Category, Comment, CommentBody, CommentId, CommentKey, CommentPage, Guard, PageLimit, Post,
-    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Title, now,
+    PostBody, PostDetail, PostId, PostKey, PostSummary, PostVersion, Title, now,
 };
 use crate::error::ApiError;
 use crate::store::{Edited, MediaEdit, PostEdit};
@@ -326,11 +326,6 @@ impl App {
             None => self.require_post(key).await?,
         };
         Ok(guard.answered_by(member.map(|m| m.id.as_str()), writer))
-    }
-
-    /// A post's history: the versions its edits replaced, newest first.
-    pub async fn revisions(&self, key: &PostKey) -> Result<Vec<Revision>, ApiError> {
-        self.store.revisions(key).await?.ok_or_else(|| self.not_found_post())
     }
 
     /// The post goes now; its children after the request ([`super::purge`]).

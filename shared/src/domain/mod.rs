@@ -163,17 +163,24 @@ pub struct Post {
 /// history and edit locks): the oldest goes when an edit would keep more.
 pub const MAX_REVISIONS: u32 = 50;
 
-/// **(v4)** `GET .../revisions`: newest first.
+/// `GET .../revisions`: a page, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Revisions {
     pub revisions: Vec<Revision>,
+    /// Pass as `cursor` for the next page; null on the last.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub next_cursor: Option<String>,
 }
 
-/// **(v4)** A version of a post that an edit replaced.
+/// A version of a post that an edit replaced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Revision {
+    /// Which edit replaced it (1: the original version): the `{revision}`
+    /// of its delete.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    pub number: u64,
     pub title: String,
     pub body: String,
     /// When this version was written: the post's creation for the first,

@@ -163,6 +163,35 @@ impl FromRequestParts<AppState> for CommentPath {
 }
 
 #[derive(Deserialize)]
+struct RawRevision {
+    slug: String,
+    post_id: String,
+    revision: String,
+}
+
+/// `/boards/{slug}/posts/{post_id}/revisions/{revision}`: the revision's
+/// number stays text for the use case to parse (a bad one names `revision`).
+#[derive(Debug)]
+pub struct RevisionPath(pub PostKey, pub String);
+
+impl FromRequestParts<AppState> for RevisionPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let RawRevision {
+            slug,
+            post_id,
+            revision,
+        } = raw(parts, state).await?;
+        let key = PostKey {
+            board: state.app.resolve_board(&slug).await?,
+            post: PostId::parse(&post_id)?,
+        };
+        Ok(RevisionPath(key, revision))
+    }
+}
+
+#[derive(Deserialize)]
 struct RawBoardMember {
     slug: String,
     member_id: String,

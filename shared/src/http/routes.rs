@@ -243,9 +243,9 @@ routes_table! {
             .listed("-", "**(v4)** `200` comment");
     Read GET "/boards/{slug}/posts/{post_id}/revisions" => h::read::list_revisions,
         doc("listRevisions", "Read a post's edit history, newest first", 200, "The versions its edits replaced")
-            .details("(v4) Every version of the post that an edit replaced, newest first, at most the last 50 (`revision_count` in the post says how many). Each has the title and body it had and `edited_at`, when it was written. They go with the post.")
-            .returns::<d::Revisions>().errors(&["not_found"])
-            .listed("-", "**(v4)** `200 {\"revisions\": [...]}`");
+            .details("A page of the versions of the post that its edits replaced, newest first; the post keeps the last 50 (`revision_count` in the post says how many). Each has its `number` (which edit replaced it; 1 is the original), the title and body it had and `edited_at`, when it was written. Pass `next_cursor` as `cursor` for the next page. They go with the post.")
+            .returns::<d::Revisions>().errors(&["validation_failed", "not_found"])
+            .listed("-", "`200 {\"revisions\": [...], \"next_cursor\"}`");
     Read GET "/challenge" => h::read::challenge,
         doc("getChallenge", "Get a proof-of-work challenge", 200, "An ALTCHA challenge")
             .details("(v4) A fresh ALTCHA challenge (SHA-256), signed by the server and valid 10 minutes. Find the number whose SHA-256 after the salt gives `challenge` (the `altcha` widget or `altcha-lib` do), and send `{algorithm, challenge, number, salt, signature}` as base64 JSON in `X-Pow` on an anonymous write that asks for it (`428 pow_required`, which also carries a challenge). Each solution is accepted once.")
@@ -275,6 +275,12 @@ routes_table! {
             .details("Comments on a post as the signed-in member; `parent_id` makes it a reply to a top-level comment of the same post. Counted against the write quotas.")
             .takes::<h::member::CommentRequest>().returns::<d::Comment>().errors(&["not_found", "rate_limited"])
             .listed("bearer", "`201` comment");
+    #[cfg(feature = "tokens")]
+    MemberWrite DELETE "/boards/{slug}/posts/{post_id}/revisions/{revision}" => h::member::delete_revision,
+        doc("deleteRevision", "Delete one revision of a post", 204, "Deleted")
+            .details("Deletes one kept revision (its `number`) of a post: the post's member author may, and staff of its board, whose delete is written to the board's public log (`delete_revision`). The post's `revision_count` goes down by one.")
+            .errors(&["validation_failed", "forbidden", "not_found"])
+            .listed("bearer, author or staff", "`204`");
     #[cfg(feature = "tokens")]
     MemberWrite DELETE "/boards/{slug}/posts/{post_id}/comments/{comment_id}" => h::member::delete_comment,
         doc("deleteMemberComment", "Delete your comment (its replies stay)", 204, "Deleted")

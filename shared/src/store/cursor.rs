@@ -24,6 +24,34 @@ pub fn decode(cursor: &str) -> Result<String, StoreError> {
     Ok(id)
 }
 
+/// A page of revisions continues below this revision number.
+pub fn encode_revision(number: u64) -> String {
+    encode(&format!("r{number}"))
+}
+
+/// The revision number a revisions cursor continues below.
+pub fn decode_revision(cursor: &str) -> Result<u64, StoreError> {
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| StoreError::InvalidCursor)?;
+    std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|text| text.strip_prefix('r'))
+        .and_then(|number| number.parse().ok())
+        .ok_or(StoreError::InvalidCursor)
+}
+
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+/// Trims a `limit + 1` fetch of revisions (newest first) to the page.
+pub(crate) fn revisions_page(mut revisions: Vec<crate::domain::Revision>, limit: usize) -> crate::domain::Revisions {
+    let more = revisions.len() > limit;
+    revisions.truncate(limit);
+    crate::domain::Revisions {
+        next_cursor: more
+            .then(|| revisions.last().map(|r| encode_revision(r.number)))
+            .flatten(),
+        revisions,
+    }
+}
+
 #[cfg(any(feature = "sqlite", feature = "dynamo"))]
 /// Trims a `limit + 1` fetch to the page and sets the cursor when more follow.
 pub(crate) fn page_of(posts: &mut Vec<PostSummary>, limit: usize) -> Page {

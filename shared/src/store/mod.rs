@@ -31,7 +31,7 @@ use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
     CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
     PendingDeletion, Post, PostBody, PostDetail, PostId, PostKey, PostVersion, Report, ReportId, ReportPage, Reported,
-    Revision, SessionState, Tally, Title, TotpStart, Username, Vote, VoteChange, Window, Writer, WriterKey,
+    Revisions, SessionState, Tally, Title, TotpStart, Username, Vote, VoteChange, Window, Writer, WriterKey,
 };
 use crate::domain::{BlockEntry, Blocked, Blocking, MediaId, NewNotification, NotificationPage, TextRef};
 
@@ -150,9 +150,15 @@ macro_rules! ports {
                 /// becomes a revision (title, body, its `updated_at`), and the oldest
                 /// goes once the post keeps more than [`crate::domain::MAX_REVISIONS`].
                 async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
-                /// **(v4)** The post's kept revisions, newest first; `None` when
-                /// there is no such post.
-                async fn revisions(&self, key: &PostKey) -> StoreResult<Option<Vec<Revision>>>;
+                /// A page of the post's kept revisions, newest first, those
+                /// numbered below `before` (all, without); `None` when there is
+                /// no such post.
+                async fn revisions(&self, key: &PostKey, limit: PageLimit, before: Option<u64>)
+                -> StoreResult<Option<Revisions>>;
+                /// Deletes one kept revision (and, for staff, writes `entry` in
+                /// the same write); false when the post or the revision is not there.
+                async fn delete_revision(&self, key: &PostKey, number: u64, entry: Option<&LogEntry>)
+                -> StoreResult<bool>;
                 /// Deletes the post with its comments and likes; false when there was none.
                 /// Resolves (deletes) the open reports of the post and of its
                 /// comments with it, including any opened while it runs, so staff do

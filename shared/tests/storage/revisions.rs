@@ -7,8 +7,8 @@ use std::collections::HashSet;
 
 use crate::{Dyn, created_post, edit, post_key, purged};
 use futures::future::join_all;
-use shared::domain::{MAX_REVISIONS, PostKey, PostVersion, Revision, new_id};
-use shared::store::{Edited, PostEdit};
+use shared::domain::{MAX_REVISIONS, PageLimit, PostKey, PostVersion, Revision, new_id};
+use shared::store::{Edited, PostEdit, StoreError};
 
 conformance!(
     every_edit_keeps_the_version_it_replaced_newest_first,
@@ -16,6 +16,8 @@ conformance!(
     an_edit_refused_by_its_version_keeps_no_revision,
     racing_edits_each_keep_the_version_they_replaced,
     a_deleted_posts_history_goes_with_it,
+    revisions_page_newest_first_without_skips_or_repeats,
+    a_deleted_revision_leaves_the_history_and_its_count_and_later_edits_count_right,
 );
 
 /// The `n`-th edit's text and time (distinct, increasing).
@@ -32,7 +34,12 @@ async fn revision_count(store: &Dyn, key: &PostKey) -> u32 {
 }
 
 async fn history(store: &Dyn, key: &PostKey) -> Vec<Revision> {
-    store.revisions(key).await.unwrap().expect("the post is there")
+    store
+        .revisions(key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
+        .await
+        .unwrap()
+        .map(|page| page.revisions)
+        .expect("the post is there")
 }
 
 /// Eight edits at once, the `n`-th edits for `from..from + 8`.
@@ -65,6 +72,7 @@ async fn every_edit_keeps_the_version_it_replaced_newest_first(store: Dyn) {
         assert_eq!(store.update_post(&key, &nth_edit(n)).await.unwrap(), Edited::Done);
     }
     let original = Revision {
+        number: 1,
         title: p.summary.title.clone(),
         body: p.body.clone(),
         edited_at: p.updated_at.clone(),
@@ -72,6 +80,7 @@ async fn every_edit_keeps_the_version_it_replaced_newest_first(store: Dyn) {
     let version = |n: u32| {
         let e = nth_edit(n);
         Revision {
+            number: u64::from(n) + 1,
             title: e.title.as_str().to_owned(),
             body: e.body.as_str().to_owned(),
             edited_at: e.updated_at,
@@ -86,8 +95,24 @@ async fn every_edit_keeps_the_version_it_replaced_newest_first(store: Dyn) {
         ("title 3", version(3).edited_at.as_str())
     );
     // No such post, or not on that board: no history at all.
-    assert_eq!(store.revisions(&post_key("free", &new_id())).await.unwrap(), None);
-    assert_eq!(store.revisions(&post_key("qna", &p.summary.id)).await.unwrap(), None);
+    assert_eq!(
+        store
+            .revisions(&post_key("free", &new_id()), PageLimit::parse(None, 50).unwrap(), None)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .revisions(
+                &post_key("qna", &p.summary.id),
+                PageLimit::parse(None, 50).unwrap(),
+                None
+            )
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(
         store
             .update_post(&post_key("qna", &p.summary.id), &nth_edit(4))
@@ -223,9 +248,83 @@ async fn a_deleted_posts_history_goes_with_it(store: Dyn) {
     store.update_post(&survivor_key, &nth_edit(1)).await.unwrap();
     assert!(store.delete_post(&key, false).await.unwrap());
     // At once, before the purge (DynamoDB's step 2) has run.
-    assert_eq!(store.revisions(&key).await.unwrap(), None);
+    assert_eq!(
+        store
+            .revisions(&key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
+            .await
+            .unwrap()
+            .map(|page| page.revisions),
+        None
+    );
     purged(&store).await;
-    assert_eq!(store.revisions(&key).await.unwrap(), None);
+    assert_eq!(
+        store
+            .revisions(&key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
+            .await
+            .unwrap()
+            .map(|page| page.revisions),
+        None
+    );
     assert_eq!(store.update_post(&key, &nth_edit(3)).await.unwrap(), Edited::NoSuchPost);
     assert_eq!(history(&store, &survivor_key).await.len(), 1, "other posts keep theirs");
+}
+
+fn numbers(revisions: &[Revision]) -> Vec<u64> {
+    revisions.iter().map(|r| r.number).collect()
+}
+
+async fn revisions_page_newest_first_without_skips_or_repeats(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    for n in 1..=7 {
+        store.update_post(&key, &nth_edit(n)).await.unwrap();
+    }
+    let three = PageLimit::parse(Some("3"), 50).unwrap();
+    let mut pages = Vec::new();
+    let mut before = None;
+    loop {
+        let page = store.revisions(&key, three, before).await.unwrap().unwrap();
+        pages.push(numbers(&page.revisions));
+        match page.next_cursor {
+            Some(cursor) => before = Some(shared::store::cursor::decode_revision(&cursor).unwrap()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, vec![vec![7, 6, 5], vec![4, 3, 2], vec![1]]);
+    assert_eq!(
+        shared::store::cursor::decode_revision("not-a-cursor"),
+        Err(StoreError::InvalidCursor)
+    );
+}
+
+async fn a_deleted_revision_leaves_the_history_and_its_count_and_later_edits_count_right(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    for n in 1..=MAX_REVISIONS {
+        store.update_post(&key, &nth_edit(n)).await.unwrap();
+    }
+    assert!(store.delete_revision(&key, 3, None).await.unwrap());
+    assert!(!store.delete_revision(&key, 3, None).await.unwrap(), "already gone");
+    assert!(!store.delete_revision(&key, 99, None).await.unwrap(), "never kept");
+    assert!(
+        !store
+            .delete_revision(&post_key("qna", &p.summary.id), 4, None)
+            .await
+            .unwrap(),
+        "not through another board"
+    );
+    let kept = history(&store, &key).await;
+    assert!(!numbers(&kept).contains(&3));
+    assert_eq!((kept.len(), revision_count(&store, &key).await), (49, 49));
+
+    // The oldest (1) goes with the 51st edit; with 3 gone, 49 stay.
+    store.update_post(&key, &nth_edit(MAX_REVISIONS + 1)).await.unwrap();
+    assert_eq!(revision_count(&store, &key).await, 49);
+    // Deleting 2 leaves 48; edit 52 would push 2 out, already gone: 49.
+    assert!(store.delete_revision(&key, 2, None).await.unwrap());
+    store.update_post(&key, &nth_edit(MAX_REVISIONS + 2)).await.unwrap();
+    let kept = history(&store, &key).await;
+    assert_eq!(kept.len(), 49, "{:?}", numbers(&kept));
+    assert_eq!(revision_count(&store, &key).await, 49);
+    assert_eq!(kept.last().map(|r| r.number), Some(4));
 }

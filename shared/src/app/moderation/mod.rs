@@ -13,6 +13,7 @@ mod moderators;
 mod posts;
 mod removals;
 mod reports;
+mod revisions;
 
 pub use bans::{BanBy, BanCommand};
 pub use removals::Removal;

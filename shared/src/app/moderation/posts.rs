@@ -48,7 +48,7 @@ impl App {
     }
 
     /// The log's target for a post: its id and title, or `404`.
-    async fn post_target(&self, key: &PostKey) -> Result<LogTarget, ApiError> {
+    pub(super) async fn post_target(&self, key: &PostKey) -> Result<LogTarget, ApiError> {
         let post = self
             .store
             .post_detail(key)

@@ -22,6 +22,8 @@ pub enum LogAction {
     Recategorize,
     /// **(v4)** Staff took a post out of the best posts.
     Unbest,
+    /// Staff deleted a revision of a post.
+    DeleteRevision,
 }
 
 /// What a log entry is about: a removed post keeps its title (never its

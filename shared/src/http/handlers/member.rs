@@ -16,7 +16,7 @@ use crate::http::client_ip::ClientIp;
 use crate::http::conventions::{IfMatch, PowHeader};
 use crate::http::idempotency::Idempotent;
 use crate::http::input::{Body, required};
-use crate::http::paths::{BoardPath, CommentPath, PostPath};
+use crate::http::paths::{BoardPath, CommentPath, PostPath, RevisionPath};
 
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -132,6 +132,16 @@ pub(crate) async fn delete_comment(
     CommentPath(key): CommentPath,
 ) -> Result<StatusCode, ApiError> {
     state.app.delete_member_comment(&member, &client, &key).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The post's author, or staff, delete one revision of it.
+pub(crate) async fn delete_revision(
+    State(state): State<AppState>,
+    AuthMember(member): AuthMember,
+    RevisionPath(key, revision): RevisionPath,
+) -> Result<StatusCode, ApiError> {
+    state.app.delete_revision(&member, &key, &revision).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -9,7 +9,9 @@ use super::RenderedJson;
 use crate::app::moderation::ModPage;
 use crate::app::posts::ListPosts;
 use crate::app::pow::Challenge;
-use crate::domain::{Board, BoardList, COMMENTS_PAGE, Comment, CommentPage, LogPage, Moderators, Revisions};
+use crate::domain::{
+    Board, BoardList, COMMENTS_PAGE, Comment, CommentPage, LogPage, MAX_REVISIONS, Moderators, Revisions,
+};
 use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::paths::{
@@ -101,13 +103,14 @@ pub(crate) async fn get_comment(
     state.app.get_comment(&key).await.map(Json)
 }
 
-/// **(v4)** A post's edit history, newest first.
+/// A page of a post's edit history, newest first.
 pub(crate) async fn list_revisions(
     State(state): State<AppState>,
     PostPath(key): PostPath,
+    page: PageQuery,
 ) -> Result<Json<Revisions>, ApiError> {
-    let revisions = state.app.revisions(&key).await?;
-    Ok(Json(Revisions { revisions }))
+    let limit = page.limit(MAX_REVISIONS as usize)?;
+    state.app.revisions(&key, limit, page.cursor.as_deref()).await.map(Json)
 }
 
 /// **(v4)** A proof-of-work challenge for an anonymous write.

@@ -132,6 +132,7 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
         ("{number}", "PostNumber"),
         ("{tag}", "GuestTag"),
         ("{media_id}", "MediaId"),
+        ("{revision}", "RevisionNumber"),
     ]
     .iter()
     .filter(|(segment, _)| route.path.contains(segment))
@@ -144,6 +145,10 @@ pub(super) fn route_parameters(route: &Route, codes: &[&str]) -> Vec<Value> {
             parameters.push(parameter_ref("Category"));
             parameters.push(parameter_ref("Best"));
         }
+    }
+    if route.method == http::Method::GET && route.path.ends_with("/revisions") {
+        parameters.push(parameter_ref("RevisionLimit"));
+        parameters.push(parameter_ref("Cursor"));
     }
     if route.method == http::Method::GET && route.path.ends_with("/comments") {
         parameters.push(parameter_ref("CommentLimit"));

@@ -8,9 +8,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select, Tr
 
 use super::DynamoStore;
 use super::attributes::{from_item, key, s, text, to_item};
-use super::items::{
-    COMMENT_SK_PREFIX, CommentItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of,
-};
+use super::items::{COMMENT_SK_PREFIX, CommentItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of};
 use super::transact::{Race, failed_at, retry_races, sdk_error};
 use crate::domain::{
     Author, BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer, WriterKey,

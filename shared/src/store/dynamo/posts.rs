@@ -7,21 +7,20 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
 
 use super::DynamoStore;
 use super::attributes::{from_item, key, n, s, text, to_item};
 use super::items::{
     BEST_INDEX, BOARD_INDEX, BY_CATEGORY_INDEX, BY_NUMBER_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_ON_BOARD,
-    POST_SK, PostItem, REVISION_SK_PREFIX, RevisionItem, SummaryFields, board_pk, category_key, comment_sk, post_pk,
-    revision_sk,
+    POST_SK, PostItem, RevisionItem, SummaryFields, board_pk, category_key, comment_sk, post_pk, revision_sk,
 };
 use super::purge::Marked;
 use super::transact::{Race, TxFailure, retry_races, sdk_error};
 use crate::domain::media::MediaOwner;
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, MAX_REVISIONS, Page, PageLimit, PasswordHash,
-    Post, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Writer, WriterKey,
+    Post, PostDetail, PostId, PostKey, PostSummary, PostVersion, Revision, Revisions, Writer, WriterKey,
 };
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
@@ -538,13 +537,67 @@ impl Posts for DynamoStore {
         outcome
     }
 
-    /// **(v4)** Two requests side by side: the post's board (GetItem) and one
-    /// Query of its revision items, newest first (more only when 1 MB of
-    /// revisions ends a page before 50).
-    async fn revisions(&self, post_key: &PostKey) -> StoreResult<Option<Vec<Revision>>> {
+    /// Two requests side by side: the post's board (GetItem) and one
+    /// Query of its revision items below `before`, newest first, `limit + 1`
+    /// (more only when 1 MB of revisions ends a page early).
+    async fn revisions(
+        &self,
+        post_key: &PostKey,
+        limit: PageLimit,
+        before: Option<u64>,
+    ) -> StoreResult<Option<Revisions>> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let (post_board, revisions) = tokio::try_join!(self.post_board(post_id), self.revision_items(post_id))?;
-        Ok(post_board.is_some_and(|b| b == board).then_some(revisions))
+        let (post_board, revisions) = tokio::try_join!(
+            self.post_board(post_id),
+            self.revision_items(post_id, limit.get() + 1, before)
+        )?;
+        Ok(post_board
+            .is_some_and(|b| b == board)
+            .then(|| cursor::revisions_page(revisions, limit.get())))
+    }
+
+    /// The post read, then one transaction: the revision's delete (if it is
+    /// there), the post's count of kept revisions as read less one
+    /// (conditioned on its edits and count as read: an edit or another
+    /// delete in between reads again), and `entry`.
+    async fn delete_revision(&self, post_key: &PostKey, number: u64, entry: Option<&LogEntry>) -> StoreResult<bool> {
+        let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
+        let entry = entry.map(|e| self.log_put(board, e)).transpose()?;
+        let entry = &entry;
+        let gave_up = "a revision's delete kept racing edits of its post";
+        let deleted = retry_races(gave_up, (), |()| async move {
+            let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
+                return Ok(Race::Done(false));
+            };
+            let read: PostItem = from_item(item)?;
+            if read.summary.board != board {
+                return Ok(Race::Done(false));
+            }
+            let mut values = vec![(":board", s(board))];
+            let condition = format!("{POST_ON_BOARD} AND {}", as_read(&read, &mut values));
+            let kept = read.kept_revisions().saturating_sub(1);
+            values.push((":revisions", n(i64::try_from(kept).unwrap_or(i64::MAX))));
+            let mut items = vec![
+                self.delete(key(post_pk(post_id), revision_sk(number)), Some("attribute_exists(PK)"))?,
+                self.update(
+                    key(post_pk(post_id), POST_SK.into()),
+                    "SET revisions = :revisions",
+                    Some(&condition),
+                    &[],
+                    &values,
+                )?,
+            ];
+            items.extend(entry.iter().cloned());
+            match self.transact(items).await {
+                Ok(()) => Ok(Race::Done(true)),
+                Err(TxFailure::Conditions(failed)) if failed.first() == Some(&true) => Ok(Race::Done(false)),
+                Err(TxFailure::Conditions(_)) => Ok(Race::Lost(())),
+                Err(TxFailure::Store(e)) => Err(e),
+            }
+        })
+        .await;
+        self.cache.forget_post(post_id);
+        deleted
     }
 
     /// Step 1 of two ([`super::purge`]): the post is unreadable from it; its
@@ -622,11 +675,20 @@ impl DynamoStore {
                 return Ok(Race::Done(Edited::OtherVersion));
             }
         }
+        // The revision this edit pushes out, if it is still kept (it may
+        // have been deleted on its own): read only past 50 edits.
+        let oldest = (read.edits + 1)
+            .checked_sub(u64::from(MAX_REVISIONS))
+            .filter(|&e| e > 0);
+        let oldest = match oldest {
+            Some(number) => self.revision_kept(post_id, number).await?.then_some(number),
+            None => None,
+        };
         let EditItems {
             items,
             answered,
             media_at,
-        } = self.edit_items(board, post_id, edit, &read)?;
+        } = self.edit_items(board, post_id, edit, &read, oldest)?;
         match self.transact(items).await {
             Ok(()) => Ok(Race::Done(Edited::Done)),
             // Someone else has commented and the board locks: nothing changed.
@@ -648,12 +710,21 @@ impl DynamoStore {
     /// this edit; the revision [`MAX_REVISIONS`] edits older, if any;
     /// **(v4)** the images it drops released and, from the index it
     /// answers beside the items, those it adds attached.
-    fn edit_items(&self, board: &str, post_id: &str, edit: &PostEdit, read: &PostItem) -> StoreResult<EditItems> {
+    fn edit_items(
+        &self,
+        board: &str,
+        post_id: &str,
+        edit: &PostEdit,
+        read: &PostItem,
+        oldest: Option<u64>,
+    ) -> StoreResult<EditItems> {
         let (title, body) = (edit.title.as_str(), edit.body.as_str());
         let this_edit = read.edits + 1;
         let mut expression =
-            "SET title = :title, body = :body, updated_at = :updated_at, #version = :version, edits = :edits"
+            "SET title = :title, body = :body, updated_at = :updated_at, #version = :version, edits = :edits, \
+             revisions = :revisions"
                 .to_owned();
+        let kept = read.kept_revisions() + 1 - u64::from(oldest.is_some());
         let mut values = vec![
             (":board", s(board)),
             (":title", s(title)),
@@ -661,6 +732,7 @@ impl DynamoStore {
             (":updated_at", s(edit.updated_at.as_str())),
             (":version", s(PostVersion::of(title, body).as_str())),
             (":edits", n(i64::try_from(this_edit).unwrap_or(i64::MAX))),
+            (":revisions", n(i64::try_from(kept).unwrap_or(i64::MAX))),
         ];
         match &edit.category {
             None => {}
@@ -697,12 +769,7 @@ impl DynamoStore {
                 None => expression += " REMOVE media, media_count",
             }
         }
-        let condition = if read.edits == 0 {
-            format!("{POST_ON_BOARD} AND attribute_not_exists(edits)")
-        } else {
-            values.push((":read_edits", n(i64::try_from(read.edits).unwrap_or(i64::MAX))));
-            format!("{POST_ON_BOARD} AND edits = :read_edits")
-        };
+        let condition = format!("{POST_ON_BOARD} AND {}", as_read(read, &mut values));
         let post = key(post_pk(post_id), POST_SK.into());
         let mut items = vec![self.update(post, &expression, Some(&condition), &[("#version", "version")], &values)?];
         let revision = RevisionItem {
@@ -713,7 +780,7 @@ impl DynamoStore {
             edited_at: read.updated_at.clone(),
         };
         items.push(self.overwrite(to_item(&revision)?)?);
-        if let Some(oldest) = this_edit.checked_sub(u64::from(MAX_REVISIONS)).filter(|&e| e > 0) {
+        if let Some(oldest) = oldest {
             items.push(self.delete(key(post_pk(post_id), revision_sk(oldest)), None)?);
         }
         // The edit lock's checks, then releases (their conditions fail only
@@ -734,20 +801,55 @@ impl DynamoStore {
         })
     }
 
-    /// Up to [`MAX_REVISIONS`] revision items of a post, newest first,
-    /// read consistently.
-    async fn revision_items(&self, post_id: &str) -> StoreResult<Vec<Revision>> {
+    /// Up to `limit` revision items of a post numbered below `before`,
+    /// newest first, read consistently.
+    async fn revision_items(&self, post_id: &str, limit: usize, before: Option<u64>) -> StoreResult<Vec<Revision>> {
+        let high = before.map_or(u64::from(u32::MAX), |b| b.saturating_sub(1));
+        let (low, high) = (revision_sk(0), revision_sk(high));
         let shape = |q: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder| {
-            q.key_condition_expression("PK = :pk AND begins_with(SK, :revisions)")
-                .expression_attribute_values(":revisions", s(REVISION_SK_PREFIX))
+            q.key_condition_expression("PK = :pk AND SK BETWEEN :low AND :high")
+                .expression_attribute_values(":low", s(low.clone()))
+                .expression_attribute_values(":high", s(high.clone()))
                 .scan_index_forward(false)
         };
-        self.query_all(&post_pk(post_id), Some(MAX_REVISIONS as usize), &shape)
+        self.query_all(&post_pk(post_id), Some(limit), &shape)
             .await?
             .into_iter()
             .map(|item| Ok(from_item::<RevisionItem>(item)?.into_revision()))
             .collect()
     }
+
+    /// Whether revision `number` of the post is still kept (a GetItem of
+    /// its key only).
+    async fn revision_kept(&self, post_id: &str, number: u64) -> StoreResult<bool> {
+        const KEY_ONLY: super::attributes::Projection = super::attributes::Projection {
+            expression: "SK",
+            names: &[],
+        };
+        let item = self
+            .get_with(key(post_pk(post_id), revision_sk(number)), true, Some(&KEY_ONLY))
+            .await?;
+        Ok(item.is_some())
+    }
+}
+
+/// The condition that the post is as `read` left it: its edits and its
+/// count of kept revisions (their values added to `values`).
+fn as_read(read: &PostItem, values: &mut Vec<(&'static str, AttributeValue)>) -> String {
+    let edits = if read.edits == 0 {
+        "attribute_not_exists(edits)"
+    } else {
+        values.push((":read_edits", n(i64::try_from(read.edits).unwrap_or(i64::MAX))));
+        "edits = :read_edits"
+    };
+    let revisions = match read.revisions {
+        None => "attribute_not_exists(revisions)",
+        Some(kept) => {
+            values.push((":read_revisions", n(i64::try_from(kept).unwrap_or(i64::MAX))));
+            "revisions = :read_revisions"
+        }
+    };
+    format!("{edits} AND {revisions}")
 }
 
 /// An edit's transaction items, and where in them the edit lock's checks

@@ -15,7 +15,7 @@ use super::{SqliteStore, media, sql_error};
 use crate::domain::media::{AttachedMedia, MediaOwner, from_stored, to_stored};
 use crate::domain::{
     BoardSlug, COMMENTS_PAGE, Category, CommentPage, Guard, LogEntry, MAX_REVISIONS, Page, PageLimit, PasswordHash,
-    Post, PostDetail, PostId, PostKey, PostVersion, Revision, Writer,
+    Post, PostDetail, PostId, PostKey, PostVersion, Revision, Revisions, Writer,
 };
 use crate::store::{Completion, Edited, MediaEdit, PostEdit, Posts, StoreError, StoreResult, cursor};
 
@@ -426,35 +426,70 @@ impl Posts for SqliteStore {
                 params![post_id, MAX_REVISIONS],
             )
             .map_err(sql_error)?;
+            count_revisions(&tx, &post_id)?;
             tx.commit().map_err(sql_error)?;
             Ok(Edited::Done)
         })
         .await
     }
 
-    async fn revisions(&self, key: &PostKey) -> StoreResult<Option<Vec<Revision>>> {
+    async fn revisions(&self, key: &PostKey, limit: PageLimit, before: Option<u64>) -> StoreResult<Option<Revisions>> {
         let (board, post_id) = (key.board.as_str().to_owned(), key.post.as_str().to_owned());
+        let before = before.map_or(i64::MAX, |n| i64::try_from(n).unwrap_or(i64::MAX));
         self.read(move |conn| {
             if !post_exists(conn, &board, &post_id)? {
                 return Ok(None);
             }
             let mut statement = conn
                 .prepare_cached(
-                    "SELECT title, body, edited_at FROM post_revisions WHERE post_id = ?1 ORDER BY seq DESC LIMIT ?2",
+                    "SELECT seq, title, body, edited_at FROM post_revisions
+                     WHERE post_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
                 )
                 .map_err(sql_error)?;
             let revisions = statement
-                .query_map(params![post_id, MAX_REVISIONS], |row| {
+                .query_map(params![post_id, before, limit.get() as i64 + 1], |row| {
                     Ok(Revision {
-                        title: row.get(0)?,
-                        body: row.get(1)?,
-                        edited_at: row.get(2)?,
+                        number: row.get::<_, i64>(0)?.try_into().unwrap_or_default(),
+                        title: row.get(1)?,
+                        body: row.get(2)?,
+                        edited_at: row.get(3)?,
                     })
                 })
                 .map_err(sql_error)?
                 .collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(sql_error)?;
-            Ok(Some(revisions))
+            Ok(Some(cursor::revisions_page(revisions, limit.get())))
+        })
+        .await
+    }
+
+    async fn delete_revision(&self, key: &PostKey, number: u64, entry: Option<&LogEntry>) -> StoreResult<bool> {
+        let (board, post_id, entry) = (
+            key.board.as_str().to_owned(),
+            key.post.as_str().to_owned(),
+            entry.cloned(),
+        );
+        let number = i64::try_from(number).unwrap_or(i64::MAX);
+        self.with(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_error)?;
+            let deleted = tx
+                .execute(
+                    "DELETE FROM post_revisions WHERE post_id = ?1 AND seq = ?2
+                     AND post_id IN (SELECT id FROM posts WHERE board = ?3)",
+                    params![post_id, number, board],
+                )
+                .map_err(sql_error)?;
+            if deleted == 0 {
+                return Ok(false);
+            }
+            count_revisions(&tx, &post_id)?;
+            if let Some(entry) = &entry {
+                log(&tx, &board, entry)?;
+            }
+            tx.commit().map_err(sql_error)?;
+            Ok(true)
         })
         .await
     }
@@ -529,6 +564,17 @@ fn edit_media(tx: &Transaction<'_>, board: &str, post_id: &str, edit: &MediaEdit
     tx.execute(
         "UPDATE posts SET media = ?2, media_count = ?3 WHERE id = ?1",
         params![post_id, to_stored(&edit.media), edit.media.len() as i64],
+    )
+    .map_err(sql_error)?;
+    Ok(())
+}
+
+/// The post's `revisions` (its `revision_count`) set to what it keeps,
+/// inside the write that changed them.
+fn count_revisions(tx: &Transaction<'_>, post_id: &str) -> StoreResult<()> {
+    tx.execute(
+        "UPDATE posts SET revisions = (SELECT COUNT(*) FROM post_revisions WHERE post_id = ?1) WHERE id = ?1",
+        params![post_id],
     )
     .map_err(sql_error)?;
     Ok(())

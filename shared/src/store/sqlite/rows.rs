@@ -12,7 +12,7 @@ use crate::store::StoreResult;
 /// What [`post_from`] and [`summary_from`] read.
 pub(super) const POST_COLUMNS: &str = "id, board, title, author_kind, author_nickname, author_member_id, created_at, \
                             view_count, like_count, comment_count, body, updated_at, writer_key, number, category, \
-                            dislike_count, best, MIN(edits, 50), media_count, media";
+                            dislike_count, best, revisions, media_count, media";
 /// What [`comment_from`] reads.
 pub(super) const COMMENT_COLUMNS: &str =
     "id, post_id, parent_id, body, author_kind, author_nickname, author_member_id, created_at, writer_key, media";

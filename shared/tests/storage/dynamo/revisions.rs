@@ -73,7 +73,13 @@ async fn past_fifty_edits_each_edit_deletes_the_oldest_revision_item() {
     concrete.backfill().await.unwrap();
     assert_eq!(revision_keys().await, kept);
     assert_eq!(
-        store.revisions(&key).await.unwrap().unwrap().len(),
+        store
+            .revisions(&key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
+            .await
+            .unwrap()
+            .map(|page| page.revisions)
+            .unwrap()
+            .len(),
         MAX_REVISIONS as usize
     );
 }

@@ -253,6 +253,11 @@ pub(in crate::store::dynamo) struct PostItem {
     /// condition names it as read, and its revision's SK ([`revision_sk`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub edits: u64,
+    /// How many revisions it keeps; absent until its first edit or
+    /// revision delete since revisions could be deleted one by one (then
+    /// [`PostItem::kept_revisions`] takes its edits, at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revisions: Option<u64>,
     /// **(v4)** Its images (domain::media::to_stored); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media: Option<String>,
@@ -279,6 +284,11 @@ pub(in crate::store::dynamo) struct RevisionItem {
 impl RevisionItem {
     pub(in crate::store::dynamo) fn into_revision(self) -> Revision {
         Revision {
+            number: self
+                .sk
+                .strip_prefix(REVISION_SK_PREFIX)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_default(),
             title: self.title,
             body: self.body,
             edited_at: self.edited_at,
@@ -338,17 +348,24 @@ impl PostItem {
             owner: OwnerFields::of(owner_of(&s.author), owned_post_sk(&s.id)),
             category_key: s.category.as_ref().map(|c| category_key(&s.board, c.as_str())),
             edits: 0,
+            revisions: None,
             media: crate::domain::media::to_stored(&post.media),
         }
     }
 
+    /// How many revisions the post keeps.
+    pub(in crate::store::dynamo) fn kept_revisions(&self) -> u64 {
+        self.revisions
+            .unwrap_or_else(|| self.edits.min(u64::from(MAX_REVISIONS)))
+    }
+
     pub(in crate::store::dynamo) fn into_post(self, shards: Counts) -> Post {
+        let kept = self.kept_revisions();
         Post {
             summary: self.summary.summary(shards),
             body: self.body,
             updated_at: self.updated_at,
-            // The oldest go once there are more (each edit deletes one).
-            revision_count: u32::try_from(self.edits).map_or(MAX_REVISIONS, |edits| edits.min(MAX_REVISIONS)),
+            revision_count: u32::try_from(kept).unwrap_or(MAX_REVISIONS),
             media: media_of(self.media.as_deref()),
         }
     }
