@@ -434,6 +434,20 @@ async fn files_go_with_what_they_belong_to(backend: Backend) {
         .await;
     assert_eq!(response.status(), 204);
     gone(&app, &file).await;
+    // An account deleted without its content: what it never attached goes
+    // at once (the audit found it served 200 afterwards); another's stays.
+    let park = app.member_token("park").await;
+    let (_, unattached_file, unattached_thumb) = image(&park).await;
+    let (kept, kept_by_other, _) = image(&kim).await;
+    let delete = json!({"password": "password-123", "delete_content": false});
+    let response = app
+        .request(Method::DELETE, "/members/me", Some(&park), Some(delete))
+        .await;
+    assert_eq!(response.status(), 204);
+    gone(&app, &unattached_file).await;
+    gone(&app, &unattached_thumb).await;
+    assert_eq!(file_status(&app, &kept_by_other).await, 200);
+    assert_eq!(body(app.get(&format!("/media/{kept}")).await).await["status"], "ready");
     // A grant never attached stays until it is due (24 hours).
     let (never, never_file, _) = image(&kim).await;
     app.state.app.sweep_media().await.unwrap();

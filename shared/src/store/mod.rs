@@ -26,7 +26,7 @@ pub use settings::StoreSettings;
 
 pub use idempotency::Claim;
 
-use crate::domain::media::{MediaOutcome, MediaRecord, NewMedia};
+use crate::domain::media::{MediaOutcome, MediaOwner, MediaRecord, NewMedia};
 use crate::domain::{
     BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
     CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
@@ -451,6 +451,10 @@ macro_rules! ports {
                 /// are attached nowhere from now on, due at `at`: what a delete
                 /// or removal of the text does to them. Idempotent; how many.
                 async fn release_media(&self, text: &TextRef, at: &str) -> StoreResult<u64>;
+                /// Every upload granted to `owner` that is attached nowhere is
+                /// due at `at` from now on (what deleting the account does to
+                /// them; the sweep then deletes them with their files). How many.
+                async fn release_unattached(&self, owner: &MediaOwner, at: &str) -> StoreResult<u64>;
                 /// Up to `limit` uploads attached nowhere and due at `now` or
                 /// before (RFC 3339), the earliest first: the sweep deletes them
                 /// with their files.

@@ -9,7 +9,10 @@
 //! `ByOwner` index. An attach leaves the marker behind (its key needs the
 //! due time the write does not know); the sweep drops such stale markers.
 //! One partition takes every marker: ~1,000 writes a second at most, far
-//! above what the grant limits let a board reach.
+//! above what the grant limits let a board reach. A member's grant also
+//! puts a pointer under `UPLOADS#<owner>` / `<id>`, gone by TTL after the
+//! grant's 24 hours, by which deleting the account finds what it left
+//! unattached.
 
 use std::collections::HashMap;
 
@@ -33,6 +36,15 @@ const UNATTACHED_PK: &str = "MEDIA_UNATTACHED";
 fn media_key(id: &str) -> Item {
     key(format!("MEDIA#{id}"), MEDIA_SK.to_owned())
 }
+
+/// The partition of an owner's upload pointers.
+fn uploads_pk(owner: &MediaOwner) -> String {
+    format!("UPLOADS#{}", owner.key())
+}
+
+/// How long an upload pointer is kept: past the 24 hours after which the
+/// sweep deletes an upload attached nowhere anyway.
+const POINTER_SECONDS: u64 = 25 * 3600;
 
 fn marker_key(due_at: &str, id: &str) -> Item {
     key(UNATTACHED_PK.to_owned(), format!("{due_at}#{id}"))
@@ -220,10 +232,22 @@ impl Media for DynamoStore {
             ("due_at".to_owned(), s(media.due_at.clone())),
             ("status".to_owned(), s("pending")),
         ]);
-        let items = vec![
+        let mut items = vec![
             self.put(item, "attribute_not_exists(PK)")?,
             self.overwrite(marker(&media.due_at, id))?,
         ];
+        if let MediaOwner::Member(_) = &media.owner {
+            let expires_at = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+                + POINTER_SECONDS;
+            let mut pointer = key(uploads_pk(&media.owner), id.to_owned());
+            pointer.insert(
+                "expires_at".to_owned(),
+                n(i64::try_from(expires_at).unwrap_or(i64::MAX)),
+            );
+            items.push(self.overwrite(pointer)?);
+        }
         match self.transact(items).await {
             Ok(()) => Ok(true),
             Err(TxFailure::Conditions(_)) => Ok(false),
@@ -289,6 +313,55 @@ impl Media for DynamoStore {
     async fn release_media(&self, text: &TextRef, at: &str) -> StoreResult<u64> {
         self.release_children(text.post.post.as_str(), text.comment.as_deref(), at)
             .await
+    }
+
+    /// One Query of the owner's upload pointers, a BatchGetItem of their
+    /// uploads per 100, then per upload attached nowhere one transaction: its due
+    /// time moved to `at` (unless attached since) and its marker for `at`.
+    async fn release_unattached(&self, owner: &MediaOwner, at: &str) -> StoreResult<u64> {
+        let ids: Vec<String> = self
+            .query_all(&uploads_pk(owner), None, &|q: QueryBuilder| {
+                q.key_condition_expression("PK = :pk")
+            })
+            .await?
+            .iter()
+            .filter_map(|pointer| text(pointer, "SK").map(str::to_owned))
+            .collect();
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let mut records: Vec<MediaRecord> = Vec::new();
+        // A BatchGetItem takes at most 100 keys.
+        for chunk in ids.chunks(100) {
+            let items = self
+                .batch_get(chunk.iter().map(|id| media_key(id)).collect(), true, None)
+                .await?;
+            records.extend(items.iter().map(record_of).collect::<StoreResult<Vec<_>>>()?);
+        }
+        let mut released = 0;
+        for record in records
+            .iter()
+            .filter(|r| r.attached_to.is_none() && r.due_at.as_deref().is_some_and(|due| due > at))
+        {
+            let id = record.id.as_str();
+            let items = vec![
+                self.update(
+                    media_key(id),
+                    "SET due_at = :at",
+                    Some("attribute_exists(PK) AND attribute_not_exists(attached_to)"),
+                    &[],
+                    &[(":at", s(at))],
+                )?,
+                self.overwrite(marker(at, id))?,
+            ];
+            match self.transact(items).await {
+                Ok(()) => released += 1,
+                // Attached or swept since the read: nothing to release.
+                Err(TxFailure::Conditions(_)) => {}
+                Err(TxFailure::Store(e)) => return Err(e),
+            }
+        }
+        Ok(released)
     }
 
     /// One Query of the markers due, earliest first, and one BatchGetItem of

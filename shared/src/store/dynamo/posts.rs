@@ -528,8 +528,8 @@ impl Posts for DynamoStore {
     /// again.
     async fn update_post(&self, post_key: &PostKey, edit: &PostEdit) -> StoreResult<Edited> {
         let (board, post_id) = (post_key.board.as_str(), post_key.post.as_str());
-        let outcome = retry_races("an edit kept racing other edits of its post", (), |()| {
-            self.edit_once(board, post_id, edit)
+        let outcome = retry_races("an edit kept racing other edits of its post", true, |oldest_kept| {
+            self.edit_once(board, post_id, edit, oldest_kept)
         })
         .await;
         self.cache.forget_post(post_id);
@@ -661,7 +661,17 @@ impl DynamoStore {
 
     /// One attempt of an edit: the read, then the transaction, if the
     /// post is there at an asked version.
-    async fn edit_once(&self, board: &str, post_id: &str, edit: &PostEdit) -> StoreResult<Race<Edited, ()>> {
+    /// `oldest_kept`: whether the revision this edit pushes out (past 50
+    /// edits) is taken to be there; it may have been deleted on its own, and
+    /// then the transaction fails on it and the edit goes again without it
+    /// (no read of it first: it almost always is there).
+    async fn edit_once(
+        &self,
+        board: &str,
+        post_id: &str,
+        edit: &PostEdit,
+        oldest_kept: bool,
+    ) -> StoreResult<Race<Edited, bool>> {
         let Some(item) = self.get(key(post_pk(post_id), POST_SK.into())).await? else {
             return Ok(Race::Done(Edited::NoSuchPost));
         };
@@ -675,22 +685,19 @@ impl DynamoStore {
                 return Ok(Race::Done(Edited::OtherVersion));
             }
         }
-        // The revision this edit pushes out, if it is still kept (it may
-        // have been deleted on its own): read only past 50 edits.
         let oldest = (read.edits + 1)
             .checked_sub(u64::from(MAX_REVISIONS))
-            .filter(|&e| e > 0);
-        let oldest = match oldest {
-            Some(number) => self.revision_kept(post_id, number).await?.then_some(number),
-            None => None,
-        };
+            .filter(|&e| e > 0 && oldest_kept);
         let EditItems {
             items,
             answered,
+            oldest_at,
             media_at,
         } = self.edit_items(board, post_id, edit, &read, oldest)?;
         match self.transact(items).await {
             Ok(()) => Ok(Race::Done(Edited::Done)),
+            // The revision it pushes out was deleted on its own: again without it.
+            Err(TxFailure::Conditions(failed)) if oldest_at.is_some_and(|at| failed[at]) => Ok(Race::Again(false)),
             // Someone else has commented and the board locks: nothing changed.
             Err(TxFailure::Conditions(failed)) if failed[answered].iter().any(|f| *f) => {
                 Ok(Race::Done(Edited::Answered))
@@ -700,7 +707,7 @@ impl DynamoStore {
                 Err(StoreError::MediaUnavailable)
             }
             // Edited or deleted since the read: read it again.
-            Err(TxFailure::Conditions(_)) => Ok(Race::Lost(())),
+            Err(TxFailure::Conditions(_)) => Ok(Race::Lost(true)),
             Err(TxFailure::Store(e)) => Err(e),
         }
     }
@@ -780,8 +787,10 @@ impl DynamoStore {
             edited_at: read.updated_at.clone(),
         };
         items.push(self.overwrite(to_item(&revision)?)?);
+        let oldest_at = oldest.map(|_| items.len());
         if let Some(oldest) = oldest {
-            items.push(self.delete(key(post_pk(post_id), revision_sk(oldest)), None)?);
+            let revision = key(post_pk(post_id), revision_sk(oldest));
+            items.push(self.delete(revision, Some("attribute_exists(PK)"))?);
         }
         // The edit lock's checks, then releases (their conditions fail only
         // with a racing edit, read again), then the attaches, whose failure
@@ -797,6 +806,7 @@ impl DynamoStore {
         Ok(EditItems {
             items,
             answered,
+            oldest_at,
             media_at,
         })
     }
@@ -817,19 +827,6 @@ impl DynamoStore {
             .into_iter()
             .map(|item| Ok(from_item::<RevisionItem>(item)?.into_revision()))
             .collect()
-    }
-
-    /// Whether revision `number` of the post is still kept (a GetItem of
-    /// its key only).
-    async fn revision_kept(&self, post_id: &str, number: u64) -> StoreResult<bool> {
-        const KEY_ONLY: super::attributes::Projection = super::attributes::Projection {
-            expression: "SK",
-            names: &[],
-        };
-        let item = self
-            .get_with(key(post_pk(post_id), revision_sk(number)), true, Some(&KEY_ONLY))
-            .await?;
-        Ok(item.is_some())
     }
 }
 
@@ -857,5 +854,7 @@ fn as_read(read: &PostItem, values: &mut Vec<(&'static str, AttributeValue)>) ->
 struct EditItems {
     items: Vec<TransactWriteItem>,
     answered: std::ops::Range<usize>,
+    /// The delete of the revision it pushes out, conditioned on its being there.
+    oldest_at: Option<usize>,
     media_at: usize,
 }

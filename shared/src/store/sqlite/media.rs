@@ -239,6 +239,19 @@ impl Media for SqliteStore {
             .await
     }
 
+    async fn release_unattached(&self, owner: &MediaOwner, at: &str) -> StoreResult<u64> {
+        let (owner, at) = (owner.key(), at.to_owned());
+        self.with_unseen(move |conn| {
+            conn.execute(
+                "UPDATE media SET due_at = ?2 WHERE owner = ?1 AND attached_to IS NULL AND due_at > ?2",
+                params![owner, at],
+            )
+            .map(|n| n as u64)
+            .map_err(sql_error)
+        })
+        .await
+    }
+
     async fn due_media(&self, now: &str, limit: usize) -> StoreResult<Vec<MediaRecord>> {
         let now = now.to_owned();
         let rows = self

@@ -303,9 +303,11 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     CREATE INDEX media_attached ON media (attached_post) WHERE attached_post IS NOT NULL;",
     ),
     // 12: a revision may be deleted by itself, so a post counts the
-    // revisions it keeps (`revision_count`) rather than taking its edits.
+    // revisions it keeps (`revision_count`) rather than taking its edits;
+    // a closed account's unattached uploads are found by their owner.
     M::up(
         "ALTER TABLE posts ADD COLUMN revisions INTEGER NOT NULL DEFAULT 0;
-    UPDATE posts SET revisions = (SELECT COUNT(*) FROM post_revisions WHERE post_id = posts.id);",
+    UPDATE posts SET revisions = (SELECT COUNT(*) FROM post_revisions WHERE post_id = posts.id);
+    CREATE INDEX media_unattached_by_owner ON media (owner) WHERE attached_to IS NULL;",
     ),
 ];
