@@ -118,17 +118,17 @@ checks = 0
 steps: list[str] = []
 begun = 0
 
-# scripts/openapi-client starts the server with it (v4: an unclaimed admin
+# scripts/openapi-client starts the server with it (an unclaimed admin
 # name is reserved for a signup that carries it).
 ADMIN_ENROLL_TOKEN = "walkthrough-admin-token"
-# (v4) A guest elsewhere: scripts/openapi-client trusts the loopback as a
+# A guest elsewhere: scripts/openapi-client trusts the loopback as a
 # proxy (TRUSTED_PROXIES), so this X-Forwarded-For is the guest's address,
 # not the one every post of the walkthrough is written from (nobody votes
 # on a post written from their own address).
 GUEST_VOTER_ADDRESS = "198.51.100.7"
-# (v4) A well-formed member id (a ULID) that names nobody.
+# A well-formed member id (a ULID) that names nobody.
 NO_MEMBER_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
-# (v4) Notifications follow their text off the request path, within 5 s
+# Notifications follow their text off the request path, within 5 s
 # (docs/API.md): a step that waits for one polls the unread count this long.
 NOTIFICATION_WAIT_S = 10
 
@@ -238,7 +238,7 @@ def walk(base):
     )
     check(session.member.id == member.id and session.token, "createSession: a token for kim")
     kim = AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
-    # (v4) A second member, to vote on kim's posts: nobody votes on their own.
+    # A second member, to vote on kim's posts: nobody votes on their own.
     second = SignUpRequest(username="park", password="park's horse", nickname="Park")
     expect(create_member.sync_detailed(client=client, body=second), 201, "createMember of a second member")
     session = expect(
@@ -255,7 +255,7 @@ def walk(base):
     )
     post = expect(created, 201, "createMemberPost")
     check(post.title == "Hello" and post.body == "First post" and post.view_count == 0, f"createMemberPost: {post}")
-    # (v4) The board's first post, with no category, not best, no dislikes.
+    # The board's first post, with no category, not best, no dislikes.
     check(post.number == 1 and post.category is None and post.best is False, f"createMemberPost v4 fields: {post}")
     check(post.dislike_count == 0, f"createMemberPost: dislike_count {post.dislike_count!r}")
     location = header(created, "location", "createMemberPost")
@@ -284,7 +284,7 @@ def walk(base):
     detail = expect(read, 200, "getPost")
     check(detail.view_count == 1 and detail.like_count == 1, f"getPost counts: {detail}")
     check(detail.number == 1 and detail.category is None and detail.best is False, f"getPost v4 fields: {detail}")
-    # (v4) `my_vote` only with a token.
+    # `my_vote` only with a token.
     check(isinstance(detail.my_vote, Unset), f"getPost without a token: my_vote {detail.my_vote!r}")
     check([c.body for c in detail.comments] == ["first!"], f"getPost comments: {detail.comments}")
     etag = header(read, "etag", "getPost")
@@ -303,7 +303,7 @@ def walk(base):
     guest_post = expect(created, 201, "createGuestPost")
     check(guest_post.author.nickname == "Lee", f"createGuestPost: {guest_post.author}")
     check(guest_post.number == 2, f"createGuestPost: the board's second post, number {guest_post.number!r}")
-    # (v4) A write under a quota says what is left of it.
+    # A write under a quota says what is left of it.
     pacing = header(created, "ratelimit", "createGuestPost")
     check(pacing.startswith('"creates";r='), f"createGuestPost: RateLimit {pacing}")
     location = header(created, "location", "createGuestPost")
@@ -339,7 +339,7 @@ def walk(base):
         "precondition_failed",
         "updateGuestPost with a stale If-Match",
     )
-    # (v4) The edit kept the version it replaced; and a proof-of-work challenge to solve.
+    # The edit kept the version it replaced; and a proof-of-work challenge to solve.
     history = expect(
         list_revisions.sync_detailed("free", guest_post.id, client=client), 200, "listRevisions of the edited guest post"
     )
@@ -363,7 +363,7 @@ def walk(base):
     notifications_and_blocks(base, kim, member.id, park, park_id, post, comment, guest_post, guest_comment)
 
     kim, recovery_codes = staff_totp(base, client, kim)
-    # (v3) Moderation: kim is the admin (ADMIN_USERNAMES), (v4) signed in
+    # Moderation: kim is the admin (ADMIN_USERNAMES), signed in
     # with TOTP, as staff routes require by default. Anyone reports the
     # guest post; the second report joins the first; kim bans its writer
     # through it (shown by tag, never the address), then lifts the ban and
@@ -416,9 +416,9 @@ def walk(base):
         "createMember with a short username",
     )
     check("username" in error.error.message, f"the message names the field: {error.error.message}")
-    # (v4) ... and say it as a typed field, to place the error by.
+    # ... and say it as a typed field, to place the error by.
     check(error.error.field == "username", f"the error's field: {error.error.field}")
-    # (v4) A password on the bundled blocklist is refused at signup.
+    # A password on the bundled blocklist is refused at signup.
     common = expect_error(
         create_member.sync_detailed(
             client=client, body=SignUpRequest(username="choi", password="password123", nickname="Choi")
@@ -441,7 +441,7 @@ def walk(base):
 
     boards_v4(base, client, kim, park)
 
-    # (v3) The member's own account: who and what roles, their posts and
+    # The member's own account: who and what roles, their posts and
     # comments, a new password (every earlier token stops), sign-out
     # everywhere, and leaving with the content kept as a deleted member's.
     me = expect(get_me.sync_detailed(client=kim), 200, "getMe")
@@ -476,7 +476,7 @@ def walk(base):
         )
         return AuthenticatedClient(base_url=base, token=session.token, raise_on_unexpected_status=True)
 
-    # (v4) TOTP stays on through a password change: a recovery code signs
+    # TOTP stays on through a password change: a recovery code signs
     # in (the TOTP steps up to the next one are spent), another turns it off.
     kim = log_in("battery staple", "createSession with the new password", totp=recovery_codes[1])
     expect_status(
@@ -504,7 +504,7 @@ def walk(base):
 
 
 def elsewhere(base):
-    """(v4) A client of a guest at GUEST_VOTER_ADDRESS: a client of its own,
+    """A client of a guest at GUEST_VOTER_ADDRESS: a client of its own,
     as `client.with_headers` would also add the header to the httpx client
     `client` has made already (openapi-python-client 0.29.1), and every
     later anonymous step would come from there."""
@@ -514,7 +514,7 @@ def elsewhere(base):
 
 
 def unread_once_arrived(kim, at_least, what):
-    """(v4) Step `what`: the unread count, polled (up to NOTIFICATION_WAIT_S)
+    """Step `what`: the unread count, polled (up to NOTIFICATION_WAIT_S)
     until it reaches `at_least`, for notifications come off the request path;
     the last answer is the step's. Answers the count."""
     deadline = time.monotonic() + NOTIFICATION_WAIT_S
@@ -528,7 +528,7 @@ def unread_once_arrived(kim, at_least, what):
 
 
 def notifications_and_blocks(base, kim, kim_id, park, park_id, post, comment, guest_post, guest_comment):
-    """(v4) Notifications and blocks. The guest's comment on kim's post has
+    """Notifications and blocks. The guest's comment on kim's post has
     notified kim already; park replies to kim's comment, naming kim: one
     notification, of the strongest kind that applies (a reply). kim pages
     through them, marks the older read, blocks park and the guest (by tag)
@@ -677,7 +677,7 @@ def notifications_and_blocks(base, kim, kim_id, park, park_id, post, comment, gu
 
 
 def staff_totp(base, client, kim):
-    """(v4) Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at
+    """Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at
     its default (on), so kim's staff routes answer `403 totp_required` until
     kim enrolls. The app's part is totp_code. Answers kim signed in with a
     code, for the moderation that follows, and the recovery codes."""
@@ -729,7 +729,7 @@ def staff_totp(base, client, kim):
 
 
 def boards_v4(base, client, kim, park):
-    """(v4) Boards, categories, votes and best posts: kim (an admin) opens a
+    """Boards, categories, votes and best posts: kim (an admin) opens a
     board with categories and a best-post threshold of 2; park writes on it;
     kim votes both ways; a guest elsewhere casts the vote that makes the
     post best; kim recategorizes it and takes it out of the best posts."""

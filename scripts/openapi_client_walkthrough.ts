@@ -82,17 +82,17 @@ import type {
   VoteState,
 } from "./community-boards-client";
 
-// scripts/openapi-client starts the server with it (v4: an unclaimed admin
+// scripts/openapi-client starts the server with it (an unclaimed admin
 // name is reserved for a signup that carries it).
 const ADMIN_ENROLL_TOKEN = "walkthrough-admin-token";
-// (v4) A guest elsewhere: scripts/openapi-client trusts the loopback as a
+// A guest elsewhere: scripts/openapi-client trusts the loopback as a
 // proxy (TRUSTED_PROXIES), so this X-Forwarded-For is the guest's address,
 // not the one every post of the walkthrough is written from (nobody votes
 // on a post written from their own address).
 const GUEST_VOTER_ADDRESS = "198.51.100.7";
-// (v4) A well-formed member id (a ULID) that names nobody.
+// A well-formed member id (a ULID) that names nobody.
 const NO_MEMBER_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
-// (v4) Notifications follow their text off the request path, within 5 s
+// Notifications follow their text off the request path, within 5 s
 // (docs/API.md): a step that waits for one polls the unread count this long.
 const NOTIFICATION_WAIT_MS = 10_000;
 
@@ -239,7 +239,7 @@ async function walk(base: string): Promise<void> {
   );
   check(session.member.id === member.id && session.token, "createSession: a token for kim");
   let kim = bearer(session.token);
-  // (v4) A second member, to vote on kim's posts: nobody votes on their own.
+  // A second member, to vote on kim's posts: nobody votes on their own.
   const second: SignUpRequest = { username: "park", password: "park's horse", nickname: "Park" };
   expect(await createMember({ client, body: second }), 201, "createMember of a second member");
   const parkSession = expect(
@@ -259,7 +259,7 @@ async function walk(base: string): Promise<void> {
   });
   const post = expect(postCreated, 201, "createMemberPost");
   check(post.title === "Hello" && post.body === "First post" && post.view_count === 0, `createMemberPost: ${JSON.stringify(post)}`);
-  // (v4) The board's first post, with no category, not best, no dislikes.
+  // The board's first post, with no category, not best, no dislikes.
   check(
     post.number === 1 && post.category === null && post.best === false && post.dislike_count === 0,
     `createMemberPost v4 fields: ${JSON.stringify(post)}`,
@@ -310,7 +310,7 @@ async function walk(base: string): Promise<void> {
     detail.number === 1 && detail.category === null && detail.best === false,
     `getPost v4 fields: ${JSON.stringify(detail)}`,
   );
-  // (v4) `my_vote` only with a token.
+  // `my_vote` only with a token.
   check(!("my_vote" in detail), `getPost without a token: my_vote ${JSON.stringify(detail.my_vote)}`);
   check(JSON.stringify(detail.comments.map((c) => c.body)) === '["first!"]', "getPost comments");
   const etag = header(read.response, "etag", "getPost");
@@ -334,7 +334,7 @@ async function walk(base: string): Promise<void> {
   const guestPost = expect(guestCreated, 201, "createGuestPost");
   check(guestPost.author.nickname === "Lee", `createGuestPost: ${JSON.stringify(guestPost.author)}`);
   check(guestPost.number === 2, `createGuestPost: the board's second post, number ${guestPost.number}`);
-  // (v4) A write under a quota says what is left of it.
+  // A write under a quota says what is left of it.
   const pacing = header(guestCreated.response, "ratelimit", "createGuestPost");
   check(pacing.startsWith('"creates";r='), `createGuestPost: RateLimit ${pacing}`);
   const guestLocation = header(guestCreated.response, "location", "createGuestPost");
@@ -367,7 +367,7 @@ async function walk(base: string): Promise<void> {
     "precondition_failed",
     "updateGuestPost with a stale If-Match",
   );
-  // (v4) The edit kept the version it replaced; and a proof-of-work challenge to solve.
+  // The edit kept the version it replaced; and a proof-of-work challenge to solve.
   const history = expect(await listRevisions({ client, path: guestPath }), 200, "listRevisions of the edited guest post");
   const revisionTexts = JSON.stringify(history.revisions.map((r) => [r.title, r.body]));
   check(revisionTexts === '[["Hi","from a guest"]]', `listRevisions: ${revisionTexts}`);
@@ -401,7 +401,7 @@ async function walk(base: string): Promise<void> {
   kim = signedInWithTotp.kim;
   const recoveryCodes = signedInWithTotp.recoveryCodes;
 
-  // (v3) Moderation: kim is the admin (ADMIN_USERNAMES), (v4) signed in
+  // Moderation: kim is the admin (ADMIN_USERNAMES), signed in
   // with TOTP, as staff routes require by default. Anyone reports the
   // guest post; the second report joins the first; kim bans its writer
   // through it (shown by tag, never the address), then lifts the ban and
@@ -468,10 +468,10 @@ async function walk(base: string): Promise<void> {
     "createMember with a short username",
   );
   check(invalid.error.message.includes("username"), `the message names the field: ${invalid.error.message}`);
-  // (v4) ... and say it as a typed field, to place the error by.
+  // ... and say it as a typed field, to place the error by.
   const field: string | undefined = invalid.error.field;
   check(field === "username", `the error's field: ${field}`);
-  // (v4) A password on the bundled blocklist is refused at signup.
+  // A password on the bundled blocklist is refused at signup.
   const common = expectError(
     await createMember({ client, body: { username: "choi", password: "password123", nickname: "Choi" } }),
     400,
@@ -495,7 +495,7 @@ async function walk(base: string): Promise<void> {
 
   await boardsV4(base, client, kim, park);
 
-  // (v3) The member's own account: who and what roles, their posts and
+  // The member's own account: who and what roles, their posts and
   // comments, a new password (every earlier token stops), sign-out
   // everywhere, and leaving with the content kept as a deleted member's.
   const me = expect(await getMe({ client: kim }), 200, "getMe");
@@ -528,7 +528,7 @@ async function walk(base: string): Promise<void> {
     const session = expect(await createSession({ client, body: { username: "kim", password, totp } }), 200, what);
     return bearer(session.token);
   };
-  // (v4) TOTP stays on through a password change: a recovery code signs
+  // TOTP stays on through a password change: a recovery code signs
   // in (the TOTP steps up to the next one are spent), another turns it off.
   kim = await logIn("battery staple", "createSession with the new password", recoveryCodes[1]);
   expectStatus(
@@ -562,7 +562,7 @@ async function walk(base: string): Promise<void> {
   );
 }
 
-/** (v4) Step `what`: the unread count, polled (up to NOTIFICATION_WAIT_MS)
+/** Step `what`: the unread count, polled (up to NOTIFICATION_WAIT_MS)
  * until it reaches `atLeast`, for notifications come off the request path;
  * the last answer is the step's. Answers the count. */
 async function unreadOnceArrived(kim: Client, atLeast: number, what: string): Promise<number> {
@@ -584,7 +584,7 @@ function guestTag(author: Author, what: string): string {
   return author.tag;
 }
 
-/** (v4) Notifications and blocks. The guest's comment on kim's post has
+/** Notifications and blocks. The guest's comment on kim's post has
  * notified kim already; park replies to kim's comment, naming kim: one
  * notification, of the strongest kind that applies (a reply). kim pages
  * through them, marks the older read, blocks park and the guest (by tag)
@@ -801,7 +801,7 @@ async function notificationsAndBlocks(
   );
 }
 
-/** (v4) Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at its
+/** Staff sign in with TOTP: the server keeps STAFF_REQUIRE_TOTP at its
  * default (on), so kim's staff routes answer `403 totp_required` until kim
  * enrolls. The app's part is totpCode. Answers kim signed in with a code,
  * for the moderation that follows, and the recovery codes. */
@@ -863,7 +863,7 @@ async function staffTotp(base: string, client: Client, kim: Client): Promise<{ k
   return { kim: bearer(session.token), recoveryCodes };
 }
 
-/** (v4) Boards, categories, votes and best posts: kim (an admin) opens a
+/** Boards, categories, votes and best posts: kim (an admin) opens a
  * board with categories and a best-post threshold of 2; park writes on it;
  * kim votes both ways; a guest elsewhere casts the vote that makes the post
  * best; kim recategorizes it and takes it out of the best posts. */

@@ -1,4 +1,4 @@
-//! Uploaded images, checked off the request path (docs/API.md, Images (v4)):
+//! Uploaded images, checked off the request path (docs/API.md, Images):
 //! decoded within [`Limits`], re-encoded so that none of the input's metadata
 //! survives (EXIF and its GPS, XMP, IPTC, ICC, comments, PNG text chunks, GIF
 //! extensions other than the loop count), turned upright by their EXIF

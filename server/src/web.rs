@@ -44,7 +44,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "text/javascript; charset=utf-8",
         include_str!("../../web/assets/config.js"),
     ),
-    // (v4) The TOTP enrollment's QR code: drawn by qr.js with the vendored
+    // The TOTP enrollment's QR code: drawn by qr.js with the vendored
     // generator (web/assets/vendor/README.md), both loaded only then.
     (
         "qr.js",
@@ -66,7 +66,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
 const INDEX: &str = include_str!("../../web/index.html");
 
 /// The origin `web/assets/config.js` sets as `name` (`API_ORIGIN`, and
-/// (v4) `MEDIA_ORIGIN`, `UPLOAD_ORIGIN`), or None where it leaves it empty.
+/// `MEDIA_ORIGIN`, `UPLOAD_ORIGIN`), or None where it leaves it empty.
 /// The file is built in, so this is read once.
 fn configured_origin<'a>(config: &'a str, name: &str) -> Option<&'a str> {
     let prefix = format!("export const {name} =");
@@ -90,9 +90,9 @@ fn sources<'a>(first: &[&'a str], more: &[Option<&'a str>]) -> String {
 
 /// Only this server's own scripts and styles run, whatever a post says, and
 /// the page may connect to exactly the origins its client sends requests
-/// to: the API's, and (v4) the one it uploads images to when that is
+/// to: the API's, and the one it uploads images to when that is
 /// another (docs/API.md, Hardening v4: a policy allowing any https origin
-/// let a script send the token anywhere). (v4) Images are shown from the
+/// let a script send the token anywhere). Images are shown from the
 /// page's origin, the API's (its relative image URLs are of it) and the
 /// configured media origin.
 fn content_security_policy(config: &str) -> String {
@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn the_shipped_client_may_connect_to_its_own_origin_only() {
         assert_eq!(CONTENT_SECURITY_POLICY.to_str().map(connect_src).ok(), Some("'self'"));
-        // (v4) Its images are the server's own (`/media/files/...`), or drawn in the
+        // Its images are the server's own (`/media/files/...`), or drawn in the
         // page: with nothing configured the policy is what it was before images.
         assert_eq!(
             CONTENT_SECURITY_POLICY.to_str().ok(),

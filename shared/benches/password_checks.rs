@@ -2,7 +2,7 @@
 //! (docs/API.md, Throttling and quotas): logins and a guest check through
 //! the application on SQLite (FULL, the server's default), with the v3
 //! limits on and with `LIMIT_LOGINS_USER` and `LIMIT_PASSWORD_CHECKS_ADDRESS`
-//! off (v2's counting), taking turns in rounds, medians side by side. The
+//! off (counting before any check), taking turns in rounds, medians side by side. The
 //! tiers are bcrypt:4, the same in both, so the difference is the counters.
 //! `cargo bench -p shared --bench password_checks`; in the test run it makes
 //! a few requests of each only.
@@ -143,7 +143,7 @@ async fn main() {
         tempfile::tempdir_in(&base).unwrap(),
         tempfile::tempdir_in(&base).unwrap(),
     );
-    let (v2, v3) = (target(v2_dir.path(), false).await, target(v3_dir.path(), true).await);
+    let (uncounted, counted) = (target(v2_dir.path(), false).await, target(v3_dir.path(), true).await);
     let ops = [
         "login, right password",
         "login, wrong password",
@@ -157,8 +157,8 @@ async fn main() {
     for op in ops {
         let (mut before, mut after) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
-            before.push(per_request(&v2, op, per_round, first).await);
-            after.push(per_request(&v3, op, per_round, first).await);
+            before.push(per_request(&uncounted, op, per_round, first).await);
+            after.push(per_request(&counted, op, per_round, first).await);
             first += per_round;
         }
         if measuring {

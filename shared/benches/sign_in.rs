@@ -1,4 +1,4 @@
-//! What the v4 sign-in rules cost the server (docs/benchmarks.md, (v4)
+//! What the v4 sign-in rules cost the server (docs/benchmarks.md,
 //! Passwords and TOTP): the blocklist's first lookup in a fresh process
 //! (its pages are mapped from the binary on first touch: nothing is loaded
 //! at start) and every later one, and a TOTP code check as a login runs it

@@ -13,7 +13,7 @@ pub enum ApiError {
     MalformedJson { field: Option<String>, message: String },
     /// `field`: the one input the refusal is about (a body field, a query
     /// parameter or a header), when it is about one (docs/API.md,
-    /// Conventions (v4)); the message starts with the same name.
+    /// Conventions); the message starts with the same name.
     #[error("{message}")]
     Validation { field: Option<String>, message: String },
     #[error("{0}")]
@@ -40,19 +40,19 @@ pub enum ApiError {
     MethodNotAllowed(String),
     #[error("username is already taken")]
     UsernameTaken,
-    /// **(v4)** A guest's second vote on a post from the same address key.
+    /// A guest's second vote on a post from the same address key.
     #[error("a vote from here was already counted on this post")]
     AlreadyVoted,
-    /// **(v4)** The author may no longer edit or delete the post: others
+    /// The author may no longer edit or delete the post: others
     /// have answered it on a board with `lock_after_comments`.
     #[error("others have commented on this post; on this board it can no longer be edited or deleted")]
     Locked,
-    /// **(v4)** An anonymous write without a valid, unused proof of work:
+    /// An anonymous write without a valid, unused proof of work:
     /// the answer carries `challenge` (a fresh one) beside the error.
-    /// **(v4)** A login of a member with TOTP on that carries no code (`401`).
+    /// A login of a member with TOTP on that carries no code (`401`).
     #[error("a TOTP code (or a recovery code) is required: send it as totp")]
     TotpRequired,
-    /// **(v4)** A staff route called by staff without confirmed TOTP
+    /// A staff route called by staff without confirmed TOTP
     /// while `STAFF_REQUIRE_TOTP` is on (`403`).
     #[error("staff must turn on two-step sign-in (TOTP) first: POST /members/me/totp, then confirm it")]
     StaffTotpRequired,

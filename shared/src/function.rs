@@ -15,7 +15,7 @@ pub enum Function {
     Moderation,
     /// The `/members/me` routes: member hashing and tokens.
     Account,
-    /// **(v4)** Image upload grants and their state; on Lambda also the
+    /// Image upload grants and their state; on Lambda also the
     /// check of each upload (S3 events) and the sweep (a schedule).
     Media,
 }
@@ -53,19 +53,19 @@ impl Function {
     /// handles tokens is given neither a pepper nor a JWT secret, and one
     /// that writes nothing on a board no tag key.
     pub fn needs(self) -> Needs {
-        // (v4) `login` and `account` check and manage TOTP: only they hold its key.
+        // `login` and `account` check and manage TOTP: only they hold its key.
         let totp = matches!(self, Function::Login | Function::Account);
         let (hashing, tokens, tags) = match self {
-            // (v4) The tag key also derives the proof-of-work key, which
+            // The tag key also derives the proof-of-work key, which
             // signup checks and `read` signs challenges with.
             Function::Signup => (true, false, true),
             Function::GuestPost | Function::GuestComment => (true, false, true),
             Function::Login | Function::Account => (true, true, false),
             Function::MemberWrite | Function::Like | Function::Moderation => (false, true, true),
-            // (v4) A grant is a write on a board: the ban check and a
+            // A grant is a write on a board: the ban check and a
             // guest's owner key need the tag key, a member's the token.
             Function::Media => (false, true, true),
-            // (v4) A bearer token on a read adds `my_vote` and shows staff
+            // A bearer token on a read adds `my_vote` and shows staff
             // the dislikes a board hides.
             Function::Read => (false, true, true),
         };
@@ -85,7 +85,7 @@ pub struct Needs {
     pub hashing: bool,
     pub tokens: bool,
     pub tags: bool,
-    /// **(v4)** The TOTP key (derived from the pepper unless `TOTP_KEY` is set).
+    /// The TOTP key (derived from the pepper unless `TOTP_KEY` is set).
     pub totp: bool,
 }
 

@@ -25,7 +25,7 @@ pub use hashing;
 pub mod http;
 pub mod private_files;
 pub mod runtime;
-/// (v4) Upload grants on AWS: presigned S3 POST policies; imports nothing of the board.
+/// Upload grants on AWS: presigned S3 POST policies; imports nothing of the board.
 #[cfg(feature = "s3")]
 pub mod s3_post;
 pub mod store;

@@ -1,4 +1,4 @@
-//! Upload grants on AWS (docs/API.md, Images v4): a presigned S3 POST for
+//! Upload grants on AWS (docs/API.md, Images): a presigned S3 POST for
 //! one key the server chose, with the declared `Content-Type` and a size
 //! range, that the client sends its file to directly.
 //!

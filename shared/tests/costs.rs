@@ -177,7 +177,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
         post: PostId::parse(&detail.unwrap().into_created().unwrap().post.summary.id).unwrap(),
     };
     rows.push((
-        "member post (v3 ban check BatchGetItem, 2 quota ADDs; v4: number UpdateItem, transaction of the post and its board's count)",
+        "member post (ban check BatchGetItem, 2 quota ADDs, number UpdateItem, transaction of the post and its board's count)",
         post_cost,
         5,
     ));
@@ -280,7 +280,7 @@ async fn each_use_case_costs_a_fixed_number_of_dynamodb_requests_with_the_limits
     .await;
     liked.unwrap();
     rows.push((
-        "like (v3 ban check BatchGetItem; v4: the post's GetItem (no vote on one's own post), BatchGetItem of the vote and the gate; transaction; shards BatchGetItem)",
+        "like (ban check BatchGetItem, the post's GetItem (no vote on one's own post), BatchGetItem of the vote and the gate; transaction; shards BatchGetItem)",
         like,
         5,
     ));
@@ -598,9 +598,9 @@ async fn consumed_capacity_per_operation_for_a_small_and_a_maximum_size_post() {
         let cached = measured.of(VIEW_CACHED, size);
         assert_eq!((cached.table.read, cached.table.write), (0.0, 1.0), "{cached:?}");
         // A like or an unlike writes only small items: on the post's
-        // partition (v4) its best gate, never the post item (the same units
+        // partition its best gate, never the post item (the same units
         // for the largest post as for a small one). The use case reads the
-        // post item (v4: a member cannot vote on their own post).
+        // post item (a member cannot vote on their own post).
         for what in [LIKE, "unlike"] {
             let like = measured.of(what, size);
             assert_eq!(gsi(&like).write, 0.0, "{what} {size}: {like:?}");
@@ -894,7 +894,7 @@ async fn an_idempotency_key_adds_a_claim_and_a_record_to_a_create() {
 
 /// docs/API.md, Idempotent creates: a key is claimed only after the
 /// limits. A create over its quota costs its quota counts and their
-/// give-backs, and writes no claim (v2 claimed first: 52-70% of 1,000
+/// give-backs, and writes no claim (claiming first: 52-70% of 1,000
 /// cut-off requests over quota left one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_over_its_quota_claims_no_key() {
@@ -1633,7 +1633,7 @@ async fn v4_numbers_votes_and_listings() {
     );
 }
 
-/// **(v4)** docs/storage.md, Revisions, edit locks and spent challenges: an
+/// docs/storage.md, Revisions, edit locks and spent challenges: an
 /// edit (a read, then one transaction of the post and its revision; from
 /// the 51st also the oldest revision's delete) on a small and on the
 /// largest post, the history of 50, the lock check with 0, 10 and 200
@@ -1858,7 +1858,7 @@ fn solved(app: &App) -> String {
     base64::engine::general_purpose::STANDARD.encode(payload.to_string())
 }
 
-/// (v4) What proof of work adds to an anonymous write on DynamoDB: with
+/// What proof of work adds to an anonymous write on DynamoDB: with
 /// `POW=auto` a count per address and per board on every anonymous write
 /// (an IPv4 client; an IPv6 one adds its /48), and one conditional put to
 /// spend a solution; a refusal costs the ban check and the counts, no hash.
@@ -2096,7 +2096,7 @@ async fn v4_login_with_totp() {
     );
 }
 
-/// (v4) What a member's reads cost with blocks, and the notification
+/// What a member's reads cost with blocks, and the notification
 /// routes (docs/API.md, Notifications and blocks): a board page of 20 with
 /// 0, 10 and 500 blocks, the first read after a block (the block set read
 /// from the store) and the next (the set kept by the process), and the
@@ -2167,7 +2167,7 @@ async fn v4_board_pages_with_blocks_and_the_notification_routes() {
     marked.unwrap();
     rows.push(("mark all read (none)".into(), n, meter.take()));
     let rows: Vec<(&str, u64, Consumed)> = rows.iter().map(|(what, n, c)| (what.as_str(), *n, c.clone())).collect();
-    print_table_costs("a member's reads (v4)", &rows);
+    print_table_costs("a member's reads", &rows);
     let anonymous = rows[6].1;
     for (i, blocks) in [0, 10, 500].iter().enumerate() {
         assert_eq!(
@@ -2180,7 +2180,7 @@ async fn v4_board_pages_with_blocks_and_the_notification_routes() {
     assert_eq!(rows[7].1, 1, "the unread count is one small read");
 }
 
-/// **(v4)** What one image costs DynamoDB from its grant to its sweep
+/// What one image costs DynamoDB from its grant to its sweep
 /// (docs/storage.md, Images), each step metered on its own: the grant
 /// (ban check, the two upload quotas, the pending record and its marker),
 /// the check's reads and its end, one `GET /media/{id}`, a member post

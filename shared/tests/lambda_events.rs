@@ -83,7 +83,7 @@ async fn read_serves_a_post_and_a_board_page() {
     assert_eq!(body["posts"][0]["id"], POST_ID);
 }
 
-/// (v4) The boards, seeded from `BOARDS` by the first load of a cold start.
+/// The boards, seeded from `BOARDS` by the first load of a cold start.
 #[tokio::test]
 async fn read_serves_the_boards_a_cold_start_seeded() {
     let h = harness().await;
@@ -99,7 +99,7 @@ async fn read_serves_the_boards_a_cold_start_seeded() {
     assert_eq!(body["boards"][0]["post_count"], 1, "the seeded post");
 }
 
-/// (v4) A guest vote, once per API Gateway source address.
+/// A guest vote, once per API Gateway source address.
 #[tokio::test]
 async fn like_counts_a_guest_vote_once_per_api_gateway_source_ip() {
     let h = harness().await;

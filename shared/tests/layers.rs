@@ -21,13 +21,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("private_files", &[]),
     ("domain", &["error"]),
     ("aws", &[]),
-    // (v4) Presigned S3 POST policies for upload grants.
+    // Presigned S3 POST policies for upload grants.
     ("s3_post", &[]),
     ("store", &["error", "domain", "private_files", "aws"]),
-    // (v4) The upload grant use case signs an S3 POST (s3_post).
+    // The upload grant use case signs an S3 POST (s3_post).
     ("app", &["error", "domain", "function", "hashing", "store", "s3_post"]),
     ("http", &["error", "domain", "function", "app"]),
-    // The `purge` and (v4) `notify` functions' entry, beside `http`: stream
+    // The `purge` and `notify` functions' entry, beside `http`: stream
     // records in, as domain events (a `TextEvent`) like http's requests.
     ("stream", &["domain", "app", "store"]),
 ];
@@ -624,4 +624,59 @@ fn the_checker_resolves_crate_super_and_self_paths() {
         "{:?}",
         found.found
     );
+}
+
+/// Where a version marker would be: after no word character, `(v`, a
+/// digit 2-9, then `)`, `:`, `;`, `,` or a space (an IPv6 variable named
+/// after the version in a call or an index is code, not a marker).
+fn version_markers(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(3))
+        .filter(|&i| {
+            bytes[i] == b'('
+                && bytes[i + 1] == b'v'
+                && (b'2'..=b'9').contains(&bytes[i + 2])
+                && matches!(bytes[i + 3], b')' | b':' | b';' | b',' | b' ')
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+        })
+        .collect()
+}
+
+/// docs/DESIGN.md, Layout: code, OpenAPI texts and docs say what is, never
+/// which version brought it (git keeps the history). Generated load
+/// reports and vendored files are not ours to word.
+#[test]
+fn no_tracked_file_marks_which_version_brought_something() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let listed = std::process::Command::new("git")
+        .arg("ls-files")
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files");
+    assert!(listed.status.success(), "git ls-files failed");
+    let mut found = Vec::new();
+    for file in String::from_utf8_lossy(&listed.stdout).lines() {
+        if ["docs/load/", "web/assets/vendor/", "shared/data/"]
+            .iter()
+            .any(|skipped| file.starts_with(skipped))
+        {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+            continue; // binary
+        };
+        for at in version_markers(&text) {
+            let line = text[..at].matches('\n').count() + 1;
+            found.push(format!("{file}:{line}"));
+        }
+    }
+    assert!(found.is_empty(), "version markers: {found:?}");
+}
+
+#[test]
+fn a_version_marker_is_told_from_code() {
+    // Built here, so that this file carries none.
+    let v = "(v";
+    assert_eq!(version_markers(&format!("**{v}4)** text {v}3: old) {v}2, x)")).len(), 3);
+    assert!(version_markers("IpAddr::V6(v6) f(v6.x) (v10)").is_empty());
 }

@@ -1,4 +1,4 @@
-//! The `MediaFiles` port (docs/API.md, Images (v4)): one conformance suite
+//! The `MediaFiles` port (docs/API.md, Images): one conformance suite
 //! run against both adapters, `DiskFiles` in a temporary directory and
 //! `S3Files` against moto's S3, which `scripts/test-all` starts (the S3
 //! tests fail, never skip, without `S3_ENDPOINT`); then what each adapter

@@ -1,4 +1,4 @@
-//! **(v4)** The `notify` function's handler against DynamoDB Local
+//! The `notify` function's handler against DynamoDB Local
 //! (docs/DESIGN.md, Notifications): fed the records the table's own stream
 //! holds, it notifies whom a post or comment concerns, once however often
 //! a record is delivered, withdraws the notifications of what was deleted,

@@ -37,7 +37,7 @@ fn the_openapi_document_lists_exactly_the_routes_the_router_serves() {
     }
 }
 
-/// docs/API.md, Conventions (v4): the HEAD forms the document leaves out are
+/// docs/API.md, Conventions: the HEAD forms the document leaves out are
 /// still served, through the real router: the same status as the GET, no body.
 #[tokio::test]
 async fn every_get_route_also_answers_head_without_a_body() {
@@ -124,16 +124,16 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
                 "remove",
                 "report",
                 "resolve",
-                "change", // (v4)
+                "change", //
                 "dislike",
                 "undislike",
                 "put",
                 "vote",
                 "recategorize",
                 "unbest",
-                "start", // (v4) TOTP enrollment, then
+                "start", // TOTP enrollment, then
                 "confirm",
-                "mark",  // (v4) notifications read,
+                "mark",  // notifications read,
                 "block", // and blocks
                 "unblock",
             ]
@@ -159,7 +159,7 @@ fn every_route_has_its_own_stable_verb_noun_operation_id_in_the_route_table() {
 }
 
 /// docs/API.md, Conventions: every status and header each route can answer;
-/// (v4) every error response has a body (the `431` of the server's HTTP
+/// every error response has a body (the `431` of the server's HTTP
 /// layer is described once, in `info.description`), the client's
 /// `X-Request-Id` is no parameter, and header names are as sent: lowercase.
 #[test]

@@ -321,7 +321,7 @@ async fn a_purge_cut_off_midway_is_finished_when_its_record_is_delivered_again()
     let key = post_with(&store, 2_000, 5).await;
     assert!(store.delete_post(&key, false).await.unwrap());
     let before = left_in(&client, &table, &key).await;
-    // (v4) The children: 2,000 comments and the best gate its likes made.
+    // The children: 2,000 comments and the best gate its likes made.
     assert_eq!(before, 2_001, "step 1 took the post item, its children are there");
     let markers = marker_inserts(&stream_records(&client, &table).await);
     assert_eq!(markers.len(), 1);
@@ -561,7 +561,7 @@ async fn the_schedule_finishes_an_abandoned_account_deletion_and_the_pending_pur
     assert_eq!(
         left_in(&client, &table, &others).await,
         4,
-        "the post item, its 2 comments and (v4) the best gate kim's withdrawn like left"
+        "the post item, its 2 comments and the best gate kim's withdrawn like left"
     );
 
     // Nothing left: the next run does nothing, and fails nothing.

@@ -103,7 +103,7 @@ async fn a_function_reads_only_its_own_secrets_and_a_missing_one_names_its_setti
     ];
     let env = Env::from_pairs(&pairs);
     for (function, expected) in [
-        // (v4) read verifies bearer tokens: my_vote, hidden dislikes for staff.
+        // read verifies bearer tokens: my_vote, hidden dislikes for staff.
         (Function::Read, vec!["JWT_SECRET"]),
         (Function::Like, vec!["JWT_SECRET"]),
         // Never rotated: no previous pepper.
@@ -167,7 +167,7 @@ async fn the_tag_key_is_read_by_arn_with_its_previous_version() {
     for value in [old_key, new_key] {
         assert!(!printed.contains(value), "{printed}");
     }
-    // (v4) The read function takes the JWT secret (a reader's my_vote) and
+    // The read function takes the JWT secret (a reader's my_vote) and
     // the tag key, which its proof-of-work challenges are signed under.
     let read = resolve(Function::Read.needs(), &env, Some(&endpoint())).await.unwrap();
     let names: Vec<&str> = read.iter().map(|(k, _)| k.as_str()).collect();

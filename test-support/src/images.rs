@@ -1,4 +1,4 @@
-//! **(v4)** Images for the tests of uploads (docs/API.md, Images): real
+//! Images for the tests of uploads (docs/API.md, Images): real
 //! encodings made with `image`, a phone photo's EXIF (orientation and a
 //! GPS position) built by hand where no encoder writes one, and a PNG
 //! whose header claims more pixels than the limits allow.

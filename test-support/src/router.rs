@@ -38,7 +38,7 @@ pub async fn harness(author: Author, guest_hash: Option<&str>) -> Harness {
         ("HASH_FLOOR_OVERRIDE", "1"),
         // The router fuzz sends X-Forwarded-For as if through a proxy here.
         ("TRUSTED_PROXIES", "127.0.0.1/32"),
-        // (v4) The fuzz writes as guests far past the free writes.
+        // The fuzz writes as guests far past the free writes.
         ("POW", "off"),
     ];
     let config = Config::from(Deployment::Server, &Env::from_pairs(&settings)).unwrap();

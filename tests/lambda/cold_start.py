@@ -10,7 +10,7 @@ table: median and P90 per binary and the ratio of each median to the
 reference's (the last binary named, or --reference), and the median of each
 round's own ratio ("paired").
 
-(v3) A name ending in `+traces` runs that binary with traces on
+A name ending in `+traces` runs that binary with traces on
 (OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP receiver started here, which
 answers every export 200): its first response then includes the flush of
 that invocation's spans. `--requests N` also times N warm invocations per

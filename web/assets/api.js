@@ -16,14 +16,14 @@
 //   creates twice.
 // - Edits send If-Match with the ETag the page was shown: 412 means someone
 //   changed the post meanwhile.
-// - (v4) An anonymous write the server answers `428 pow_required` is sent
+// - An anonymous write the server answers `428 pow_required` is sent
 //   again with the challenge that came with it solved (X-Pow), in a Web
 //   Worker (pow.js), at most twice; `powEvents` says while it solves.
-// - (v4) The session also remembers whether the member's TOTP is on: no
+// - The session also remembers whether the member's TOTP is on: no
 //   route says so, but a login needs a code exactly when it is, and this
 //   tab's own enrollment or removal changes it. TOTP secrets and recovery
 //   codes are never stored: the page shows them and forgets them.
-// - (v4) Images go by XMLHttpRequest (fetch reports no upload progress) to
+// - Images go by XMLHttpRequest (fetch reports no upload progress) to
 //   the URL their grant names, only at the API's origin or UPLOAD_ORIGIN,
 //   without the bearer token; image URLs are shown only from the page's
 //   origin, the API's or MEDIA_ORIGIN (config.js, and the CSP, say which).
@@ -55,7 +55,7 @@ function apiOrigin(configured, name = "API_ORIGIN") {
 }
 
 export const API_BASE = apiOrigin(API_ORIGIN);
-// (v4) The API's origin, which the API's relative URLs (`/media/...`) are of.
+// The API's origin, which the API's relative URLs (`/media/...`) are of.
 const API_AT = API_BASE || location.origin;
 const IMAGE_ORIGINS = [location.origin, API_AT, apiOrigin(MEDIA_ORIGIN, "MEDIA_ORIGIN")].filter(Boolean);
 const UPLOAD_ORIGINS = [API_AT, apiOrigin(UPLOAD_ORIGIN, "UPLOAD_ORIGIN")].filter(Boolean);
@@ -70,7 +70,7 @@ function at(url, origins) {
   }
 }
 
-/** (v4) An image's `url` or `thumbnail_url` as the page may show it, or null (an origin not configured). */
+/** An image's `url` or `thumbnail_url` as the page may show it, or null (an origin not configured). */
 export const mediaUrl = (url) => (url ? at(url, IMAGE_ORIGINS) : null);
 
 export const session = {
@@ -93,7 +93,7 @@ export const session = {
 
 /**
  * An answer that was not a success: the contract's code, the one input it
- * is about (`field`, docs/API.md Conventions (v4)) and the English message,
+ * is about (`field`, docs/API.md Conventions) and the English message,
  * which pages never parse: they show Korean text chosen by code and field.
  */
 export class ApiError extends Error {
@@ -232,9 +232,9 @@ export function create(path, body) {
   return request("POST", path, { body, key: newKey() });
 }
 
-// ------------------------------------------------------------- (v4) images
+// ------------------------------------------------------------- images
 
-/** The types a board takes (docs/API.md, Images (v4)), as a grant declares them. */
+/** The types a board takes (docs/API.md, Images), as a grant declares them. */
 export const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /** An upload stopped by its page (the image removed from the form before it was done). */
@@ -295,7 +295,7 @@ async function checked(id, signal) {
 }
 
 /**
- * (v4) One image onto `board`: a grant (a guest's when signed out, with its
+ * One image onto `board`: a grant (a guest's when signed out, with its
  * proof of work as any anonymous write), the file sent where the grant
  * says (`onProgress(0..1)`), then its check awaited (`onChecking()`).
  * Answers `GET /media/{id}`: `ready` with url, thumbnail_url, width and
@@ -322,9 +322,9 @@ function blockPath(who) {
 export const api = {
   signup: (username, password, nickname) => create("/members", { username, password, nickname }),
   /**
-   * Signs in; `totp` (v4) is a code or a recovery code, sent only once the
+   * Signs in; `totp` is a code or a recovery code, sent only once the
    * API asked for one (401 totp_required). Answers the session, whose
-   * `password_warning` (v4) says when the password breaks today's rules.
+   * `password_warning` says when the password breaks today's rules.
    */
   async login(username, password, totp) {
     const sent = totp ? { username, password, totp } : { username, password };
@@ -333,13 +333,13 @@ export const api = {
     return body;
   },
   me: () => request("GET", "/members/me").then((r) => r.body),
-  // (v4) Boards are resources: names, categories and rules come from the API.
+  // Boards are resources: names, categories and rules come from the API.
   boards: () => request("GET", "/boards").then((r) => r.body.boards),
   board: (board) => request("GET", `/boards/${board}`).then((r) => r.body),
   /** Creates (admins, 201) or replaces the rules of (staff, 200) a board: `created` says which. */
   putBoard: (board, settings) =>
     request("PUT", `/boards/${board}`, { body: settings }).then((r) => ({ ...r.body, created: r.status === 201 })),
-  /** A page of a board: `filter` is {category, best} (v4), each optional; they combine. */
+  /** A page of a board: `filter` is {category, best}, each optional; they combine. */
   posts: (board, cursor, filter = {}) => {
     const query = new URLSearchParams();
     if (filter.category) query.set("category", filter.category);
@@ -359,8 +359,8 @@ export const api = {
     request("GET", `/boards/${board}/posts/${id}/comments?cursor=${encodeURIComponent(cursor)}`).then(
       (r) => r.body,
     ),
-  // `category` (v4): null or one of the board's categories.
-  // `media` (v4): ids of ready images, at most 20 on a post and 1 on a comment.
+  // `category`: null or one of the board's categories.
+  // `media`: ids of ready images, at most 20 on a post and 1 on a comment.
   createPost: (board, title, body, category = null, media = []) =>
     create(`/boards/${board}/posts`, withMedia({ title, body, category }, media)).then((r) => r.body),
   createGuestPost: (board, nickname, password, title, body, category = null, media = []) =>
@@ -394,7 +394,7 @@ export const api = {
     request("DELETE", `/boards/${board}/posts/${id}/comments/${commentId}/guest`, { body: { password } }),
   like: (board, id) => request("PUT", `/boards/${board}/posts/${id}/like`).then((r) => r.body),
   unlike: (board, id) => request("DELETE", `/boards/${board}/posts/${id}/like`).then((r) => r.body),
-  // (v4) A member's dislike excludes their like (and the reverse); a guest votes once, never withdrawn.
+  // A member's dislike excludes their like (and the reverse); a guest votes once, never withdrawn.
   dislike: (board, id) => request("PUT", `/boards/${board}/posts/${id}/dislike`).then((r) => r.body),
   undislike: (board, id) => request("DELETE", `/boards/${board}/posts/${id}/dislike`).then((r) => r.body),
   guestVote: (board, id, vote) =>
@@ -435,9 +435,9 @@ export const api = {
     create(`/boards/${board}/posts/${id}${commentId ? `/comments/${commentId}` : ""}/reports`, { reason }),
   reports: (board) => request("GET", `/boards/${board}/reports`).then((r) => r.body),
   resolve: (board, reportId) => request("POST", `/boards/${board}/reports/${reportId}/resolve`, { key: newKey() }),
-  /** (v4) The versions an edit replaced, newest first: `[{title, body, edited_at}]`. */
+  /** The versions an edit replaced, newest first: `[{title, body, edited_at}]`. */
   revisions: (board, id) => request("GET", `/boards/${board}/posts/${id}/revisions`).then((r) => r.body.revisions),
-  // (v4) Notifications: a page of 20 newest first, the unread count (the
+  // Notifications: a page of 20 newest first, the unread count (the
   // badge's poll) and marking read (`upTo`: that id and every older one;
   // absent: all). The mark creates nothing: no Idempotency-Key.
   notifications: (cursor) =>
@@ -450,7 +450,7 @@ export const api = {
     request("POST", "/members/me/notifications/read", { body: upTo ? { up_to: upTo } : {} }).then(
       (r) => r.body.unread,
     ),
-  // (v4) Blocks: a member by id, a guest by tag (`{member_id}` or `{tag}`).
+  // Blocks: a member by id, a guest by tag (`{member_id}` or `{tag}`).
   blocks: () => request("GET", "/members/me/blocks").then((r) => r.body),
   block: (who) => request("PUT", blockPath(who)),
   unblock: (who) => request("DELETE", blockPath(who)),

@@ -17,7 +17,7 @@ const go = (hash) => {
 };
 const me = () => session.get()?.member || null;
 
-// (v4) Boards are resources: `GET /boards` names them and says their rules
+// Boards are resources: `GET /boards` names them and says their rules
 // (categories, dislikes, guest writes), so nothing about them is configured here.
 let boards = null;
 async function loadBoards(fresh = false) {
@@ -59,7 +59,7 @@ async function isStaff(board) {
   return Boolean(r && (r.admin || r.moderates.includes(board)));
 }
 
-// (v4) The unread badge: `GET /members/me/notifications/unread` once on
+// The unread badge: `GET /members/me/notifications/unread` once on
 // load, then at most every 30 s while the tab is visible (Page Visibility
 // API: a hidden tab asks nothing, and asks at once on coming back if its
 // last answer is older than that). Marking read answers the new count,
@@ -142,7 +142,7 @@ function listAuthor(a) {
 }
 
 /**
- * (v4) Whom a signed-in member can block through this author: another
+ * Whom a signed-in member can block through this author: another
  * member (by id) or a guest with a tag; null for oneself, a deleted member
  * or a guest without a tag.
  */
@@ -154,7 +154,7 @@ function blockTarget(a) {
   return null;
 }
 
-/** (v4) The blocks as sets, for the author menus to say 차단 or 차단 해제. */
+/** The blocks as sets, for the author menus to say 차단 or 차단 해제. */
 function blockSets(list) {
   return { members: new Set(list.members.map((m) => m.id)), guests: new Set(list.guests.map((g) => g.tag)) };
 }
@@ -179,7 +179,7 @@ function blockRefusal(error) {
 let menuSeq = 0;
 
 /**
- * (v4) The author of a post or comment with a small menu on the name for a
+ * The author of a post or comment with a small menu on the name for a
  * signed-in member: 차단 or 차단 해제 (PUT or DELETE
  * /members/me/blocks/...), then the page is read again, without the
  * blocked author's comments. A disclosure button (aria-expanded), not an
@@ -281,7 +281,7 @@ const FIELD_RULES = {
   member_id: "회원을 찾을 수 없습니다.",
   cursor: "페이지 주소가 올바르지 않습니다. 첫 페이지부터 다시 보세요.",
   limit: "한 페이지 개수는 1-100이어야 합니다.",
-  // (v4) Boards, categories and votes.
+  // Boards, categories and votes.
   slug: "게시판 주소는 영문 소문자, 숫자, - 로 1-40자여야 합니다.",
   name: "게시판 이름은 1-40자이고 제어 문자, 방향 제어 문자, 금지어를 쓸 수 없습니다.",
   description: "설명은 500자까지 쓸 수 있습니다.",
@@ -293,16 +293,16 @@ const FIELD_RULES = {
   category: "말머리를 이 게시판의 말머리 중에서 골라 주세요.",
   vote: "추천 또는 비추천만 할 수 있습니다.",
   best: "개념글 보기 주소가 올바르지 않습니다.",
-  // (v4) Images.
+  // Images.
   media: "이미지를 다시 올려 주세요: 이 게시판에 올려 확인이 끝난 이미지만, 글에 20개, 댓글에 1개까지 붙일 수 있습니다.",
   content_type: "JPEG, PNG, GIF, WebP 이미지만 올릴 수 있습니다.",
   bytes: "이미지 파일이 비었거나 너무 큽니다 (20MB까지).",
-  // (v4) TOTP.
+  // TOTP.
   code: "인증 앱의 6자리 코드나 복구 코드를 입력해 주세요.",
   totp: "인증 앱의 6자리 코드나 복구 코드를 입력해 주세요.",
 };
 
-/** (v4) A wrong credential, by the field it names: a password, or a TOTP code. */
+/** A wrong credential, by the field it names: a password, or a TOTP code. */
 const WRONG = {
   code: "코드가 맞지 않습니다. 인증 앱에 지금 나온 6자리 코드나 아직 쓰지 않은 복구 코드를 입력해 주세요.",
   totp: "코드가 맞지 않습니다. 인증 앱에 지금 나온 6자리 코드나 아직 쓰지 않은 복구 코드를 입력해 주세요.",
@@ -330,14 +330,13 @@ const CODES = {
   unavailable: "서버가 바쁩니다. 잠시 후 다시 시도하세요.",
   internal: "서버 오류가 났습니다.",
   network: "서버에 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
-  // (v4)
   already_voted: "이미 이 글에 추천이나 비추천을 했습니다 (손님은 글마다 한 번).",
   locked: "다른 사람이 댓글을 단 글은 고치거나 지울 수 없습니다 (이 게시판의 규칙).",
   totp_required: "2단계 인증을 켠 계정입니다. 인증 앱에 나온 6자리 코드를 입력해 주세요.",
   pow_required: "잠시 후 다시 시도하세요 (자동 입력 확인이 필요합니다).",
   no_board: "없는 게시판입니다.",
   board_exists: "이미 있는 게시판 주소입니다. 규칙을 바꾸려면 위 목록에서 고르세요.",
-  // (v4) Images: the file's own trip, and what the client refuses itself.
+  // Images: the file's own trip, and what the client refuses itself.
   upload_failed: "파일을 보내지 못했습니다. 다시 골라 주세요.",
   upload_origin: "설정되지 않은 곳으로는 파일을 보내지 않습니다.",
   check_timeout: "이미지 확인이 끝나지 않았습니다. 잠시 후 다시 골라 주세요.",
@@ -398,7 +397,7 @@ const PASSWORD_MAX = 256;
 const passwordLength = (value) => [...value.normalize("NFKC")].length;
 
 /**
- * (v4) Why the API refused a new member password, in Korean. The one place
+ * Why the API refused a new member password, in Korean. The one place
  * a page reads the English message: code and field say that a password was
  * refused, only the message says whether as too short (with the minimum
  * this server asks), on the list of common passwords, or as the member's
@@ -435,7 +434,7 @@ function passwordHint(value) {
   return `지금 ${n}자: 길이는 충분합니다. 흔한 비밀번호와 아이디·닉네임은 쓸 수 없습니다.`;
 }
 
-/** (v4) What a login's `password_warning` asks of the member, in Korean. */
+/** What a login's `password_warning` asks of the member, in Korean. */
 const PASSWORD_WARNINGS = {
   too_common:
     "이 비밀번호는 유출되었거나 너무 흔한 비밀번호입니다. 다른 사람이 짐작하기 쉬우니 비밀번호를 바꿔 주세요.",
@@ -466,8 +465,8 @@ function sayWhileSolving(slot) {
  * min, max, hint, hidden, inputmode, strength}]; on submit `action(values)`
  * runs; an ApiError's message is shown beside the field it names, else
  * above the button; a 429 counts down its Retry-After with the button
- * disabled. `strength` (v4): a new member password, whose hint follows its
- * length as it is typed. `extra` (v4): more of the form after the fields
+ * disabled. `strength`: a new member password, whose hint follows its
+ * length as it is typed. `extra`: more of the form after the fields
  * (an image picker), which `action` reads itself.
  */
 function form(fields, submitLabel, action, { id, inline, extra } = {}) {
@@ -655,14 +654,14 @@ function categoryOptions(info, current = null) {
   return [["", "말머리 없음"], ...names.map((c) => [c, c])];
 }
 
-// ----------------------------------------------------------- (v4) images
+// ----------------------------------------------------------- images
 
 /** The largest file sent (docs/API.md: MEDIA_MAX_BYTES, 20 MiB by default; a server set lower refuses it itself). */
 const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
 let pickerSeq = 0;
 
 /**
- * (v4) The images of a post or comment form: a file picker (the four types,
+ * The images of a post or comment form: a file picker (the four types,
  * several at once where `max` allows), each file uploaded as soon as it is
  * chosen with a progress bar, then its thumbnail once the server has checked
  * it, or the reason it was refused; each with a remove button. `current`:
@@ -788,7 +787,7 @@ function imagePicker(board, { max, label, current = [] }) {
 }
 
 /**
- * (v4) The images of a post or a comment, each at its own size as far as
+ * The images of a post or a comment, each at its own size as far as
  * the page is wide (width and height from the API, so the page does not
  * move as they load; lazy: only near the screen), linking to the file.
  */
@@ -835,7 +834,7 @@ function postRow(board, p, withCategory) {
       "td",
       { class: "subject" },
       h("a", { href: `#/b/${board}/p/${p.id}`, class: "title" }, p.title),
-      // `media_count` arrives with images (v4); absent means none.
+      // `media_count` arrives with images; absent means none.
       p.media_count > 0
         ? h("span", { class: "has-image", title: `이미지 ${p.media_count}개` }, srOnly(` 이미지 ${p.media_count}개`))
         : null,
@@ -1111,7 +1110,7 @@ function commentForm(board, postId, parentId, info) {
 }
 
 /**
- * 추천 and 비추천 (v4). A member's buttons are toggles that show their vote
+ * 추천 and 비추천. A member's buttons are toggles that show their vote
  * (`my_vote`, aria-pressed): pressing the other one moves the vote, pressing
  * the same one withdraws it. A guest votes once and for good where the board
  * takes guest writes, and is asked to sign in where it does not. No 비추천
@@ -1191,7 +1190,7 @@ function votePanel(board, info, post) {
   );
 }
 
-/** Staff (v4): change a post's 말머리, take it out of 개념글. */
+/** Staff: change a post's 말머리, take it out of 개념글. */
 function staffPostTools(board, info, post) {
   const status = h("p", { class: "ok", role: "status" });
   const recategorize =
@@ -1228,7 +1227,7 @@ function staffPostTools(board, info, post) {
 }
 
 /**
- * (v4) "수정됨" beside an edited post's date: a button that opens the
+ * "수정됨" beside an edited post's date: a button that opens the
  * versions its edits replaced (GET .../revisions, newest first), read when
  * first opened. Titles and bodies are text nodes, as everywhere.
  */
@@ -1280,9 +1279,9 @@ function editHistory(board, post) {
 }
 
 /**
- * A post with its comments. `wanted` (v4): the comment a notification
+ * A post with its comments. `wanted`: the comment a notification
  * links to (`?comment=<id>`), read past the first page of comments if need
- * be, then scrolled to and focused. A signed-in member's blocks (v4) are
+ * be, then scrolled to and focused. A signed-in member's blocks are
  * read beside the post, for the author menus.
  */
 async function postPage(board, ref, byNumber = false, wanted = null) {
@@ -1441,7 +1440,7 @@ async function editPage(board, id) {
   );
 }
 /**
- * Sign-in. (v4) A member with TOTP on is answered 401 totp_required: the
+ * Sign-in. A member with TOTP on is answered 401 totp_required: the
  * code field appears, and the same username and password go again with
  * the code (a wrong one is said beside it). A password the API warns about
  * (`password_warning`) is noted on the next page, with a link to change it.
@@ -1611,7 +1610,7 @@ async function accountPage(part) {
 }
 
 /**
- * (v4) Whom the member blocks (`GET /members/me/blocks`), members and
+ * Whom the member blocks (`GET /members/me/blocks`), members and
  * guest tags, each with 차단 해제 (DELETE), after which it leaves the list.
  * Blocks are made from an author's name on a post or comment.
  */
@@ -1673,7 +1672,7 @@ function blocksSection(list) {
 }
 
 /**
- * (v4) 2단계 인증 (TOTP; docs/API.md, Passwords and staff sign-in): start an
+ * 2단계 인증 (TOTP; docs/API.md, Passwords and staff sign-in): start an
  * enrollment (a QR code of its otpauth URI, drawn here by the vendored
  * generator, and the secret as text), confirm it with a code, then the
  * recovery codes, shown this once (to copy or save as a file; never
@@ -1850,7 +1849,7 @@ function totpSection(account) {
   return section;
 }
 
-/** Whom a ban or log entry names: a member, a deleted one, or a guest's tag (v4: with a range's scope). */
+/** Whom a ban or log entry names: a member, a deleted one, or a guest's tag (with a range's scope). */
 function banned(t) {
   if (t.kind === "member") return t.scope === "range" ? `${t.nickname} (대역)` : t.nickname;
   if (t.kind === "deleted_member") return "탈퇴한 회원";
@@ -1955,7 +1954,7 @@ const DISLIKES = [
   ["off", "받지 않음"],
 ];
 
-/** The fields of a board's rules (docs/API.md, Boards (v4)), filled from `b` when it exists. */
+/** The fields of a board's rules (docs/API.md, Boards), filled from `b` when it exists. */
 function boardFields(b) {
   return [
     ...(b ? [] : [["slug", "주소", { hint: "영문 소문자, 숫자, - 로 1-40자. 게시판 주소가 되고, 나중에 바꿀 수 없습니다." }]]),
@@ -2128,7 +2127,7 @@ function notificationItem(n) {
 }
 
 /**
- * (v4) The member's notifications, 20 a page, newest first, "더 보기" for
+ * The member's notifications, 20 a page, newest first, "더 보기" for
  * the next (`next_cursor`). Opening the page marks nothing read: the
  * unread stay marked (and counted by the badge) until "모두 읽음", which
  * marks them all (`{}`), those on pages not yet shown and any that came

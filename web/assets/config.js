@@ -10,7 +10,7 @@
 // link (docs/security.md, the web client).
 export const API_ORIGIN = "";
 
-// (v4) Images. MEDIA_ORIGIN: where the API's image URLs point when not at
+// Images. MEDIA_ORIGIN: where the API's image URLs point when not at
 // the API's own origin (CloudFront on AWS, e.g. "https://d1234.cloudfront.net");
 // the CSP's `img-src` names it. UPLOAD_ORIGIN: where files are uploaded when
 // not to the API's origin (the bucket of S3's presigned POST, e.g.

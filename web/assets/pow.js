@@ -1,5 +1,5 @@
 // Proof of work for anonymous writes (docs/API.md, Proof of work for
-// anonymous writes (v4)): an ALTCHA v1 challenge is solved by finding the
+// anonymous writes): an ALTCHA v1 challenge is solved by finding the
 // number n in 0..=maxnumber with hex(SHA-256(salt + n)) === challenge.
 //
 // Written here rather than vendored from altcha-lib (2.8.0, MIT): its v1

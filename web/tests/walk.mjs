@@ -23,7 +23,7 @@ const modules = createRequire(`${process.env.WEB_TEST_MODULES}/`);
 const puppeteer = modules("puppeteer-core");
 const axeSource = readFileSync(modules.resolve("axe-core/axe.min.js"), "utf8");
 const axeVersion = modules("axe-core/package.json").version;
-// (v4) Reads the TOTP enrollment's QR code back from what the page drew.
+// Reads the TOTP enrollment's QR code back from what the page drew.
 const jsQR = modules("jsqr");
 
 const store = process.env.STORE || "sqlite";
@@ -35,7 +35,7 @@ const crossOrigin = process.env.CROSS_ORIGIN === "1";
 const screenshots = process.env.SCREENSHOTS || "";
 const here = new URL(".", import.meta.url).pathname;
 const log = (...a) => console.log(`[web-test ${store}]`, ...a);
-// (v4) Edit history and edit locks: walked on both stores.
+// Edit history and edit locks: walked on both stores.
 const historyOnThisStore = true;
 
 function freePort() {
@@ -52,7 +52,7 @@ function freePort() {
  * The web/ folder as a static host would serve it (no API there), deployed
  * for the API at `apiOrigin`: config.js names it, and the site's policy
  * lets the page connect to it alone (docs/deploy.md, The web client).
- * (v4) Uploads go to `uploadOrigin` (an S3 bucket's, played by the walk),
+ * Uploads go to `uploadOrigin` (an S3 bucket's, played by the walk),
  * which config.js and the policy's `connect-src` name too; images come
  * from the API's origin (its relative `/media/files/...`), which `img-src`
  * names, as server/src/web.rs writes the policy from config.js.
@@ -109,7 +109,7 @@ async function startAttacker() {
 }
 
 /**
- * (v4) An S3 bucket's presigned POST, played for the cross-origin walk (as
+ * An S3 bucket's presigned POST, played for the cross-origin walk (as
  * on AWS, where a grant names the bucket): it takes the multipart form the
  * page sends, records its parts' names in order, and hands the file on to
  * the server's own upload URL (which the walk's grant put in a field), so
@@ -151,7 +151,7 @@ async function startFakeS3(apiBase) {
   return { site, posts, origin: `http://127.0.0.1:${port}` };
 }
 
-/** (v4) A PNG of `width` x `height` pixels of noise (big enough for several upload progress events), made here. */
+/** A PNG of `width` x `height` pixels of noise (big enough for several upload progress events), made here. */
 function noisePng(width, height) {
   const crcTable = Array.from({ length: 256 }, (_, n) => {
     let c = n;
@@ -192,7 +192,7 @@ function noisePng(width, height) {
 const ADMIN_ENROLL_TOKEN = "walk-admin-enroll-token";
 
 /**
- * (v4) TOTP as an authenticator app computes it (RFC 6238: HMAC-SHA-1,
+ * TOTP as an authenticator app computes it (RFC 6238: HMAC-SHA-1,
  * 6 digits, 30-second steps) from the base32 secret the page shows. The
  * server accepts each step once and one step of drift: the walk uses
  * successive steps (now, then the next) and recovery codes after that,
@@ -248,7 +248,7 @@ async function startServer(corsOrigin) {
     BIND: "127.0.0.1",
     DATA_DIR: mkdtempSync(join(tmpdir(), "web-test-")),
     ADMIN_USERNAMES: "admin_kim",
-    // (v4) An unclaimed admin name is reserved for a signup with the token.
+    // An unclaimed admin name is reserved for a signup with the token.
     ADMIN_ENROLL_TOKEN,
     MEMBER_TIER: "bcrypt:4",
     GUEST_TIER: "bcrypt:4",
@@ -257,7 +257,7 @@ async function startServer(corsOrigin) {
     // limits stay at their defaults (the 429 flow needs them).
     LIMIT_CREATES_ADDRESS: "1000/10m",
     LIMIT_CREATES_MEMBER: "1000/10m",
-    // (v4) Every anonymous write needs a solved challenge (at the default
+    // Every anonymous write needs a solved challenge (at the default
     // difficulty): the browser's guest posts, comments, votes, reports and
     // signups all go through the client's proof of work, and so do the
     // walk's own anonymous writes from node (apiClient).
@@ -409,7 +409,7 @@ const page = await browser.newPage();
 watch(page);
 await page.setViewport({ width: 1280, height: 900 });
 
-// (v4) Proof of work, as the browser does it: each API request that carries
+// Proof of work, as the browser does it: each API request that carries
 // X-Pow (preflights aside), how long from each 428 to its solved retry, the
 // Web Workers the page starts, and every text a live region showed (a
 // recorder installed in every document before the page's own scripts).
@@ -519,7 +519,7 @@ async function clickText(selector, label) {
   throw new Error(`no ${selector} says ${label}`);
 }
 const texts = (selector) => page.$$eval(selector, (es) => es.map((e) => e.textContent.trim()));
-/** Signs in through the login page; `totp` (v4): the code or recovery code its second step asks for. */
+/** Signs in through the login page; `totp`: the code or recovery code its second step asks for. */
 const signIn = async (username, password, nickname, totp) => {
   await page.evaluate(() => sessionStorage.clear());
   await visit("#/login", "#login");
@@ -542,7 +542,7 @@ const logOut = async () => {
 };
 
 /**
- * (v4) The QR code an SVG on the page draws, read back: the SVG as an
+ * The QR code an SVG on the page draws, read back: the SVG as an
  * image on a canvas (8 pixels a module), its pixels decoded by jsQR.
  */
 async function readQr(selector) {
@@ -584,13 +584,13 @@ try {
   );
   log(`first render of the board: ${firstRender} ms (first contentful paint ${paint.toFixed(0)} ms)`);
 
-  // -- (v4) a TOTP code computed here is RFC 6238's (its test vector: the
+  // -- a TOTP code computed here is RFC 6238's (its test vector: the
   // ASCII secret 12345678901234567890 at 59 s, SHA-1, truncated to 6 digits)
-  check(totpCode("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 1) === "287082", "(v4) the walk's TOTP codes are RFC 6238's (its test vector)");
+  check(totpCode("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 1) === "287082", "the walk's TOTP codes are RFC 6238's (its test vector)");
 
   // -- signup: an error beside the field it names, then success
   await visit("#/signup", "#signup");
-  // (v4) The password's hint follows its length as it is typed, and asks
+  // The password's hint follows its length as it is typed, and asks
   // for no kinds of characters (NIST SP 800-63B-4: no composition rules).
   const passwordHintText = () => text("#signup [name=password] ~ .field-hint");
   await fill("signup", { password: "abc" });
@@ -599,24 +599,24 @@ try {
   const longHint = await passwordHintText();
   check(
     shortHint.includes("지금 3자") && shortHint.includes("5자 더") && longHint.includes("지금 16자") && longHint.includes("충분"),
-    `(v4) the signup's password hint counts characters as they are typed (${shortHint} / ${longHint})`,
+    `the signup's password hint counts characters as they are typed (${shortHint} / ${longHint})`,
   );
   check(
     ![shortHint, longHint].some((t) => /대문자|소문자|특수|숫자|기호/.test(t)),
-    "(v4) the hint asks for no uppercase, digits or symbols (no composition rules)",
+    "the hint asks for no uppercase, digits or symbols (no composition rules)",
   );
   await expecting([400], async () => {
     await fill("signup", { username: "kim", nickname: "김철수", password: "short" });
     await submit("signup");
     await page.waitForFunction(() => document.querySelector('#signup [data-field=password]').textContent.length > 0);
   });
-  // (v4) Placed by the answer's `field`, in Korean: the English message is never shown.
+  // Placed by the answer's `field`, in Korean: the English message is never shown.
   const shortPassword = await text("#signup [data-field=password]");
   check(
     shortPassword === "8자 이상 256자 이하로 입력해 주세요." && !/[a-z]{4}/.test(shortPassword),
     `a short password's Korean message is shown beside the password field, with the server's minimum (${shortPassword})`,
   );
-  // (v4) The blocklist and the member's own words, each in Korean beside the field.
+  // The blocklist and the member's own words, each in Korean beside the field.
   await expecting([400], async () => {
     await fill("signup", { password: "qwerty123" });
     await submit("signup");
@@ -625,7 +625,7 @@ try {
   check(
     (await text("#signup [data-field=password]")).startsWith("너무 흔한 비밀번호입니다") &&
       (await text("#signup .error")) === "",
-    "(v4) a blocklisted password (qwerty123) is refused in Korean beside the password field",
+    "a blocklisted password (qwerty123) is refused in Korean beside the password field",
   );
   await expecting([400], async () => {
     await fill("signup", { nickname: "철수의비밀번호야", password: "철수의비밀번호야" });
@@ -634,7 +634,7 @@ try {
   });
   check(
     (await text("#signup [data-field=password]")) === "아이디나 닉네임과 같은 비밀번호는 쓸 수 없습니다.",
-    "(v4) a password equal to the nickname is refused in Korean beside the password field",
+    "a password equal to the nickname is refused in Korean beside the password field",
   );
   await fill("signup", { nickname: "김철수" });
   await expecting([400], async () => {
@@ -653,7 +653,7 @@ try {
   check(true, "signup signs the new member in");
   check(
     powRequests.includes(`POST ${base}/members`) && (await saidSolving()),
-    "(v4) the signup was answered 428, solved (확인 중 in a live region) and sent again with X-Pow",
+    "the signup was answered 428, solved (확인 중 in a live region) and sent again with X-Pow",
   );
   check(!(await page.evaluate(() => location.href)).includes("token"), "no token in the URL");
 
@@ -684,7 +684,7 @@ try {
     "every request goes to the page's own origin or the configured API origin",
   );
 
-  // -- (v4) the admin page: an admin opens a board with categories where
+  // -- the admin page: an admin opens a board with categories where
   // only members write, then sets the rules of an existing one
   await call("POST", "/members", { username: "admin_kim", password: "password-123", nickname: "관리자" }, null, {
     "admin-enroll-token": ADMIN_ENROLL_TOKEN,
@@ -693,7 +693,7 @@ try {
   await visit("#/admin", "#open-board");
   check((await texts("nav a")).includes("게시판 관리"), "an admin's bar links the admin page");
 
-  // -- (v4) staff need TOTP (STAFF_REQUIRE_TOTP, on by default): the admin's
+  // -- staff need TOTP (STAFF_REQUIRE_TOTP, on by default): the admin's
   // first action is refused with a link to the account page's 2단계 인증
   await expecting([403], async () => {
     await fill("open-board", { slug: "game", name: "게임 갤러리" });
@@ -703,7 +703,7 @@ try {
   check(
     (await text("#open-board .error")).startsWith("관리 기능을 쓰려면 먼저 2단계 인증(TOTP)을 켜야 합니다.") &&
       (await page.$$('#open-board .error a[href="#/account/totp"]')).length === 1,
-    "(v4) staff without TOTP are refused (403 totp_required) in Korean, with a link to turn it on",
+    "staff without TOTP are refused (403 totp_required) in Korean, with a link to turn it on",
   );
   await page.click('#open-board .error a[href="#/account/totp"]');
   await page.waitForFunction(() => location.hash === "#/account/totp");
@@ -711,7 +711,7 @@ try {
   await page.waitForSelector("#totp-start");
   check(
     (await page.evaluate(() => document.activeElement?.id)) === "totp" && (await text("#totp-status")).startsWith("꺼져 있습니다"),
-    "(v4) the link opens the account page at its 2단계 인증 section, which says TOTP is off",
+    "the link opens the account page at its 2단계 인증 section, which says TOTP is off",
   );
   // Enrollment asks for the password and, of a listed admin, the enroll token.
   await expecting([403], async () => {
@@ -728,17 +728,17 @@ try {
   const otpauth = await page.$eval("a.otpauth", (a) => a.getAttribute("href"));
   check(
     /^[A-Z2-7]{32}$/.test(totpSecret) && otpauth.startsWith("otpauth://totp/") && otpauth.includes(`secret=${totpSecret}`),
-    `(v4) enrollment shows the secret as text, in groups of four, and its otpauth URI (${otpauth.replace(totpSecret, "…")})`,
+    `enrollment shows the secret as text, in groups of four, and its otpauth URI (${otpauth.replace(totpSecret, "…")})`,
   );
   const qrModules = await page.$eval("#totp-qr svg path", (p) => (p.getAttribute("d").match(/M/g) || []).length);
   const decoded = await readQr("#totp-qr svg");
   check(
     qrModules > 200 && decoded === otpauth,
-    `(v4) the QR code is drawn as an SVG (${qrModules} dark modules) and reads back as the otpauth URI (jsQR: ${decoded ? "same" : decoded})`,
+    `the QR code is drawn as an SVG (${qrModules} dark modules) and reads back as the otpauth URI (jsQR: ${decoded ? "same" : decoded})`,
   );
   check(
     (await page.$eval("#totp-qr svg", (svg) => svg.getAttribute("role") === "img" && svg.getAttribute("aria-label").length > 0)),
-    "(v4) the QR code is an image with a Korean name for screen readers",
+    "the QR code is an image with a Korean name for screen readers",
   );
   await accessible("the TOTP enrollment");
   await shoot("totp-enroll");
@@ -747,7 +747,7 @@ try {
     await submit("totp-confirm");
     await waitText("#totp-confirm [data-field=code]", "코드가 맞지 않습니다");
   });
-  check((await page.$$("#totp-recovery")).length === 0, "(v4) a wrong code confirms nothing, said beside the code field");
+  check((await page.$$("#totp-recovery")).length === 0, "a wrong code confirms nothing, said beside the code field");
   await fill("totp-confirm", { code: nextTotpCode(totpSecret) });
   await submit("totp-confirm");
   await page.waitForSelector("#totp-recovery .recovery-codes li");
@@ -757,7 +757,7 @@ try {
       new Set(recoveryCodes).size === 10 &&
       recoveryCodes.every((c) => /^[a-z2-7]{5}-[a-z2-7]{5}$/.test(c)) &&
       (await text("#totp-recovery .warning")).includes("한 번만 보여 드립니다"),
-    `(v4) the right code turns TOTP on and shows 10 recovery codes once, with a warning to save them (${recoveryCodes[0]} …)`,
+    `the right code turns TOTP on and shows 10 recovery codes once, with a warning to save them (${recoveryCodes[0]} …)`,
   );
   // The file as the browser saves it (into a folder of the walk's own).
   const downloads = mkdtempSync(join(tmpdir(), "web-test-downloads-"));
@@ -773,7 +773,7 @@ try {
   await devtools.send("Browser.setDownloadBehavior", { behavior: "default" });
   check(
     savedName.endsWith(".txt") && recoveryCodes.every((c) => savedText.includes(c)),
-    `(v4) 텍스트 파일로 저장 saves the ten codes as a text file (${savedName}, ${savedText.length} characters)`,
+    `텍스트 파일로 저장 saves the ten codes as a text file (${savedName}, ${savedText.length} characters)`,
   );
   await browser.defaultBrowserContext().overridePermissions(pageBase, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
   await page.click("#totp-copy");
@@ -781,12 +781,12 @@ try {
   const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => ""));
   check(
     (await text("#totp-recovery .ok")) === "복사했습니다." && recoveryCodes.every((c) => copied.includes(c)),
-    "(v4) 복사하기 puts the ten codes on the clipboard",
+    "복사하기 puts the ten codes on the clipboard",
   );
   const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
   check(
     !stored.includes(totpSecret) && !recoveryCodes.some((c) => stored.includes(c)),
-    "(v4) neither the secret nor a recovery code is kept in localStorage or sessionStorage",
+    "neither the secret nor a recovery code is kept in localStorage or sessionStorage",
   );
   await accessible("the recovery codes");
   await shoot("totp-recovery");
@@ -794,7 +794,7 @@ try {
   await page.waitForSelector("#totp-remove");
   check(
     (await text("#totp-status")).startsWith("켜져 있습니다") && (await page.$$("#totp-recovery")).length === 0,
-    "(v4) once saved, the codes are gone from the page and the section says TOTP is on, with its removal",
+    "once saved, the codes are gone from the page and the section says TOTP is on, with its removal",
   );
   await visit("#/admin", "#open-board");
   await expecting([400], async () => {
@@ -837,7 +837,7 @@ try {
     (await text("h1")) === "자유게시판" && free.best_likes === 2 && free.guest_writes && free.categories.length === 3,
     "the admin changes an existing board's name, categories and best rule (200)",
   );
-  // (v4) Where someone else commented, a post is locked for its author.
+  // Where someone else commented, a post is locked for its author.
   await call("PUT", "/boards/qna", { name: "질문과 답변", categories: ["질문", "답변"], lock_after_comments: true }, await token());
   await call("PUT", "/boards/notice", { name: "공지사항", dislikes: "off" }, await token());
   await visit("#/admin", "#open-board");
@@ -845,13 +845,13 @@ try {
   await accessible("the admin page");
   await shoot("admin");
 
-  // -- (v4) the login's TOTP step: the password alone asks for a code; a
+  // -- the login's TOTP step: the password alone asks for a code; a
   // wrong one is said beside the field; the next step's code signs in
   await logOut();
   await visit("#/login", "#login");
   check(
     (await page.$eval("#login [name=totp]", (e) => e.closest("label").hidden)),
-    "(v4) the login shows no code field until the API asks for one",
+    "the login shows no code field until the API asks for one",
   );
   await fill("login", { username: "admin_kim", password: "password-123" });
   await askedForCode();
@@ -859,7 +859,7 @@ try {
     (await text("#login [data-field=totp]")).startsWith("2단계 인증을 켠 계정입니다") &&
       (await page.$eval("#login [name=totp]", (e) => e.closest("label").textContent)).includes("인증 앱의 6자리 코드 또는 복구 코드") &&
       (await page.evaluate(() => document.activeElement?.name)) === "totp",
-    "(v4) a member with TOTP on is asked for the code (401 totp_required): the field appears, focused, with a Korean label",
+    "a member with TOTP on is asked for the code (401 totp_required): the field appears, focused, with a Korean label",
   );
   await accessible("the login's code step");
   await shoot("login-totp");
@@ -870,7 +870,7 @@ try {
   });
   check(
     (await text("#login .error")) === "" && !(await token()),
-    "(v4) a wrong code is refused, said beside the code field (not as a wrong password)",
+    "a wrong code is refused, said beside the code field (not as a wrong password)",
   );
   await fill("login", { totp: nextTotpCode(totpSecret) });
   await submit("login");
@@ -878,7 +878,7 @@ try {
   await visit("#/account", "#totp-status");
   check(
     (await text("#totp-status")).startsWith("켜져 있습니다"),
-    "(v4) the app's next code signs in, and the account page knows TOTP is on",
+    "the app's next code signs in, and the account page knows TOTP is on",
   );
   // A recovery code signs in once.
   await logOut();
@@ -888,9 +888,9 @@ try {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ username: "admin_kim", password: "password-123", totp: recoveryCodes[0] }),
   });
-  check(reused.status === 401, "(v4) a recovery code signs in (typed in any case), once: its second use is refused");
+  check(reused.status === 401, "a recovery code signs in (typed in any case), once: its second use is refused");
 
-  // -- (v4) a login whose password the API warns about (made up in the
+  // -- a login whose password the API warns about (made up in the
   // browser: a new password on the blocklist is refused, so no member of
   // the walk has one): a Korean notice with a way to change it
   await page.evaluate(() => sessionStorage.clear());
@@ -920,10 +920,10 @@ try {
   check(
     (await text("#password-warning")).startsWith("이 비밀번호는 유출되었거나 너무 흔한 비밀번호입니다") &&
       (await page.$$('#password-warning a[href="#/account"]')).length === 1,
-    "(v4) a login's password_warning (too_common) is said in Korean on the next page, with a link to change the password",
+    "a login's password_warning (too_common) is said in Korean on the next page, with a link to change the password",
   );
   await visit("#/b/free", ".board-list, .empty");
-  check((await page.$$("#password-warning")).length === 0, "(v4) the notice is shown once");
+  check((await page.$$("#password-warning")).length === 0, "the notice is shown once");
 
   // -- a member post with Korean text; like; comment; reply
   await visit("#/b/free/write", "#write");
@@ -990,7 +990,7 @@ try {
   await waitText("h1", "고친 글입니다");
   check(true, "the member edits the post again from its new version");
 
-  // -- (v4) edit history: a post edited once says 수정됨 by its date, which
+  // -- edit history: a post edited once says 수정됨 by its date, which
   // opens the version the edit replaced (as text); on another board than
   // free, whose pages the walk counts later
   await visit("#/b/notice/write", "#write");
@@ -1008,7 +1008,7 @@ try {
     await page.waitForSelector(".meta .edited");
     check(
       (await text(".meta .edited")) === "수정됨" && (await page.$eval("#revisions", (e) => e.hidden)),
-      "(v4) an edited post says 수정됨 by its date, its history closed",
+      "an edited post says 수정됨 by its date, its history closed",
     );
     await page.click(".meta .edited");
     await page.waitForSelector("#revisions .revision");
@@ -1027,17 +1027,17 @@ try {
         revisions[0].markup === 0 &&
         !Number.isNaN(Date.parse(revisions[0].time)) &&
         (await page.$eval(".meta .edited", (b) => b.getAttribute("aria-expanded"))) === "true",
-      `(v4) 수정됨 opens one earlier version: its title, time and body as text (${JSON.stringify(revisions)})`,
+      `수정됨 opens one earlier version: its title, time and body as text (${JSON.stringify(revisions)})`,
     );
     await accessible("a post with its edit history open");
     await shoot("history");
 
-    // -- (v4) a locked post: someone else commented on the author's post on a
+    // -- a locked post: someone else commented on the author's post on a
     // board with lock_after_comments, so its edit and delete are refused (409)
     await visit("#/b/qna/write", "#write");
     check(
       (await text("main")).includes("다른 사람이 댓글을 단 글을 고치거나 지울 수 없습니다"),
-      "(v4) the write page of a board with lock_after_comments says so",
+      "the write page of a board with lock_after_comments says so",
     );
     await fill("write", { title: "잠길 질문", body: "답이 달리면 고칠 수 없습니다" });
     await submit("write");
@@ -1050,7 +1050,7 @@ try {
       await submit("edit");
       await waitText("#edit .error", "다른 사람이 댓글을 단 글은 고치거나 지울 수 없습니다");
     });
-    check(true, "(v4) the edit of a post someone else commented on is refused beside the form in Korean (409 locked)");
+    check(true, "the edit of a post someone else commented on is refused beside the form in Korean (409 locked)");
     await visit(`#/b/qna/p/${lockedId}`, "#post-body");
     await expecting([409], async () => {
       await clickText(".actions button", "지우기");
@@ -1058,11 +1058,11 @@ try {
     });
     check(
       (await call("GET", `/boards/qna/posts/${lockedId}`)).title === "잠길 질문",
-      "(v4) so is its delete, and the post stays as it was",
+      "so is its delete, and the post stays as it was",
     );
   }
 
-  // -- (v4) images (issue 45), on the notice board (free's pages are
+  // -- images (issue 45), on the notice board (free's pages are
   // counted later): a member picks a PNG made here in the write form; its
   // progress bar fills, then the server's thumbnail shows. On the
   // cross-origin walk the grant is made S3's (a presigned POST to a bucket
@@ -1125,7 +1125,7 @@ try {
   check(
     (await chooser.evaluate((e) => e.multiple && e.accept === "image/jpeg,image/png,image/gif,image/webp")) &&
       (await page.$eval("#write .media-picker label", (l) => l.control?.type === "file")),
-    "(v4) the write form has a labelled file picker for the four image types, several at once",
+    "the write form has a labelled file picker for the four image types, several at once",
   );
   // Every value the progress bars and the items' states take, as they take them.
   await page.evaluate(() => {
@@ -1155,18 +1155,18 @@ try {
       sending.progress.every((v, i) => i === 0 || v >= sending.progress[i - 1]) &&
       sending.states.join() === "sending,checking,ready" &&
       (await page.$$("#write .media-item progress")).length === 0,
-    `(v4) a chosen PNG uploads with its progress bar filling to 100, then is checked, then ready (bar ${sending.progress.join(" ")}; ${sending.states.join(" → ")})`,
+    `a chosen PNG uploads with its progress bar filling to 100, then is checked, then ready (bar ${sending.progress.join(" ")}; ${sending.states.join(" → ")})`,
   );
   check(
     (await page.$eval("#write .media-thumb img", (img) => img.naturalWidth === 320 && img.alt === "photo.png 미리보기")) &&
       (await text("#write .media-item .media-status")) === "올렸습니다.",
-    "(v4) the form shows the server's thumbnail (320 wide) of the uploaded image, with its name",
+    "the form shows the server's thumbnail (320 wide) of the uploaded image, with its name",
   );
   if (fakeS3) {
     check(
       fakeS3.posts.length === 1 &&
         fakeS3.posts[0].join() === "key,Content-Type,policy,x-amz-algorithm,x-amz-signature,x-walk-forward,file",
-      `(v4) an S3 grant is sent as a multipart POST to UPLOAD_ORIGIN: every field in order, the file last (${fakeS3.posts.map((p) => p.join(" ")).join("; ")})`,
+      `an S3 grant is sent as a multipart POST to UPLOAD_ORIGIN: every field in order, the file last (${fakeS3.posts.map((p) => p.join(" ")).join("; ")})`,
     );
   }
   await chooser.uploadFile(notImage);
@@ -1175,13 +1175,13 @@ try {
   check(
     refusal === "이미지를 올릴 수 없습니다: the file is not an image" &&
       (await text("#write .media-note")).includes(refusal),
-    `(v4) a file that is not an image is refused with the server's reason, said in the picker's status (${refusal})`,
+    `a file that is not an image is refused with the server's reason, said in the picker's status (${refusal})`,
   );
   await chooser.uploadFile(hostileUpload);
   await waitText("#write .media-item[data-state=refused] .media-status", "설정되지 않은 곳");
   check(
     attacker.seen.length === 0,
-    "(v4) an upload URL at an origin config.js does not name is refused, and nothing is sent there",
+    "an upload URL at an origin config.js does not name is refused, and nothing is sent there",
   );
   await accessible("the write form with an uploaded image and two refused");
   await page.$eval("#write .media-picker", (e) => e.scrollIntoView());
@@ -1192,7 +1192,7 @@ try {
   }
   check(
     (await page.$$("#write .media-item")).length === 1 && (await page.evaluate(() => document.activeElement?.type)) === "file",
-    "(v4) 빼기 takes a refused file off the form, and the focus goes back to the picker",
+    "빼기 takes a refused file off the form, and the focus goes back to the picker",
   );
   page.off("request", regrant);
   await page.setRequestInterception(false);
@@ -1216,26 +1216,26 @@ try {
       shown.width === "320" &&
       shown.height === "200" &&
       shown.alt.length > 0,
-    `(v4) the post shows its image: lazy, with the API's width and height, linking to the file (${JSON.stringify(shown)})`,
+    `the post shows its image: lazy, with the API's width and height, linking to the file (${JSON.stringify(shown)})`,
   );
   await page.$eval("#post-media img", (img) => img.scrollIntoView());
   await page.waitForFunction(() => document.querySelector("#post-media img").complete && document.querySelector("#post-media img").naturalWidth > 0);
   check(
     (await page.$eval("#post-media img", (img) => img.naturalWidth === 320 && img.getBoundingClientRect().width <= document.querySelector("main").clientWidth)),
-    "(v4) the image loads from the media origin the policy allows, no wider than the page",
+    "the image loads from the media origin the policy allows, no wider than the page",
   );
   await atPhoneWidth(async () => {
     const fits = await page.$eval("#post-media img", (img) => Math.round(img.getBoundingClientRect().width / img.getBoundingClientRect().height * 10));
-    check(fits === 16, `(v4) at a phone's width the image keeps its aspect (max-width 100%, height auto: ${fits / 10})`);
+    check(fits === 16, `at a phone's width the image keeps its aspect (max-width 100%, height auto: ${fits / 10})`);
   });
   // A comment with one image: its picker takes one file at a time.
   const commentChooser = await page.$("#comment input[type=file]");
-  check(!(await commentChooser.evaluate((e) => e.multiple)), "(v4) the comment form's picker takes one image");
+  check(!(await commentChooser.evaluate((e) => e.multiple)), "the comment form's picker takes one image");
   await commentChooser.uploadFile(photo);
   await page.waitForSelector("#comment .media-item[data-state=ready]", { timeout: 30000 });
   check(
     (await page.$eval("#comment input[type=file]", (e) => e.disabled)),
-    "(v4) with its one image the comment's picker takes no more",
+    "with its one image the comment's picker takes no more",
   );
   await fill("comment", { body: "댓글에도 사진" });
   await submit("comment");
@@ -1244,7 +1244,7 @@ try {
   const apiComment = (await call("GET", `/boards/notice/posts/${imagePostId}`)).comments.find((c) => c.body === "댓글에도 사진");
   check(
     apiComment?.media?.length === 1 && commentImage.loading === "lazy" && commentImage.width === "320" && commentImage.height === "200",
-    `(v4) a comment with one image shows it, lazy with its width and height (${JSON.stringify(commentImage)})`,
+    `a comment with one image shows it, lazy with its width and height (${JSON.stringify(commentImage)})`,
   );
   await accessible("a post and a comment with images");
   await page.evaluate(() => scrollTo(0, 0));
@@ -1257,20 +1257,20 @@ try {
   const unmarked = await page.$$eval(".post-row", (rows) => rows.filter((tr) => !tr.querySelector(".has-image")).length);
   check(
     marked?.title === "이미지 1개" && marked.said === "이미지 1개" && unmarked === (await page.$$(".post-row")).length - 1,
-    `(v4) the board list marks the post with an image (${JSON.stringify(marked)}), and only it`,
+    `the board list marks the post with an image (${JSON.stringify(marked)}), and only it`,
   );
   await visit(`#/b/notice/p/${imagePostId}/edit`, "#edit");
   await page.waitForSelector("#edit .media-item[data-state=ready] .media-thumb img");
   check(
     (await page.$$("#edit .media-item")).length === 1 && (await text("#edit .media-item .media-status")) === "붙어 있습니다.",
-    "(v4) the edit form starts with the post's image",
+    "the edit form starts with the post's image",
   );
   await fill("edit", { body: "사진을 붙인 글입니다 (고침)" });
   await submit("edit");
   await waitText("#post-body", "고침");
   check(
     (await call("GET", `/boards/notice/posts/${imagePostId}`)).media.map((m) => m.id).join() === attached.id,
-    "(v4) an edit keeps the image the form kept",
+    "an edit keeps the image the form kept",
   );
   await visit(`#/b/notice/p/${imagePostId}/edit`, "#edit");
   await page.waitForSelector("#edit .media-item .media-remove");
@@ -1280,7 +1280,7 @@ try {
   await rendered();
   check(
     (await page.$$("#post-media")).length === 0 && (await call("GET", `/boards/notice/posts/${imagePostId}`)).media.length === 0,
-    "(v4) an image taken off in the edit form leaves the post",
+    "an image taken off in the edit form leaves the post",
   );
 
   // -- the account page
@@ -1291,7 +1291,7 @@ try {
       (await page.$$("#totp-start")).length === 1 &&
       !(await text("#totp")).includes("null") &&
       (await page.$eval("#totp .hint[hidden]", (p) => p.textContent)).startsWith("운영자는"),
-    "(v4) a member's account page has its 2단계 인증 section: off, with the start (the staff note hidden)",
+    "a member's account page has its 2단계 인증 section: off, with the start (the staff note hidden)",
   );
   await accessible("the account page");
   await shoot("account");
@@ -1306,12 +1306,12 @@ try {
   await submit("write");
   await page.waitForSelector("#post-body");
   const guestPostId = page.url().split("/p/")[1];
-  // (v4) Proof of work: the post was refused (428), solved in a worker and sent again.
+  // Proof of work: the post was refused (428), solved in a worker and sent again.
   check(
     powRequests.slice(powBefore).join() === `POST ${base}/boards/free/posts/guest` && workers > workersBefore,
-    `(v4) the guest post was sent again once with a solved X-Pow, solved in a Web Worker (${powRequests.length - powBefore} with X-Pow, ${workers - workersBefore} workers)`,
+    `the guest post was sent again once with a solved X-Pow, solved in a Web Worker (${powRequests.length - powBefore} with X-Pow, ${workers - workersBefore} workers)`,
   );
-  check(await saidSolving(), "(v4) while it solved, a live region said 확인 중");
+  check(await saidSolving(), "while it solved, a live region said 확인 중");
   check((await text("h1")) === hostile, "a hostile title shows as its characters");
   check((await page.$$("main img")).length === 0, "no img element was made from it");
   check((await text("#post-body")).startsWith("<script>"), "a body with a script tag shows as text");
@@ -1325,7 +1325,7 @@ try {
   check(
     powRequests.slice(powBeforeComment).join() === `POST ${base}/boards/free/posts/${guestPostId}/comments/guest` &&
       (await saidSolving()),
-    "(v4) a guest comment is solved (확인 중) and sent again with X-Pow",
+    "a guest comment is solved (확인 중) and sent again with X-Pow",
   );
   const guestDelete = await page.$$(".comment .comment-actions button");
   for (const b of guestDelete) if ((await b.evaluate((e) => e.textContent)) === "삭제") await b.click();
@@ -1343,7 +1343,7 @@ try {
   await page.waitForFunction(() => ![...document.querySelectorAll(".comment .text")].some((e) => e.textContent === "손님 댓글"));
   check(true, "the guest comment is deleted with its password");
 
-  // -- guest edit with its password; (v4) it adds an image, whose grant
+  // -- guest edit with its password; it adds an image, whose grant
   // (an anonymous write) is solved first, as a guest post is
   await visit(`#/b/free/p/${guestPostId}/edit`, "#edit");
   const powBeforeImage = powRequests.length;
@@ -1351,14 +1351,14 @@ try {
   await page.waitForSelector("#edit .media-item[data-state=ready]", { timeout: 30000 });
   check(
     powRequests.slice(powBeforeImage).join() === `POST ${base}/boards/free/media` && (await saidSolving()),
-    "(v4) a guest's image grant is solved (확인 중 in the picker's status) and sent again with X-Pow",
+    "a guest's image grant is solved (확인 중 in the picker's status) and sent again with X-Pow",
   );
   await fill("edit", { password: "guest-pw-1", body: "고친 손님 글" });
   await submit("edit");
   await waitText("#post-body", "고친 손님 글");
   check(
     (await page.$$("#post-media img")).length === 1,
-    "a guest edits a post with its password (If-Match from the page), (v4) adding an image",
+    "a guest edits a post with its password (If-Match from the page), adding an image",
   );
 
   // -- a second guest post whose first attempt answers 503 (made up in the
@@ -1391,7 +1391,7 @@ try {
   });
   page.off("request", shed);
   await page.setRequestInterception(false);
-  // (v4) Three attempts: the made-up 503, the server's 428, the solved one.
+  // Three attempts: the made-up 503, the server's 428, the solved one.
   check(
     keys.length === 3 && keys[0] && keys.every((k) => k === keys[0]),
     `a create answered 503 is sent again after Retry-After with the same Idempotency-Key, and again with its challenge solved (${keys.length} attempts)`,
@@ -1415,7 +1415,7 @@ try {
   await waitText(".inline .ok", "신고했습니다");
   check(
     powRequests.slice(powBeforeReport).join() === `POST ${base}/boards/free/posts/${guestPostId}/reports`,
-    "a reader reports a post (v4: with a solved X-Pow)",
+    "a reader reports a post (with a solved X-Pow)",
   );
 
   // -- paging: 25 more posts in categories, 55 comments on one, a guest's
@@ -1516,7 +1516,7 @@ try {
     "the 개념글 tab lists every best post, newest first",
   );
 
-  // -- (v4) a guest votes once; a second vote says it counted already
+  // -- a guest votes once; a second vote says it counted already
   await visit(`#/b/free/p/${elsewhere.id}`, ".votes");
   check(
     (await page.$$(".vote")).length === 2 && (await page.$$(".vote[aria-pressed]")).length === 0,
@@ -1528,7 +1528,7 @@ try {
   check(
     powRequests.slice(powBeforeVote).join() === `POST ${base}/boards/free/posts/${elsewhere.id}/votes/guest` &&
       (await saidSolving()),
-    "(v4) a guest's vote is solved (확인 중 in the vote's status) and sent again with X-Pow",
+    "a guest's vote is solved (확인 중 in the vote's status) and sent again with X-Pow",
   );
   check(
     (await text(".vote.like .count")) === "1" && (await page.$$eval(".vote", (bs) => bs.every((b) => b.disabled))),
@@ -1543,7 +1543,7 @@ try {
     (await text(".vote.like .count")) === "1" && (await text(".vote.dislike .count")) === "0",
     "a second guest vote says so in Korean (409 already_voted) and counts nothing",
   );
-  // -- (v4) a member's 추천 then 비추천: the vote moves, then is withdrawn
+  // -- a member's 추천 then 비추천: the vote moves, then is withdrawn
   await signIn("kim", "password-123", "김철수");
   const voted = seeded[7];
   await visit(`#/b/free/p/${voted.id}`, ".votes");
@@ -1569,7 +1569,7 @@ try {
   await accessible("a post");
   await shoot("post");
 
-  // -- (v4) a member writes in the members-only board with a category
+  // -- a member writes in the members-only board with a category
   await visit("#/b/game/write", "#write");
   await page.select("#write [name=category]", "정보");
   await fill("write", { title: "공략 정보 모음", body: "회원만 쓰는 게시판의 글" });
@@ -1603,7 +1603,7 @@ try {
   await page.waitForFunction((n) => document.querySelectorAll(".comments .comment").length > n, {}, before);
   check((await page.$$(".comments .comment")).length === 56, "more comments load past the first 50 (56 in all)");
 
-  // -- (v4) notifications and blocks (issue 44): 박민수 comments on 이영희's
+  // -- notifications and blocks (issue 44): 박민수 comments on 이영희's
   // post, replies to her comment and mentions @writer_lee (in a post, and in
   // a comment past the first 50 of another post), a guest comments too; the
   // badge counts them, the page lists them and leads to the comment, 모두
@@ -1634,7 +1634,7 @@ try {
     return n;
   };
   const arrived = await unreadReaches(leeToken, 5);
-  check(arrived === 5, `(v4) five notifications reach 이영희 off the request path (unread ${arrived})`);
+  check(arrived === 5, `five notifications reach 이영희 off the request path (unread ${arrived})`);
 
   const unreadAsked = [];
   page.on("request", (r) => r.method() === "GET" && r.url().endsWith("/members/me/notifications/unread") && unreadAsked.push(r.url()));
@@ -1642,7 +1642,7 @@ try {
   await page.waitForSelector("#unread-count");
   check(
     (await text("#unread-count")) === "5" && (await text("#notifications-link")).includes("읽지 않은 알림 5개"),
-    `(v4) the bar shows the unread count as a badge (${await text("#notifications-link")})`,
+    `the bar shows the unread count as a badge (${await text("#notifications-link")})`,
   );
   // One ask per load: navigations within the page do not ask again (at most every 30 s).
   await visit("#/b/free", ".board-list");
@@ -1655,7 +1655,7 @@ try {
   await page.click("#notifications-link");
   await page.waitForFunction(() => location.hash === "#/notifications");
   await rendered();
-  check(unreadAsked.length === 1, `(v4) a load and two navigations ask the unread count once (${unreadAsked.length})`);
+  check(unreadAsked.length === 1, `a load and two navigations ask the unread count once (${unreadAsked.length})`);
   // A tab loaded hidden asks nothing until it is shown (the Page Visibility API, made hidden here).
   const hidden = await page.evaluateOnNewDocument(() => {
     let state = "hidden";
@@ -1673,7 +1673,7 @@ try {
   await page.removeScriptToEvaluateOnNewDocument(hidden.identifier);
   check(
     askedWhileHidden === 0 && unreadAsked.length === 1 && (await text("#unread-count")) === "5",
-    `(v4) a hidden tab asks nothing; shown, it asks at once (${askedWhileHidden} while hidden, then ${unreadAsked.length})`,
+    `a hidden tab asks nothing; shown, it asks at once (${askedWhileHidden} while hidden, then ${unreadAsked.length})`,
   );
   await visit("#/notifications", ".notification");
 
@@ -1696,7 +1696,7 @@ try {
     rows.length === 5 &&
       rows.every((r, i) => i === 0 || Date.parse(rows[i - 1].at) >= Date.parse(r.at)) &&
       rows.every((r) => r.unread),
-    `(v4) the notifications page lists the five, newest first, each marked unread (${rows.map((r) => r.kind).join(", ")})`,
+    `the notifications page lists the five, newest first, each marked unread (${rows.map((r) => r.kind).join(", ")})`,
   );
   const expectedRows = [
     ["좋은 글이네요", "comment", "댓글", "박민수", `#/b/free/p/${leePost.id}?comment=${parkComment.id}`],
@@ -1711,7 +1711,7 @@ try {
   });
   check(
     mismatched.length === 0,
-    `(v4) each says its kind in Korean (댓글, 답글, 멘션), who, the excerpt, and links to the post with the comment (wrong: ${JSON.stringify(mismatched.map((m) => byExcerpt[m[0]] || m[0]))})`,
+    `each says its kind in Korean (댓글, 답글, 멘션), who, the excerpt, and links to the post with the comment (wrong: ${JSON.stringify(mismatched.map((m) => byExcerpt[m[0]] || m[0]))})`,
   );
   await accessible("the notifications page");
   await atPhoneWidth(() => accessible("the notifications page (phone)"));
@@ -1728,7 +1728,7 @@ try {
   });
   check(
     landed.id === `c-${farMention.id}` && landed.target && landed.inView && landed.comments === 57,
-    `(v4) a notification's link shows its comment past the first page of comments, in view and focused (${JSON.stringify(landed)})`,
+    `a notification's link shows its comment past the first page of comments, in view and focused (${JSON.stringify(landed)})`,
   );
   await page.evaluate(() => history.back());
   await page.waitForFunction(() => location.hash === "#/notifications");
@@ -1739,7 +1739,7 @@ try {
   check(
     (await page.evaluate(() => document.activeElement.id)) === `c-${parkReply.id}` &&
       (await text(`#c-${parkReply.id} .text`)) === "천만에요, 더 써 주세요",
-    "(v4) the reply's notification shows the reply under 이영희's comment",
+    "the reply's notification shows the reply under 이영희's comment",
   );
 
   // 18 more comments make 23 unread: a page of 20 and "더 보기" for the rest; then 모두 읽음.
@@ -1748,13 +1748,13 @@ try {
   await visit("#/notifications", ".notification");
   check(
     more === 23 && (await page.$$(".notification")).length === 20 && (await text("#unread-count")) === "23",
-    `(v4) 23 unread: the badge says 23 and the page shows 20 (${more} unread, ${(await page.$$(".notification")).length} shown)`,
+    `23 unread: the badge says 23 and the page shows 20 (${more} unread, ${(await page.$$(".notification")).length} shown)`,
   );
   await page.click("#more-notifications");
   await page.waitForFunction(() => document.querySelectorAll(".notification").length > 20);
   check(
     (await page.$$(".notification")).length === 23 && (await page.$$("#more-notifications")).length === 0,
-    "(v4) 더 보기 reads the next page by next_cursor (23 in all, no more after)",
+    "더 보기 reads the next page by next_cursor (23 in all, no more after)",
   );
   await page.click("#mark-all-read");
   await page.waitForFunction(() => !document.querySelector("#unread-count"));
@@ -1762,25 +1762,25 @@ try {
     (await page.$$(".notification.unread, .notification .new-mark")).length === 0 &&
       (await unreadOf(leeToken)) === 0 &&
       (await text("main [role=status]")).includes("모두 읽음"),
-    "(v4) 모두 읽음 marks them all read: the badge goes at once, the marks too, the API counts 0",
+    "모두 읽음 marks them all read: the badge goes at once, the marks too, the API counts 0",
   );
   await visit("#/notifications", ".notification");
   check(
     (await page.$$("#unread-count")).length === 0 && (await page.$$(".notification.unread")).length === 0,
-    "(v4) read they stay, after a reload",
+    "read they stay, after a reload",
   );
 
-  // -- (v4) blocks: 이영희 blocks 박민수 from his comment's name, and the
+  // -- blocks: 이영희 blocks 박민수 from his comment's name, and the
   // guest from theirs; their comments and 박민수's post leave her pages
   // (and no one else's); the account page lists both, and unblocking
   // brings 박민수 back
   await visit(`#/b/free/p/${leePost.id}`, "#post-body");
-  check((await page.$$("main > .meta button.author-name")).length === 0, "(v4) no block menu on one's own name");
+  check((await page.$$("main > .meta button.author-name")).length === 0, "no block menu on one's own name");
   await page.click(`#c-${parkComment.id} button.author-name`);
   await page.waitForSelector(`#c-${parkComment.id} .author-menu:not([hidden]) button.block`);
   check(
     (await page.$eval(`#c-${parkComment.id} button.author-name`, (b) => b.getAttribute("aria-expanded"))) === "true",
-    "(v4) a comment author's name opens a menu with 차단",
+    "a comment author's name opens a menu with 차단",
   );
   await accessible("a post with a comment author's block menu open");
   await shoot("block-menu");
@@ -1806,7 +1806,7 @@ try {
   });
   page.off("request", refuse);
   await page.setRequestInterception(false);
-  check(true, "(v4) a refused block (400 validation_failed, the limit) is said in Korean in the menu");
+  check(true, "a refused block (400 validation_failed, the limit) is said in Korean in the menu");
   await page.click(`#c-${parkComment.id} .author-menu button.block`);
   await page.waitForFunction((id) => !document.getElementById(`c-${id}`), {}, parkComment.id);
   const shownTexts = await texts(".comments .comment > .text");
@@ -1814,24 +1814,24 @@ try {
     !shownTexts.some((t) => t === "좋은 글이네요" || t.startsWith("천만에요") || t.startsWith("덧글")) &&
       shownTexts.includes("감사합니다") &&
       shownTexts.includes("손님도 한마디"),
-    `(v4) after 차단 the page is read again without 박민수's comments and replies (${shownTexts.join(" / ")})`,
+    `after 차단 the page is read again without 박민수's comments and replies (${shownTexts.join(" / ")})`,
   );
   const anonymousView = await call("GET", `/boards/free/posts/${leePost.id}`);
   check(
     anonymousView.comments.some((c) => c.id === parkComment.id),
-    "(v4) a block is 이영희's alone: an anonymous reader still sees 박민수's comment",
+    "a block is 이영희's alone: an anonymous reader still sees 박민수's comment",
   );
   await page.click(`#c-${guestComment.id} button.author-name`);
   await page.click(`#c-${guestComment.id} .author-menu button.block`);
   await page.waitForFunction((id) => !document.getElementById(`c-${id}`), {}, guestComment.id);
-  check(true, "(v4) a guest is blocked by tag from their comment's name, and their comment leaves the page");
+  check(true, "a guest is blocked by tag from their comment's name, and their comment leaves the page");
   await visit("#/b/free", ".board-list");
-  check(!(await texts(".post-row .title")).includes("질문 있어요"), "(v4) the board list leaves out the blocked member's post");
+  check(!(await texts(".post-row .title")).includes("질문 있어요"), "the board list leaves out the blocked member's post");
   await visit(`#/b/free/p/${parkPost.id}`, "#post-body");
   await page.click("main > .meta button.author-name");
   check(
     (await text("main > .meta .author-menu button")) === "차단 해제",
-    "(v4) a blocked author's own post (opened by its address) offers 차단 해제",
+    "a blocked author's own post (opened by its address) offers 차단 해제",
   );
 
   await visit("#/account/blocks", ".block-list");
@@ -1847,11 +1847,11 @@ try {
   await shoot("blocks");
   await page.click(`.block-list li[data-member="${park.id}"] .unblock`);
   await page.waitForFunction((id) => !document.querySelector(`.block-list li[data-member="${id}"]`), {}, park.id);
-  check((await call("GET", "/members/me/blocks", undefined, leeToken)).members.length === 0, "(v4) 차단 해제 on the account page unblocks");
+  check((await call("GET", "/members/me/blocks", undefined, leeToken)).members.length === 0, "차단 해제 on the account page unblocks");
   await visit(`#/b/free/p/${leePost.id}`, "#post-body");
   check(
     (await page.$$(`#c-${parkComment.id}`)).length === 1 && (await page.$$(`#c-${guestComment.id}`)).length === 0,
-    "(v4) unblocked, 박민수's comments are back; the guest still blocked stays out",
+    "unblocked, 박민수's comments are back; the guest still blocked stays out",
   );
   await page.evaluate(() => sessionStorage.clear());
 
@@ -1870,7 +1870,7 @@ try {
 
   // -- staff: an admin removes the hostile post with a reason and bans its writer
   await signIn("admin_kim", "password-123", "관리자", recoveryCodes[2]);
-  // (v4) staff recategorize a post and take one out of 개념글
+  // staff recategorize a post and take one out of 개념글
   await visit(`#/b/game/p/${gamePostId}`, "#recategorize");
   await page.select("#recategorize [name=category]", "질문");
   await submit("recategorize");
@@ -1913,18 +1913,18 @@ try {
   await page.waitForFunction(() => !document.querySelector(".bans"));
   check(true, "staff lift the ban");
 
-  // -- (v4) the admin turns TOTP off with the password and a recovery code:
+  // -- the admin turns TOTP off with the password and a recovery code:
   // the password alone signs in again, and staff routes refuse again
   await visit("#/account/totp", "#totp-remove");
   await fill("totp-remove", { password: "password-123", code: recoveryCodes[3] });
   await submit("totp-remove");
   await page.waitForSelector("#totp-start");
-  check((await text("#totp-status")).startsWith("2단계 인증을 껐습니다"), "(v4) TOTP is removed with the password and a recovery code");
+  check((await text("#totp-status")).startsWith("2단계 인증을 껐습니다"), "TOTP is removed with the password and a recovery code");
   const passwordOnly = await call("POST", "/sessions", { username: "admin_kim", password: "password-123" });
   const refusedStaff = await fetch(`${base}/boards/free/bans`, { headers: { authorization: `Bearer ${passwordOnly.token}` } });
   check(
     Boolean(passwordOnly.token) && refusedStaff.status === 403 && (await refusedStaff.json()).error.code === "totp_required",
-    "(v4) after removal the password alone signs in, and staff routes answer 403 totp_required again",
+    "after removal the password alone signs in, and staff routes answer 403 totp_required again",
   );
 
   // -- account: password change, sign out everywhere, delete keeping content
@@ -1951,7 +1951,7 @@ try {
   check(
     (await text("#password [data-field=new_password]")).startsWith("너무 흔한 비밀번호입니다") &&
       (await text("#password [name=new_password] ~ .field-hint")).includes("지금 12자"),
-    "(v4) a blocklisted new password is refused in Korean beside the new password field, whose hint counts it",
+    "a blocklisted new password is refused in Korean beside the new password field, whose hint counts it",
   );
   await fill("password", { current_password: "password-123", new_password: "password-456" });
   await submit("password");
@@ -1981,7 +1981,7 @@ try {
   const bytes = files.reduce((sum, f) => sum + statSync(join(here, "..", f)).size, 0);
   log(`page weight: ${bytes} bytes of HTML, CSS and JS (${files.length} files, uncompressed)`);
   const enrollment = ["assets/qr.js", "assets/vendor/qrcode.js"].reduce((sum, f) => sum + statSync(join(here, "..", f)).size, 0);
-  log(`(v4) loaded only when a TOTP enrollment starts: ${enrollment} bytes (qr.js and the vendored qrcode-generator)`);
+  log(`loaded only when a TOTP enrollment starts: ${enrollment} bytes (qr.js and the vendored qrcode-generator)`);
   const sorted = [...powTimes].sort((a, b) => a - b);
   log(
     `proof of work: ${powRequests.length} browser requests with X-Pow; from a 428 to its solved retry ` +

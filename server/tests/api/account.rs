@@ -291,7 +291,7 @@ async fn signing_out_everywhere_ends_every_token_at_once(backend: Backend) {
     let app = account_app(backend).await;
     let (_, first) = member(&app, "kim").await;
     let second = token(&app, "kim", PASSWORD).await;
-    // (v4) Not kim's own post: nobody votes on their own.
+    // Not kim's own post: nobody votes on their own.
     let (_, lee) = member(&app, "lee").await;
     let post = post_on(&app, &lee, "free", "before").await;
     let ended = app

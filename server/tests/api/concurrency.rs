@@ -29,7 +29,7 @@ async fn a_hundred_members_liking_and_unliking_at_once_leave_the_count_equal_to_
         });
         join_all(signups).await
     };
-    // (v4) Written by someone outside the crowd: nobody votes on their own post.
+    // Written by someone outside the crowd: nobody votes on their own post.
     let writer = app.member_token("crowd_writer").await;
     let post = app.member_post(&writer).await;
     let path = format!("/boards/free/posts/{post}/like");

@@ -54,7 +54,7 @@ async fn send(
     request.send().await.unwrap()
 }
 
-/// docs/API.md, Conventions (v4): body fields, query parameters and headers
+/// docs/API.md, Conventions: body fields, query parameters and headers
 /// by the names the client sent; none where no one input is at fault. (The
 /// field rules of every create are in `main.rs`, each with its field.)
 async fn an_error_about_one_input_names_it_in_field_and_other_errors_name_none(backend: Backend) {
@@ -311,7 +311,7 @@ fn pacing(response: &Response) -> (String, u64, u64) {
     (name.trim_matches('"').to_owned(), param("r"), param("t"))
 }
 
-/// docs/API.md, Conventions (v4): each create under the per-address quota
+/// docs/API.md, Conventions: each create under the per-address quota
 /// says what is left; the create over it is `429` naming the same policy,
 /// 0 left, and `t` equal to `Retry-After`. A replay counts nothing.
 async fn quota_writes_say_what_is_left_down_to_the_429_that_says_when(backend: Backend) {
@@ -453,7 +453,7 @@ async fn every_429_names_the_throttle_that_refused_and_other_answers_carry_no_pa
             .unwrap()
             .starts_with(r#""login-failures";q=2;w=300"#)
     );
-    // (v4) Another member's post: nobody votes on their own.
+    // Another member's post: nobody votes on their own.
     let writer = app.member_token("quiet_writer").await;
     let post = app.member_post(&writer).await;
     for quiet in [

@@ -290,7 +290,7 @@ async fn creates_answer_their_location_and_replays_the_same_and_posts_their_etag
 async fn the_etag_follows_title_and_body_and_never_the_counts(backend: Backend) {
     let app = spawn_app(backend).await;
     let token = app.member_token("counted").await;
-    // (v4) Another member likes: nobody votes on their own post.
+    // Another member likes: nobody votes on their own post.
     let fan = app.member_token("etag_fan").await;
     let id = app.member_post(&token).await;
     let path = format!("/boards/free/posts/{id}");

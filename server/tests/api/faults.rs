@@ -66,7 +66,7 @@ impl Board {
         for i in 0..8 {
             tokens.push(app.member_token(&format!("fault_member_{i}")).await);
         }
-        // (v4) Written by a member who never votes: nobody votes on their own post.
+        // Written by a member who never votes: nobody votes on their own post.
         let writer = app.member_token("fault_writer").await;
         let post = app.member_post(&writer).await;
         Board {

@@ -1,4 +1,4 @@
-//! Guests v4 over real HTTP, each on both stores (docs/API.md, Proof of
+//! Guests over real HTTP, each on both stores (docs/API.md, Proof of
 //! work for anonymous writes, Edit history and edit locks): free writes then
 //! `428 pow_required`, solutions accepted once, forged, expired and
 //! malformed ones refused, members never asked; revisions and their limit;

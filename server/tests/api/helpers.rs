@@ -103,11 +103,11 @@ pub(crate) fn test_settings() -> Vec<(String, String)> {
         // And they all connect from 127.0.0.1: the per-address connection
         // cap is out of the way unless a test sets it.
         ("MAX_CONNECTIONS_PER_ADDRESS".into(), "100000".into()),
-        // (v4) Every test client is one address with 5 free anonymous
+        // Every test client is one address with 5 free anonymous
         // writes: proof of work is off unless a test turns it on (the
         // proof-of-work tests do).
         ("POW".into(), "off".into()),
-        // (v4) Staff routes need staff with TOTP by default: the moderation
+        // Staff routes need staff with TOTP by default: the moderation
         // tests act as staff without it unless a test turns it on (the
         // sign-in tests do).
         ("STAFF_REQUIRE_TOTP".into(), "false".into()),
@@ -144,7 +144,7 @@ pub(crate) async fn spawn_app_in(
     let server = server::ServerSettings::from_env(&env).unwrap();
     let (cors, mut connections) = (server.cors_origins, server.connections);
     connections.exempt = config.http.trusted_proxies.clone();
-    // From before the build: it logs too (v4: unclaimed admin names).
+    // From before the build: it logs too (unclaimed admin names).
     let logs_from = logs().len();
     let state = shared::runtime::build(config).await.unwrap();
 

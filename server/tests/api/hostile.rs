@@ -52,7 +52,7 @@ struct Case {
     method: Method,
     path: String,
     token: Option<String>,
-    /// Extra request headers (v3: `If-Match`).
+    /// Extra request headers (`If-Match`).
     headers: Vec<(&'static str, String)>,
     body: Option<Vec<u8>>,
     status: u16,

@@ -140,7 +140,7 @@ async fn a_member_signs_up_logs_in_posts_comments_likes_and_reads(backend: Backe
     let reply = body(reply).await;
     assert_eq!(reply["parent_id"], comment["id"]);
 
-    // (v4) Nobody votes on their own post: another member likes it.
+    // Nobody votes on their own post: another member likes it.
     let fan = app.member_token("fan_01").await;
     let liked = body(
         app.request(Method::PUT, &format!("/boards/free/posts/{id}/like"), Some(&fan), None)
@@ -267,7 +267,7 @@ async fn a_guest_comment_is_created_and_deleted_with_its_password(backend: Backe
     assert_eq!(
         comment["author"]["tag"].as_str().map(str::len),
         Some(8),
-        "(v3) a guest shows a tag"
+        "a guest shows a tag"
     );
     let path = format!(
         "/boards/free/posts/{id}/comments/{}/guest",
@@ -456,7 +456,7 @@ async fn every_field_rule_answers_validation_failed_naming_the_field(backend: Ba
             value["error"]["code"], "validation_failed",
             "{method} {path} {request}: {value}"
         );
-        // (v4) The field by name, and the message starting with it.
+        // The field by name, and the message starting with it.
         assert_eq!(value["error"]["field"], field, "{method} {path} {request}: {value}");
         assert!(
             value["error"]["message"].as_str().unwrap().starts_with(field),

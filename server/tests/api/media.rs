@@ -1,5 +1,5 @@
 //! Images over real HTTP on both stores, files on disk (docs/API.md, Images
-//! (v4)): a grant, the upload to the server's own URL, the check off the
+//!): a grant, the upload to the server's own URL, the check off the
 //! request (ready with width, height and thumbnail; EXIF and GPS gone; a
 //! non-image, a lying type and a decoding bomb rejected), serving headers,
 //! the attachment rules, files gone after every kind of delete, and the

@@ -1,5 +1,5 @@
 //! Notifications and blocks over real HTTP, each on both stores (docs/API.md,
-//! Notifications and blocks (v4)): each kind reaches the right member once,
+//! Notifications and blocks): each kind reaches the right member once,
 //! never for one's own text, off the request path; deleting or removing a
 //! text withdraws it; unread counts and marks; blocks leave the blocked out
 //! of reads and silence them, and pages still go through everything;

@@ -1,4 +1,4 @@
-//! Passwords v4 and TOTP over real HTTP, each on both stores (docs/API.md,
+//! Passwords and TOTP over real HTTP, each on both stores (docs/API.md,
 //! Passwords and staff sign-in): the blocklist and the username and
 //! nickname refused naming the field before any hash, the nist policy,
 //! members already holding a listed password told so at login, TOTP

@@ -31,7 +31,7 @@ async fn the_web_client_is_served_at_the_root_with_its_assets_and_a_strict_conte
         ("dom.js", "text/javascript; charset=utf-8"),
         ("pow.js", "text/javascript; charset=utf-8"),
         ("config.js", "text/javascript; charset=utf-8"),
-        // (v4) The TOTP enrollment's QR code, and the vendored generator under a folder.
+        // The TOTP enrollment's QR code, and the vendored generator under a folder.
         ("qr.js", "text/javascript; charset=utf-8"),
         ("vendor/qrcode.js", "text/javascript; charset=utf-8"),
         ("style.css", "text/css; charset=utf-8"),

@@ -96,7 +96,7 @@ impl App {
         let hashing = self.hashing()?.for_client(&command.client.0);
         check_length(&hashing, Tier::Member, "new_password", &command.new)?;
         let username = username_of(&command.member)?;
-        // (v4) The member password rules, before any hash. Whether TOTP is
+        // The member password rules, before any hash. Whether TOTP is
         // on is read only when it could matter: a password shorter than a
         // password alone may be (PASSWORD_POLICY=nist).
         let second_factor = command.new.code_points() < self.passwords.member_min(false)

@@ -1,4 +1,4 @@
-//! Blocks (docs/API.md, Notifications and blocks (v4)): a member's list of
+//! Blocks (docs/API.md, Notifications and blocks): a member's list of
 //! members and guest tags they no longer see or hear from. Reads filter by
 //! it after the read cache, so a board page stays one cached page for
 //! everyone; the set is read once per request and kept in the process for

@@ -1,4 +1,4 @@
-//! Boards as data (docs/API.md, Boards (v4)): every board's settings are
+//! Boards as data (docs/API.md, Boards): every board's settings are
 //! read from the store in one small read and kept in the process, so a
 //! request names its board without a store read. A process that is its
 //! store's only writer (the server on SQLite) keeps them until it changes

@@ -30,9 +30,9 @@ pub struct GuestPost {
     pub body: PostBody,
     /// The body's `category`, checked against the board's list.
     pub category: Option<String>,
-    /// **(v4)** Images to attach, granted to this address.
+    /// Images to attach, granted to this address.
     pub media: MediaList,
-    /// **(v4)** The request's `X-Pow`, if it came with one.
+    /// The request's `X-Pow`, if it came with one.
     pub pow: Option<String>,
 }
 
@@ -47,7 +47,7 @@ pub struct GuestEdit {
     pub client: ClientAddress,
     /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
-    /// **(v4)** The post's images from now on (new ones granted to this
+    /// The post's images from now on (new ones granted to this
     /// address); absent keeps them.
     pub media: Option<MediaList>,
 }
@@ -62,9 +62,9 @@ pub struct GuestComment {
     pub password: Password,
     pub parent: Option<CommentId>,
     pub body: CommentBody,
-    /// **(v4)** At most one image, granted to this address.
+    /// At most one image, granted to this address.
     pub media: MediaList,
-    /// **(v4)** The request's `X-Pow`, if it came with one.
+    /// The request's `X-Pow`, if it came with one.
     pub pow: Option<String>,
 }
 

@@ -90,7 +90,7 @@ pub struct SignedIn {
     /// What `ADMIN_USERNAMES` names.
     pub username: String,
     pub nickname: String,
-    /// **(v4)** Whether the member's TOTP is confirmed, as the session
+    /// Whether the member's TOTP is confirmed, as the session
     /// check read it (false where no session check ran).
     pub second_factor: bool,
 }
@@ -136,17 +136,17 @@ pub struct App {
     pow: pow::PowSettings,
     /// What challenges are signed with: `POW_KEY`, else derived from the tag key.
     pow_key: Option<Arc<pow::PowKey>>,
-    /// **(v4)** Member password rules and TOTP settings.
+    /// Member password rules and TOTP settings.
     passwords: settings::PasswordSettings,
-    /// **(v4)** What TOTP secrets are sealed with: in `login` and `account`.
+    /// What TOTP secrets are sealed with: in `login` and `account`.
     #[cfg(all(feature = "totp", feature = "tokens"))]
     totp: Option<Arc<totp::TotpKeys>>,
-    /// **(v4)** The server's notifier ([`notify`]); none on Lambda, where
+    /// The server's notifier ([`notify`]); none on Lambda, where
     /// the table's stream tells the `notify` function.
     notifier: Option<tokio::sync::mpsc::Sender<crate::domain::TextEvent>>,
-    /// **(v4)** Members' block sets as last read ([`blocks`]).
+    /// Members' block sets as last read ([`blocks`]).
     block_cache: Arc<blocks::BlockCache>,
-    /// **(v4)** Upload grants and the files of images.
+    /// Upload grants and the files of images.
     media: Option<Arc<media::MediaKit>>,
     /// The server's image checker ([`App::check_media_in_background`]).
     media_checker: Option<Arc<media::CheckQueue>>,
@@ -376,7 +376,7 @@ impl App {
     /// The member a bearer token names while its session lasts: the
     /// signature, then the member's stored session epoch (one small read;
     /// docs/API.md, Accounts). A token of an earlier epoch, or of an
-    /// account that is gone, is `401` with `invalid_token`. **(v4)** The same
+    /// account that is gone, is `401` with `invalid_token`. The same
     /// read says whether the member's TOTP is confirmed.
     pub async fn authenticate(&self, token: &str) -> Result<SignedIn, ApiError> {
         let (member, epoch) = self.verify_claims(token)?;

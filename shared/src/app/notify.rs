@@ -1,4 +1,4 @@
-//! Notifications (docs/API.md, Notifications and blocks (v4)), produced off
+//! Notifications (docs/API.md, Notifications and blocks), produced off
 //! the request path: on Lambda the `notify` function reads the table's
 //! stream; on the server the use cases hand each text event to
 //! [`App::notify_in_background`] through a channel. Either way
@@ -130,7 +130,7 @@ impl App {
             TextEvent::Written(text) => self.notify_written(text).await.map(|_| ()),
             TextEvent::Gone(text) => {
                 self.store.withdraw_notifications(text).await?;
-                // (v4) Its images go to the sweep (SQLite did so in the delete).
+                // Its images go to the sweep (SQLite did so in the delete).
                 self.release_media(text).await
             }
             TextEvent::Disowned(text) => Ok(self.store.disown_notifications(text).await?),

@@ -1,4 +1,4 @@
-//! What a client may pace its writes by (docs/API.md, Conventions (v4)):
+//! What a client may pace its writes by (docs/API.md, Conventions):
 //! after a write counted under a quota, and on every refusal over a limit,
 //! the policies the request counted against and the one that will refuse
 //! first, with what remains of it and when its window ends. The HTTP layer

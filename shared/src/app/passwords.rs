@@ -74,7 +74,7 @@ fn dummy_form(password: &Password, too_long: bool) -> SecretString {
     }
 }
 
-/// **(v4)** A new member password against the member password rules
+/// A new member password against the member password rules
 /// (docs/API.md, Passwords and staff sign-in), before any hash: at least
 /// `MEMBER_PASSWORD_MIN` code points after NFKC (15 under
 /// `PASSWORD_POLICY=nist` without `second_factor`), not on the bundled
@@ -119,7 +119,7 @@ pub(super) fn check_new_password(
     }
 }
 
-/// **(v4)** What a login tells a member about the password that let them
+/// What a login tells a member about the password that let them
 /// in (docs/API.md, Passwords and staff sign-in): they keep signing in,
 /// and are asked to change it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -51,7 +51,7 @@ pub struct WritePost {
     pub body: PostBody,
     /// The body's `category`, checked against the board's list by the use case.
     pub category: Option<String>,
-    /// **(v4)** Images to attach.
+    /// Images to attach.
     pub media: MediaList,
 }
 
@@ -65,7 +65,7 @@ pub struct EditPost {
     pub category: Option<Option<String>>,
     /// `If-Match`: the versions this edit may change; `None` for any.
     pub if_match: Option<Vec<PostVersion>>,
-    /// **(v4)** The post's images from now on; absent keeps them.
+    /// The post's images from now on; absent keeps them.
     pub media: Option<MediaList>,
 }
 
@@ -77,7 +77,7 @@ pub struct WriteComment {
     pub key: PostKey,
     pub parent: Option<CommentId>,
     pub body: CommentBody,
-    /// **(v4)** At most one image.
+    /// At most one image.
     pub media: MediaList,
 }
 

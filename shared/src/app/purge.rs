@@ -249,7 +249,7 @@ impl App {
             }
             previous = batch;
         }
-        // (v4) Their notifications and blocks; on DynamoDB a batch at a time.
+        // Their notifications and blocks; on DynamoDB a batch at a time.
         self.store.forget_member(member).await?;
         self.store.finish_deletion(member).await?;
         Ok(done)

@@ -14,7 +14,7 @@ use super::{App, ClientAddress, throttle};
 pub struct LogIn {
     pub username: Username,
     pub password: Password,
-    /// **(v4)** A TOTP code or a recovery code: required while TOTP is on.
+    /// A TOTP code or a recovery code: required while TOTP is on.
     pub totp: Option<TotpCode>,
     pub client: ClientAddress,
 }
@@ -27,7 +27,7 @@ pub struct Session {
     pub token_type: &'static str,
     pub expires_in: u64,
     pub member: Member,
-    /// **(v4)** Present when the password that signed in breaks today's
+    /// Present when the password that signed in breaks today's
     /// member password rules: `too_common` (on the blocklist), `personal`
     /// (the username or nickname), `too_short` (under
     /// `PASSWORD_POLICY=nist`, without TOTP). The login still succeeds;
@@ -93,7 +93,7 @@ impl App {
             throttle::forgive(&*self.store, success).await;
             return Err(ApiError::InvalidCredentials { field: None });
         };
-        // (v4) The second factor, once the password matched: without a code
+        // The second factor, once the password matched: without a code
         // `401 totp_required` (the check stays counted as a success, which
         // bounds looping on it); a wrong or spent one is a failed login.
         if let Some(totp) = credentials.totp.as_ref().filter(|t| t.confirmed) {

@@ -21,15 +21,15 @@ pub struct AppSettings {
     /// no account holds yet must carry (docs/API.md, Hardening). None: such
     /// a name cannot be signed up.
     pub admin_enroll_token: Option<AdminEnrollToken>,
-    /// **(v4)** `POW` and its thresholds.
+    /// `POW` and its thresholds.
     pub pow: super::pow::PowSettings,
-    /// **(v4)** `MEMBER_PASSWORD_MIN`, `PASSWORD_POLICY`, `STAFF_REQUIRE_TOTP`, `TOTP_ISSUER`.
+    /// `MEMBER_PASSWORD_MIN`, `PASSWORD_POLICY`, `STAFF_REQUIRE_TOTP`, `TOTP_ISSUER`.
     pub passwords: PasswordSettings,
-    /// **(v4)** `MEDIA_MAX_BYTES`, `MEDIA_BUCKET`, `MEDIA_BASE_URL`.
+    /// `MEDIA_MAX_BYTES`, `MEDIA_BUCKET`, `MEDIA_BASE_URL`.
     pub media: super::media::MediaSettings,
 }
 
-/// **(v4)** Member passwords and TOTP (docs/API.md, Passwords and staff sign-in).
+/// Member passwords and TOTP (docs/API.md, Passwords and staff sign-in).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PasswordSettings {
     /// `MEMBER_PASSWORD_MIN`: code points after NFKC, at least 8 (NIST's floor).

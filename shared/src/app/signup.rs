@@ -22,13 +22,13 @@ pub struct SignUp {
     pub client: ClientAddress,
     /// The request's `Admin-Enroll-Token`, if it came with one.
     pub admin_enroll_token: Option<SecretString>,
-    /// **(v4)** The request's `X-Pow`, if it came with one.
+    /// The request's `X-Pow`, if it came with one.
     pub pow: Option<String>,
 }
 
 impl App {
     /// Refused over the signup quota and for a taken username before any
-    /// hashing; the store's conditional write still decides races. **(v4)**
+    /// hashing; the store's conditional write still decides races.
     /// The password rules (length, blocklist, username and nickname) come
     /// first of all: they cost no store request.
     pub async fn sign_up(&self, command: SignUp) -> Result<Answer<Member>, ApiError> {

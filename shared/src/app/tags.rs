@@ -209,13 +209,13 @@ mod tests {
         assert_ne!(keys.writer(&a).range, keys.writer(&other).range);
         assert_ne!(keys.writer(&a).key, keys.writer(&b).key);
         assert_ne!(keys.writer(&a).range, keys.writer(&a).key);
-        let (v6, sibling) = (
+        let (ipv6, sibling) = (
             ClientAddress("2001:db8:1:2::/64".into()),
             ClientAddress("2001:db8:1:ff::/64".into()),
         );
-        assert_eq!(keys.writer(&v6).range, keys.writer(&sibling).range, "one /48");
+        assert_eq!(keys.writer(&ipv6).range, keys.writer(&sibling).range, "one /48");
         assert_ne!(
-            keys.writer(&v6).range,
+            keys.writer(&ipv6).range,
             keys.writer(&ClientAddress("2001:db8:2:2::/64".into())).range
         );
         assert_eq!(keys.range_keys(&a), [keys.writer(&a).range]);

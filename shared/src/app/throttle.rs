@@ -90,11 +90,11 @@ pub struct Limits {
     pub password_checks_address: Option<Limit>,
     /// Reports per client address.
     pub reports_address: Option<Limit>,
-    /// **(v4)** Guest votes per client address.
+    /// Guest votes per client address.
     pub guest_votes_address: Option<Limit>,
-    /// **(v4)** Image upload grants per client address.
+    /// Image upload grants per client address.
     pub uploads_address: Option<Limit>,
-    /// **(v4)** Image upload grants per member.
+    /// Image upload grants per member.
     pub uploads_member: Option<Limit>,
 }
 
@@ -230,7 +230,7 @@ pub async fn reserve(
         forgive(store, reserved).await;
         return Err(e.into());
     }
-    // What a client may pace by (docs/API.md, Conventions (v4)): after a
+    // What a client may pace by (docs/API.md, Conventions): after a
     // write counted under a quota, and on every refusal. The one to name
     // refuses first: the least remaining, then the longest wait.
     if retry_after.is_some() || refusal == Refusal::RateLimited {
@@ -449,7 +449,7 @@ pub fn guest_vote_keys(limits: &Limits, address: &str) -> Vec<(AttemptKey, Limit
     )
 }
 
-/// **(v4)** Image upload grants per address and, for a member, per member.
+/// Image upload grants per address and, for a member, per member.
 pub fn upload_keys(limits: &Limits, address: &str, member: Option<&str>) -> Vec<(AttemptKey, Limit)> {
     let mut keys = per_address(
         address,

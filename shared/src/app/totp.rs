@@ -1,4 +1,4 @@
-//! **(v4)** TOTP, the second factor (docs/API.md, Passwords and staff
+//! TOTP, the second factor (docs/API.md, Passwords and staff
 //! sign-in): RFC 6238 with SHA-1, 6 digits and 30-second steps (what
 //! authenticator apps expect; totp-rs computes and compares the codes),
 //! one step of drift either way, each step accepted once. An enrollment

@@ -1,4 +1,4 @@
-//! Votes (docs/API.md, Votes and best posts (v4)): members like or
+//! Votes (docs/API.md, Votes and best posts): members like or
 //! dislike (the two exclude each other), guests vote once per post per
 //! address key; the vote that first brings a post's score to its board's
 //! `best_likes` makes it best, in the same write.
@@ -118,7 +118,7 @@ impl App {
     }
 }
 
-/// `guest_writes` false (docs/API.md, Boards (v4)).
+/// `guest_writes` false (docs/API.md, Boards).
 pub(crate) fn guests_cannot_write() -> ApiError {
     ApiError::Forbidden("guests cannot write on this board".into())
 }

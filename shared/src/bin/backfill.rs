@@ -1,7 +1,7 @@
 //! `TABLE_NAME=<table> cargo run -p shared --bin backfill`: moves a v1
 //! table's counts and likes to the v2 layout (docs/storage.md, "Upgrading
 //! a v1 table") and gives a v2 table's member posts, comments and
-//! likes their `ByOwner` keys ("Upgrading a v2 table"), and (v4) numbers
+//! likes their `ByOwner` keys ("Upgrading a v2 table"), and numbers
 //! and counts posts from before v4 ("Upgrading a v3 table"). `DYNAMODB_ENDPOINT`
 //! points it at DynamoDB Local. Idempotent.
 

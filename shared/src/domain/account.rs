@@ -43,7 +43,7 @@ pub struct PendingDeletion {
     pub delete_content: bool,
 }
 
-/// **(v4)** What a session check reads of a member (docs/API.md, Accounts;
+/// What a session check reads of a member (docs/API.md, Accounts;
 /// Passwords and staff sign-in).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionState {
@@ -53,7 +53,7 @@ pub struct SessionState {
     pub totp: bool,
 }
 
-/// **(v4)** A member's TOTP as the store keeps it. The secret is sealed
+/// A member's TOTP as the store keeps it. The secret is sealed
 /// (AES-256-GCM under a key the store never holds: `app::totp`), and the
 /// recovery codes are kept only as keyed hashes.
 #[derive(Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl std::fmt::Debug for StoredTotp {
     }
 }
 
-/// **(v4)** What starting an enrollment found.
+/// What starting an enrollment found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TotpStart {
     /// The new secret waits for its first code (any earlier unconfirmed one is replaced).

@@ -1,5 +1,5 @@
-//! Boards as resources (docs/API.md, Boards (v4)), and the votes their
-//! posts take (Votes and best posts (v4)).
+//! Boards as resources (docs/API.md, Boards), and the votes their
+//! posts take (Votes and best posts).
 
 use caseless::Caseless as _;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! **(v4)** Uploaded images (docs/API.md, Images): what a grant asks for,
+//! Uploaded images (docs/API.md, Images): what a grant asks for,
 //! the states an upload goes through, and the lists of images a post or a
 //! comment attaches. The checking itself (decoding, re-encoding,
 //! thumbnails) is the `imaging` crate's, linked only where uploads are

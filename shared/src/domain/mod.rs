@@ -99,7 +99,7 @@ pub struct MemberCredentials {
     pub password_hash: PasswordHash,
     /// What every token issued now carries (docs/API.md, Accounts).
     pub session_epoch: u64,
-    /// **(v4)** Their TOTP, confirmed or waiting for its first code.
+    /// Their TOTP, confirmed or waiting for its first code.
     pub totp: Option<StoredTotp>,
 }
 
@@ -117,25 +117,25 @@ pub struct PostSummary {
     pub view_count: u64,
     pub like_count: u64,
     pub comment_count: u64,
-    /// **(v4)** 1, 2, 3... per board in creation order, never reused.
+    /// 1, 2, 3... per board in creation order, never reused.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true, minimum = 1))]
     pub number: u64,
-    /// **(v4)** Present, null or one of the board's categories (as it was
+    /// Present, null or one of the board's categories (as it was
     /// when the post was written or recategorized).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub category: Option<String>,
-    /// **(v4)** Absent where the board has dislikes off, or hidden and the
+    /// Absent where the board has dislikes off, or hidden and the
     /// caller is not its staff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub dislike_count: Option<u64>,
-    /// **(v4)** A best post (gaenyeomgeul, the board's front page).
+    /// A best post (gaenyeomgeul, the board's front page).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub best: bool,
-    /// **(v4)** How many images the post shows (a list's image mark).
+    /// How many images the post shows (a list's image mark).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub media_count: u32,
@@ -149,17 +149,17 @@ pub struct Post {
     pub body: String,
     #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub updated_at: String,
-    /// **(v4)** How many earlier versions `GET .../revisions` answers: one
+    /// How many earlier versions `GET .../revisions` answers: one
     /// per edit, at most [`MAX_REVISIONS`].
     #[serde(default)]
     pub revision_count: u32,
-    /// **(v4)** Its images, in the order given (docs/API.md, Images).
+    /// Its images, in the order given (docs/API.md, Images).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub media: Vec<media::AttachedMedia>,
 }
 
-/// **(v4)** The versions of a post kept for its history (docs/API.md, Edit
+/// The versions of a post kept for its history (docs/API.md, Edit
 /// history and edit locks): the oldest goes when an edit would keep more.
 pub const MAX_REVISIONS: u32 = 50;
 
@@ -205,7 +205,7 @@ pub struct Comment {
     pub author: Author,
     #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub created_at: String,
-    /// **(v4)** Its image, if any (at most one).
+    /// Its image, if any (at most one).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub media: Vec<media::AttachedMedia>,
@@ -222,7 +222,7 @@ pub struct PostDetail {
     /// Present, null when the post has no more comments than these.
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub comments_next_cursor: Option<String>,
-    /// **(v4)** With a bearer token only: the member's vote, or null.
+    /// With a bearer token only: the member's vote, or null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "my_vote")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Vote>, nullable))]
     pub my_vote: Option<Option<Vote>>,

@@ -1,4 +1,4 @@
-//! Notifications and blocks (docs/API.md, Notifications and blocks (v4)):
+//! Notifications and blocks (docs/API.md, Notifications and blocks):
 //! what a member is told of, whom they no longer hear from, and the rules
 //! that decide both (mentions, kinds, who is left out).
 

@@ -1,5 +1,5 @@
 //! The bearer token extractor (docs/API.md, Conventions): member routes get
-//! the [`AuthMember`] their token names while its session lasts (v3: the
+//! the [`AuthMember`] their token names while its session lasts (the
 //! session epoch, docs/API.md, Accounts), or `401 unauthorized`.
 
 use axum::extract::FromRequestParts;

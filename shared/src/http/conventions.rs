@@ -38,7 +38,7 @@ pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-poli
 pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
 /// On the routes that count under a quota or a throttle (docs/API.md,
-/// Conventions (v4)): the request runs with a slot for its pacing report,
+/// Conventions): the request runs with a slot for its pacing report,
 /// and the answer carries it as IETF httpapi ratelimit-headers structured
 /// fields: `RateLimit-Policy` lists every limit the request counted
 /// against (`"creates";q=30;w=600`), `RateLimit` names the one that will
@@ -144,7 +144,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IfMatch {
     }
 }
 
-/// **(v4)** `X-Pow`: a solved proof-of-work challenge (docs/API.md, Proof of
+/// `X-Pow`: a solved proof-of-work challenge (docs/API.md, Proof of
 /// work for anonymous writes). Read as it came; the use case decides
 /// whether it is needed and valid, and answers `428` either way it fails.
 #[derive(Debug)]

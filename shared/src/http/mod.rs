@@ -75,7 +75,7 @@ impl IntoResponse for ApiError {
             Some(field) => json!({"error": {"code": self.code(), "field": field, "message": self.to_string()}}),
             None => json!({"error": {"code": self.code(), "message": self.to_string()}}),
         };
-        // (v4) The challenge to solve sits beside the error.
+        // The challenge to solve sits beside the error.
         if let ApiError::PowRequired { challenge, .. } = &self {
             body["challenge"] = challenge.clone();
         }

@@ -67,7 +67,7 @@ impl FromRequestParts<AppState> for BoardPath {
     }
 }
 
-/// **(v4)** `/boards/{slug}` of `PUT`: any slug, since it may name a
+/// `/boards/{slug}` of `PUT`: any slug, since it may name a
 /// board to open (the use case checks its form).
 #[derive(Debug)]
 pub struct SlugPath(pub String);
@@ -81,7 +81,7 @@ impl FromRequestParts<AppState> for SlugPath {
     }
 }
 
-/// **(v4)** `/boards/{slug}/best/{post_id}`.
+/// `/boards/{slug}/best/{post_id}`.
 #[derive(Debug)]
 pub struct BestPath(pub PostKey);
 
@@ -119,7 +119,7 @@ struct RawNumber {
     number: String,
 }
 
-/// **(v4)** `/boards/{slug}/posts/by-number/{number}`: a number that is
+/// `/boards/{slug}/posts/by-number/{number}`: a number that is
 /// not a post number (`0`, not digits) is no post: `404`.
 #[derive(Debug)]
 pub struct NumberPath(pub BoardSlug, pub u64);
@@ -259,9 +259,9 @@ impl FromRequestParts<AppState> for ReportPath {
 pub struct PageQuery {
     limit: Option<String>,
     pub cursor: Option<String>,
-    /// **(v4)** Board pages: `?category=`.
+    /// Board pages: `?category=`.
     category: Option<String>,
-    /// **(v4)** Board pages: `?best=true`.
+    /// Board pages: `?best=true`.
     best: Option<String>,
 }
 
@@ -318,7 +318,7 @@ struct RawMember {
     member_id: String,
 }
 
-/// **(v4)** `/members/me/blocks/members/{member_id}`: the id as sent (the
+/// `/members/me/blocks/members/{member_id}`: the id as sent (the
 /// use case parses it, after the token).
 #[derive(Debug)]
 pub struct MemberIdPath(pub String);
@@ -337,7 +337,7 @@ struct RawTag {
     tag: String,
 }
 
-/// **(v4)** `/members/me/blocks/guests/{tag}`.
+/// `/members/me/blocks/guests/{tag}`.
 #[derive(Debug)]
 pub struct TagPath(pub String);
 
@@ -355,7 +355,7 @@ struct RawMedia {
     media_id: String,
 }
 
-/// **(v4)** `/media/{media_id}`: anything but a ULID names nothing (`404`).
+/// `/media/{media_id}`: anything but a ULID names nothing (`404`).
 #[derive(Debug)]
 pub struct MediaPath(pub crate::domain::MediaId);
 

@@ -189,14 +189,14 @@ pub fn nickname() -> Schema {
     trimmed_text(30, "nickname", format(), "no control or format characters")
 }
 
-/// **(v4)** A post's 말머리: null, or one of its board's categories
+/// A post's 말머리: null, or one of its board's categories
 /// (each 1-12 characters, no comma); which ones only the board says.
 pub fn category() -> Schema {
     ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
         .min_length(Some(1))
         .description(Some(
-            "**(v4)** Null, or one of the board's `categories` (1-12 characters, no comma); any other: `400 validation_failed` naming `category`",
+            "Null, or one of the board's `categories` (1-12 characters, no comma); any other: `400 validation_failed` naming `category`",
         ))
         .build()
         .into()
@@ -227,12 +227,12 @@ pub fn parent_id() -> Schema {
         .into()
 }
 
-/// **(v4)** A post's `media`: ids of ready uploads, at most 20.
+/// A post's `media`: ids of ready uploads, at most 20.
 pub fn post_media() -> Schema {
     media_ids(crate::domain::media::MAX_POST_MEDIA)
 }
 
-/// **(v4)** A comment's `media`: at most one id.
+/// A comment's `media`: at most one id.
 pub fn comment_media() -> Schema {
     media_ids(crate::domain::media::MAX_COMMENT_MEDIA)
 }
@@ -247,14 +247,14 @@ fn media_ids(max: usize) -> Schema {
         .max_items(Some(max))
         .unique_items(true)
         .description(Some(
-            "**(v4)** Ids of images (`POST /boards/{slug}/media`) that are `ready`, granted on this board to this writer and attached nowhere else; else `400 validation_failed` naming `media`",
+            "Ids of images (`POST /boards/{slug}/media`) that are `ready`, granted on this board to this writer and attached nowhere else; else `400 validation_failed` naming `media`",
         ))
         .build()
         .into()
 }
 
 /// A moderator's or reporter's reason: the title's rules, 1-500.
-/// **(v4)** A board's name: the title's rules, 1-40 characters.
+/// A board's name: the title's rules, 1-40 characters.
 pub fn board_name() -> Schema {
     trimmed_text(
         40,
@@ -264,7 +264,7 @@ pub fn board_name() -> Schema {
     )
 }
 
-/// **(v4)** A board's description: empty, or the title's rules up to 500
+/// A board's description: empty, or the title's rules up to 500
 /// characters.
 pub fn board_description() -> Schema {
     let text = trimmed_text(
@@ -279,7 +279,7 @@ pub fn board_description() -> Schema {
     Schema::Object(object)
 }
 
-/// **(v4)** One of a board's categories: the title's rules, 1-12
+/// One of a board's categories: the title's rules, 1-12
 /// characters, no comma.
 pub fn board_category() -> Schema {
     let mut refused = bidi();
@@ -292,7 +292,7 @@ pub fn board_category() -> Schema {
     )
 }
 
-/// **(v4)** A board's categories: at most 20.
+/// A board's categories: at most 20.
 pub fn board_categories() -> Schema {
     utoipa::openapi::schema::ArrayBuilder::new()
         .items(utoipa::openapi::RefOr::T(board_category()))

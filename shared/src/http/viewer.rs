@@ -1,4 +1,4 @@
-//! Who reads (docs/API.md, Votes and best posts (v4)): public reads take
+//! Who reads (docs/API.md, Votes and best posts): public reads take
 //! an optional bearer token, which adds the member's `my_vote` and, on a
 //! board that hides dislikes, shows its staff the counts.
 

@@ -1,7 +1,7 @@
 //! The application's settings from the environment: `BOARDS`, `ADMIN_USERNAMES`,
 //! `BLOCKED_WORDS`, `ADMIN_ENROLL_TOKEN`, every `LIMIT_*`
 //! (`LIMIT_LOGIN_USER_ADDRESS=5/5m`, ... or `off`), the `POW_*` thresholds
-//! and (v4) the member password and TOTP settings.
+//! and the member password and TOTP settings.
 
 use super::{ConfigError, Env};
 use crate::app::AdminEnrollToken;
@@ -33,7 +33,7 @@ pub(crate) fn app_settings(env: &Env<'_>) -> Result<AppSettings, ConfigError> {
     })
 }
 
-/// **(v4)** `MEDIA_MAX_BYTES` (1 byte to 100 MiB; default 20 MiB),
+/// `MEDIA_MAX_BYTES` (1 byte to 100 MiB; default 20 MiB),
 /// `MEDIA_BUCKET`, `MEDIA_BASE_URL` (an `https://` origin, or a path).
 fn media(env: &Env<'_>) -> Result<MediaSettings, ConfigError> {
     let defaults = MediaSettings::default();
@@ -61,7 +61,7 @@ fn media(env: &Env<'_>) -> Result<MediaSettings, ConfigError> {
     })
 }
 
-/// **(v4)** `MEMBER_PASSWORD_MIN` (8-64), `PASSWORD_POLICY` (`nist` or
+/// `MEMBER_PASSWORD_MIN` (8-64), `PASSWORD_POLICY` (`nist` or
 /// unset), `STAFF_REQUIRE_TOTP` (default true), `TOTP_ISSUER`.
 fn passwords(env: &Env<'_>) -> Result<PasswordSettings, ConfigError> {
     let defaults = PasswordSettings::default();

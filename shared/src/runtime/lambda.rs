@@ -92,7 +92,7 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
     .await
 }
 
-/// **(v4)** The `notify` function's `main`: no route, no secret; the
+/// The `notify` function's `main`: no route, no secret; the
 /// table's stream hands it the writes, deletes and disownings of posts and
 /// comments (`crate::stream::notify`), one batch at a time, and it answers
 /// which record failed.
@@ -128,7 +128,7 @@ pub async fn run_notify() -> Result<(), lambda_http::Error> {
     .await
 }
 
-/// **(v4)** The `media` function's `main`: its routes (API Gateway), the
+/// The `media` function's `main`: its routes (API Gateway), the
 /// media bucket's upload events and its schedule, one event at a time (a
 /// check of a large image takes its memory once: docs/DESIGN.md, Images).
 #[cfg(all(feature = "s3-files", feature = "imaging"))]

@@ -1,4 +1,4 @@
-//! **(v4)** The `media` function's S3 side, built once at a cold start:
+//! The `media` function's S3 side, built once at a cold start:
 //! the credentials that sign upload grants (the function's role, refreshed
 //! by the SDK) and the S3 client that reads uploads and writes files.
 

@@ -1,4 +1,4 @@
-//! **(v4)** The `media` function's three kinds of event (docs/DESIGN.md,
+//! The `media` function's three kinds of event (docs/DESIGN.md,
 //! Images): API Gateway requests for its routes, the media bucket's
 //! "Object Created" events for uploads (through EventBridge, or a direct S3
 //! notification), and its schedule's events for the sweep. One function, so

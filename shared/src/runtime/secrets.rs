@@ -24,9 +24,9 @@ pub async fn resolve(needs: Needs, env: &Env<'_>, endpoint: Option<&str>) -> Res
         ("JWT_SECRET", needs.tokens),
         ("PEPPER", needs.hashing),
         ("TAG_KEY", needs.tags),
-        // (v4) Optional: without it the proof-of-work key is derived from the tag key.
+        // Optional: without it the proof-of-work key is derived from the tag key.
         ("POW_KEY", needs.tags),
-        // (v4) Optional: without it the TOTP key is derived from the pepper.
+        // Optional: without it the TOTP key is derived from the pepper.
         ("TOTP_KEY", needs.totp),
     ]
     .into_iter()

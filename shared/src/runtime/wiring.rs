@@ -58,7 +58,7 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
     let app = match config.deployment {
         // The one process that writes its SQLite file keeps pages and
         // details until a write changes them, and counts views in memory.
-        // (v4) Its use cases hand what they write to its notifier; on
+        // Its use cases hand what they write to its notifier; on
         // Lambda the table's stream feeds the `notify` function.
         super::Deployment::Server => {
             let (app, events) = app.with_owned_store_reads().with_notifier();
@@ -85,7 +85,7 @@ pub async fn build(config: Config) -> anyhow::Result<AppState> {
     Ok(AppState::new(app, config.http))
 }
 
-/// **(v4)** Images, where a served function grants uploads: on the server
+/// Images, where a served function grants uploads: on the server
 /// uploads come to its own URL, are checked by one background task and
 /// kept under `DATA_DIR/media`; on Lambda they go to `MEDIA_BUCKET` by
 /// presigned POST (the `media` function checks them on S3's events).

@@ -18,7 +18,7 @@ pub enum StoreError {
     /// write was one the board's edit lock refuses: nothing was written.
     #[error("the post has been answered")]
     Answered,
-    /// **(v4)** An image a write attaches is not ready, not the writer's on
+    /// An image a write attaches is not ready, not the writer's on
     /// this board, attached elsewhere or about to be swept: nothing was written.
     #[error("media holds an image that cannot be attached")]
     MediaUnavailable,

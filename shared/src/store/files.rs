@@ -1,4 +1,4 @@
-//! **(v4)** The files of uploaded images (docs/API.md, Images (v4)): the
+//! The files of uploaded images (docs/API.md, Images): the
 //! upload as sent under `uploads/<id>` (private), the checked image and its
 //! thumbnail under `files/<id>.<ext>` and `files/<id>-thumb.<ext>` (served).
 //! One port, [`MediaFiles`], and two adapters: `DiskFiles` beside the
@@ -318,7 +318,7 @@ mod s3 {
     const DELETE_BATCH: usize = 1_000;
 
     /// The media files in one S3 bucket, where the upload grants put the
-    /// uploads (docs/API.md, Images (v4)).
+    /// uploads (docs/API.md, Images).
     #[derive(Debug, Clone)]
     pub struct S3Files {
         client: Client,

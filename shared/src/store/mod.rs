@@ -67,7 +67,7 @@ macro_rules! ports {
                 ) -> StoreResult<bool>;
             }
 
-            /// Boards as data (docs/API.md, Boards (v4)): their settings, live post
+            /// Boards as data (docs/API.md, Boards): their settings, live post
             /// counts and post number counters.
             pub trait BoardDirectory {
                 /// Every board's settings, in slug order: one small read.
@@ -146,7 +146,7 @@ macro_rules! ports {
                 async fn add_views(&self, views: &[(PostKey, u64)]) -> StoreResult<()>;
                 async fn post_guard(&self, key: &PostKey) -> StoreResult<Option<Guard>>;
                 /// Changes title and body, atomically with the version check when the
-                /// edit has one. **(v4)** In the same write the version it replaces
+                /// edit has one. In the same write the version it replaces
                 /// becomes a revision (title, body, its `updated_at`), and the oldest
                 /// goes once the post keeps more than [`crate::domain::MAX_REVISIONS`].
                 async fn update_post(&self, key: &PostKey, edit: &PostEdit) -> StoreResult<Edited>;
@@ -194,7 +194,7 @@ macro_rules! ports {
                 /// comment: deleted, removed or never there.
                 async fn comment(&self, key: &CommentKey) -> StoreResult<Option<Comment>>;
                 async fn comment_guard(&self, key: &CommentKey) -> StoreResult<Option<Guard>>;
-                /// **(v4)** Whether the post has a standing comment by anyone other
+                /// Whether the post has a standing comment by anyone other
                 /// than the author `guard` names (another member, or any guest for a
                 /// member's post; a member, or a guest of another address key, for
                 /// a guest's post): what `lock_after_comments` locks on.
@@ -216,7 +216,7 @@ macro_rules! ports {
                 ) -> StoreResult<bool>;
             }
 
-            /// Likes and dislikes (docs/API.md, Votes and best posts (v4)). Counts are
+            /// Likes and dislikes (docs/API.md, Votes and best posts). Counts are
             /// exact under any concurrency; the change that first brings
             /// `like_count - dislike_count` to `best_at` marks the post best in the
             /// same write, unless staff took it out before.
@@ -309,7 +309,7 @@ macro_rules! ports {
             /// taken, and nothing else of it is found.
             pub trait Accounts {
                 /// The session epoch every valid token of the member carries and
-                /// **(v4)** whether their TOTP is confirmed; `None` when there is no
+                /// whether their TOTP is confirmed; `None` when there is no
                 /// such (live) account. DynamoDB may answer from this process's memory
                 /// of the last [`SESSION_TTL`].
                 async fn session_state(&self, id: &MemberId, username: &Username) -> StoreResult<Option<SessionState>>;
@@ -355,7 +355,7 @@ macro_rules! ports {
                 ) -> StoreResult<CommentPage>;
             }
 
-            /// **(v4)** A member's TOTP (docs/API.md, Passwords and staff sign-in):
+            /// A member's TOTP (docs/API.md, Passwords and staff sign-in):
             /// the secret arrives sealed and recovery codes hashed; the store never
             /// sees either in the clear. It is read with the credentials
             /// ([`Members::member_credentials`]). A closed account loses it.
@@ -389,7 +389,7 @@ macro_rules! ports {
                 async fn end_totp(&self, id: &MemberId, username: &Username) -> StoreResult<bool>;
             }
 
-            /// **(v4)** Notifications (docs/API.md, Notifications and blocks): written
+            /// Notifications (docs/API.md, Notifications and blocks): written
             /// off the request path from what was posted ([`crate::app::notify`]),
             /// read and marked by their member. A notification is read when its id is
             /// at most the member's read mark; the unread count is exact under
@@ -420,7 +420,7 @@ macro_rules! ports {
                 async fn forget_member(&self, member: &MemberId) -> StoreResult<()>;
             }
 
-            /// **(v4)** Whom a member blocks (docs/API.md, Notifications and blocks).
+            /// Whom a member blocks (docs/API.md, Notifications and blocks).
             pub trait Blocks {
                 /// Adds the block (with the blocked member's names, for the list).
                 async fn block(&self, member: &MemberId, entry: &BlockEntry) -> StoreResult<Blocking>;
@@ -430,7 +430,7 @@ macro_rules! ports {
                 async fn blocks(&self, member: &MemberId) -> StoreResult<Vec<BlockEntry>>;
             }
 
-            /// **(v4)** Uploaded images (docs/API.md, Images): a record per grant,
+            /// Uploaded images (docs/API.md, Images): a record per grant,
             /// pending until its file is checked, then ready or rejected, once.
             /// Attaching happens inside the post's or comment's own write
             /// ([`Posts::create_post`], [`Posts::update_post`],
@@ -464,7 +464,7 @@ macro_rules! ports {
                 async fn delete_media(&self, ids: &[MediaId]) -> StoreResult<()>;
             }
 
-            /// **(v4)** Proof-of-work solutions spent (docs/API.md, Proof of work for
+            /// Proof-of-work solutions spent (docs/API.md, Proof of work for
             /// anonymous writes): each challenge is accepted once.
             pub trait Challenges {
                 /// Records `challenge` as spent until `expires_at` (Unix seconds; it is
@@ -557,7 +557,7 @@ pub struct PostEdit {
     pub unless_answered: bool,
 }
 
-/// **(v4)** An edit's images: those the post keeps stay attached, those it
+/// An edit's images: those the post keeps stay attached, those it
 /// drops are due for the sweep at once, new ones are attached as a
 /// create's are (granted to `owner`, the one editing).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! **(v4)** The `notify` function's entry adapter: the table's stream
+//! The `notify` function's entry adapter: the table's stream
 //! records in, [`App::on_text_event`] per post or comment written,
 //! deleted or disowned, the record that failed out (docs/DESIGN.md,
 //! Notifications off the request). Which records are which is the DynamoDB adapter's

@@ -1,4 +1,4 @@
-//! Boards (v4): settings created once and updated with their log entries,
+//! Boards: settings created once and updated with their log entries,
 //! live post counts, post numbers unique under racing creates, posts by
 //! number, categories listed on their own and changed by staff.
 

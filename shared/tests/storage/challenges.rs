@@ -1,4 +1,4 @@
-//! **(v4)** Spent proof-of-work challenges (docs/API.md, Proof of work for
+//! Spent proof-of-work challenges (docs/API.md, Proof of work for
 //! anonymous writes): each is accepted once.
 
 use crate::Dyn;

@@ -1,4 +1,4 @@
-//! **(v4)** Uploaded images (docs/API.md, Images; docs/storage.md): a
+//! Uploaded images (docs/API.md, Images; docs/storage.md): a
 //! grant is recorded pending, its check ends it once; attaching happens in
 //! the post's or comment's own write under the rules (ready, the writer's,
 //! on the board, attached nowhere, not about to be swept), or nothing is

@@ -1,4 +1,4 @@
-//! **(v4)** Notifications and blocks (docs/API.md, Notifications and blocks;
+//! Notifications and blocks (docs/API.md, Notifications and blocks;
 //! docs/storage.md): a text notifies once, withdrawal holds against late
 //! adds, unread counts stay exact under racing adds and marks, a member
 //! keeps the newest 1,000, blocks are capped at 500.

@@ -1,4 +1,4 @@
-//! **(v4)** Edit history (docs/API.md, Edit history and edit locks): every
+//! Edit history (docs/API.md, Edit history and edit locks): every
 //! edit keeps the version it replaces, newest first, the newest
 //! [`MAX_REVISIONS`] only; a refused edit keeps nothing; a deleted post's
 //! history goes with it.

@@ -1,4 +1,4 @@
-//! **(v4)** A member's TOTP (docs/API.md, Passwords and staff sign-in): an
+//! A member's TOTP (docs/API.md, Passwords and staff sign-in): an
 //! enrollment waits for its first code, each time step and each recovery
 //! code is accepted once, and the session check sees it on.
 

@@ -1,4 +1,4 @@
-//! Votes and best posts (v4): a member's like and dislike exclude each
+//! Votes and best posts: a member's like and dislike exclude each
 //! other, a guest votes once, counts are exact under racing votes, the
 //! crossing vote marks the post best once and for good unless staff took
 //! it out, and a deleted post takes no vote.

@@ -14,11 +14,11 @@
 //!   (native proof-of-work solve times per difficulty)
 //!
 //! Scenarios: mixed (report 1 at its offered load), mixed-overload (the same
-//! users without think time), mixed-moderated (v3: mixed with 1% reports on a
-//! board with 40 bans, every write checked), mixed-votes (v4: mixed whose
+//! users without think time), mixed-moderated (mixed with 1% reports on a
+//! board with 40 bans, every write checked), mixed-votes (mixed whose
 //! likers like, dislike, withdraw and vote as guests, some posts crossing
 //! best_likes, the counts checked after the run), mixed-reads (mixed's readers
-//! alone), login-write, signup, login-attack, hot-post; and reads (v4: wrk's
+//! alone), login-write, signup, login-attack, hot-post; and reads (wrk's
 //! way, 500 kept-alive connections without think time, `/health`, board
 //! pages, one hot post and their mix back to back, each against `/health`).
 //! Every run is bounded by `--seconds` and ends with a table per endpoint

@@ -12,7 +12,7 @@ pub const ASSUMED_IO_MS: f64 = 20.0;
 /// US$ per million requests per function, from the tier file: the measured
 /// hash time of the function's tier scaled to its memory's CPU share (plus
 /// [`ASSUMED_IO_MS`]), priced with the tier file's Lambda model. Only the
-/// functions the tier file sizes: (v4) `media` is sized by its parameter
+/// functions the tier file sizes: `media` is sized by its parameter
 /// (`MediaMemory`), and its cost is the images' (docs/deploy.md, Images).
 pub fn cost_table(tiers: &TierFile) -> String {
     let model = &tiers.lambda_model;

@@ -24,7 +24,7 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
         // On the capacity provider in the managed-instances template, or
         // classic Lambda in both (media: crate::functions::on_capacity_provider).
         let provided = managed && on_capacity_provider(function);
-        // (v4) media is sized by its parameter; the others by the tier file.
+        // media is sized by its parameter; the others by the tier file.
         let (memory, tier) = if media {
             ("!Ref MediaMemory".to_owned(), None)
         } else {

@@ -25,7 +25,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         // view_post: the post (get) and its comments (query), the view on a
         // counter shard (update, conditioned on the post when it creates the
         // shard), the other shards (batch get); list_posts: query on GSI1.
-        // (v4) The boards (query), and the first load of a cold start that
+        // The boards (query), and the first load of a cold start that
         // finds a board `BOARDS` names missing creates it (conditional put).
         Function::Read => &[
             "dynamodb:BatchGetItem",
@@ -59,7 +59,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         ],
         // The comment transaction (put + shard update + condition check),
         // the ban check (several subjects, the address and range keys:
-        // one batch get), keys' claims. (v4) The boards: one query per
+        // one batch get), keys' claims. The boards: one query per
         // cold start (and a put where it seeds one).
         Function::GuestComment => &[
             "dynamodb:BatchGetItem",
@@ -99,7 +99,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
         ],
         // like/unlike transaction (put or delete + shard update, conditioned
         // on the post), the post's board (get), the likes of every shard (batch get).
-        // (v4) Dislikes and guest votes the same way, the best gate (get,
+        // Dislikes and guest votes the same way, the best gate (get,
         // and an update in the transaction); the boards: one query per
         // cold start (and a put where it seeds one).
         Function::Like => &[
@@ -111,7 +111,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
             "dynamodb:Query",
             "dynamodb:UpdateItem",
         ],
-        // (v4) Images: a grant is the board's settings (the boards: one
+        // Images: a grant is the board's settings (the boards: one
         // query per cold start), the ban check (batch get), the quotas
         // (update) and the upload's item with its marker (a transaction of
         // puts); its state is one get; a check one get and one conditional
@@ -129,7 +129,7 @@ pub fn dynamodb_actions(function: Function) -> &'static [&'static str] {
 }
 
 /// Whether a route-table function runs on the capacity provider in the
-/// managed-instances template. (v4) `media` does not: it takes one event at
+/// managed-instances template. `media` does not: it takes one event at
 /// a time (an image check decodes up to 50 megapixels, memory it must not
 /// share with other requests' checks), reaches S3, which the capacity
 /// provider's VPC has no endpoint for, and is sized by `MediaMemory`; like
@@ -141,7 +141,7 @@ pub fn on_capacity_provider(function: Function) -> bool {
 /// Whether a function reads an index: the board index (GSI1), or
 /// `ById` (a member or a comment by its id, for appointments and bans),
 /// or `ByOwner` (a member's own posts, comments and likes).
-/// (v4) A post create reads the board index once per board (the first
+/// A post create reads the board index once per board (the first
 /// number a board gives starts above its posts that have none yet).
 pub(crate) fn uses_index(function: Function) -> bool {
     matches!(

@@ -1,4 +1,4 @@
-//! **(v4)** Images (docs/API.md, Images; docs/deploy.md, Images): the
+//! Images (docs/API.md, Images; docs/deploy.md, Images): the
 //! media bucket, the CloudFront distribution that serves its checked files,
 //! and what the `media` function adds to its own resources (its bucket
 //! access, its settings and its two kinds of event beside its routes).
@@ -55,19 +55,19 @@ pub(crate) fn media_parameters() -> String {
     format!(
         "  MediaMemory:
     Type: Number
-    Description: (v4) Memory of the media function in MB (its share of a vCPU scales with it); an image check decodes up to 50 megapixels
+    Description: Memory of the media function in MB (its share of a vCPU scales with it); an image check decodes up to 50 megapixels
     Default: {MEDIA_MEMORY_MB}
     MinValue: 512
     MaxValue: 10240
   MediaMaxBytes:
     Type: Number
-    Description: (v4) The largest upload a grant allows, in bytes (MEDIA_MAX_BYTES)
+    Description: The largest upload a grant allows, in bytes (MEDIA_MAX_BYTES)
     Default: {max_bytes}
     MinValue: 1
     MaxValue: 104857600
   MediaPriceClass:
     Type: String
-    Description: (v4) The media distribution's edge locations - PriceClass_200 includes Korea and Japan; PriceClass_100 only North America, Europe and Israel
+    Description: The media distribution's edge locations - PriceClass_200 includes Korea and Japan; PriceClass_100 only North America, Europe and Israel
     Default: PriceClass_200
     AllowedValues:
       - PriceClass_100
@@ -107,7 +107,7 @@ pub(crate) fn media_s3_statements() -> String {
 /// "Object Created" (EventBridge) and the sweep's schedule.
 pub(crate) fn media_events() -> String {
     format!(
-        "        # (v4) Each upload, when S3 has stored it: the bucket sends its
+        "        # Each upload, when S3 has stored it: the bucket sends its
         # events to EventBridge (NotificationConfiguration), this rule picks
         # the uploads. Invoked asynchronously: a failed check is retried
         # twice, then the upload stays pending until the sweep deletes it.
@@ -142,7 +142,7 @@ pub(crate) fn media_events() -> String {
 pub(crate) fn media_resources() -> String {
     format!(
         "
-  # --- (v4) Images: the media bucket and the distribution serving its files ---
+  # --- Images: the media bucket and the distribution serving its files ---
   MediaBucket:
     Type: AWS::S3::Bucket
     DeletionPolicy: Retain
@@ -348,10 +348,10 @@ pub(crate) fn media_resources() -> String {
 /// (the web client's `img-src`) and the bucket uploads go to (its `connect-src`).
 pub(crate) fn media_outputs() -> &'static str {
     "  MediaUrl:
-    Description: (v4) Where uploaded images are served from (MEDIA_BASE_URL; the web client's img-src)
+    Description: Where uploaded images are served from (MEDIA_BASE_URL; the web client's img-src)
     Value: !Sub 'https://${MediaDistribution.DomainName}'
   MediaBucketName:
-    Description: (v4) The media bucket (upload grants post to https://<bucket>.s3.<region>.amazonaws.com; the web client's connect-src)
+    Description: The media bucket (upload grants post to https://<bucket>.s3.<region>.amazonaws.com; the web client's connect-src)
     Value: !Ref MediaBucket
 "
 }

@@ -113,7 +113,7 @@ pub(crate) fn monitoring_resources(tiers: &TierFile, mode: ComputeMode) -> anyho
             "yAxis": {"left": {"min": 0}, "right": {"min": 0}}
         }
     }));
-    // (v4) The notifications off the request (tools/sam-template/src/notify.rs).
+    // The notifications off the request (tools/sam-template/src/notify.rs).
     widgets.push(serde_json::json!({
         "type": "metric",
         "x": 0, "y": y + 12, "width": 24, "height": 6,

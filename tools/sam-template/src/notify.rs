@@ -1,4 +1,4 @@
-//! **(v4)** The `notify` function (docs/DESIGN.md, Notifications off the request): the
+//! The `notify` function (docs/DESIGN.md, Notifications off the request): the
 //! table's stream delivers the posts and comments written, deleted and
 //! disowned, filtered by the event source mapping
 //! (`shared::stream::notify::notify_filters`), and the function notifies
@@ -15,7 +15,7 @@
 /// mentioned members, the recipients' blocks, their notification states in
 /// one batch get) and writes (a text's record, notifications and states in
 /// one transaction with a check of the post's record; their withdrawal,
-/// trimming and disowning). (v4) A deleted text's images go to the sweep:
+/// trimming and disowning). A deleted text's images go to the sweep:
 /// the post's image children (Query), one transaction per image (its
 /// update, its marker's put, its child's delete), and a child whose image
 /// another release took first deleted alone (BatchWriteItem).

@@ -1,5 +1,5 @@
 //! The template's parameters: the bill and throttling guards, the tiers
-//! (classic only), the boards, the store's and the traces' settings, (v4)
+//! (classic only), the boards, the store's and the traces' settings,
 //! the images', each hashing function's cost guard, and the monitoring's.
 
 use std::fmt::Write as _;
@@ -103,11 +103,11 @@ pub(crate) fn parameters(tiers: &TierFile, mode: ComputeMode) -> anyhow::Result<
     MinValue: 0
   AdminUsernames:
     Type: String
-    Description: (v3) Comma list of admin usernames - staff of every board (ADMIN_USERNAMES; empty - none)
+    Description: Comma list of admin usernames - staff of every board (ADMIN_USERNAMES; empty - none)
     Default: ''
   TracesEndpoint:
     Type: String
-    Description: (v3) Where every function sends its spans over OTLP/HTTP (docs/operations.md, Traces) - empty - off; https://xray.<region>.amazonaws.com/v1/traces - X-Ray, signed with the function's role (turn on Transaction Search first); or a collector's traces URL
+    Description: Where every function sends its spans over OTLP/HTTP (docs/operations.md, Traces) - empty - off; https://xray.<region>.amazonaws.com/v1/traces - X-Ray, signed with the function's role (turn on Transaction Search first); or a collector's traces URL
     Default: ''
     AllowedPattern: '^$|^https?://[^ ]+$'",
         shards = Layout::DEFAULT_SHARDS,

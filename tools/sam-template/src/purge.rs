@@ -19,7 +19,7 @@ use shared::store::dynamo::PURGE_PK;
 /// by owner (Query on `ByOwner`), the post, comment and like deletes
 /// (transactions: PutItem, UpdateItem, DeleteItem, ConditionCheckItem),
 /// and an unlike's count after it (BatchGetItem of the post's shards).
-/// (v4) A purge first releases the post's images and its comments' to the
+/// A purge first releases the post's images and its comments' to the
 /// sweep: their children (Query), one transaction per image (UpdateItem,
 /// PutItem of its marker, DeleteItem of its child), a child released
 /// already deleted alone (BatchWriteItem): nothing it did not have.

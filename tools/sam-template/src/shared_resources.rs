@@ -41,7 +41,7 @@ Globals:
         BOARDS: !Ref Boards
         COUNTER_SHARDS: !Ref CounterShards
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: !Ref TracesEndpoint
-        # (v4) Where image URLs in posts and comments point: the media
+        # Where image URLs in posts and comments point: the media
         # distribution (functions -> distribution -> bucket, no cycle).
         MEDIA_BASE_URL: !Sub 'https://${{MediaDistribution.DomainName}}'
 
@@ -103,7 +103,7 @@ Resources:
     Properties:
       BillingMode: {billing}
       # The purge function reads the inserts of purge markers from it,
-      # (v4) the notify function the writes and deletes of posts and comments.
+      # the notify function the writes and deletes of posts and comments.
       StreamSpecification:
         StreamViewType: {stream_view}
       PointInTimeRecoverySpecification:

@@ -7,9 +7,9 @@
 //! fed API Gateway v2 events for every one of its routes, the branches that
 //! reach the store differently included (keyed creates and their replays,
 //! wrong passwords, a post delete with children, an account deletion with
-//! content). `purge` gets a stream batch and its scheduled event, (v4)
+//! content). `purge` gets a stream batch and its scheduled event,
 //! `notify` a stream batch of every kind of record it reads, and `media`
-//! (v4) its routes, the check of each upload (what its bucket's "Object
+//! its routes, the check of each upload (what its bucket's "Object
 //! Created" event runs) and its sweep (what its schedule runs), its files
 //! in moto's S3 (`S3_ENDPOINT`). Its
 //! DynamoDB client talks to DynamoDB Local through a proxy in this test,
@@ -158,7 +158,7 @@ async fn start_proxy(recorder: Recorder) -> String {
 }
 
 /// The settings a function's Lambda `main` reads (secrets as plain values:
-/// the `*_ARN` path is tested in shared/tests/secrets_manager.rs). (v4) The
+/// the `*_ARN` path is tested in shared/tests/secrets_manager.rs). The
 /// media bucket is named as the table is, in moto's S3.
 fn env_pairs(table: &str, endpoint: &str) -> Vec<(String, String)> {
     let s3 = s3_endpoint();
@@ -176,7 +176,7 @@ fn env_pairs(table: &str, endpoint: &str) -> Vec<(String, String)> {
         ("HASH_FLOOR_OVERRIDE", "1"),
         ("ADMIN_USERNAMES", "boss"),
         ("ADMIN_ENROLL_TOKEN", ENROLL),
-        // (v4) lee moderates without TOTP: what the requirement refuses is
+        // lee moderates without TOTP: what the requirement refuses is
         // tested in server/tests/api/sign_in.rs; boss still turns TOTP on
         // here, so the TOTP routes' table actions are held to the policies.
         ("STAFF_REQUIRE_TOTP", "false"),
@@ -195,7 +195,7 @@ fn config(functions: Vec<Function>, table: &str, endpoint: &str) -> Config {
 /// One function as its Lambda `main` builds it, on the proxy.
 struct Lambda {
     function: Function,
-    /// (v4) What its non-HTTP events run (the media function's check and sweep).
+    /// What its non-HTTP events run (the media function's check and sweep).
     app: shared::app::App,
     router: axum::Router,
     recorder: Recorder,
@@ -346,7 +346,7 @@ impl Lambda {
         }
     }
 
-    /// (v4) The check of upload `id`: what the media bucket's "Object
+    /// The check of upload `id`: what the media bucket's "Object
     /// Created" event for `uploads/<id>` runs in the media function.
     async fn check(&self, id: &str) -> Option<MediaStatus> {
         let id = MediaId::parse(id).unwrap();
@@ -358,7 +358,7 @@ impl Lambda {
         status.unwrap_or_else(|e| panic!("the check of {}: {e:?}", id.as_str()))
     }
 
-    /// (v4) The sweep: what the media function's schedule runs.
+    /// The sweep: what the media function's schedule runs.
     async fn sweep(&self) -> usize {
         self.recorder.record_as(Some(self.function.name()));
         self.recorder.call.lock().unwrap().clear();
@@ -401,7 +401,7 @@ fn policy(template: &str, binary: &str) -> Used {
 
 const GUEST_PW: &str = "guest-pw-1";
 
-/// (v4) Where the test's functions say images are served from.
+/// Where the test's functions say images are served from.
 const MEDIA_BASE_URL: &str = "https://media.iam-test.example";
 
 /// What lets `boss`, a reserved admin name, sign up (docs/API.md).
@@ -474,7 +474,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         tokens["keeper"].as_str(),
     );
 
-    // (v4) read first on a fresh table: its first load of the boards
+    // read first on a fresh table: its first load of the boards
     // creates those BOARDS names (a put each).
     build(Function::Read).await.expect(200, call("GET", "/boards")).await;
 
@@ -584,7 +584,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     // guest-post: create (keyed, replayed), edit, a wrong password, delete.
     let guest_post = build(Function::GuestPost).await;
     let gp = json!({"nickname": "visitor", "password": GUEST_PW, "title": "guest", "body": "body"});
-    // (v4) The first post on a board: its first number (the board index).
+    // The first post on a board: its first number (the board index).
     guest_post
         .expect(
             201,
@@ -767,7 +767,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     like.expect(404, call("PUT", format!("/boards/free/posts/{doomed}/like")).token(lee))
         .await;
 
-    // (v4) boss turns TOTP on through `account` and logs in with a code
+    // boss turns TOTP on through `account` and logs in with a code
     // through `login`, so both policies are held to what TOTP asks of the table.
     let totp = build(Function::Account).await;
     let start = call("POST", "/members/me/totp")
@@ -898,7 +898,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         )
         .await;
 
-    // (v4) member-write: blocks (the first puts the map, the next adds to
+    // member-write: blocks (the first puts the map, the next adds to
     // it), the block list, notifications, the unread count, a mark.
     let blocking = build(Function::MemberWrite).await;
     for path in [
@@ -927,7 +927,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         )
         .await;
 
-    // (v4) media: grants (a member's, a guest's, a banned member's), the
+    // media: grants (a member's, a guest's, a banned member's), the
     // state before and after the check, the uploads sent as a browser
     // sends them (the grant's presigned POST, to moto's S3), their checks
     // (a PNG ready, junk rejected, an upload not there yet, an event
@@ -1016,7 +1016,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
         .to_owned();
 
     // read: pages, a post, its comments, one comment, the staff, the log;
-    // (v4) a page read with a token whose member blocks someone.
+    // a page read with a token whose member blocks someone.
     let read = build(Function::Read).await;
     read.expect(200, call("GET", "/boards/free/posts?limit=1")).await;
     read.expect(200, call("GET", "/boards/free/posts?limit=5").token(kim))
@@ -1128,7 +1128,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
                 .body(json!({"body": "child", "media": [id_of(&grants["purged comment"])]})),
         )
         .await;
-    // (v4) Not boss's like of boss's own post: a guest's vote leaves
+    // Not boss's like of boss's own post: a guest's vote leaves
     // vote items under the post for the purge.
     like.expect(
         200,
@@ -1202,7 +1202,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     assert!(store.pending_purges(10).await.unwrap().is_empty());
     recorder.record_as(None);
 
-    // (v4) notify: a stream batch of boss's post mentioning spammer, a
+    // notify: a stream batch of boss's post mentioning spammer, a
     // guest's comment on it, boss's reply mentioning spammer again, the
     // reply's remove, the post's disowning and its purge marker's insert:
     // records as the stream delivers them, their images read as stored.
@@ -1247,7 +1247,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     let post_pk = format!("{}{talked_about}", shared::store::dynamo::POST_PK_PREFIX);
     let comment_sk = |id: &str| format!("{}{id}", shared::store::dynamo::COMMENT_SK_PREFIX);
     let post_image = stored_item(&table, &post_pk, shared::store::dynamo::POST_SK).await;
-    // (v4) The reply carries an image, which its REMOVE below releases;
+    // The reply carries an image, which its REMOVE below releases;
     // beside it, the child of an image not attached to the reply (the junk
     // upload's), as a release racing the notifier's (the post's purge)
     // leaves it between the notifier's query of the children and its
@@ -1304,7 +1304,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     assert_eq!(answer, json!({ "batchItemFailures": [] }));
     recorder.record_as(None);
 
-    // (v4) media's schedule: the sweep deletes the images the purge and
+    // media's schedule: the sweep deletes the images the purge and
     // the notifier released (due at once), files first, and keeps the one
     // still attached.
     assert_eq!(media.sweep().await, 3);
@@ -1355,7 +1355,7 @@ async fn each_functions_dynamodb_policy_is_exactly_what_its_code_asks_for() {
     assert!(wrong.is_empty(), "policies and code disagree:\n{}", wrong.join("\n"));
 }
 
-/// (v4) moto's S3, which `scripts/test-all` starts (`scripts/secrets-local`).
+/// moto's S3, which `scripts/test-all` starts (`scripts/secrets-local`).
 fn s3_endpoint() -> String {
     std::env::var("S3_ENDPOINT")
         .expect("S3_ENDPOINT is not set: run the suite with `bash scripts/test-all`, which starts moto's S3")

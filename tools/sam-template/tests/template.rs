@@ -49,11 +49,11 @@ fn each_function_gets_the_memory_and_tiers_the_tier_file_names() {
     );
     for function in Function::ALL {
         if function == Function::Media {
-            // (v4) Its own parameter, in both modes (classic Lambda in both).
+            // Its own parameter, in both modes (classic Lambda in both).
             for template in [&classic, &managed] {
                 assert!(function_section(template, function).contains("MemorySize: !Ref MediaMemory\n"));
                 assert!(template.contains(&format!(
-                    "  MediaMemory:\n    Type: Number\n    Description: (v4) Memory of the media function in MB (its share of a vCPU scales with it); an image check decodes up to 50 megapixels\n    Default: {}\n",
+                    "  MediaMemory:\n    Type: Number\n    Description: Memory of the media function in MB (its share of a vCPU scales with it); an image check decodes up to 50 megapixels\n    Default: {}\n",
                     sam_template::MEDIA_MEMORY_MB
                 )));
             }
@@ -147,7 +147,7 @@ fn secrets_of(template: &str) {
     }
     let globals = &template[template.find("Globals:").unwrap()..template.find("Resources:").unwrap()];
     assert!(!globals.contains("JWT_SECRET") && !globals.contains("PEPPER"));
-    // (v4) read verifies bearer tokens (my_vote, hidden dislikes for
+    // read verifies bearer tokens (my_vote, hidden dislikes for
     // staff): the JWT secret, never the pepper.
     let read = &template[template.find("Binary: read\n").unwrap()..];
     let read = &read[..read.find("Events:").unwrap()];
@@ -284,7 +284,7 @@ fn every_function_runs_on_the_capacity_provider_only_in_the_managed_instances_te
         );
         assert!(!in_classic.contains("CapacityProvider") && !in_classic.contains("FunctionScalingConfig"));
         if !sam_template::on_capacity_provider(function) {
-            // (v4) media: the same classic function in both templates.
+            // media: the same classic function in both templates.
             assert_eq!(function, Function::Media);
             assert_eq!(in_classic, in_managed, "{name}");
             assert!(sam_template::managed_concurrency(function, &tiers).is_err());
@@ -438,7 +438,7 @@ fn the_purge_function_reads_only_purge_marker_inserts_from_the_tables_stream_wit
     assert!(behind.contains("      MetricName: IteratorAge\n") && behind.contains("Value: !Ref PurgeFunction\n"));
 }
 
-/// (v4) The notify function: the table's stream through its own event
+/// The notify function: the table's stream through its own event
 /// source mapping (filtered to the records its handler reads:
 /// `shared::stream::notify::notify_filters`, tested against DynamoDB
 /// Local's records in shared/tests/notify.rs), its failures retried from
@@ -609,7 +609,7 @@ fn references(text: &str) -> Vec<String> {
     named
 }
 
-/// (v4) docs/deploy.md, Images: the media bucket is private and encrypted,
+/// docs/deploy.md, Images: the media bucket is private and encrypted,
 /// holds an upload as sent for at most a day, takes the web client's
 /// uploads, reports them to EventBridge, and only CloudFront (origin access
 /// control, files/ only) reads it; files are served never sniffed,
@@ -741,7 +741,7 @@ fn the_media_bucket_is_private_and_only_its_checked_files_are_served_through_clo
     assert_eq!(sam_template::MEDIA_CACHE_CONTROL, "public, max-age=31536000, immutable");
 }
 
-/// (v4) The media function: classic Lambda in both templates, 60 s, its
+/// The media function: classic Lambda in both templates, 60 s, its
 /// memory a parameter, no reserved concurrency, its bucket and limit in its
 /// settings, its routes plus each upload's event and the sweep's schedule;
 /// exactly its S3 actions on exactly its prefixes, and no other function

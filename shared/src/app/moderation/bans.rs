@@ -53,7 +53,7 @@ impl App {
                             "names a text written before writer keys were kept: ban its writer some other way"
                         }
                         BanScope::Range => {
-                            "names a text written before range keys were kept (v4): ban its address instead (scope \"address\")"
+                            "names a text written before range keys were kept: ban its address instead (scope \"address\")"
                         }
                     },
                 )

@@ -44,7 +44,7 @@ fn entry(action: LogAction, target: LogTarget, reason: Option<&Reason>, by: &Sig
 }
 
 impl App {
-    /// `403 forbidden` unless the member is staff of the board; **(v4)**
+    /// `403 forbidden` unless the member is staff of the board;
     /// `403 totp_required` for staff without confirmed TOTP while
     /// `STAFF_REQUIRE_TOTP` is on.
     async fn require_staff(&self, board: &BoardSlug, member: &SignedIn) -> Result<(), ApiError> {
@@ -68,7 +68,7 @@ impl App {
         }
     }
 
-    /// **(v4)** Staff act with a second factor (docs/API.md, Passwords and
+    /// Staff act with a second factor (docs/API.md, Passwords and
     /// staff sign-in): what the session check read, no read of its own.
     pub(crate) fn require_staff_totp(&self, member: &SignedIn) -> Result<(), ApiError> {
         if self.passwords.staff_require_totp && !member.second_factor {

@@ -1,4 +1,4 @@
-//! **(v4)** Staff sort a board's posts: change a post's category
+//! Staff sort a board's posts: change a post's category
 //! (`recategorize`) and take a post out of the best posts for good (`unbest`),
 //! each with its entry in the public log.
 

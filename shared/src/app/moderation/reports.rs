@@ -14,7 +14,7 @@ pub struct ReportCommand {
     pub post: PostKey,
     pub comment: Option<CommentId>,
     pub reason: Reason,
-    /// **(v4)** The request's `X-Pow`, if it came with one: an anonymous
+    /// The request's `X-Pow`, if it came with one: an anonymous
     /// report may need it.
     pub pow: Option<String>,
 }

@@ -1,5 +1,5 @@
 //! The ALTCHA proof-of-work protocol, version 1 (docs/API.md, Proof of work
-//! for anonymous writes (v4)): what `GET /challenge` answers and what an
+//! for anonymous writes): what `GET /challenge` answers and what an
 //! `X-Pow` header carries, as the reference library `altcha-lib` (its `v1`
 //! export) and the `altcha` widget make and read them.
 //!

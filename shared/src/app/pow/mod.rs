@@ -1,5 +1,5 @@
 //! Proof of work for anonymous writes (docs/API.md, Proof of work for
-//! anonymous writes (v4)): a guest post, comment or vote, an anonymous
+//! anonymous writes): a guest post, comment or vote, an anonymous
 //! report or a signup may have to carry a solved ALTCHA challenge
 //! ([`altcha`]) in `X-Pow`. The writer's device pays for it; the server
 //! pays two SHA-256 and one conditional write to check and spend it.
@@ -53,7 +53,7 @@ impl fmt::Display for PowMode {
 }
 
 /// About 0.2 s on average in a headless Chromium solving in a Web Worker
-/// with the reference library (16.7 us a try; docs/benchmarks.md, (v4)
+/// with the reference library (16.7 us a try; docs/benchmarks.md,
 /// Proof of work), under 1 ms natively. The number is uniform over
 /// `0..=maxnumber`, so a solver tries half of them on average.
 pub const DEFAULT_MAXNUMBER: u64 = 20_000;

@@ -1,4 +1,4 @@
-//! **(v4)** The bundled blocklist of common and breached passwords
+//! The bundled blocklist of common and breached passwords
 //! (docs/API.md, Passwords and staff sign-in; its source, licence and
 //! size: shared/data/README.md). The sorted file is linked into the binary
 //! as it is and searched in place: a cold start parses and allocates

@@ -24,7 +24,7 @@ text_type!(
     ReportId
 );
 text_type!(
-    /// (v4) An uploaded image's id (a ULID).
+    /// An uploaded image's id (a ULID).
     MediaId
 );
 

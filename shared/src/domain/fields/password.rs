@@ -17,7 +17,7 @@ use crate::error::ApiError;
 pub struct Password {
     normalized: SecretString,
     as_typed: Option<SecretString>,
-    /// Code points after NFKC: what every length rule counts (v4).
+    /// Code points after NFKC: what every length rule counts.
     code_points: usize,
 }
 
@@ -59,7 +59,7 @@ impl Password {
         Self::within(field, s, 1)
     }
 
-    /// **(v4)** The length rule counts code points after NFKC (NIST SP
+    /// The length rule counts code points after NFKC (NIST SP
     /// 800-63B-4): what is hashed is what is counted. What is typed is
     /// bounded first, so normalization never works on more than a field's
     /// worth (NFKC lengthens a character 18 times at most).
@@ -87,7 +87,7 @@ impl Password {
         })
     }
 
-    /// **(v4)** Its length in code points after NFKC.
+    /// Its length in code points after NFKC.
     pub fn code_points(&self) -> usize {
         self.code_points
     }
@@ -144,7 +144,7 @@ mod tests {
             "256 characters of 3 bytes each"
         );
         assert!(Password::member("x".repeat(257)).is_err());
-        // (v4) Counted after NFKC: "ﬁ" is two code points, and a Hangul
+        // Counted after NFKC: "ﬁ" is two code points, and a Hangul
         // syllable typed as three jamo is one.
         assert_eq!(Password::member("ﬁ".repeat(4)).unwrap().code_points(), 8);
         assert!(

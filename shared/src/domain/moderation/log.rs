@@ -16,11 +16,11 @@ pub enum LogAction {
     Unban,
     AddModerator,
     RemoveModerator,
-    /// **(v4)** A board created or its settings changed.
+    /// A board created or its settings changed.
     BoardSettings,
-    /// **(v4)** Staff changed a post's category.
+    /// Staff changed a post's category.
     Recategorize,
-    /// **(v4)** Staff took a post out of the best posts.
+    /// Staff took a post out of the best posts.
     Unbest,
     /// Staff deleted a revision of a post.
     DeleteRevision,
@@ -57,7 +57,7 @@ pub enum LogTarget {
     /// A member whose account is deleted since.
     #[serde(rename = "deleted_member")]
     DeletedMember {},
-    /// **(v4)** The board itself (`board_settings`).
+    /// The board itself (`board_settings`).
     Board {
         #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9-]{1,40}$"))]
         slug: String,

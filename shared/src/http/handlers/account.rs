@@ -154,7 +154,7 @@ pub(crate) async fn start_totp(
 type NoStore = [(http::header::HeaderName, &'static str); 1];
 const NO_STORE: NoStore = [(http::header::CACHE_CONTROL, "no-store")];
 
-/// **(v4)** `POST /members/me/totp/confirm`.
+/// `POST /members/me/totp/confirm`.
 pub(crate) async fn confirm_totp(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
@@ -173,7 +173,7 @@ pub(crate) async fn confirm_totp(
         .map(|codes| (NO_STORE, Json(codes)))
 }
 
-/// **(v4)** `DELETE /members/me/totp`.
+/// `DELETE /members/me/totp`.
 pub(crate) async fn end_totp(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,

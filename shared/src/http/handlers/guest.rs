@@ -28,11 +28,11 @@ pub(crate) struct GuestPostRequest {
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
-    /// **(v4)** Null or one of the board's categories (말머리).
+    /// Null or one of the board's categories (말머리).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
     category: Option<String>,
-    /// **(v4)** Images to attach (ids of `ready` uploads of this writer on
+    /// Images to attach (ids of `ready` uploads of this writer on
     /// this board), at most 20; on an edit, absent keeps the post's.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_media))]
@@ -48,12 +48,12 @@ pub(crate) struct GuestEditRequest {
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
-    /// **(v4)** Null or one of the board's categories (말머리); on an edit,
+    /// Null or one of the board's categories (말머리); on an edit,
     /// absent keeps the post's and null clears it.
     #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
     category: Option<Option<String>>,
-    /// **(v4)** Images to attach (ids of `ready` uploads of this writer on
+    /// Images to attach (ids of `ready` uploads of this writer on
     /// this board), at most 20; on an edit, absent keeps the post's.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_media))]
@@ -71,7 +71,7 @@ pub(crate) struct GuestCommentRequest {
     body: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
-    /// **(v4)** At most one image to attach (the id of a `ready` upload of
+    /// At most one image to attach (the id of a `ready` upload of
     /// this writer on this board).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_media))]

@@ -1,5 +1,5 @@
 //! media: upload grants and the state of an upload (docs/API.md, Images
-//! (v4)). The `media` function serves them; the file itself goes to S3 (or
+//!). The `media` function serves them; the file itself goes to S3 (or
 //! to the server's own upload URL, `server/src/media.rs`).
 
 use axum::Json;

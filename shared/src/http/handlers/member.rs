@@ -25,12 +25,12 @@ pub(crate) struct PostRequest {
     title: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_body, required = true))]
     body: Option<String>,
-    /// **(v4)** Null or one of the board's categories (말머리); on an edit,
+    /// Null or one of the board's categories (말머리); on an edit,
     /// absent keeps the post's and null clears it.
     #[serde(default, deserialize_with = "crate::http::input::absent_or_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::category))]
     category: Option<Option<String>>,
-    /// **(v4)** Images to attach (ids of `ready` uploads of this writer on
+    /// Images to attach (ids of `ready` uploads of this writer on
     /// this board), at most 20; on an edit, absent keeps the post's.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::post_media))]
@@ -44,7 +44,7 @@ pub(crate) struct CommentRequest {
     body: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::parent_id))]
     parent_id: Option<String>,
-    /// **(v4)** At most one image to attach (the id of a `ready` upload of
+    /// At most one image to attach (the id of a `ready` upload of
     /// this writer on this board).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::comment_media))]
@@ -168,7 +168,7 @@ vote_handler!(unlike, VoteChange::Unlike);
 vote_handler!(dislike, VoteChange::Dislike);
 vote_handler!(undislike, VoteChange::Undislike);
 
-/// **(v4)** `{"vote": "like" | "dislike"}` of a guest.
+/// `{"vote": "like" | "dislike"}` of a guest.
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct GuestVoteRequest {
@@ -176,7 +176,7 @@ pub(crate) struct GuestVoteRequest {
     vote: Option<String>,
 }
 
-/// **(v4)** A guest's vote: once per post per client address key.
+/// A guest's vote: once per post per client address key.
 pub(crate) async fn guest_vote(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,

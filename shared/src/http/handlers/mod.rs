@@ -180,7 +180,7 @@ fn parent(parent_id: Option<String>) -> Result<Option<crate::domain::CommentId>,
         .transpose()
 }
 
-/// **(v4)** A create's `media`: absent or null is none.
+/// A create's `media`: absent or null is none.
 #[cfg(any(feature = "hashing", feature = "tokens"))]
 fn post_media(ids: Option<Vec<String>>) -> Result<crate::domain::media::MediaList, crate::error::ApiError> {
     crate::domain::media::MediaList::parse(ids.unwrap_or_default(), crate::domain::media::MAX_POST_MEDIA)

@@ -267,7 +267,7 @@ pub(crate) async fn resolve_report(
         .map(DoneOnce)
 }
 
-/// **(v4)** `PUT /boards/{slug}`: a board's name and rules. Absent fields
+/// `PUT /boards/{slug}`: a board's name and rules. Absent fields
 /// take their defaults (docs/API.md, Boards).
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -331,7 +331,7 @@ impl IntoResponse for BoardPut {
     }
 }
 
-/// **(v4)** Admins open a board; admins and its moderators set its rules.
+/// Admins open a board; admins and its moderators set its rules.
 pub(crate) async fn put_board(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
@@ -353,7 +353,7 @@ pub(crate) async fn put_board(
     }
 }
 
-/// **(v4)** `{"category"}`: null, or one of the board's categories.
+/// `{"category"}`: null, or one of the board's categories.
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct CategoryRequest {
@@ -362,7 +362,7 @@ pub(crate) struct CategoryRequest {
     category: Option<Option<String>>,
 }
 
-/// **(v4)** Staff change a post's category.
+/// Staff change a post's category.
 pub(crate) async fn recategorize(
     State(state): State<AppState>,
     AuthMember(staff): AuthMember,
@@ -375,7 +375,7 @@ pub(crate) async fn recategorize(
     state.app.recategorize(&staff, &key, category).await.map(Json)
 }
 
-/// **(v4)** Staff take a post out of the best posts, for good.
+/// Staff take a post out of the best posts, for good.
 pub(crate) async fn unbest(
     State(state): State<AppState>,
     AuthMember(staff): AuthMember,

@@ -1,5 +1,5 @@
 //! member-write: a member's notifications and blocks (docs/API.md,
-//! Notifications and blocks (v4)). Served by `member-write`, the smallest
+//! Notifications and blocks). Served by `member-write`, the smallest
 //! function with tokens: clients poll the unread count every 30 s, and
 //! `account` is sized for hashing.
 

@@ -54,7 +54,7 @@ pub(crate) async fn get_post(
     }
 }
 
-/// **(v4)** The post a board numbered `number`, as [`get_post`] reads it
+/// The post a board numbered `number`, as [`get_post`] reads it
 /// (a view counted).
 pub(crate) async fn get_post_by_number(
     State(state): State<AppState>,
@@ -68,12 +68,12 @@ pub(crate) async fn get_post_by_number(
         .map(RenderedJson)
 }
 
-/// **(v4)** Every board, in slug order.
+/// Every board, in slug order.
 pub(crate) async fn list_boards(State(state): State<AppState>) -> Result<Json<BoardList>, ApiError> {
     state.app.list_boards().await.map(Json)
 }
 
-/// **(v4)** One board's settings and post count.
+/// One board's settings and post count.
 pub(crate) async fn get_board(
     State(state): State<AppState>,
     BoardPath(board): BoardPath,
@@ -113,7 +113,7 @@ pub(crate) async fn list_revisions(
     state.app.revisions(&key, limit, page.cursor.as_deref()).await.map(Json)
 }
 
-/// **(v4)** A proof-of-work challenge for an anonymous write.
+/// A proof-of-work challenge for an anonymous write.
 pub(crate) async fn challenge(State(state): State<AppState>) -> Result<Json<Challenge>, ApiError> {
     state.app.challenge().map(Json)
 }

@@ -19,7 +19,7 @@ pub(crate) struct LogInRequest {
     username: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::login_password, required = true))]
     password: Option<String>,
-    /// **(v4)** Required while the member's TOTP is on: the app's 6-digit
+    /// Required while the member's TOTP is on: the app's 6-digit
     /// code, or one of the recovery codes (each works once).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, min_length = 1, max_length = 64, example = "123456"))]
     totp: Option<String>,

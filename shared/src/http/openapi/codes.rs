@@ -50,7 +50,7 @@ pub(super) fn known_codes() -> Vec<(&'static str, u16)> {
     .iter()
     .map(|e| (e.code(), e.status().as_u16()))
     .collect();
-    // (v4) The one code with two statuses: a route table names the staff
+    // The one code with two statuses: a route table names the staff
     // route's by this key, and the document shows its wire code.
     codes.push((STAFF_TOTP_REQUIRED, ApiError::StaffTotpRequired.status().as_u16()));
     codes.push((
@@ -87,30 +87,30 @@ fn meaning(code: &str) -> &'static str {
             "login failed: the same code, message and timing for every cause (unknown user, wrong password)"
         }
         "totp_required" => {
-            "(v4) the member has TOTP on: send the app's code (or a recovery code) as `totp`; nothing was counted as a failure"
+            "the member has TOTP on: send the app's code (or a recovery code) as `totp`; nothing was counted as a failure"
         }
         MODERATOR_TOTP_REQUIRED => {
             "the member to appoint has not turned on TOTP, while the deployment's `STAFF_REQUIRE_TOTP` is on (the default): the role would not take effect"
         }
         STAFF_TOTP_REQUIRED => {
-            "(v4) staff must turn on TOTP (`startTotp`, `confirmTotp`) before using staff routes, while the deployment's `STAFF_REQUIRE_TOTP` is on (the default)"
+            "staff must turn on TOTP (`startTotp`, `confirmTotp`) before using staff routes, while the deployment's `STAFF_REQUIRE_TOTP` is on (the default)"
         }
         "wrong_password" => "the guest password does not match",
         "forbidden" => {
-            "what this changes was written by someone else (another member, or a member on a guest route), or (v3) a staff route called by someone who is not staff of the board"
+            "what this changes was written by someone else (another member, or a member on a guest route), or a staff route called by someone who is not staff of the board"
         }
         "banned" => {
-            "(v3) the member, or the client address, is banned from this board; the message says until when (or that it is permanent) and why"
+            "the member, or the client address, is banned from this board; the message says until when (or that it is permanent) and why"
         }
         "not_found" => "unknown board, post or comment (or one of another board or post)",
         "method_not_allowed" => "this path with another method; the `Allow` header lists those it serves",
         "username_taken" => "a member already has this username",
         "already_voted" => "a vote from this client address was already counted on this post",
         "locked" => {
-            "(v4) the board locks answered posts, and someone other than the author has commented on this one: its author can no longer edit or delete it"
+            "the board locks answered posts, and someone other than the author has commented on this one: its author can no longer edit or delete it"
         }
         "pow_required" => {
-            "(v4) this anonymous write needs a proof of work: solve the `challenge` beside the error (ALTCHA, SHA-256) and send the solution in `X-Pow`. Also when the one sent was malformed, expired, forged or used before"
+            "this anonymous write needs a proof of work: solve the `challenge` beside the error (ALTCHA, SHA-256) and send the solution in `X-Pow`. Also when the one sent was malformed, expired, forged or used before"
         }
         "request_in_progress" => "this `Idempotency-Key`'s first request is still being processed; see `Retry-After`",
         "precondition_failed" => "`If-Match` names another version of the post; nothing changed",
@@ -160,7 +160,7 @@ pub(super) fn codes(route: &Route) -> Vec<&'static str> {
     if anonymous_write(route) {
         codes.push("pow_required");
     }
-    // (v4) Every staff route, while STAFF_REQUIRE_TOTP is on.
+    // Every staff route, while STAFF_REQUIRE_TOTP is on.
     if route.doc.auth.contains("staff") || route.doc.auth.contains("admin") {
         codes.push(STAFF_TOTP_REQUIRED);
     }
@@ -206,12 +206,12 @@ fn error_response(status: u16, codes: &[&'static str]) -> (String, Value) {
     if status == 401 {
         headers.insert(response_header::WWW_AUTHENTICATE.into(), header_ref("WwwAuthenticate"));
     }
-    // Every 429 says which limit refused (docs/API.md, Conventions (v4)).
+    // Every 429 says which limit refused (docs/API.md, Conventions).
     if status == 429 {
         headers.insert(response_header::RATELIMIT_POLICY.into(), header_ref("RateLimitPolicy"));
         headers.insert(response_header::RATELIMIT.into(), header_ref("RateLimit"));
     }
-    // (v4) A 428 carries the challenge to solve beside the error.
+    // A 428 carries the challenge to solve beside the error.
     let body = if codes.contains(&"pow_required") {
         "PowRequired"
     } else {

@@ -16,7 +16,7 @@ pub(super) fn takes_bearer(route: &Route) -> bool {
         && !route.path.ends_with("/votes/guest")
 }
 
-/// Reports: anyone, with a bearer token or without; **(v4)** board pages
+/// Reports: anyone, with a bearer token or without; board pages
 /// and post details, where a token adds `my_vote` and shows staff the
 /// dislikes a board hides, and these and comment pages leave out whom the
 /// member blocks.
@@ -29,12 +29,12 @@ pub(super) fn bearer_optional(route: &Route) -> bool {
             || route.path.ends_with("/posts/{post_id}")
             || route.path.ends_with("/comments")
             || route.path.ends_with("/by-number/{number}"));
-    // (v4) An upload grant: anonymous is a guest's.
+    // An upload grant: anonymous is a guest's.
     let grant = route.function == Function::Media && route.method == http::Method::POST;
     report || read || grant
 }
 
-/// Every write on a board is checked for bans (**(v4)** not a member's
+/// Every write on a board is checked for bans (not a member's
 /// own notifications and blocks, which `member-write` serves too).
 pub(super) fn checks_bans(route: &Route) -> bool {
     matches!(
@@ -53,9 +53,9 @@ pub(super) fn guest_write(route: &Route) -> bool {
         || route.path.ends_with("/votes/guest")
 }
 
-/// **(v4)** Writes anyone may make without an account, which may need a
+/// Writes anyone may make without an account, which may need a
 /// proof of work (`X-Pow`, `428 pow_required`): guest posts, comments and
-/// votes, reports, signups, (v4) upload grants.
+/// votes, reports, signups, upload grants.
 pub(super) fn anonymous_write(route: &Route) -> bool {
     route.method == http::Method::POST
         && (matches!(
@@ -93,29 +93,29 @@ pub(super) fn tag(path: &str) -> &'static str {
 }
 
 pub(super) const TAGS: &[(&str, &str)] = &[
-    ("boards", "(v4) Boards and their rules"),
+    ("boards", "Boards and their rules"),
     ("members", "Member accounts"),
     ("sessions", "Logging in: the bearer token of the member routes"),
     ("posts", "A board's posts, by members and by guests"),
     ("comments", "A post's comments, by members and by guests"),
     (
         "likes",
-        "Votes on posts: members' likes and (v4) dislikes, and guests' votes",
+        "Votes on posts: members' likes and dislikes, and guests' votes",
     ),
     (
         "moderation",
-        "(v3) Moderators, removals, bans, reports and the public moderation log",
+        "Moderators, removals, bans, reports and the public moderation log",
     ),
     (
         "account",
-        "(v3) A member's own account: password, sessions, their posts and comments, deletion; (v4) TOTP, notifications and blocks",
+        "A member's own account: password, sessions, their posts and comments, deletion; TOTP, notifications and blocks",
     ),
     (
         "challenges",
-        "(v4) Proof of work (ALTCHA) for anonymous writes: the challenge to solve",
+        "Proof of work (ALTCHA) for anonymous writes: the challenge to solve",
     ),
     ("health", "Liveness of a deployment"),
-    ("media", "(v4) Images: upload grants and the state of an upload"),
+    ("media", "Images: upload grants and the state of an upload"),
 ];
 
 /// An operation's parameters: its path's, a page's `limit` and `cursor`, the

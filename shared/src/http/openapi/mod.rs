@@ -36,7 +36,7 @@ fn pascal(code: &str) -> String {
         .collect()
 }
 
-/// The contract's version (docs/API.md, Conventions (v4)): `info.version`.
+/// The contract's version (docs/API.md, Conventions): `info.version`.
 pub const CONTRACT_VERSION: &str = "4.0.0";
 
 /// The names of the response headers, as every deployment sends them:
@@ -109,12 +109,12 @@ fn operation(route: &super::Route, components: &mut Map<String, Value>) -> Value
     if response_name.as_deref() == Some("PostDetail") {
         headers.insert(response_header::ETAG.into(), header_ref("ETag"));
     }
-    // Every 201 whose item has a GET route: posts, comments, (v4) boards.
+    // Every 201 whose item has a GET route: posts, comments, boards.
     if doc.status == 201 && matches!(response_name.as_deref(), Some("PostDetail" | "Comment" | "Board")) {
         headers.insert(response_header::LOCATION.into(), header_ref("Location"));
     }
     // A write under a quota says what is left (docs/API.md, Conventions
-    // (v4)): which policies, with their defaults, is said per route.
+    //): which policies, with their defaults, is said per route.
     if let Some(policies) = codes::quota_policies(route) {
         headers.insert(
             response_header::RATELIMIT_POLICY.into(),

@@ -84,10 +84,10 @@ pub struct Config {
     pub jwt_secret: Option<SecretString>,
     /// Present when a served function writes on boards or checks bans.
     pub tag_key: Option<TagKeySource>,
-    /// **(v4)** `POW_KEY` where set (at least 32 bytes); otherwise the
+    /// `POW_KEY` where set (at least 32 bytes); otherwise the
     /// proof-of-work key is derived from the tag key.
     pub pow_key: Option<SecretString>,
-    /// **(v4)** Present when a served function checks or manages TOTP.
+    /// Present when a served function checks or manages TOTP.
     pub totp_key: Option<TotpKeySource>,
     pub app: AppSettings,
     pub http: HttpSettings,

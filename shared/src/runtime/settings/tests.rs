@@ -40,7 +40,7 @@ fn lambda_requires_the_secrets_its_function_uses_and_a_table() {
 #[test]
 fn a_function_gets_only_the_secrets_it_uses() {
     let secret = "x".repeat(40);
-    // (v4) read verifies bearer tokens (my_vote, hidden dislikes) and signs
+    // read verifies bearer tokens (my_vote, hidden dislikes) and signs
     // proof-of-work challenges with a key derived from the tag key: the JWT
     // secret and the tag key, no pepper.
     let table_jwt = [("TABLE_NAME", "boards"), ("JWT_SECRET", secret.as_str())];
@@ -68,7 +68,7 @@ fn a_function_gets_only_the_secrets_it_uses() {
     let signup = Config::from(lambda(&[Function::Signup]), &Env::from_pairs(&with_pepper)).unwrap();
     assert!(
         signup.tag_key.is_some() && signup.jwt_secret.is_none(),
-        "(v4) signup checks proofs of work, under a key derived from the tag key"
+        "signup checks proofs of work, under a key derived from the tag key"
     );
     let mut short_pow_key = with_pepper.to_vec();
     short_pow_key.push(("POW_KEY", "short"));

@@ -1,4 +1,4 @@
-//! **(v4)** The TOTP key (docs/DESIGN.md, Passwords and TOTP): what TOTP
+//! The TOTP key (docs/DESIGN.md, Passwords and TOTP): what TOTP
 //! secrets are sealed and recovery codes hashed with. `TOTP_KEY` where set
 //! (with `TOTP_KEY_PREVIOUS` after a rotation); otherwise derived from the
 //! pepper, which `login` and `account` hold already, with the peppers it

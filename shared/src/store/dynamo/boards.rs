@@ -1,4 +1,4 @@
-//! [`BoardDirectory`] on DynamoDB (docs/API.md, Boards (v4); docs/storage.md,
+//! [`BoardDirectory`] on DynamoDB (docs/API.md, Boards; docs/storage.md,
 //! Boards, numbers and votes).
 //!
 //! - Settings: one item per board under `BOARDS` (SK the slug), the

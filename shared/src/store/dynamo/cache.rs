@@ -48,7 +48,7 @@ pub(super) struct ReadCache {
     /// (member id, username), `None` for an account that is gone, for
     /// [`crate::store::SESSION_TTL`] whatever `READ_CACHE_TTL_MS` says.
     pub(super) sessions: TtlMap<(String, String), KnownSession>,
-    /// **(v4)** Posts whose best gate is done, by post id: true when best,
+    /// Posts whose best gate is done, by post id: true when best,
     /// false when staff took it out. Done is for good, so any TTL is safe;
     /// a vote on such a post skips the gate's read.
     pub(super) gates_done: TtlMap<String, bool>,
@@ -341,7 +341,7 @@ mod tests {
             let (rate, v2_rate, all) = hot_hit_rates(hot, hot_run);
             println!(
                 "read cache of 64: {hot} hot posts, one cold read after every {hot_run} hot: \
-                 hot hit rate {:.1}% (v2's emptied-when-full map {:.1}%); all reads {:.1}%",
+                 hot hit rate {:.1}% (an emptied-when-full map {:.1}%); all reads {:.1}%",
                 rate * 1e2,
                 v2_rate * 1e2,
                 all.hit_rate() * 1e2,

@@ -65,7 +65,7 @@ pub enum Partition {
     BoardIndex,
     /// `MEMBER#<username>`; and `ACCOUNT_PURGE`, the pending deletions.
     Member,
-    /// `ATTEMPT#<key>`: a key's failure windows; **(v4)** `POW#<challenge>`,
+    /// `ATTEMPT#<key>`: a key's failure windows; `POW#<challenge>`,
     /// a spent proof-of-work challenge.
     Attempt,
     /// `MODS#`, `BANS#`, `BAN#`, `MODLOG#`, `REPORTS#`: a board's
@@ -76,10 +76,10 @@ pub enum Partition {
     /// `ByOwner`: a member's posts, comments and likes (all its
     /// partitions together).
     OwnerIndex,
-    /// **(v4)** `BOARDS` (every board's settings), `NUMBERS#<board>` (a
+    /// `BOARDS` (every board's settings), `NUMBERS#<board>` (a
     /// board's post number counter), `POSTS#<board>` (its live post count).
     Board,
-    /// **(v4)** `ByNumber`, `ByCategory` and `Best` (each all its partitions together).
+    /// `ByNumber`, `ByCategory` and `Best` (each all its partitions together).
     ListingIndex,
 }
 
@@ -89,7 +89,7 @@ impl Partition {
             Some("COUNT") => Partition::CounterShard,
             Some("LIKES") => Partition::Likes,
             Some("MEMBER") => Partition::Member,
-            // (v4) A spent proof-of-work challenge: as small and short-lived.
+            // A spent proof-of-work challenge: as small and short-lived.
             Some("ATTEMPT" | "POW") => Partition::Attempt,
             Some("GSI1") => Partition::BoardIndex,
             Some("MODS" | "BANS" | "BAN" | "MODLOG" | "REPORTS") => Partition::Moderation,

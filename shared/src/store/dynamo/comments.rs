@@ -1,6 +1,6 @@
 //! [`Comments`] on DynamoDB: comment items under their post's partition,
 //! each written or deleted in one transaction with its count on a counter
-//! shard; a delete resolves the comment's open report in it. **(v4)** The
+//! shard; a delete resolves the comment's open report in it. The
 //! edit lock's check is a Query of them that counts others' comments.
 
 use async_trait::async_trait;
@@ -15,7 +15,7 @@ use crate::domain::{
 };
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
-/// **(v4)** The comments the lock check's first Query reads (then up to
+/// The comments the lock check's first Query reads (then up to
 /// 1 MB a page): another's is usually among the first few, and four short
 /// comments (about 500 bytes each with their keys) fit one read unit.
 const FIRST_LOCK_PAGE: i32 = 4;
@@ -136,7 +136,7 @@ impl DynamoStore {
 
 #[async_trait]
 impl Comments for DynamoStore {
-    /// **(v4)** Queries of the post's comments that return only a count:
+    /// Queries of the post's comments that return only a count:
     /// the author's own filtered out, the first page [`FIRST_LOCK_PAGE`]
     /// comments, the next ones up to 1 MB each, until one counts.
     /// Consistent: a comment just written locks.
@@ -221,7 +221,7 @@ impl Comments for DynamoStore {
         if let Some(done) = done {
             items.push(self.complete(done)?);
         }
-        // (v4) Its image, conditioned on being attachable.
+        // Its image, conditioned on being attachable.
         let media_at = items.len();
         let owner = crate::domain::media::MediaOwner::writing(&comment.author, writer);
         items.extend(self.attach_items(&comment.media, &comment.id, post_id, board, &owner, &comment.created_at)?);

@@ -1,4 +1,4 @@
-//! [`Votes`] on DynamoDB (docs/storage.md, Votes and best posts (v4)).
+//! [`Votes`] on DynamoDB (docs/storage.md, Votes and best posts).
 //!
 //! A member's vote is one item (`LIKES#<post id>#<h>` / `MEMBER#<member id>`,
 //! `vote` = `dislike` for a dislike, none for a like: every like item from

@@ -38,7 +38,7 @@ impl Members for DynamoStore {
     }
 
     /// One consistent GetItem of the member item: the hash, the epoch and
-    /// (v4) the TOTP attributes together.
+    /// the TOTP attributes together.
     async fn member_credentials(&self, username: &Username) -> StoreResult<Option<MemberCredentials>> {
         let Some(item) = self.get(key(member_pk(username.as_str()), MEMBER_SK.into())).await? else {
             return Ok(None);

@@ -6,7 +6,7 @@
 //! Safe to run while the v2 functions serve, and again: every step is one
 //! transaction guarded by a condition, so a step done is never done twice.
 //! 1. Each v1 like item moves to its v2 partition. A member who liked again
-//!    after the upgrade (v2 did not find the v1 item) has both: the v1 item
+//!    after the upgrade (an older version did not find the v1 item) has both: the v1 item
 //!    goes and the post's v1 like count loses the duplicate.
 //! 2. Each post's v1 counts move to its counter shard 0 and leave the post
 //!    item (and the board index).
@@ -17,7 +17,7 @@
 //!    item still lacking `owner` (and a post or comment on still being the
 //!    member's), so nothing is written twice and a disowned item is never
 //!    given back to its member.
-//! 4. **(v4)** Each post without a number gets one, per board oldest first
+//! 4. Each post without a number gets one, per board oldest first
 //!    (by id), and is counted among its board's live posts. The board's
 //!    counter (created by v4's first allocation there, or here) reserved
 //!    `1..=legacy` for them: `legacy` is how many posts had no number when
@@ -55,7 +55,7 @@ pub struct Backfill {
     pub comments_owned: u64,
     /// Likes given their `ByOwner` keys and their post's board.
     pub likes_owned: u64,
-    /// **(v4)** Posts given their number (and counted on their board).
+    /// Posts given their number (and counted on their board).
     pub posts_numbered: u64,
 }
 

@@ -1,6 +1,6 @@
 //! [`Posts`] on DynamoDB: the post item, its first comments and its counter
 //! shards read side by side; board pages from the board index; views counted
-//! on one shard; deletes in two durable steps ([`super::purge`]); **(v4)**
+//! on one shard; deletes in two durable steps ([`super::purge`]);
 //! an edit keeps the version it replaces as a revision item in the post's
 //! partition, in its transaction.
 
@@ -191,7 +191,7 @@ impl DynamoStore {
 }
 
 /// A listing index and its partition: the board index, a category's or
-/// the best list's (v4).
+/// the best list's.
 struct Listing<'a> {
     index: &'static str,
     key_name: &'static str,
@@ -215,7 +215,7 @@ impl Posts for DynamoStore {
             guest_password_hash.map(PasswordHash::as_str),
         ))?;
         self.cache.pages.clear();
-        // The post and its board's live count together (v4).
+        // The post and its board's live count together.
         let mut items = vec![
             self.put(item, "attribute_not_exists(PK)")?,
             self.count_posts(&post.summary.board, 1)?,
@@ -223,7 +223,7 @@ impl Posts for DynamoStore {
         if let Some(done) = done {
             items.push(self.complete(done)?);
         }
-        // (v4) Its images, conditioned on being attachable.
+        // Its images, conditioned on being attachable.
         let media_at = items.len();
         let s = &post.summary;
         let owner = MediaOwner::writing(&s.author, writer);
@@ -519,7 +519,7 @@ impl Posts for DynamoStore {
         }))
     }
 
-    /// **(v4)** A consistent read of the post, then one transaction: the
+    /// A consistent read of the post, then one transaction: the
     /// post's new text with `edits` moved on, the version read put as its
     /// revision and, past [`MAX_REVISIONS`], the oldest kept deleted. The
     /// update is conditioned on `edits` as read, so the revision is always
@@ -715,7 +715,7 @@ impl DynamoStore {
     /// An edit's transaction: the post's update, conditioned on its `edits`
     /// being what `read` has; the version `read` holds as the revision of
     /// this edit; the revision [`MAX_REVISIONS`] edits older, if any;
-    /// **(v4)** the images it drops released and, from the index it
+    /// the images it drops released and, from the index it
     /// answers beside the items, those it adds attached.
     fn edit_items(
         &self,

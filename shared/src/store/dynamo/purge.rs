@@ -59,7 +59,7 @@ impl DynamoStore {
         }
     }
 
-    /// Step 1 with `extra` items in the same transaction (v3: a removal's
+    /// Step 1 with `extra` items in the same transaction (a removal's
     /// log entry, the post's open reports, an idempotency completion); at
     /// most [`Self::mark_room`] of them.
     pub(super) async fn mark_post_deleted_with(
@@ -169,7 +169,7 @@ impl DynamoStore {
         for (key, found) in self.keys_under(post_pk(post_id)).await? {
             let image = super::attributes::text(&key, "SK").and_then(super::media::child_image);
             match (image, found.text) {
-                // (v4) An attached image's child: released (its image due
+                // An attached image's child: released (its image due
                 // for the sweep), not just deleted; the text event may have
                 // done it first.
                 (Some(id), Some(text)) => images.push((id.to_owned(), text)),
@@ -197,8 +197,8 @@ impl DynamoStore {
 
     /// Every item key under one partition key (for deleting a post's
     /// children), each with the report id it names, if any: a report
-    /// pointer's or a reporter's (v3; no other item has `report_id`), and
-    /// **(v4)** the text an attached image's child names.
+    /// pointer's or a reporter's (no other item has `report_id`), and
+    /// the text an attached image's child names.
     async fn keys_under(&self, pk: String) -> StoreResult<Vec<(Item, Found)>> {
         let shape = |q: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder| {
             q.key_condition_expression("PK = :pk")

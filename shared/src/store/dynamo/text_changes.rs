@@ -1,4 +1,4 @@
-//! **(v4)** What one change on the table's stream means to the notifier
+//! What one change on the table's stream means to the notifier
 //! (the `notify` function: `crate::stream::notify`). The stream's view is
 //! `NEW_IMAGE` (infra/table.json): an insert or a modify carries the whole
 //! item as written, a remove only its keys.

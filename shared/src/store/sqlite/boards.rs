@@ -1,4 +1,4 @@
-//! [`BoardDirectory`] on SQLite (docs/API.md, Boards (v4)): a row of
+//! [`BoardDirectory`] on SQLite (docs/API.md, Boards): a row of
 //! settings per board, and `board_counters`, which the `posts` triggers
 //! keep (the last number given, the live post count).
 //!

@@ -1,6 +1,6 @@
 //! The deletes a writer's own delete and a moderator's removal share: a
 //! post's or comment's row with the open reports of what goes with it, and
-//! **(v4)** its images released to the sweep, inside the caller's transaction.
+//! its images released to the sweep, inside the caller's transaction.
 
 use rusqlite::{Transaction, params};
 

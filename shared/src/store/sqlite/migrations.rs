@@ -190,7 +190,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
         UPDATE board_counters SET post_count = post_count - 1 WHERE board = OLD.board;
     END;",
     ),
-    // (v4) Edit history: the versions edits replaced (the newest 50 are
+    // Edit history: the versions edits replaced (the newest 50 are
     // kept; `edits` numbers them), and spent proof-of-work challenges,
     // forgotten once they expire.
     M::up(
@@ -209,7 +209,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ) WITHOUT ROWID;
     CREATE INDEX spent_challenges_by_expiry ON spent_challenges (expires_at);",
     ),
-    // (v4) TOTP on the member's row: the sealed secret (NULL: none), whether
+    // TOTP on the member's row: the sealed secret (NULL: none), whether
     // it is confirmed, the last time step accepted, and the recovery codes'
     // hashes (a JSON array).
     M::up(
@@ -218,7 +218,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ALTER TABLE members ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE members ADD COLUMN totp_recovery TEXT NOT NULL DEFAULT '[]';",
     ),
-    // (v4) Notifications (`id` a ULID: newer is greater; read when at most
+    // Notifications (`id` a ULID: newer is greater; read when at most
     // the member's `read_upto`), the texts that notified (withdrawn ones
     // stay until they expire, so a late add of one changes nothing), and
     // blocks (`blocked` is `member:<id>` or `guest:<tag>`; a member's names
@@ -262,7 +262,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
         PRIMARY KEY (member_id, blocked)
     ) WITHOUT ROWID;",
     ),
-    // Images v4 (docs/API.md, Images): one row per upload grant; what its
+    // Images (docs/API.md, Images): one row per upload grant; what its
     // check found once it is ready; the post or comment it is attached to.
     // The partial index serves the sweep of uploads never attached.
     M::up(
@@ -284,7 +284,7 @@ pub(super) const MIGRATIONS: &[M<'static>] = &[
     ) WITHOUT ROWID;
     CREATE INDEX media_unattached ON media (created_at) WHERE attached_to IS NULL;",
     ),
-    // 11 (v4): attaching images. Posts and comments keep their images
+    // 11: attaching images. Posts and comments keep their images
     // (`media`, JSON: domain::media::to_stored) and posts their count for
     // list pages; an upload names the post it is attached under (the
     // post's own id, or its comment's post) so a post's delete finds its

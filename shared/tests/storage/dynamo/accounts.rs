@@ -59,7 +59,7 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
 
     // What ByOwner adds to a member's writes (guests' write nothing to it).
     let first = measure!(
-        "a member's post (v4: transaction of the post and its board's count; + ByOwner entry)",
+        "a member's post (transaction of the post and its board's count; + ByOwner entry)",
         1,
         post_by(&store, "notice", &kim).await
     );
@@ -82,7 +82,7 @@ async fn each_account_operation_costs_a_fixed_number_of_dynamodb_requests() {
         comment_by(&store, "notice", &first.summary.id, &kim).await
     );
     let liked = measure!(
-        "like (v4: BatchGetItem of the vote and the best gate; transaction: like item, shard, gate; BatchGetItem of the shards; + ByOwner entry)",
+        "like (BatchGetItem of the vote and the best gate; transaction: like item, shard, gate; BatchGetItem of the shards; + ByOwner entry)",
         3,
         store
             .vote(&key, &id, shared::domain::VoteChange::Like, None)

@@ -1,4 +1,4 @@
-//! DynamoDB only (v4): what a voted, categorised, best post's purge leaves
+//! DynamoDB only: what a voted, categorised, best post's purge leaves
 //! (nothing), which index each listing reads, and the backfill that numbers
 //! and counts the posts from before v4.
 

@@ -13,7 +13,7 @@ use shared::store::StoreError;
 use shared::store::dynamo::{DynamoStore, Layout, SdkTuning, client_config};
 
 /// DynamoDB only: a post delete's first step (all the request does)
-/// leaves nothing of the post readable (v4: nor its history); a retried delete answers 404 and
+/// leaves nothing of the post readable (nor its history); a retried delete answers 404 and
 /// loads no child; the purge, run for the post or for every pending one,
 /// leaves nothing behind, and run again does nothing.
 #[tokio::test]
@@ -68,7 +68,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
             .unwrap()
             .unwrap();
         views(&store, &key).await.unwrap();
-        // (v4) Two edits: two revision items in the post's partition.
+        // Two edits: two revision items in the post's partition.
         for n in 0..2 {
             store
                 .update_post(

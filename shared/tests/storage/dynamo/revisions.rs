@@ -1,5 +1,5 @@
-//! **(v4)** What edits, their history and spent challenges leave in the
-//! table (docs/storage.md, (v4) Revisions, edit locks and spent challenges).
+//! What edits, their history and spent challenges leave in the
+//! table (docs/storage.md, Revisions, edit locks and spent challenges).
 
 use std::sync::Arc;
 

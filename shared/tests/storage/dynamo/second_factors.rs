@@ -1,5 +1,5 @@
-//! **(v4)** What TOTP costs on DynamoDB, and what it leaves on the member
-//! item (docs/storage.md, (v4) TOTP (DynamoDB)).
+//! What TOTP costs on DynamoDB, and what it leaves on the member
+//! item (docs/storage.md, TOTP (DynamoDB)).
 
 use std::sync::Arc;
 

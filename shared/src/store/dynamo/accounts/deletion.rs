@@ -78,7 +78,7 @@ fn owned_of(item: &Item) -> Option<Owned> {
 
 impl DynamoStore {
     /// The author of one post or comment becomes `deleted_member`, its
-    /// writer key goes (v4: nothing ties it to an address any more) and the
+    /// writer key goes (nothing ties it to an address any more) and the
     /// item leaves `ByOwner`, if `member` is still its author; false when
     /// it is not (gone, or disowned already).
     async fn disown_one(&self, member: &str, item_key: Item) -> StoreResult<bool> {

@@ -9,7 +9,7 @@
 //!   takes effect here within it); ending sessions and changing the
 //!   password are one conditional UpdateItem each (`ADD session_epoch 1`),
 //!   whose new state this process keeps at once.
-//! - **(v4) TOTP** ([`SecondFactors`](crate::store::SecondFactors)): four
+//! - **TOTP** ([`SecondFactors`](crate::store::SecondFactors)): four
 //!   attributes of the member item, each operation one conditional
 //!   UpdateItem; confirming and removing it update this process's session
 //!   state at once.

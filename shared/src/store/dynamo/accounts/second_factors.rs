@@ -1,6 +1,6 @@
-//! **(v4)** [`SecondFactors`] on DynamoDB: a member's TOTP as four
+//! [`SecondFactors`] on DynamoDB: a member's TOTP as four
 //! attributes of their member item, each operation one conditional
-//! UpdateItem (docs/storage.md, "(v4) TOTP (DynamoDB)"):
+//! UpdateItem (docs/storage.md, "TOTP (DynamoDB)"):
 //!
 //! - `totp_secret` (S): the sealed secret; absent when TOTP is off;
 //! - `totp_confirmed` (BOOL): false while the enrollment waits for its

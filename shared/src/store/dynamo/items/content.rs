@@ -102,16 +102,16 @@ pub(in crate::store::dynamo) struct SummaryFields {
     pub created_at: String,
     #[serde(flatten)]
     pub legacy: LegacyCounts,
-    /// **(v4)** The post's number on its board; none before v4 until the
+    /// The post's number on its board; none before v4 until the
     /// backfill numbers it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// **(v4)** The board, while the post is best: [`BEST_INDEX`]'s key.
+    /// The board, while the post is best: [`BEST_INDEX`]'s key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_board: Option<String>,
-    /// **(v4)** How many images the post has (absent: none); projected for
+    /// How many images the post has (absent: none); projected for
     /// the lists' image mark.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub media_count: u32,
@@ -166,7 +166,6 @@ pub(in crate::store::dynamo) struct Counts {
     pub likes: i64,
     #[serde(default)]
     pub comments: i64,
-    /// **(v4)**
     #[serde(default)]
     pub dislikes: i64,
 }
@@ -246,10 +245,10 @@ pub(in crate::store::dynamo) struct PostItem {
     /// A member's post: [`BY_OWNER_INDEX`]'s keys.
     #[serde(flatten)]
     pub owner: OwnerFields,
-    /// **(v4)** With a category: [`BY_CATEGORY_INDEX`]'s key ([`category_key`]).
+    /// With a category: [`BY_CATEGORY_INDEX`]'s key ([`category_key`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category_key: Option<String>,
-    /// **(v4)** How many edits the post has had (absent: none): each edit's
+    /// How many edits the post has had (absent: none): each edit's
     /// condition names it as read, and its revision's SK ([`revision_sk`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub edits: u64,
@@ -258,7 +257,7 @@ pub(in crate::store::dynamo) struct PostItem {
     /// [`PostItem::kept_revisions`] takes its edits, at most 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revisions: Option<u64>,
-    /// **(v4)** Its images (domain::media::to_stored); absent: none.
+    /// Its images (domain::media::to_stored); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media: Option<String>,
 }
@@ -267,7 +266,7 @@ fn is_zero(count: &u64) -> bool {
     *count == 0
 }
 
-/// **(v4)** A version of a post an edit replaced, in the post's partition
+/// A version of a post an edit replaced, in the post's partition
 /// under [`revision_sk`] of that edit.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(in crate::store::dynamo) struct RevisionItem {

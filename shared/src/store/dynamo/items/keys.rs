@@ -84,51 +84,51 @@ pub(in crate::store::dynamo) fn like_sk(member_id: &str) -> String {
     format!("MEMBER#{member_id}")
 }
 
-/// **(v4)** A guest's vote: in the post's like partitions, by the voter's
+/// A guest's vote: in the post's like partitions, by the voter's
 /// address key (never a member's `MEMBER#`).
 pub(in crate::store::dynamo) fn guest_vote_sk(voter: &str) -> String {
     format!("GUEST#{voter}")
 }
 
-/// **(v4)** The `vote` attribute of a dislike's item (a like's has none:
+/// The `vote` attribute of a dislike's item (a like's has none:
 /// like items from before v4 are likes).
 pub(in crate::store::dynamo) const DISLIKE: &str = "dislike";
 pub(in crate::store::dynamo) const LIKE: &str = "like";
 
-/// **(v4)** A post's best gate: in the post's partition, so its purge takes it.
+/// A post's best gate: in the post's partition, so its purge takes it.
 pub(in crate::store::dynamo) const GATE_SK: &str = "GATE";
 
-/// **(v4)** Every revision's SK starts with it: in the post's partition
+/// Every revision's SK starts with it: in the post's partition
 /// (so the purge takes them), after all else there (`REPORTER#` <
 /// `REVISION#`), never read by the comments Query or a report's.
 pub(in crate::store::dynamo) const REVISION_SK_PREFIX: &str = "REVISION#";
 
-/// **(v4)** The SK of the version that the post's `edit`-th edit replaced:
+/// The SK of the version that the post's `edit`-th edit replaced:
 /// zero-padded, so the partition sorts revisions oldest first.
 pub(in crate::store::dynamo) fn revision_sk(edit: u64) -> String {
     format!("{REVISION_SK_PREFIX}{edit:010}")
 }
 
-/// **(v4)** Every board's settings: one partition, one item per board (SK: the slug).
+/// Every board's settings: one partition, one item per board (SK: the slug).
 pub(in crate::store::dynamo) const BOARDS_PK: &str = "BOARDS";
 
-/// **(v4)** A board's post number counter (SK [`NUMBERS_SK`]).
+/// A board's post number counter (SK [`NUMBERS_SK`]).
 pub(in crate::store::dynamo) fn numbers_pk(board: &str) -> String {
     format!("NUMBERS#{board}")
 }
 pub(in crate::store::dynamo) const NUMBERS_SK: &str = "NEXT";
 
-/// **(v4)** A board's live post count (SK [`POST_COUNT_SK`]).
+/// A board's live post count (SK [`POST_COUNT_SK`]).
 pub(in crate::store::dynamo) fn post_count_pk(board: &str) -> String {
     format!("POSTS#{board}")
 }
 pub(in crate::store::dynamo) const POST_COUNT_SK: &str = "LIVE";
 
-/// **(v4)** The sparse index of a post's number: `GSI1PK` (its board) and `number`.
+/// The sparse index of a post's number: `GSI1PK` (its board) and `number`.
 pub(in crate::store::dynamo) const BY_NUMBER_INDEX: &str = "ByNumber";
-/// **(v4)** The sparse index of a board's categories: `category_key` and `GSI1SK`.
+/// The sparse index of a board's categories: `category_key` and `GSI1SK`.
 pub(in crate::store::dynamo) const BY_CATEGORY_INDEX: &str = "ByCategory";
-/// **(v4)** The sparse index of a board's best posts: `best_board` and `GSI1SK`.
+/// The sparse index of a board's best posts: `best_board` and `GSI1SK`.
 pub(in crate::store::dynamo) const BEST_INDEX: &str = "Best";
 
 /// `category_key` of a post in `category` on `board` (a slug has no `#`).

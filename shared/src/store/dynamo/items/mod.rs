@@ -10,7 +10,7 @@
 //! | like    | `LIKES#<post id>#<n>`   | `MEMBER#<member id>`|                |           |
 //! | attempt | `ATTEMPT#<key>`         | `WINDOW#<start>`    |                |           |
 //!
-//! v4 (docs/storage.md, "(v4) Boards, numbers, categories and votes"):
+//! v4 (docs/storage.md, "Boards, numbers, categories and votes"):
 //!
 //! | item              | PK                    | SK                 | holds |
 //! |-------------------|-----------------------|--------------------|-------|
@@ -73,7 +73,7 @@
 //! names; `ADD 1` ends every session). A deleted account's member item
 //! stays as a tombstone, so its username stays taken: it keeps `PK`, `SK`,
 //! `username` and `session_epoch` (advanced), gains `deleted_at`, and loses
-//! `id`, `nickname`, `password_hash`, `created_at` and (v4) TOTP (so `ById`
+//! `id`, `nickname`, `password_hash`, `created_at` and TOTP (so `ById`
 //! no longer finds it). A member's posts, comments and likes carry `owner` (the
 //! member id) and `owner_sk`, the keys of the index [`BY_OWNER_INDEX`]
 //! (`ByOwner`, INCLUDE of the summary fields, `board`, `post_id` and
@@ -82,13 +82,13 @@
 //!
 //! | item              | PK                 | SK             | owner / owner_sk                  | holds |
 //! |-------------------|--------------------|----------------|-----------------------------------|-------|
-//! | member            | `MEMBER#<username>`| `MEMBER`       | -                                 | + `session_epoch`, (v4) the TOTP attributes; a tombstone: `username`, `session_epoch`, `deleted_at` |
+//! | member            | `MEMBER#<username>`| `MEMBER`       | -                                 | + `session_epoch`, the TOTP attributes; a tombstone: `username`, `session_epoch`, `deleted_at` |
 //! | member's post     | `POST#<post id>`   | `POST`         | `<member id>` / `POST#<post id>`  | as any post |
 //! | member's comment  | `POST#<post id>`   | `COMMENT#<id>` | `<member id>` / `COMMENT#<id>`    | as any comment |
 //! | like              | `LIKES#<post id>#<n>` | `MEMBER#<member id>` | `<member id>` / `LIKE#<post id>` | `board` (so a like is withdrawn by its post's key) |
 //! | pending deletion  | `ACCOUNT_PURGE`    | `<member id>`  | -                                 | `member_id`, `delete_content`, `started` |
 //!
-//! **(v4)** TOTP ([`super::accounts`], `second_factors`) is four attributes
+//! TOTP ([`super::accounts`], `second_factors`) is four attributes
 //! of the member item, all absent while it is off: `totp_secret` (S, sealed
 //! by the app), `totp_confirmed` (BOOL, false while the enrollment waits;
 //! only ever beside `totp_secret`, so the session check reads it alone),
@@ -109,6 +109,6 @@ mod moderation;
 
 pub(super) use content::*;
 pub(super) use keys::*;
-/// (v4) What the `notify` function's stream filter matches on (tools/sam-template).
+/// What the `notify` function's stream filter matches on (tools/sam-template).
 pub use keys::{COMMENT_SK_PREFIX, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK};
 pub(super) use moderation::*;
