@@ -633,6 +633,20 @@ async fn locking_board(app: &TestApp, boss: &str) {
     assert_eq!(opened.status(), 201);
 }
 
+/// `token`'s question on `qa`: its id.
+async fn question(app: &TestApp, token: &str) -> String {
+    let created = app
+        .request(
+            Method::POST,
+            "/boards/qa/posts",
+            Some(token),
+            Some(json!({"title": "how?", "body": "question"})),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    body(created).await["id"].as_str().unwrap().to_owned()
+}
+
 async fn comment_as(app: &TestApp, token: &str, board: &str, post: &str, text: &str) -> String {
     let response = app
         .request(
@@ -652,15 +666,7 @@ async fn answered_posts_lock_for_their_authors_on_boards_that_lock(backend: Back
     locking_board(&app, &boss).await;
     let asker = app.member_token("asker").await;
     let helper = app.member_token("helper").await;
-    let created = app
-        .request(
-            Method::POST,
-            "/boards/qa/posts",
-            Some(&asker),
-            Some(json!({"title": "how?", "body": "question"})),
-        )
-        .await;
-    let post = body(created).await["id"].as_str().unwrap().to_owned();
+    let post = question(&app, &asker).await;
     // The author's own comment locks nothing.
     comment_as(&app, &asker, "qa", &post, "more detail").await;
     assert_eq!(
@@ -728,15 +734,7 @@ async fn an_answer_acknowledged_while_its_author_deletes_the_post_keeps_it(backe
     let (asker, helper) = (app.member_token("asker").await, app.member_token("helper").await);
     let mut outcomes = std::collections::BTreeMap::new();
     for _ in 0..10 {
-        let created = app
-            .request(
-                Method::POST,
-                "/boards/qa/posts",
-                Some(&asker),
-                Some(json!({"title": "how?", "body": "question"})),
-            )
-            .await;
-        let post = body(created).await["id"].as_str().unwrap().to_owned();
+        let post = question(&app, &asker).await;
         let path = format!("/boards/qa/posts/{post}");
         let comments = format!("{path}/comments");
         let (answered, deleted) = tokio::join!(

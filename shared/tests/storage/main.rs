@@ -177,6 +177,16 @@ fn edit(title: &str, body: &str, updated_at: &str) -> PostEdit {
     }
 }
 
+/// Every kept revision of the post, newest first; `None` when there is no such post.
+async fn all_revisions(store: &Dyn, key: &PostKey) -> Option<Vec<shared::domain::Revision>> {
+    let limit = PageLimit::parse(None, shared::domain::MAX_REVISIONS as usize).unwrap();
+    store
+        .revisions(key, limit, None)
+        .await
+        .unwrap()
+        .map(|page| page.revisions)
+}
+
 fn guest_hash(guard: &Guard) -> Option<&str> {
     guard.guest_password_hash.as_ref().map(PasswordHash::as_str)
 }

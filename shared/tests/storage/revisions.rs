@@ -34,12 +34,7 @@ async fn revision_count(store: &Dyn, key: &PostKey) -> u32 {
 }
 
 async fn history(store: &Dyn, key: &PostKey) -> Vec<Revision> {
-    store
-        .revisions(key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
-        .await
-        .unwrap()
-        .map(|page| page.revisions)
-        .expect("the post is there")
+    crate::all_revisions(store, key).await.expect("the post is there")
 }
 
 /// Eight edits at once, the `n`-th edits for `from..from + 8`.
@@ -95,22 +90,9 @@ async fn every_edit_keeps_the_version_it_replaced_newest_first(store: Dyn) {
         ("title 3", version(3).edited_at.as_str())
     );
     // No such post, or not on that board: no history at all.
+    assert_eq!(crate::all_revisions(&store, &post_key("free", &new_id())).await, None);
     assert_eq!(
-        store
-            .revisions(&post_key("free", &new_id()), PageLimit::parse(None, 50).unwrap(), None)
-            .await
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        store
-            .revisions(
-                &post_key("qna", &p.summary.id),
-                PageLimit::parse(None, 50).unwrap(),
-                None
-            )
-            .await
-            .unwrap(),
+        crate::all_revisions(&store, &post_key("qna", &p.summary.id)).await,
         None
     );
     assert_eq!(
@@ -248,23 +230,9 @@ async fn a_deleted_posts_history_goes_with_it(store: Dyn) {
     store.update_post(&survivor_key, &nth_edit(1)).await.unwrap();
     assert!(store.delete_post(&key, false).await.unwrap());
     // At once, before the purge (DynamoDB's step 2) has run.
-    assert_eq!(
-        store
-            .revisions(&key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
-            .await
-            .unwrap()
-            .map(|page| page.revisions),
-        None
-    );
+    assert_eq!(crate::all_revisions(&store, &key).await, None);
     purged(&store).await;
-    assert_eq!(
-        store
-            .revisions(&key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
-            .await
-            .unwrap()
-            .map(|page| page.revisions),
-        None
-    );
+    assert_eq!(crate::all_revisions(&store, &key).await, None);
     assert_eq!(store.update_post(&key, &nth_edit(3)).await.unwrap(), Edited::NoSuchPost);
     assert_eq!(history(&store, &survivor_key).await.len(), 1, "other posts keep theirs");
 }

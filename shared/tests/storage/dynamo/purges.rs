@@ -88,14 +88,7 @@ async fn a_deleted_post_is_unreadable_at_once_and_its_purge_leaves_nothing_behin
         assert_eq!(store.post_detail(key).await.unwrap(), None);
         assert_eq!(views(&store, key).await, None);
         assert_eq!(store.list_comments(key, limit(20), None).await.unwrap(), None);
-        assert_eq!(
-            store
-                .revisions(key, shared::domain::PageLimit::parse(None, 50).unwrap(), None)
-                .await
-                .unwrap()
-                .map(|page| page.revisions),
-            None
-        );
+        assert_eq!(crate::all_revisions(&store, key).await, None);
         let c_key = comment_key("free", &p.summary.id, &c.id);
         assert_eq!(
             store.comment_guard(&c_key).await.unwrap(),
