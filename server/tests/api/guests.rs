@@ -597,6 +597,14 @@ async fn revisions_page_and_one_is_deleted_by_its_author_or_staff_only(backend: 
         .filter_map(|e| e["action"].as_str())
         .collect();
     assert_eq!(actions, ["delete_revision"]);
+    // A banned author deletes nothing, as they write nothing.
+    let ban = json!({"post_id": post, "reason": "spam", "duration_s": 600});
+    let banned = app
+        .request(Method::POST, "/boards/free/bans", Some(&boss), Some(ban))
+        .await;
+    assert_eq!(banned.status(), 201);
+    assert_error(delete(author.clone(), "5").await, 403, "banned", "").await;
+    assert_eq!(numbers(&body(app.get(&path).await).await), [5, 3, 1]);
 }
 
 async fn edits_count_against_the_write_quota(backend: Backend) {

@@ -3,7 +3,7 @@
 //! staff (then with an entry in the public log).
 
 use super::entry;
-use crate::app::{App, SignedIn};
+use crate::app::{App, ClientAddress, SignedIn};
 use crate::domain::{Author, LogAction, PageLimit, PostKey, Revisions};
 use crate::error::ApiError;
 use crate::store::cursor;
@@ -26,9 +26,16 @@ impl App {
             .ok_or_else(|| self.not_found_post())
     }
 
-    /// `DELETE .../revisions/{revision}`: its author deletes it quietly;
-    /// staff of the board delete it with a log entry; anyone else `403`.
-    pub async fn delete_revision(&self, member: &SignedIn, key: &PostKey, revision: &str) -> Result<(), ApiError> {
+    /// `DELETE .../revisions/{revision}`: its author deletes it quietly
+    /// (unless banned from the board, as for any of their writes); staff of
+    /// the board delete it with a log entry; anyone else `403`.
+    pub async fn delete_revision(
+        &self,
+        member: &SignedIn,
+        client: &ClientAddress,
+        key: &PostKey,
+        revision: &str,
+    ) -> Result<(), ApiError> {
         let number = revision
             .parse::<u64>()
             .ok()
@@ -37,7 +44,10 @@ impl App {
         let guard = self.require_post(key).await?;
         let own = matches!(&guard.author, Author::Member { member_id, .. } if member_id == member.id.as_str());
         let entry = match own {
-            true => None,
+            true => {
+                self.require_not_banned(&key.board, client, Some(member)).await?;
+                None
+            }
             false => {
                 self.require_staff(&key.board, member)
                     .await

@@ -139,9 +139,10 @@ pub(crate) async fn delete_comment(
 pub(crate) async fn delete_revision(
     State(state): State<AppState>,
     AuthMember(member): AuthMember,
+    ClientIp(client): ClientIp,
     RevisionPath(key, revision): RevisionPath,
 ) -> Result<StatusCode, ApiError> {
-    state.app.delete_revision(&member, &key, &revision).await?;
+    state.app.delete_revision(&member, &client, &key, &revision).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
