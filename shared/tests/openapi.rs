@@ -345,3 +345,31 @@ fn cargo_lambda_watch_routes_every_path_to_its_function() {
     served.insert(("GET".into(), "/health".into(), "read".into()));
     assert_eq!(watched, served);
 }
+
+/// A made-up cursor is schema-valid and answered 400 (docs/API.md, Paging), so
+/// scripts/schemathesis.toml must allow 400 on every paged operation: the
+/// fuzzer found one missing when the revisions page gained its cursor.
+#[test]
+fn every_paged_operation_lets_the_fuzzer_expect_400_for_a_cursor_it_made_up() {
+    let doc = document();
+    let settings =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/schemathesis.toml")).unwrap();
+    let mut missing = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let paged = operation["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|p| p["$ref"] == "#/components/parameters/Cursor");
+            let entry = format!("include-name = \"{} {path}\"\n", method.to_uppercase());
+            let allowed = settings
+                .split("[[operations]]")
+                .any(|block| block.contains(&entry) && block.contains("\"400\""));
+            if paged && !allowed {
+                missing.push(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "add to scripts/schemathesis.toml: {missing:?}");
+}
