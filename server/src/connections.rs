@@ -1,6 +1,6 @@
 //! The open connections and what each is doing, so that at the global cap
 //! the server can close one to admit a new one (docs/API.md, Throttling and
-//! quotas, v3; Hardening, v4).
+//! quotas; Hardening).
 //!
 //! First choice: the connection whose answer has been stalled longest, a
 //! write pending with no progress for `stalled_after` (its client reads

@@ -338,7 +338,7 @@ async fn a_large_answer_to_a_request_accepting_gzip_leaves_the_function_gzipped_
 }
 
 /// The pacing report travels from the throttle to the headers inside the
-/// function too (docs/API.md, Throttling and quotas, v4): a guest post under
+/// function too (docs/API.md, Throttling and quotas): a guest post under
 /// the creates quota, through lambda_http's conversion, names the quota and
 /// what is left of it for the API Gateway source IP.
 #[tokio::test]

@@ -631,14 +631,27 @@ fn the_checker_resolves_crate_super_and_self_paths() {
 /// after the version in a call or an index is code, not a marker).
 fn version_markers(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
+    let opening = |i: usize| {
+        bytes[i] == b'('
+            && bytes[i + 1] == b'v'
+            && (b'2'..=b'9').contains(&bytes[i + 2])
+            && matches!(bytes[i + 3], b')' | b':' | b';' | b',' | b' ')
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+    };
+    // A citation's version, after a page's name on its line or the one
+    // before. Code such as `f(dir, v3)` names no page.
+    let closing = |i: usize| {
+        bytes[i..].starts_with(b", v")
+            && bytes.get(i + 3).is_some_and(|d| (b'2'..=b'9').contains(d))
+            && matches!(bytes.get(i + 4), Some(b')' | b';'))
+            && {
+                // The line so far and the one before it.
+                let line = text[..i].rfind('\n').unwrap_or(0);
+                text[text[..line].rfind('\n').map_or(0, |n| n + 1)..i].contains(".md")
+            }
+    };
     (0..bytes.len().saturating_sub(3))
-        .filter(|&i| {
-            bytes[i] == b'('
-                && bytes[i + 1] == b'v'
-                && (b'2'..=b'9').contains(&bytes[i + 2])
-                && matches!(bytes[i + 3], b')' | b':' | b';' | b',' | b' ')
-                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
-        })
+        .filter(|&i| opening(i) || closing(i))
         .collect()
 }
 
@@ -678,5 +691,9 @@ fn a_version_marker_is_told_from_code() {
     // Built here, so that this file carries none.
     let v = "(v";
     assert_eq!(version_markers(&format!("**{v}4)** text {v}3: old) {v}2, x)")).len(), 3);
-    assert!(version_markers("IpAddr::V6(v6) f(v6.x) (v10)").is_empty());
+    assert!(version_markers("IpAddr::V6(v6) f(v6.x) (v10) app(dir, v3)").is_empty());
+    assert_eq!(
+        version_markers(&format!("(docs/API.md, Conventions, {}3)", "v")).len(),
+        1
+    );
 }

@@ -309,7 +309,7 @@ export async function uploadImage(board, file, { onProgress = () => {}, onChecki
   return checked(grant.id, signal);
 }
 
-/** A post's or comment's body with its images (`media`, v4) when it has any. */
+/** A post's or comment's body with its images (`media`) when it has any. */
 const withMedia = (body, media) => (media && media.length ? { ...body, media } : body);
 
 /** Where a block of `{member_id}` or `{tag}` (a guest's) lives. */

@@ -65,7 +65,7 @@ impl IdempotencyClaim {
     }
 }
 
-/// Whose key it is (docs/API.md, Idempotent creates, v3): the bearer's
+/// Whose key it is (docs/API.md, Idempotent creates): the bearer's
 /// member, else the client address. The same key sent by another owner is
 /// another key: its own create, never a `422` and never another's replay.
 #[derive(Debug, Clone, Copy)]
@@ -172,7 +172,7 @@ impl App {
     /// and runs `create` with the claim, whose transaction completes the
     /// record; a replay runs nothing. Called by each create use case after
     /// its validation and limits, before any hash or write (docs/API.md,
-    /// Idempotent creates, v3). A create that fails releases the key, and so
+    /// Idempotent creates). A create that fails releases the key, and so
     /// does a request dropped while it runs.
     pub(super) async fn once<T, Fut>(
         &self,

@@ -1,4 +1,4 @@
-//! A post's version (docs/API.md, Conventions, v3): what its `ETag` says
+//! A post's version (docs/API.md, Conventions): what its `ETag` says
 //! and `If-Match` names. A digest of the title and body, so it changes with
 //! every edit of either and never with counts, and is the same for the same
 //! text in every store and deployment (nothing to store or migrate).

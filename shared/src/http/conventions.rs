@@ -1,4 +1,4 @@
-//! HTTP conventions every deployment shares (docs/API.md, Conventions, v3):
+//! HTTP conventions every deployment shares (docs/API.md, Conventions):
 //! the `X-Request-Id` a request is known by, and the headers CORS allows and
 //! exposes, one list for the server and the SAM template's API Gateway.
 

@@ -32,7 +32,7 @@ impl Claim {
     }
 
     /// When the claim's record goes if its request never answers: with its
-    /// lease (docs/API.md, Idempotent creates, v3), so a request that died,
+    /// lease (docs/API.md, Idempotent creates), so a request that died,
     /// or one that never meant to finish, cannot hold a key for 24 hours.
     pub fn expires_at(&self) -> i64 {
         self.lease_until()

@@ -15,6 +15,14 @@ use tracing::field::Empty;
 
 use super::idempotency::Claimed;
 use super::*;
+use crate::domain::media::{MediaOutcome, MediaOwner, MediaRecord, NewMedia};
+use crate::domain::{
+    BanId, BanPage, BanRecord, BanSubject, BoardSettings, BoardSlug, Category, Comment, CommentId, CommentKey,
+    CommentPage, Guard, LogEntry, LogPage, Member, MemberCredentials, MemberId, Owned, Page, PageLimit, PasswordHash,
+    PendingDeletion, Post, PostDetail, PostId, PostKey, Report, ReportId, ReportPage, Reported, Revisions,
+    SessionState, Tally, TotpStart, Username, Vote, VoteChange, Window, Writer, WriterKey,
+};
+use crate::domain::{BlockEntry, Blocked, Blocking, MediaId, NewNotification, NotificationPage, TextRef};
 
 tokio::task_local! {
     /// What the DynamoDB requests of the call in progress consumed.

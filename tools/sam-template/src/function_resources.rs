@@ -159,11 +159,15 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
         }
         t += TRACES_STATEMENT;
         writeln!(t, "      Events:")?;
-        for (i, route) in all_routes.iter().filter(|r| r.function == function).enumerate() {
+        // Each route's event is named by its operationId, so a row added to
+        // the table renames no other event.
+        for route in all_routes.iter().filter(|r| r.function == function) {
             writeln!(
                 t,
-                "        Route{i}:\n          Type: HttpApi\n          Properties:\n            ApiId: !Ref HttpApi\n            Method: {}\n            Path: {}",
-                route.method, route.path
+                "        {}:\n          Type: HttpApi\n          Properties:\n            ApiId: !Ref HttpApi\n            Method: {}\n            Path: {}",
+                event_id(route.doc.operation_id),
+                route.method,
+                route.path
             )?;
         }
         if media {
@@ -210,4 +214,13 @@ fn capacity_provider_config(function: Function, tiers: &TierFile) -> anyhow::Res
         MinExecutionEnvironments: !Ref ManagedInstancesMinEnvironments"
         )?;
     Ok(t)
+}
+
+/// `createMember` -> `CreateMember`: an operationId as a logical id.
+fn event_id(operation_id: &str) -> String {
+    let mut chars = operation_id.chars();
+    chars
+        .next()
+        .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }

@@ -11,6 +11,7 @@
 mod accounts;
 mod attempts;
 mod attributes;
+mod blocks;
 mod boards;
 mod cache;
 mod capacity;

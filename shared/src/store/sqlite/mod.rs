@@ -20,6 +20,7 @@
 
 mod accounts;
 mod attempts;
+mod blocks;
 mod boards;
 mod cascade;
 mod challenges;

@@ -1,4 +1,4 @@
-//! [`Notifications`] and [`Blocks`] on DynamoDB (docs/storage.md,
+//! [`Notifications`] on DynamoDB (docs/storage.md,
 //! Notifications and blocks). The items:
 //!
 //! - `NOTIFY#<member>` / `N#<id>`: one notification; ids are ULIDs, so the
@@ -14,26 +14,32 @@
 //! - `NOTIFIED#<post>` / `<text id>`: which notifications a post or comment
 //!   made (`sent`), or that it was withdrawn, so a text notifies once and a
 //!   late or repeated add of a withdrawn one changes nothing.
-//! - `BLOCKS#<member>` / `BLOCKS`: every block of the member in one map, read
-//!   with one GetItem (at most 500 entries, ~90 KB).
+//!
+//! A member's blocks are in `blocks.rs`; forgetting a member deletes them
+//! with their notifications.
 
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder as QueryBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue, TransactWriteItem};
-use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::DynamoStore;
 use super::attributes::{Item, from_item, key, n, s, text, to_item};
+use super::blocks::blocks_key;
 use super::transact::{Race, TRANSACTION_ITEMS, TxFailure, failed_at, retry_races, sdk_error};
-use crate::domain::notifications::{MAX_BLOCKS, MAX_NOTIFICATIONS, NOTIFICATION_DAYS};
+use crate::domain::notifications::MAX_NOTIFICATIONS;
 use crate::domain::{
-    Author, BlockEntry, Blocked, Blocking, Member, MemberId, NewNotification, Notification, NotificationKind,
-    NotificationPage, PageLimit, TextRef, new_id,
+    Author, MemberId, NewNotification, Notification, NotificationKind, NotificationPage, PageLimit, TextRef, new_id,
 };
-use crate::store::{Blocks, Notifications, StoreError, StoreResult, cursor};
+use crate::store::{Notifications, StoreError, StoreResult, cursor};
+
+mod records;
+mod state;
+
+use records::*;
+use state::*;
 
 fn notify_pk(member: &str) -> String {
     format!("NOTIFY#{member}")
@@ -46,47 +52,6 @@ const STATE_SK: &str = "STATE";
 
 fn notification_sk(id: &str) -> String {
     format!("{NOTIFICATION_PREFIX}{id}")
-}
-
-fn notified_pk(post: &str) -> String {
-    format!("NOTIFIED#{post}")
-}
-
-fn blocks_key(member: &str) -> Item {
-    key(format!("BLOCKS#{member}"), "BLOCKS".to_owned())
-}
-
-/// The day a notification id (a ULID) was made on, as `yyyymmdd`.
-fn day_of(id: &str) -> StoreResult<String> {
-    let ulid = ulid::Ulid::from_string(id).map_err(|e| StoreError::Internal(format!("a notification id: {e}")))?;
-    let at = DateTime::<Utc>::from_timestamp_millis(i64::try_from(ulid.timestamp_ms()).unwrap_or(i64::MAX))
-        .ok_or_else(|| StoreError::Internal(format!("a notification id's time: {id}")))?;
-    Ok(at.format("%Y%m%d").to_string())
-}
-
-/// The oldest day still kept: notifications of earlier days are neither
-/// listed nor counted (TTL deletes them a little later).
-fn first_kept_day() -> NaiveDate {
-    (Utc::now() - chrono::Duration::days(NOTIFICATION_DAYS)).date_naive()
-}
-
-/// The SK below which every notification is older than the kept days.
-fn kept_floor(first_day: NaiveDate) -> String {
-    let ms = first_day
-        .and_hms_opt(0, 0, 0)
-        .map(|t| t.and_utc().timestamp_millis())
-        .unwrap_or(0);
-    notification_sk(&ulid::Ulid::from_parts(u64::try_from(ms).unwrap_or(0), 0).to_string())
-}
-
-/// When TTL may delete a notification of `day`: two days after it leaves
-/// the kept days (TTL itself takes up to a few days more).
-fn expires_at(day: &str) -> i64 {
-    NaiveDate::parse_from_str(day, "%Y%m%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc().timestamp() + (NOTIFICATION_DAYS + 2) * 86_400)
-        .unwrap_or(0)
 }
 
 /// A notification item (PK `NOTIFY#<member>`, SK `N#<id>`). Its id is in
@@ -108,162 +73,6 @@ struct NotificationItem {
     created_at: String,
     expires_at: i64,
 }
-
-/// What a member's `STATE` item says.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct State {
-    /// Its version: 0 while there is no item.
-    version: i64,
-    /// Every notification id up to it is read ("" when none is).
-    mark: String,
-    /// Per day (`yyyymmdd`): how many notifications, and how many unread.
-    total: BTreeMap<String, i64>,
-    unread: BTreeMap<String, i64>,
-}
-
-impl State {
-    fn of(item: Option<&Item>) -> Self {
-        let Some(item) = item else {
-            return State::default();
-        };
-        let number = |v: &AttributeValue| v.as_n().ok().and_then(|n| n.parse::<i64>().ok()).unwrap_or(0);
-        let mut state = State {
-            version: item.get("v").map(number).unwrap_or(0),
-            mark: text(item, "mark").unwrap_or_default().to_owned(),
-            ..State::default()
-        };
-        for (name, value) in item {
-            let counts = match name.split_at_checked(1) {
-                Some(("t", day)) if is_day(day) => &mut state.total,
-                Some(("u", day)) if is_day(day) => &mut state.unread,
-                _ => continue,
-            };
-            counts.insert(name[1..].to_owned(), number(value));
-        }
-        state
-    }
-
-    /// Of the days still kept.
-    fn unread_count(&self) -> u64 {
-        kept_sum(&self.unread)
-    }
-
-    fn total_count(&self) -> u64 {
-        kept_sum(&self.total)
-    }
-
-    /// The state with one notification `id` more (unread: above the mark).
-    fn with_added(&self, day: &str) -> Self {
-        let mut next = self.clone();
-        *next.total.entry(day.to_owned()).or_default() += 1;
-        *next.unread.entry(day.to_owned()).or_default() += 1;
-        next
-    }
-
-    /// The state without notification `id`.
-    fn with_removed(&self, id: &str, day: &str) -> Self {
-        let mut next = self.clone();
-        *next.total.entry(day.to_owned()).or_default() -= 1;
-        if id > self.mark.as_str() {
-            *next.unread.entry(day.to_owned()).or_default() -= 1;
-        }
-        next
-    }
-
-    /// The update that turns `self` (as read) into `next`, if no other
-    /// write came between: `(expression, condition, names, values)`. Days
-    /// no longer kept and zero counts are removed, so the item stays small.
-    fn update_to(&self, next: &State) -> Update {
-        let first_day = first_kept_day().format("%Y%m%d").to_string();
-        let mut sets = vec!["#v = :v".to_owned()];
-        let mut removes = Vec::new();
-        let mut names = HashMap::from([("#v".to_owned(), "v".to_owned())]);
-        let mut values = HashMap::from([(":v".to_owned(), n(self.version + 1))]);
-        if next.mark != self.mark {
-            sets.push("#mark = :mark".to_owned());
-            names.insert("#mark".to_owned(), "mark".to_owned());
-            values.insert(":mark".to_owned(), s(next.mark.clone()));
-        }
-        for (prefix, old, new) in [("t", &self.total, &next.total), ("u", &self.unread, &next.unread)] {
-            let days: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
-            for day in days {
-                let (was, will) = (old.get(day).copied(), new.get(day).copied().unwrap_or(0));
-                let placeholder = format!("#{prefix}{day}");
-                if will > 0 && *day >= first_day {
-                    if was != Some(will) {
-                        sets.push(format!("{placeholder} = :{prefix}{day}"));
-                        values.insert(format!(":{prefix}{day}"), n(will));
-                        names.insert(placeholder, format!("{prefix}{day}"));
-                    }
-                } else if was.is_some() {
-                    removes.push(placeholder.clone());
-                    names.insert(placeholder, format!("{prefix}{day}"));
-                }
-            }
-        }
-        let mut expression = format!("SET {}", sets.join(", "));
-        if !removes.is_empty() {
-            expression += &format!(" REMOVE {}", removes.join(", "));
-        }
-        let condition = if self.version == 0 {
-            "attribute_not_exists(#v)".to_owned()
-        } else {
-            values.insert(":was".to_owned(), n(self.version));
-            "#v = :was".to_owned()
-        };
-        Update {
-            expression,
-            condition,
-            names,
-            values,
-        }
-    }
-}
-
-fn is_day(s: &str) -> bool {
-    s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn kept_sum(counts: &BTreeMap<String, i64>) -> u64 {
-    let first_day = first_kept_day().format("%Y%m%d").to_string();
-    let sum: i64 = counts.range(first_day..).map(|(_, n)| *n).sum();
-    u64::try_from(sum).unwrap_or(0)
-}
-
-/// An update expression with its condition and placeholders.
-struct Update {
-    expression: String,
-    condition: String,
-    names: HashMap<String, String>,
-    values: HashMap<String, AttributeValue>,
-}
-
-fn state_key(member: &str) -> Item {
-    key(notify_pk(member), STATE_SK.to_owned())
-}
-
-/// A `sent` entry of a text's record: `<member> <notification id>`.
-fn sent_entry(member: &str, id: &str) -> AttributeValue {
-    s(format!("{member} {id}"))
-}
-
-/// The notifications a text's record says it made, by member.
-fn sent_of(record: Option<&Item>) -> BTreeMap<String, Vec<String>> {
-    let mut by_member: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let entries = record
-        .and_then(|r| r.get("sent"))
-        .and_then(|v| v.as_l().ok())
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for entry in entries.iter().filter_map(|e| e.as_s().ok()) {
-        if let Some((member, id)) = entry.split_once(' ') {
-            by_member.entry(member.to_owned()).or_default().push(id.to_owned());
-        }
-    }
-    by_member
-}
-
-const WITHDRAWN_CHECK: &str = "attribute_not_exists(withdrawn)";
 
 impl DynamoStore {
     /// A member's state, read consistently.
@@ -410,12 +219,6 @@ impl DynamoStore {
         let shape = |q: QueryBuilder| q.key_condition_expression("PK = :pk");
         self.query_all(&notified_pk(post), None, &shape).await
     }
-}
-
-/// A text's record outlives its notifications: a stream keeps records 24
-/// hours, so no add comes later.
-fn record_expiry() -> i64 {
-    Utc::now().timestamp() + (NOTIFICATION_DAYS + 2) * 86_400
 }
 
 #[async_trait]
@@ -673,170 +476,5 @@ impl Notifications for DynamoStore {
         keys.push(state_key(member));
         keys.push(blocks_key(member));
         self.delete_all(keys).await
-    }
-}
-
-/// A block as its map entry stores it.
-#[derive(Serialize, Deserialize)]
-struct BlockValue {
-    created_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    member: Option<Member>,
-}
-
-#[async_trait]
-impl Blocks for DynamoStore {
-    /// One UpdateItem adding the entry when the map exists, has room and
-    /// lacks it; when its condition fails, one GetItem says why (and the
-    /// member's first block puts the item).
-    async fn block(&self, member: &MemberId, entry: &BlockEntry) -> StoreResult<Blocking> {
-        let member = member.as_str();
-        let blocked = entry.blocked.key();
-        let value = BlockValue {
-            created_at: entry.created_at.clone(),
-            member: entry.member.clone(),
-        };
-        let value = serde_dynamo::to_attribute_value::<_, AttributeValue>(&value)
-            .map_err(|e| StoreError::Internal(format!("encoding a block: {e}")))?;
-        retry_races("blocking kept losing races", (), |()| {
-            let (blocked, value) = (&blocked, &value);
-            async move {
-                let added = self
-                    .update_if(
-                        blocks_key(member),
-                        "SET #blocked.#key = :value",
-                        "attribute_exists(#blocked) AND attribute_not_exists(#blocked.#key) AND size(#blocked) < :max",
-                        HashMap::from([
-                            ("#blocked".to_owned(), "blocked".to_owned()),
-                            ("#key".to_owned(), blocked.clone()),
-                        ]),
-                        HashMap::from([
-                            (":value".to_owned(), value.clone()),
-                            (":max".to_owned(), n(MAX_BLOCKS as i64)),
-                        ]),
-                    )
-                    .await?;
-                if added {
-                    return Ok(Race::Done(Blocking::Added));
-                }
-                let Some(item) = self.get(blocks_key(member)).await? else {
-                    let mut item = blocks_key(member);
-                    item.insert(
-                        "blocked".to_owned(),
-                        AttributeValue::M(HashMap::from([(blocked.clone(), value.clone())])),
-                    );
-                    return Ok(if self.put_new(item, None).await? {
-                        Race::Done(Blocking::Added)
-                    } else {
-                        Race::Again(())
-                    });
-                };
-                let map = item.get("blocked").and_then(|v| v.as_m().ok());
-                Ok(match map {
-                    Some(map) if map.contains_key(blocked) => Race::Done(Blocking::Already),
-                    Some(map) if map.len() >= MAX_BLOCKS => Race::Done(Blocking::Full),
-                    // Unblocked or changed between the two requests.
-                    _ => Race::Lost(()),
-                })
-            }
-        })
-        .await
-    }
-
-    /// One UpdateItem removing the entry if it is there.
-    async fn unblock(&self, member: &MemberId, blocked: &Blocked) -> StoreResult<bool> {
-        self.update_if(
-            blocks_key(member.as_str()),
-            "REMOVE #blocked.#key",
-            "attribute_exists(#blocked.#key)",
-            HashMap::from([
-                ("#blocked".to_owned(), "blocked".to_owned()),
-                ("#key".to_owned(), blocked.key()),
-            ]),
-            HashMap::new(),
-        )
-        .await
-    }
-
-    /// One consistent GetItem: a block counts from the next request on.
-    async fn blocks(&self, member: &MemberId) -> StoreResult<Vec<BlockEntry>> {
-        let Some(mut item) = self.get(blocks_key(member.as_str())).await? else {
-            return Ok(Vec::new());
-        };
-        let Some(AttributeValue::M(map)) = item.remove("blocked") else {
-            return Ok(Vec::new());
-        };
-        let mut entries = map
-            .into_iter()
-            .map(|(key, value)| {
-                let blocked = Blocked::from_key(&key)
-                    .ok_or_else(|| StoreError::Internal(format!("a stored block does not parse: {key}")))?;
-                let value: BlockValue = serde_dynamo::from_attribute_value(value)
-                    .map_err(|e| StoreError::Internal(format!("decoding a block: {e}")))?;
-                Ok(BlockEntry {
-                    blocked,
-                    created_at: value.created_at,
-                    member: value.member,
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
-        entries.sort_by(|a, b| (&a.created_at, a.blocked.key()).cmp(&(&b.created_at, b.blocked.key())));
-        Ok(entries)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_state_update_sets_what_changed_removes_what_is_gone_and_is_conditioned_on_the_version() {
-        let today = Utc::now().format("%Y%m%d").to_string();
-        let old_day = "20000101".to_owned();
-        let old = State {
-            version: 3,
-            mark: String::new(),
-            total: BTreeMap::from([(today.clone(), 2), (old_day.clone(), 5)]),
-            unread: BTreeMap::from([(today.clone(), 1)]),
-        };
-        let next = old.with_removed("01ZZZZZZZZZZZZZZZZZZZZZZZZ", &today);
-        let update = old.update_to(&next);
-        assert_eq!(update.condition, "#v = :was");
-        assert!(
-            update.expression.contains(&format!("#t{today} = :t{today}")),
-            "{}",
-            update.expression
-        );
-        // Unread went to 0 and the old day is out of the kept window: removed.
-        assert!(update.expression.contains("REMOVE"), "{}", update.expression);
-        assert_eq!(update.names.get(&format!("#u{today}")), Some(&format!("u{today}")));
-        assert_eq!(update.names.get(&format!("#t{old_day}")), Some(&format!("t{old_day}")));
-        assert_eq!(next.unread_count(), 0);
-        assert_eq!(next.total_count(), 1);
-        assert_eq!(State::default().update_to(&old).condition, "attribute_not_exists(#v)");
-    }
-
-    #[test]
-    fn a_state_read_back_counts_only_the_kept_days() {
-        let today = Utc::now().format("%Y%m%d").to_string();
-        let item = Item::from([
-            ("v".to_owned(), n(2)),
-            ("mark".to_owned(), s("01ABC")),
-            (format!("u{today}"), n(4)),
-            (format!("t{today}"), n(6)),
-            ("u19990101".to_owned(), n(7)),
-            ("PK".to_owned(), s("NOTIFY#x")),
-        ]);
-        let state = State::of(Some(&item));
-        assert_eq!((state.version, state.mark.as_str()), (2, "01ABC"));
-        assert_eq!(state.unread_count(), 4);
-        assert_eq!(state.total_count(), 6);
-    }
-
-    #[test]
-    fn a_notification_id_is_dated_by_its_ulid() {
-        let id = ulid::Ulid::from_parts(1_764_806_400_000, 7).to_string(); // 2025-12-04T00:00:00Z
-        assert_eq!(day_of(&id).unwrap(), "20251204");
-        assert!(kept_floor(NaiveDate::from_ymd_opt(2025, 12, 4).unwrap()) <= notification_sk(&id));
     }
 }

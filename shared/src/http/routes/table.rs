@@ -1,197 +1,13 @@
-//! The route table of docs/API.md (Routes): which function serves which method and path.
-//! The server mounts all of it; each Lambda function mounts its own rows.
+//! The rows of the route table: each route's function, method, path,
+//! handler and what docs/openapi.json says of it.
 
-use std::collections::BTreeMap;
+use axum::routing::on;
+use http::Method;
 
-use axum::Router;
-use axum::extract::DefaultBodyLimit;
-use axum::routing::{MethodFilter, MethodRouter, on};
-use http::{Method, Request};
-use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
-use tower_http::compression::{CompressionLayer, CompressionLevel};
-use tower_http::limit::RequestBodyLimitLayer;
-
-use super::AppState;
-use super::handlers as h;
-use super::input::MAX_BODY_BYTES;
+use super::super::handlers as h;
+use super::{Route, doc, filter, route};
 use crate::domain as d;
-use crate::error::ApiError;
 use crate::function::Function;
-
-#[derive(Debug)]
-pub struct Route {
-    pub function: Function,
-    pub method: Method,
-    /// axum path syntax, which is also OpenAPI's: `/boards/{slug}/posts`.
-    pub path: &'static str,
-    /// What docs/openapi.json says of this operation (generated from it).
-    pub doc: Doc,
-    handler: MethodRouter<AppState>,
-}
-
-impl Route {
-    /// Every `POST` but `/sessions` creates something and takes an
-    /// `Idempotency-Key` (docs/API.md, Idempotent creates); but a
-    /// guest vote, which is once per address by itself, the TOTP
-    /// enrollment's two steps (their answers are a secret and recovery
-    /// codes, which a remembered answer would keep in the store in the
-    /// clear), and marking notifications read, which creates nothing and
-    /// is idempotent by itself.
-    pub fn takes_idempotency_key(&self) -> bool {
-        self.method == Method::POST
-            && self.path != "/sessions"
-            && !self.path.ends_with("/votes/guest")
-            && !self.path.starts_with("/members/me/totp")
-            && self.path != "/members/me/notifications/read"
-    }
-}
-
-/// An operation as docs/API.md states it: its `operationId` (verb-noun,
-/// camelCase, stable: generated clients name their functions from it), the
-/// success answer, the request and response types (by schema name) and the
-/// error codes only this route gives. The codes every route of its kind
-/// answers are added by the OpenAPI generator (`openapi.rs`, `codes`): a
-/// body, an `Idempotency-Key`, a bearer token, and those of every route.
-/// `precondition_failed` among the codes also declares `If-Match`.
-#[derive(Debug, Clone, Copy)]
-pub struct Doc {
-    pub operation_id: &'static str,
-    pub summary: &'static str,
-    /// The operation's description: what a client developer needs to know.
-    pub details: &'static str,
-    pub status: u16,
-    pub description: &'static str,
-    pub request: Option<BodyType>,
-    pub response: Option<BodyType>,
-    pub errors: &'static [&'static str],
-    /// Another success status with the same body (a repeated report: `200`).
-    pub also: Option<(u16, &'static str)>,
-    /// docs/API.md's route table: who may call it (`-`, `bearer, staff`...).
-    pub auth: &'static str,
-    /// docs/API.md's route table: what it answers, in words.
-    pub answer: &'static str,
-}
-
-/// A request or response body as a row names it: by its Rust type, whose
-/// schema (and those it refers to, recursively) the OpenAPI document
-/// lists, so the document's schemas are exactly the ones the rows name.
-#[derive(Debug, Clone, Copy)]
-pub struct BodyType {
-    #[cfg(feature = "openapi")]
-    name: fn() -> std::borrow::Cow<'static, str>,
-    #[cfg(feature = "openapi")]
-    schemas: fn(&mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>),
-}
-
-#[cfg(feature = "openapi")]
-impl BodyType {
-    /// Its schema's name in `components.schemas`.
-    pub fn name(&self) -> String {
-        (self.name)().into_owned()
-    }
-
-    /// Adds its schema and every schema it refers to.
-    pub fn collect_schemas(&self, into: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
-        (self.schemas)(into);
-    }
-}
-
-/// What a type must be to be a body in the route table: a schema, where
-/// the document is built (feature `openapi`); anything, elsewhere.
-pub trait NamedBody {
-    const TYPE: BodyType;
-}
-
-#[cfg(feature = "openapi")]
-impl<T: utoipa::ToSchema> NamedBody for T {
-    const TYPE: BodyType = BodyType {
-        name: T::name,
-        schemas: schemas_of::<T>,
-    };
-}
-
-#[cfg(not(feature = "openapi"))]
-impl<T> NamedBody for T {
-    const TYPE: BodyType = BodyType {};
-}
-
-#[cfg(feature = "openapi")]
-fn schemas_of<T: utoipa::ToSchema>(into: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
-    into.push((T::name().into_owned(), T::schema()));
-    T::schemas(into);
-}
-
-const fn doc(operation_id: &'static str, summary: &'static str, status: u16, description: &'static str) -> Doc {
-    Doc {
-        operation_id,
-        summary,
-        details: "",
-        status,
-        description,
-        request: None,
-        response: None,
-        errors: &[],
-        also: None,
-        auth: "-",
-        answer: "",
-    }
-}
-
-impl Doc {
-    /// Its row in docs/API.md's route table: who may call it and what it answers.
-    const fn listed(mut self, auth: &'static str, answer: &'static str) -> Self {
-        self.auth = auth;
-        self.answer = answer;
-        self
-    }
-}
-
-// Some builders go unused where the routes that call them are compiled out.
-#[cfg_attr(not(any(feature = "hashing", feature = "tokens")), expect(dead_code))]
-impl Doc {
-    const fn details(mut self, text: &'static str) -> Self {
-        self.details = text;
-        self
-    }
-
-    const fn takes<T: NamedBody>(mut self) -> Self {
-        self.request = Some(T::TYPE);
-        self
-    }
-
-    const fn returns<T: NamedBody>(mut self) -> Self {
-        self.response = Some(T::TYPE);
-        self
-    }
-
-    const fn errors(mut self, codes: &'static [&'static str]) -> Self {
-        self.errors = codes;
-        self
-    }
-}
-
-// Only the moderation routes (with `tokens`) answer a second success.
-#[cfg_attr(not(feature = "tokens"), expect(dead_code))]
-impl Doc {
-    const fn or(mut self, status: u16, description: &'static str) -> Self {
-        self.also = Some((status, description));
-        self
-    }
-}
-
-fn route(function: Function, method: Method, path: &'static str, doc: Doc, handler: MethodRouter<AppState>) -> Route {
-    Route {
-        function,
-        method,
-        path,
-        doc,
-        handler,
-    }
-}
-
-fn filter(method: &Method) -> MethodFilter {
-    MethodFilter::try_from(method.clone()).expect("route methods are standard methods")
-}
 
 macro_rules! routes_table {
     ($( $(#[$cfg:meta])* $function:ident $method:ident $path:literal => $handler:path, $doc:expr; )*) => {
@@ -211,7 +27,7 @@ macro_rules! routes_table {
 routes_table! {
     #[cfg(feature = "passwords")]
     Signup POST "/members" => h::signup::signup,
-        doc("createMember", "Sign up", 201, "The new member")
+        doc("createMember", "Sign up", 201, "The new member").idempotent()
             .details("Creates a member account (the member tier hashes the password). Log in with `createSession` for a token. Counted against the signup quota of the client address.")
             .takes::<h::signup::SignUpRequest>().returns::<d::Member>().errors(&["username_taken", "rate_limited"])
             .listed("-", "`201` member");
@@ -253,7 +69,7 @@ routes_table! {
             .listed("-", "`200` proof-of-work challenge");
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts" => h::member::create_post,
-        doc("createMemberPost", "Create a member post", 201, "The new post")
+        doc("createMemberPost", "Create a member post", 201, "The new post").idempotent()
             .details("Posts on a board as the signed-in member. Counted against the write quotas of the member and of the client address.")
             .takes::<h::member::PostRequest>().returns::<d::PostDetail>().errors(&["not_found", "rate_limited"])
             .listed("bearer", "`201` post detail");
@@ -271,7 +87,7 @@ routes_table! {
             .listed("bearer, author", "`204`");
     #[cfg(feature = "tokens")]
     MemberWrite POST "/boards/{slug}/posts/{post_id}/comments" => h::member::create_comment,
-        doc("createMemberComment", "Comment as a member", 201, "The new comment")
+        doc("createMemberComment", "Comment as a member", 201, "The new comment").idempotent()
             .details("Comments on a post as the signed-in member; `parent_id` makes it a reply to a top-level comment of the same post. Counted against the write quotas.")
             .takes::<h::member::CommentRequest>().returns::<d::Comment>().errors(&["not_found", "rate_limited"])
             .listed("bearer", "`201` comment");
@@ -289,7 +105,7 @@ routes_table! {
             .listed("bearer, author", "`204`");
     #[cfg(feature = "hashing")]
     GuestPost POST "/boards/{slug}/posts/guest" => h::guest::create_guest_post,
-        doc("createGuestPost", "Create a guest post", 201, "The new post")
+        doc("createGuestPost", "Create a guest post", 201, "The new post").idempotent()
             .details("Posts on a board without an account: the guest password (guest tier hashing) is what later edits and deletes the post. Counted against the write quota of the client address.")
             .takes::<h::guest::GuestPostRequest>().returns::<d::PostDetail>().errors(&["not_found", "rate_limited"])
             .listed("guest password", "`201` post detail");
@@ -307,7 +123,7 @@ routes_table! {
             .listed("guest password", "`204`");
     #[cfg(feature = "hashing")]
     GuestComment POST "/boards/{slug}/posts/{post_id}/comments/guest" => h::guest::create_guest_comment,
-        doc("createGuestComment", "Comment as a guest", 201, "The new comment")
+        doc("createGuestComment", "Comment as a guest", 201, "The new comment").idempotent()
             .details("Comments on a post without an account: the guest password is what later deletes the comment; `parent_id` makes it a reply. Counted against the write quota of the client address.")
             .takes::<h::guest::GuestCommentRequest>().returns::<d::Comment>().errors(&["not_found", "rate_limited"])
             .listed("guest password", "`201` comment");
@@ -365,19 +181,19 @@ routes_table! {
             .listed("bearer, admin", "`204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/remove" => h::moderation::remove_post,
-        doc("removePost", "Remove a post (staff)", 204, "Removed")
+        doc("removePost", "Remove a post (staff)", 204, "Removed").idempotent()
             .details("Staff of the board remove a post with a reason: it goes as if its author had deleted it (its comments and likes too), its open reports and those of its comments are resolved, and the log keeps its title.")
             .takes::<h::moderation::ReasonRequest>().errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "`204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/comments/{comment_id}/remove" => h::moderation::remove_comment,
-        doc("removeComment", "Remove a comment (staff)", 204, "Removed")
+        doc("removeComment", "Remove a comment (staff)", 204, "Removed").idempotent()
             .details("Staff of the board remove a comment with a reason; its replies stay, its open report is resolved, and the log records it without its body.")
             .takes::<h::moderation::ReasonRequest>().errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "`204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/bans" => h::moderation::ban,
-        doc("createBan", "Ban a writer from a board (staff)", 201, "The ban")
+        doc("createBan", "Ban a writer from a board (staff)", 201, "The ban").idempotent()
             .details("Bans a member (`member_id`), or the writer of a post or comment (`post_id`, `comment_id`): its member, or for a guest the address it was written from, never shown (the ban shows the guest's tag). For `duration_s` seconds, or for good when it is absent or null. While it lasts every write on the board by that member, or from that address, answers `403 banned`. A new ban of the same writer replaces the old one. Staff of the board cannot be banned (`403 forbidden`).")
             .takes::<h::moderation::BanRequest>().returns::<d::Ban>().errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "`201` ban");
@@ -395,14 +211,14 @@ routes_table! {
             .listed("bearer, staff", "`204`");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/reports" => h::moderation::report_post,
-        doc("reportPost", "Report a post", 201, "The post's report, opened by this request")
+        doc("reportPost", "Report a post", 201, "The post's report, opened by this request").idempotent()
             .details("Anyone reports a post to the board's staff, signed in or not. A post has one open report: the first answers `201`, every later one `200` with the same report, and each reporter (a member, or an address) is counted once. Counted against the reports quota of the client address (`429 rate_limited`).")
             .or(200, "The post's open report, which this reporter joined")
             .takes::<h::moderation::ReasonRequest>().returns::<d::Report>().errors(&["unauthorized", "banned", "not_found", "rate_limited"])
             .listed("- (bearer optional)", "`201` report (`200` when it joins the open one)");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/posts/{post_id}/comments/{comment_id}/reports" => h::moderation::report_comment,
-        doc("reportComment", "Report a comment", 201, "The comment's report, opened by this request")
+        doc("reportComment", "Report a comment", 201, "The comment's report, opened by this request").idempotent()
             .details("Anyone reports a comment, as a post is reported: one open report per comment, each reporter counted once.")
             .or(200, "The comment's open report, which this reporter joined")
             .takes::<h::moderation::ReasonRequest>().returns::<d::Report>().errors(&["unauthorized", "banned", "not_found", "rate_limited"])
@@ -415,7 +231,7 @@ routes_table! {
             .listed("bearer, staff", "`200` page of open reports, newest first");
     #[cfg(feature = "tokens")]
     Moderation POST "/boards/{slug}/reports/{report_id}/resolve" => h::moderation::resolve_report,
-        doc("resolveReport", "Resolve a report (staff)", 204, "Resolved")
+        doc("resolveReport", "Resolve a report (staff)", 204, "Resolved").idempotent()
             .details("Closes an open report: it leaves the open list. A later report of the same target opens a new one.")
             .errors(&["forbidden", "not_found"])
             .listed("bearer, staff", "`204`");
@@ -513,7 +329,7 @@ routes_table! {
             .listed("bearer", "`204`");
     #[cfg(feature = "tokens")]
     Media POST "/boards/{slug}/media" => h::media::grant_upload,
-        doc("createUpload", "Ask to upload an image", 201, "Where to send the file, until `expires_at`")
+        doc("createUpload", "Ask to upload an image", 201, "Where to send the file, until `expires_at`").idempotent()
             .details("A grant to upload one image of the declared `content_type` and at most `bytes` (1 to `MEDIA_MAX_BYTES`, 20 MiB by default) to `upload.url`: on AWS a presigned S3 POST (`multipart/form-data`: every `fields` entry, then the file as `file`), on the server a `PUT` of the bytes with `headers`. Then the file is checked off the request: `getMedia` says `pending`, then `ready` (decoded, re-encoded without metadata, with a 320-pixel-wide thumbnail) or `rejected` with a reason. Attach a ready image with a post's or comment's `media`. Anonymous is a guest: the board must take guest writes, and the proof of work of anonymous writes applies. Counted against the upload quotas of the client address (30 in 10 minutes) and the member (60). A grant never attached is deleted with its file after 24 hours.")
             .takes::<h::media::GrantRequest>().returns::<crate::app::media::MediaGrant>().errors(&["validation_failed", "unauthorized", "forbidden", "banned", "not_found", "pow_required", "rate_limited"])
             .listed("- (bearer optional)", "`201` upload grant");
@@ -571,184 +387,4 @@ routes_table! {
             .details("Done whether or not the tag was blocked.")
             .errors(&["validation_failed"])
             .listed("bearer", "`204`");
-}
-
-/// A router serving `functions`' routes and `GET /health`; unknown paths
-/// answer 404 and known paths with another method 405, in docs/API.md's shape.
-pub fn router(state: AppState, functions: &[Function]) -> Router {
-    let mut by_path: BTreeMap<&'static str, MethodRouter<AppState>> = BTreeMap::new();
-    for r in routes().into_iter().filter(|r| functions.contains(&r.function)) {
-        #[cfg(any(feature = "hashing", feature = "tokens"))]
-        let handler = if r.takes_idempotency_key() {
-            let reading = super::idempotency::KeyReading {
-                state: state.clone(),
-                success_status: r.doc.status,
-            };
-            r.handler.layer(axum::middleware::from_fn_with_state(
-                reading,
-                super::idempotency::read_key,
-            ))
-        } else {
-            r.handler
-        };
-        #[cfg(not(any(feature = "hashing", feature = "tokens")))]
-        let handler = r.handler;
-        // Where a quota or throttle counts, the answer says how much is
-        // left (docs/API.md, Conventions).
-        let handler = if r
-            .doc
-            .errors
-            .iter()
-            .any(|c| matches!(*c, "rate_limited" | "too_many_attempts"))
-        {
-            handler.layer(axum::middleware::from_fn(super::conventions::rate_limit_headers))
-        } else {
-            handler
-        };
-        // Outermost on a route with a body: before the key is read.
-        let handler = if r.doc.request.is_some() {
-            handler.layer(axum::middleware::from_fn(super::input::require_json))
-        } else {
-            handler
-        };
-        // Outermost of all: the request's span is named after its route.
-        let handler = handler.layer(axum::middleware::from_fn_with_state(
-            super::traced::RouteName {
-                method: r.method.clone(),
-                path: r.path,
-                function: r.function,
-                operation_id: r.doc.operation_id,
-            },
-            super::traced::name_route,
-        ));
-        let merged = match by_path.remove(r.path) {
-            Some(existing) => existing.merge(handler),
-            None => handler,
-        };
-        by_path.insert(r.path, merged);
-    }
-    let mut router = Router::new().route("/health", axum::routing::get(h::health));
-    for (path, handler) in by_path {
-        router = router.route(path, handler);
-    }
-    router
-        .fallback(|| async { ApiError::NotFound("no such path".into()) })
-        .method_not_allowed_fallback(|request: Request<axum::body::Body>| async move {
-            ApiError::MethodNotAllowed(request.method().to_string())
-        })
-        .layer(DefaultBodyLimit::disable())
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(super::traced::trace_request))
-        .layer(axum::middleware::map_response(payload_too_large_in_api_shape))
-        .layer(compression())
-        .layer(axum::middleware::map_request(gzip_on_a_tie))
-        // Outermost: every answer, a 404 or 413 too, carries the request's id.
-        .layer(axum::middleware::from_fn(super::conventions::request_id))
-        .with_state(state)
-}
-
-/// Answers of at least this many bytes are compressed when the request
-/// allows it (docs/API.md, Conventions v4); below it the encoding's own
-/// framing (a gzip header and trailer are 18 bytes) eats most of the gain.
-pub const COMPRESS_FROM_BYTES: u16 = 1024;
-
-/// A request that accepts gzip at least as gladly as br is answered gzip:
-/// its `Accept-Encoding` loses the `br` entry before the compression layer
-/// reads it (tower-http takes br on a tie, and every browser sends a tie).
-/// At these levels gzip (zlib-rs, level 1) costs about half br's CPU per
-/// answer for bytes within 1-12% of br's (docs/benchmarks.md, Compression):
-/// on 2 cores, the read path's throughput. A client that prefers br
-/// (`br, gzip;q=0.5`, or br alone) still gets br.
-async fn gzip_on_a_tie(mut request: axum::extract::Request) -> axum::extract::Request {
-    let Some(value) = request.headers().get(http::header::ACCEPT_ENCODING) else {
-        return request;
-    };
-    let Some(kept) = value.to_str().ok().and_then(without_br_on_a_tie) else {
-        return request;
-    };
-    if let Ok(kept) = http::HeaderValue::from_str(&kept) {
-        request.headers_mut().insert(http::header::ACCEPT_ENCODING, kept);
-    }
-    request
-}
-
-/// `accept_encoding` without its `br` entries when it names gzip with a
-/// q-value above 0 and at least br's; `None` when it stays as it is.
-fn without_br_on_a_tie(accept_encoding: &str) -> Option<String> {
-    let q_of = |coding: &str| {
-        accept_encoding.split(',').find_map(|entry| {
-            let mut parts = entry.split(';');
-            let name = parts.next()?.trim();
-            if !name.eq_ignore_ascii_case(coding) {
-                return None;
-            }
-            let q = parts
-                .find_map(|p| {
-                    p.trim()
-                        .strip_prefix("q=")
-                        .map(|q| q.trim().parse::<f32>().unwrap_or(0.0))
-                })
-                .unwrap_or(1.0);
-            Some(q)
-        })
-    };
-    let (gzip, br) = (q_of("gzip")?, q_of("br")?);
-    (gzip > 0.0 && gzip >= br).then(|| {
-        accept_encoding
-            .split(',')
-            .filter(|entry| !entry.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("br"))
-            .collect::<Vec<_>>()
-            .join(",")
-    })
-}
-
-/// gzip or br, as the request's `Accept-Encoding` prefers (gzip on a tie),
-/// for answers of [`COMPRESS_FROM_BYTES`] or more; tower-http's default
-/// predicate also leaves images, gRPC and event streams alone, and skips an
-/// answer that already has a `Content-Encoding`. Every compressible answer
-/// carries `Vary: Accept-Encoding`, compressed or not, so caches keep the
-/// encodings apart. At the fastest levels (gzip 1, br 0): an answer is
-/// compressed anew each time (a page or detail carries live view counts),
-/// and tower-http's defaults (gzip 6, br 4) cost 2-3 times a cached read's
-/// CPU for 10-25% fewer bytes (docs/benchmarks.md, Compression). API
-/// Gateway HTTP APIs do not compress, so the Lambda functions do it here
-/// too; lambda_http sends a body with a `Content-Encoding` base64-encoded,
-/// as API Gateway expects of binary.
-fn compression() -> CompressionLayer<impl Predicate> {
-    CompressionLayer::new()
-        .quality(CompressionLevel::Fastest)
-        .no_deflate()
-        .no_zstd()
-        .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_FROM_BYTES)))
-}
-
-/// tower-http refuses a declared length over the limit before reading the
-/// body (and cuts off an undeclared one after it); its 413 is plain text, so
-/// it is answered again in docs/API.md's error shape.
-async fn payload_too_large_in_api_shape(response: axum::response::Response) -> axum::response::Response {
-    if response.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
-        return axum::response::IntoResponse::into_response(ApiError::body_too_large());
-    }
-    response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::without_br_on_a_tie;
-
-    #[test]
-    fn br_gives_way_to_gzip_only_on_a_tie() {
-        assert_eq!(
-            without_br_on_a_tie("gzip, deflate, br, zstd").as_deref(),
-            Some("gzip, deflate, zstd")
-        );
-        assert_eq!(
-            without_br_on_a_tie("br;q=0.9, gzip;q=0.9").as_deref(),
-            Some(" gzip;q=0.9")
-        );
-        assert_eq!(without_br_on_a_tie("BR, GZIP").as_deref(), Some(" GZIP"));
-        for kept in ["br", "gzip", "br, gzip;q=0.5", "gzip;q=0, br", "identity", ""] {
-            assert_eq!(without_br_on_a_tie(kept), None, "{kept}");
-        }
-    }
 }
