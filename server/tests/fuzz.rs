@@ -1,6 +1,6 @@
 //! Fuzzing request parsing and validation through the whole router (no
 //! socket), for a bounded time: `FUZZ_SECONDS` (default 10; `scripts/test-all`
-//! gives it 60). Requests are generated around the real routes: known and
+//! gives it 30). Requests are generated around the real routes: known and
 //! mangled paths, methods, tokens, query strings, and bodies that are random
 //! bytes or JSON objects of the real field names holding any JSON value;
 //! content types other than JSON, `Idempotency-Key`s good and bad, NUL

@@ -393,6 +393,7 @@ impl Board {
 /// other way (answered by a replay, or its record completed without it),
 /// or written twice, fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a scenario: bash scripts/scenarios runs it"]
 async fn creates_retried_with_their_keys_through_a_dynamodb_outage_happen_exactly_once() {
     let files = tempfile::tempdir().unwrap();
     let mut dynamodb = DynamoLocal::start(files.path(), free_port());

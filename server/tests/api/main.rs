@@ -9,16 +9,24 @@ use serde_json::{Value, json};
 use shared::domain::Window;
 
 /// Runs each named `async fn(Backend)` of the calling module as two tests,
-/// `sqlite::name` and `dynamodb::name`.
+/// `sqlite::name` and `dynamodb::name`. Those after `scenarios:` are long
+/// load scenarios that print figures: ignored here, and run by
+/// `bash scripts/scenarios` (a step of CI of their own).
 macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
+    ($($name:ident),* $(,)? $(; scenarios: $($scenario:ident),* $(,)?)?) => {
         mod sqlite {
             $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                async fn $name() { super::$name(super::Backend::Sqlite).await } )*
+            $($( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                 #[ignore = "a scenario: bash scripts/scenarios runs it"]
+                 async fn $scenario() { super::$scenario(super::Backend::Sqlite).await } )*)?
         }
         mod dynamodb {
             $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                async fn $name() { super::$name(super::Backend::Dynamo).await } )*
+            $($( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                 #[ignore = "a scenario: bash scripts/scenarios runs it"]
+                 async fn $scenario() { super::$scenario(super::Backend::Dynamo).await } )*)?
         }
     };
 }

@@ -20,8 +20,8 @@ on_both_stores!(
     pages_filtered_by_blocks_still_page_through_everything,
     a_deleted_account_shows_as_deleted_member_and_its_own_are_forgotten,
     the_delay_from_a_comment_to_its_notification_is_measured,
-    a_board_page_with_0_10_and_500_blocks_is_measured,
-    guests_mention_a_member_at_most_twenty_times_an_hour,
+    guests_mention_a_member_at_most_twenty_times_an_hour;
+    scenarios: a_board_page_with_0_10_and_500_blocks_is_measured,
 );
 
 /// How long a notification may take: docs/API.md says 5 s.

@@ -14,8 +14,8 @@ use crate::helpers::{Backend, TestApp, assert_error, spawn_app_with};
 
 on_both_stores!(
     successful_logins_are_limited_per_username_and_failures_do_not_use_them_up,
-    every_password_check_counts_per_address_right_or_wrong,
-    a_correct_login_flood_from_two_addresses_leaves_another_members_logins_answered,
+    every_password_check_counts_per_address_right_or_wrong;
+    scenarios: a_correct_login_flood_from_two_addresses_leaves_another_members_logins_answered,
 );
 
 const PROXY: (&str, &str) = ("TRUSTED_PROXIES", "127.0.0.1/32");

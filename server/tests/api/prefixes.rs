@@ -125,6 +125,7 @@ fn total(tally: &HashMap<String, Statuses>) -> Statuses {
 /// member's 5 logins all answer 200 meanwhile. Before the /48 share, its 8
 /// /64s took the whole queue and such logins answered 503, 10 of 10.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a scenario: bash scripts/scenarios runs it"]
 async fn the_48_correct_login_flood_leaves_a_bystanders_logins_answered() {
     let _alone = crate::helpers::HEAVY.lock().await;
     let settings = [
@@ -174,6 +175,7 @@ async fn the_48_correct_login_flood_leaves_a_bystanders_logins_answered() {
 /// 40 answers of 200 and 503 together before its 429s. Before, only its 200s
 /// counted, and its sheds were free retries.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a scenario: bash scripts/scenarios runs it"]
 async fn a_shed_login_counts_against_the_password_check_budget() {
     let _alone = crate::helpers::HEAVY.lock().await;
     let settings = [
