@@ -4,7 +4,7 @@
 //! docs/API.md's route table. [`derived`] lists them with what they should
 //! say; `cargo run -p sam-template` writes them with the templates, and
 //! tests fail while one is stale. So a new route is one row in
-//! `routes.rs`, its handler, its use case and their tests.
+//! `routes/table.rs`, its handler, its use case and their tests.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,9 +3,9 @@
 //! change in the same transaction as the items they count, so a like or
 //! comment is never counted without existing.
 //!
-//! One file per port (`members`, `posts`, `comments`, `likes`, `attempts`,
-//! `idempotency`; `moderation` and `accounts` are folders, a file per part
-//! of the port); what several share is in files of its own: the settings,
+//! One file per port (`members`, `comments`, `votes`, `blocks`, `attempts`,
+//! `idempotency`, `purges`...; `posts`, `notifications`, `moderation` and
+//! `accounts` are folders, a file per part of the port); what several share is in files of its own: the settings,
 //! attribute helpers, transactions, single-item requests and the read cache.
 
 mod accounts;
@@ -21,25 +21,25 @@ mod comments;
 mod counters;
 mod idempotency;
 mod items;
-mod likes;
 mod media;
 mod members;
 pub mod migrate;
 mod moderation;
 mod notifications;
 mod posts;
-mod purge;
+mod purges;
 mod request_counter;
 mod requests;
 pub mod schema;
 mod settings;
 mod text_changes;
 mod transact;
+mod votes;
 
 pub use cache::CacheStats;
 pub use capacity::{CapacityMeter, Consumed, Partition, Units};
 pub use items::{COMMENT_SK_PREFIX, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK};
-pub use purge::PURGE_PK;
+pub use purges::PURGE_PK;
 pub use request_counter::RequestCounter;
 pub use settings::{Layout, SdkTuning, client_config};
 pub use text_changes::text_event_of;

@@ -19,7 +19,7 @@
 use serde_dynamo::{AttributeValue, Item};
 
 use super::items::{COMMENT_SK_PREFIX, CommentItem, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK, PostItem};
-use super::purge::PURGE_PK;
+use super::purges::PURGE_PK;
 use crate::domain::{BoardSlug, PostId, PostKey, TextEvent, TextRef, WrittenText};
 
 /// The text event of one stream record (`eventName`, `dynamodb.Keys`,

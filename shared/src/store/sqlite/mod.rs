@@ -26,7 +26,6 @@ mod cascade;
 mod challenges;
 mod comments;
 mod idempotency;
-mod likes;
 mod media;
 mod members;
 mod migrations;
@@ -36,6 +35,7 @@ mod posts;
 mod purges;
 mod rows;
 mod second_factors;
+mod votes;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -6,7 +6,7 @@ use crate::store::dynamo::DynamoStore;
 use crate::store::dynamo::attributes::key;
 use crate::store::dynamo::comments::CommentDeleted;
 use crate::store::dynamo::items::reports_pk;
-use crate::store::dynamo::purge::Marked;
+use crate::store::dynamo::purges::Marked;
 use crate::store::dynamo::transact::failed_at;
 use crate::store::{Completion, StoreError, StoreResult};
 

@@ -13,7 +13,7 @@ use crate::store::dynamo::items::{
     POST_ON_BOARD, POST_SK, REPORT_SK_PREFIX, ReportItem, ReportPointerItem, ReporterItem, comment_sk, post_pk,
     report_pointer_sk, reporter_sk, reports_pk,
 };
-use crate::store::dynamo::purge::purge_marker;
+use crate::store::dynamo::purges::purge_marker;
 use crate::store::dynamo::transact::{Race, TxFailure, failed_at, retry_races};
 use crate::store::{Claim, Completion, StoreError, StoreResult, cursor, from_json, to_json};
 

@@ -21,7 +21,7 @@ use super::items::{
     BEST_INDEX, BY_CATEGORY_INDEX, BY_NUMBER_INDEX, POST_ON_BOARD, POST_SK, PostItem, board_pk, category_key, post_pk,
     revision_sk,
 };
-use super::purge::Marked;
+use super::purges::Marked;
 use super::transact::{Race, TxFailure, retry_races, sdk_error};
 use crate::domain::media::MediaOwner;
 use crate::domain::{
