@@ -52,6 +52,21 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
     lambda_http::run_concurrent(service).await
 }
 
+/// A stream function's cold start: telemetry, its configuration (no
+/// route, no secret) and the use cases.
+#[cfg(feature = "stream")]
+async fn stream_cold_start(
+    name: &'static str,
+) -> Result<(crate::app::App, super::telemetry::Telemetry), lambda_http::Error> {
+    let env = Env::process();
+    let telemetry = super::telemetry::init(name, &env)?;
+    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
+    tracing::info!(function = name, config = %config, "configuration");
+    let app = super::wiring::build(config).await?.app.clone();
+    tracing::info!(function = name, "cold start complete");
+    Ok((app, telemetry))
+}
+
 /// The `purge` function's `main`: no route, no secret; the table's
 /// stream hands it the inserts of purge markers (docs/storage.md, Deleting
 /// a post), one batch at a time, and it answers which record failed.
@@ -61,12 +76,7 @@ pub async fn run(function: Function) -> Result<(), lambda_http::Error> {
 pub async fn run_purge() -> Result<(), lambda_http::Error> {
     use lambda_http::{LambdaEvent, service_fn};
     use tracing::Instrument as _;
-    let env = Env::process();
-    let telemetry = super::telemetry::init("purge", &env)?;
-    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
-    tracing::info!(function = "purge", config = %config, "configuration");
-    let app = super::wiring::build(config).await?.app.clone();
-    tracing::info!(function = "purge", "cold start complete");
+    let (app, telemetry) = stream_cold_start("purge").await?;
     let (app, telemetry) = (&app, &telemetry);
     lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
         let deadline = invocation_deadline(event.context.deadline);
@@ -100,12 +110,7 @@ pub async fn run_purge() -> Result<(), lambda_http::Error> {
 pub async fn run_notify() -> Result<(), lambda_http::Error> {
     use lambda_http::{LambdaEvent, service_fn};
     use tracing::Instrument as _;
-    let env = Env::process();
-    let telemetry = super::telemetry::init("notify", &env)?;
-    let config = Config::from(Deployment::Lambda { functions: Vec::new() }, &env)?;
-    tracing::info!(function = "notify", config = %config, "configuration");
-    let app = super::wiring::build(config).await?.app.clone();
-    tracing::info!(function = "notify", "cold start complete");
+    let (app, telemetry) = stream_cold_start("notify").await?;
     let (app, telemetry) = (&app, &telemetry);
     lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
         let records = event

@@ -165,7 +165,7 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
             writeln!(
                 t,
                 "        {}:\n          Type: HttpApi\n          Properties:\n            ApiId: !Ref HttpApi\n            Method: {}\n            Path: {}",
-                event_id(route.doc.operation_id),
+                pascal(route.doc.operation_id),
                 route.method,
                 route.path
             )?;
@@ -214,13 +214,4 @@ fn capacity_provider_config(function: Function, tiers: &TierFile) -> anyhow::Res
         MinExecutionEnvironments: !Ref ManagedInstancesMinEnvironments"
         )?;
     Ok(t)
-}
-
-/// `createMember` -> `CreateMember`: an operationId as a logical id.
-fn event_id(operation_id: &str) -> String {
-    let mut chars = operation_id.chars();
-    chars
-        .next()
-        .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-        .unwrap_or_default()
 }

@@ -1,6 +1,7 @@
 //! The YAML and naming helpers every part of the template shares.
 
-/// `member-write` -> `MemberWrite`: a resource name from a function name.
+/// `member-write` -> `MemberWrite`, `createMember` -> `CreateMember`: a
+/// logical id from a function name or an operationId.
 pub(crate) fn pascal(name: &str) -> String {
     name.split('-').map(|w| w[..1].to_uppercase() + &w[1..]).collect()
 }
