@@ -79,7 +79,6 @@ mod challenges;
 mod comments;
 mod dynamo;
 mod idempotency;
-mod likes;
 mod locks;
 mod media;
 mod members;
@@ -88,6 +87,7 @@ mod notifications;
 mod posts;
 mod revisions;
 mod second_factors;
+mod views;
 mod votes;
 
 fn member(username: &str) -> Member {

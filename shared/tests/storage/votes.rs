@@ -5,12 +5,15 @@
 
 use crate::boards::{category, numbered_post};
 use crate::moderation::log_entry;
-use crate::{Dyn, board, limit, member_id, post_key, purged};
+use crate::{Dyn, board, created_post, limit, member_id, post_key, purged};
 use futures::future::join_all;
 use shared::domain::{LogAction, LogTarget, MemberId, PostKey, Tally, Vote, VoteChange, WriterKey, new_id};
 use shared::store::GuestVoted;
 
 conformance!(
+    liking_and_unliking_are_idempotent,
+    fifty_members_liking_one_post_at_once_are_all_counted,
+    one_member_liking_twenty_times_at_once_counts_once,
     a_members_like_and_dislike_exclude_each_other_and_repeat_harmlessly,
     a_guest_votes_once_per_post_and_key,
     racing_members_and_guests_are_all_counted_exactly,
@@ -373,4 +376,82 @@ async fn a_deleted_post_takes_no_vote(store: Dyn) {
         GuestVoted::NoSuchPost
     );
     assert!(best_ids(&store, "free").await.is_empty());
+}
+
+async fn liking_and_unliking_are_idempotent(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let (m1, m2) = (member_id(), member_id());
+    for _ in 0..2 {
+        let state = store.vote(&key, &m1, VoteChange::Like, None).await.unwrap().unwrap();
+        assert_eq!(state.mine, Some(Vote::Like));
+        assert_eq!(state.like_count, 1);
+    }
+    assert_eq!(
+        store
+            .vote(&key, &m2, VoteChange::Like, None)
+            .await
+            .unwrap()
+            .unwrap()
+            .like_count,
+        2
+    );
+    for _ in 0..2 {
+        let state = store.vote(&key, &m1, VoteChange::Unlike, None).await.unwrap().unwrap();
+        assert_eq!(state.mine, None);
+        assert_eq!(state.like_count, 1);
+    }
+    assert!(!store.has_liked(&key.post, &m1).await.unwrap());
+    assert!(store.has_liked(&key.post, &m2).await.unwrap());
+    assert_eq!(
+        store
+            .vote(&post_key("free", &new_id()), &m1, VoteChange::Like, None)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .vote(&post_key("free", &new_id()), &m1, VoteChange::Unlike, None)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let members: Vec<MemberId> = (0..50).map(|_| member_id()).collect();
+    let likes = members.iter().map(|m| {
+        let (store, key, m) = (store.clone(), key.clone(), m.clone());
+        tokio::spawn(async move { store.vote(&key, &m, VoteChange::Like, None).await })
+    });
+    for result in join_all(likes).await {
+        assert!(result.unwrap().unwrap().unwrap().mine == Some(Vote::Like));
+    }
+    assert_eq!(
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
+        50
+    );
+    for m in &members {
+        assert!(store.has_liked(&key.post, m).await.unwrap());
+    }
+}
+
+async fn one_member_liking_twenty_times_at_once_counts_once(store: Dyn) {
+    let p = created_post(&store, "free").await;
+    let key = post_key("free", &p.summary.id);
+    let same_member = member_id();
+    let likes = (0..20).map(|_| {
+        let (store, key, m) = (store.clone(), key.clone(), same_member.clone());
+        tokio::spawn(async move { store.vote(&key, &m, VoteChange::Like, None).await })
+    });
+    for result in join_all(likes).await {
+        assert!(result.unwrap().unwrap().unwrap().mine == Some(Vote::Like));
+    }
+    assert_eq!(
+        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
+        1
+    );
 }

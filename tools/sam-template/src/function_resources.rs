@@ -1,6 +1,8 @@
 //! Each function's resources: the function with its memory, settings,
 //! secrets, permissions and routes (from the route table), and its log group.
 
+use crate::events;
+
 use std::fmt::Write as _;
 
 use crate::functions::{
@@ -173,10 +175,7 @@ pub(crate) fn function_resources(tiers: &TierFile, managed: bool) -> anyhow::Res
         if media {
             t += &media_events();
         }
-        writeln!(
-            t,
-            "\n  {resource}Logs:\n    Type: AWS::Logs::LogGroup\n    Metadata:\n      checkov:\n        skip:\n          - id: CKV_AWS_158\n            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.\n    Properties:\n      LogGroupName: !Sub /aws/lambda/${{{resource}}}\n      RetentionInDays: !Ref LogRetentionDays"
-        )?;
+        t += &events::log_group(&resource);
     }
     Ok(t)
 }

@@ -13,6 +13,7 @@
 //! a SAM-only property (which plain SAM and older cfn-lint releases refuse).
 
 mod costs;
+mod events;
 mod function_resources;
 mod functions;
 mod managed;

@@ -15,6 +15,8 @@
 //! bucket. The same resources in both templates: the function runs on
 //! classic Lambda in either mode ([`crate::functions::on_capacity_provider`]).
 
+use crate::events;
+
 /// The `media` function's memory by default (`MediaMemory`): a check of the
 /// largest image the limits let through (50 megapixels) takes about 160 MiB
 /// to decode (imaging/README.md), and the decode is CPU-bound, so more
@@ -322,25 +324,11 @@ pub(crate) fn media_resources() -> String {
               FunctionARN: !GetAtt MediaOnlyFiles.FunctionMetadata.FunctionARN
         ViewerCertificate:
           CloudFrontDefaultCertificate: true
-
-  MediaErrorsAlarm:
-    Type: AWS::CloudWatch::Alarm
-    Properties:
-      AlarmDescription: The media function failed in 3 periods of 5 minutes running - uploads are not checked (they stay pending) or images attached nowhere are not swept; see its logs (docs/operations.md)
-      Namespace: AWS/Lambda
-      MetricName: Errors
-      Dimensions:
-        - Name: FunctionName
-          Value: !Ref MediaFunction
-      Statistic: Sum
-      Period: 300
-      EvaluationPeriods: 3
-      DatapointsToAlarm: 3
-      ComparisonOperator: GreaterThanThreshold
-      Threshold: 0
-      TreatMissingData: notBreaching
-      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
 "
+    ) + &events::errors_alarm(
+        "MediaErrorsAlarm",
+        "MediaFunction",
+        "The media function failed in 3 periods of 5 minutes running - uploads are not checked (they stay pending) or images attached nowhere are not swept; see its logs (docs/operations.md)",
     )
 }
 

@@ -10,6 +10,8 @@
 //! in both templates: it waits on DynamoDB, so it runs on classic Lambda
 //! in either mode.
 
+use crate::events;
+
 /// The DynamoDB actions of the notify function (tests/iam.rs records
 /// them): what the notifier reads (the post and the parent comment, the
 /// mentioned members, the recipients' blocks, their notification states in
@@ -40,10 +42,7 @@ pub fn notify_filter_patterns() -> Vec<String> {
 }
 
 pub(crate) fn notify_resources() -> String {
-    let actions: String = NOTIFY_ACTIONS
-        .iter()
-        .map(|a| format!("\n                - {a}"))
-        .collect();
+    let actions = events::actions(NOTIFY_ACTIONS);
     let filters: String = notify_filter_patterns()
         .iter()
         .map(|p| format!("\n                - Pattern: '{p}'"))
@@ -110,64 +109,13 @@ pub(crate) fn notify_resources() -> String {
               OnFailure:
                 Type: SQS
                 Destination: !GetAtt NotifyDeadLetters.Arn
-
-  NotifyFunctionLogs:
-    Type: AWS::Logs::LogGroup
-    Metadata:
-      checkov:
-        skip:
-          - id: CKV_AWS_158
-            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.
-    Properties:
-      LogGroupName: !Sub /aws/lambda/${{NotifyFunction}}
-      RetentionInDays: !Ref LogRetentionDays
-
-  NotifyDeadLetters:
-    Type: AWS::SQS::Queue
-    Metadata:
-      checkov:
-        skip:
-          - id: CKV_AWS_27
-            comment: Encrypted at rest with SQS-managed keys (SqsManagedSseEnabled); its messages hold only stream coordinates (shard, sequence numbers), and a KMS key adds cost without a reader to restrict.
-    Properties:
-      # The most SQS keeps: time to find why notifying failed.
-      MessageRetentionPeriod: 1209600
-      SqsManagedSseEnabled: true
-
-  NotifyDeadLettersAlarm:
-    Type: AWS::CloudWatch::Alarm
-    Properties:
-      AlarmDescription: Notifying failed on every retry for a batch of texts - those posts and comments notified nobody; see the notify function's logs (docs/operations.md)
-      Namespace: AWS/SQS
-      MetricName: ApproximateNumberOfMessagesVisible
-      Dimensions:
-        - Name: QueueName
-          Value: !GetAtt NotifyDeadLetters.QueueName
-      Statistic: Maximum
-      Period: 300
-      EvaluationPeriods: 1
-      ComparisonOperator: GreaterThanThreshold
-      Threshold: 0
-      TreatMissingData: notBreaching
-      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
-
-  NotifyIteratorAgeAlarm:
-    Type: AWS::CloudWatch::Alarm
-    Properties:
-      AlarmDescription: Notifications are more than 5 minutes behind the table's stream - the notify function is failing or throttled (docs/operations.md)
-      Namespace: AWS/Lambda
-      MetricName: IteratorAge
-      Dimensions:
-        - Name: FunctionName
-          Value: !Ref NotifyFunction
-      Statistic: Maximum
-      Period: 300
-      EvaluationPeriods: 2
-      ComparisonOperator: GreaterThanThreshold
-      Threshold: 300000
-      TreatMissingData: notBreaching
-      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
 ",
         traces = crate::functions::TRACES_STATEMENT,
-    )
+    ) + &events::log_group("NotifyFunction")
+        + &events::dead_letters(
+            "Notify",
+            "time to find why notifying failed",
+            "Notifying failed on every retry for a batch of texts - those posts and comments notified nobody; see the notify function's logs (docs/operations.md)",
+        )
+        + &events::iterator_age_alarm("Notify", "Notifications")
 }

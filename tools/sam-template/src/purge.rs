@@ -10,6 +10,8 @@
 //! the pending purges and the account deletions whose step 2 was cut short
 //! (docs/DESIGN.md, Accounts), within its invocation's time.
 
+use crate::events;
+
 use shared::store::dynamo::PURGE_PK;
 
 /// The DynamoDB actions of the purge function (tests/iam.rs records them):
@@ -45,10 +47,7 @@ pub fn purge_filter() -> String {
 }
 
 pub(crate) fn purge_resources() -> String {
-    let actions: String = PURGE_ACTIONS
-        .iter()
-        .map(|a| format!("\n                - {a}"))
-        .collect();
+    let actions = events::actions(PURGE_ACTIONS);
     format!(
         "
   PurgeFunction:
@@ -120,84 +119,20 @@ pub(crate) fn purge_resources() -> String {
           Properties:
             Schedule: {schedule}
             Description: Finishes the account deletions and post purges left pending
-
-  PurgeFunctionLogs:
-    Type: AWS::Logs::LogGroup
-    Metadata:
-      checkov:
-        skip:
-          - id: CKV_AWS_158
-            comment: Function logs hold no secrets (a test scans them); the default encryption of CloudWatch Logs applies.
-    Properties:
-      LogGroupName: !Sub /aws/lambda/${{PurgeFunction}}
-      RetentionInDays: !Ref LogRetentionDays
-
-  PurgeDeadLetters:
-    Type: AWS::SQS::Queue
-    Metadata:
-      checkov:
-        skip:
-          - id: CKV_AWS_27
-            comment: Encrypted at rest with SQS-managed keys (SqsManagedSseEnabled); its messages hold only stream coordinates (shard, sequence numbers), and a KMS key adds cost without a reader to restrict.
-    Properties:
-      # The most SQS keeps: time to find why a purge failed and rerun it.
-      MessageRetentionPeriod: 1209600
-      SqsManagedSseEnabled: true
-
-  PurgeDeadLettersAlarm:
-    Type: AWS::CloudWatch::Alarm
-    Properties:
-      AlarmDescription: A deleted post's purge failed on every retry - its marker stays and its children are still stored; see the purge function's logs, then rerun it (docs/operations.md)
-      Namespace: AWS/SQS
-      MetricName: ApproximateNumberOfMessagesVisible
-      Dimensions:
-        - Name: QueueName
-          Value: !GetAtt PurgeDeadLetters.QueueName
-      Statistic: Maximum
-      Period: 300
-      EvaluationPeriods: 1
-      ComparisonOperator: GreaterThanThreshold
-      Threshold: 0
-      TreatMissingData: notBreaching
-      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
-
-  PurgeScheduleErrorsAlarm:
-    Type: AWS::CloudWatch::Alarm
-    Properties:
-      AlarmDescription: The purge function failed 3 times in 15 minutes - a pending account deletion or purge cannot finish, or the stream's batches fail; see its logs (docs/operations.md)
-      Namespace: AWS/Lambda
-      MetricName: Errors
-      Dimensions:
-        - Name: FunctionName
-          Value: !Ref PurgeFunction
-      Statistic: Sum
-      Period: 300
-      EvaluationPeriods: 3
-      DatapointsToAlarm: 3
-      ComparisonOperator: GreaterThanThreshold
-      Threshold: 0
-      TreatMissingData: notBreaching
-      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
-
-  PurgeIteratorAgeAlarm:
-    Type: AWS::CloudWatch::Alarm
-    Properties:
-      AlarmDescription: Purges are more than 5 minutes behind the table's stream - the purge function is failing or throttled (docs/operations.md)
-      Namespace: AWS/Lambda
-      MetricName: IteratorAge
-      Dimensions:
-        - Name: FunctionName
-          Value: !Ref PurgeFunction
-      Statistic: Maximum
-      Period: 300
-      EvaluationPeriods: 2
-      ComparisonOperator: GreaterThanThreshold
-      Threshold: 300000
-      TreatMissingData: notBreaching
-      AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]
 ",
         filter = purge_filter(),
         schedule = PURGE_SCHEDULE,
         traces = crate::functions::TRACES_STATEMENT,
-    )
+    ) + &events::log_group("PurgeFunction")
+        + &events::dead_letters(
+            "Purge",
+            "time to find why a purge failed and rerun it",
+            "A deleted post's purge failed on every retry - its marker stays and its children are still stored; see the purge function's logs, then rerun it (docs/operations.md)",
+        )
+        + &events::errors_alarm(
+            "PurgeScheduleErrorsAlarm",
+            "PurgeFunction",
+            "The purge function failed 3 times in 15 minutes - a pending account deletion or purge cannot finish, or the stream's batches fail; see its logs (docs/operations.md)",
+        )
+        + &events::iterator_age_alarm("Purge", "Purges")
 }

@@ -6,6 +6,8 @@
 
 #[cfg(all(feature = "totp", feature = "tokens"))]
 pub(super) mod account;
+#[cfg(feature = "tokens")]
+pub(super) mod blocks;
 #[cfg(feature = "hashing")]
 pub(super) mod guest;
 #[cfg(feature = "tokens")]
@@ -21,6 +23,8 @@ pub(super) mod read;
 pub(super) mod sessions;
 #[cfg(feature = "passwords")]
 pub(super) mod signup;
+#[cfg(feature = "tokens")]
+pub(super) mod votes;
 
 use axum::Json;
 use serde_json::{Value, json};

@@ -7,13 +7,15 @@ use super::parameter_ref;
 use crate::function::Function;
 use crate::http::Route;
 
-/// Members' and staff routes: a bearer token.
+/// Members' and staff routes, and a member's own (`/members/me`, some
+/// of them served by `read`): a bearer token.
 pub(super) fn takes_bearer(route: &Route) -> bool {
     matches!(
         route.function,
         Function::MemberWrite | Function::Like | Function::Moderation | Function::Account
     ) && !bearer_optional(route)
         && !route.path.ends_with("/votes/guest")
+        || route.path.starts_with("/members/me")
 }
 
 /// Reports: anyone, with a bearer token or without; board pages
@@ -34,8 +36,8 @@ pub(super) fn bearer_optional(route: &Route) -> bool {
     report || read || grant
 }
 
-/// Every write on a board is checked for bans (not a member's
-/// own notifications and blocks, which `member-write` serves too).
+/// Every write on a board is checked for bans (not a member's own
+/// notifications and blocks, which `member-write` serves too).
 pub(super) fn checks_bans(route: &Route) -> bool {
     matches!(
         route.function,

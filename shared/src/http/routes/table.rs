@@ -134,25 +134,25 @@ routes_table! {
             .takes::<h::guest::GuestProofRequest>().errors(&["wrong_password", "forbidden", "not_found", "too_many_attempts"])
             .listed("guest password", "`204`");
     #[cfg(feature = "tokens")]
-    Like PUT "/boards/{slug}/posts/{post_id}/like" => h::member::like,
+    Like PUT "/boards/{slug}/posts/{post_id}/like" => h::votes::like,
         doc("likePost", "Like a post (idempotent)", 200, "The vote state")
             .details("The signed-in member likes the post, withdrawing their dislike in the same change; liking again changes nothing. Not on one's own post. The like that first brings `like_count - dislike_count` to the board's `best_likes` makes the post best.")
             .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
             .listed("bearer", "`200` like state");
     #[cfg(feature = "tokens")]
-    Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::member::unlike,
+    Like DELETE "/boards/{slug}/posts/{post_id}/like" => h::votes::unlike,
         doc("unlikePost", "Unlike a post (idempotent)", 200, "The vote state")
             .details("The signed-in member takes back a like (a dislike stays); unliking again changes nothing.")
             .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
             .listed("bearer", "`200` like state");
     #[cfg(feature = "tokens")]
-    Like PUT "/boards/{slug}/posts/{post_id}/dislike" => h::member::dislike,
+    Like PUT "/boards/{slug}/posts/{post_id}/dislike" => h::votes::dislike,
         doc("dislikePost", "Dislike a post (idempotent)", 200, "The vote state")
             .details("The signed-in member dislikes the post (bichucheon), withdrawing their like in the same change; disliking again changes nothing. Not on one's own post; `403` where the board has dislikes off. `dislike_count` is absent where the board hides dislikes from the caller.")
             .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
             .listed("bearer", "`200` vote state");
     #[cfg(feature = "tokens")]
-    Like DELETE "/boards/{slug}/posts/{post_id}/dislike" => h::member::undislike,
+    Like DELETE "/boards/{slug}/posts/{post_id}/dislike" => h::votes::undislike,
         doc("undislikePost", "Take back a dislike (idempotent)", 200, "The vote state")
             .details("The signed-in member takes back a dislike (a like stays); again changes nothing. `403` where the board has dislikes off.")
             .returns::<d::VoteState>().errors(&["forbidden", "not_found"])
@@ -257,10 +257,10 @@ routes_table! {
             .returns::<d::PostDetail>().errors(&["not_found"])
             .listed("-", "`200` post detail; counts this view");
     #[cfg(feature = "tokens")]
-    Like POST "/boards/{slug}/posts/{post_id}/votes/guest" => h::member::guest_vote,
+    Like POST "/boards/{slug}/posts/{post_id}/votes/guest" => h::votes::guest_vote,
         doc("voteAsGuest", "Vote on a post as a guest (once)", 200, "The vote state")
             .details("A guest likes or dislikes a post, once per post per client address (IPv4 address or IPv6 /64), never withdrawn: a second vote from there is `409 already_voted`. Not on a post written from the same address; `403` where the board takes no guest writes or has dislikes off. Counted against the guest-vote quota of the client address. Takes no `Idempotency-Key`: a retried vote answers `409 already_voted`, which says it counted.")
-            .takes::<h::member::GuestVoteRequest>().returns::<d::VoteState>().errors(&["forbidden", "not_found", "already_voted", "rate_limited"])
+            .takes::<h::votes::GuestVoteRequest>().returns::<d::VoteState>().errors(&["forbidden", "not_found", "already_voted", "rate_limited"])
             .listed("-", "`200` vote state");
     #[cfg(feature = "tokens")]
     Moderation PUT "/boards/{slug}/posts/{post_id}/category" => h::moderation::recategorize,
@@ -340,13 +340,13 @@ routes_table! {
             .returns::<crate::app::media::MediaView>().errors(&["not_found"])
             .listed("-", "`200` upload state");
     #[cfg(feature = "tokens")]
-    MemberWrite GET "/members/me/notifications" => h::notifications::list_notifications,
+    Read GET "/members/me/notifications" => h::notifications::list_notifications,
         doc("listNotifications", "Your notifications, newest first", 200, "A page of notifications")
             .details("Comments on your posts (`comment`), replies to your comments (`reply`) and `@username` mentions (`mention`) by others, newest first, each with `read`. They appear within seconds of the text, off the request path; a deleted or removed text takes its notifications with it; the newest 1,000 are kept, for 90 days. Pass `next_cursor` as `cursor` for the next page.")
             .returns::<d::NotificationPage>().errors(&["validation_failed"])
             .listed("bearer", "`200` page of notifications, newest first");
     #[cfg(feature = "tokens")]
-    MemberWrite GET "/members/me/notifications/unread" => h::notifications::unread,
+    Read GET "/members/me/notifications/unread" => h::notifications::unread,
         doc("getUnreadCount", "How many of your notifications are unread", 200, "The unread count")
             .details("One small read: what a client polls (at most every 30 s) for a badge.")
             .returns::<d::Unread>()
@@ -358,31 +358,31 @@ routes_table! {
             .takes::<h::notifications::MarkReadRequest>().returns::<d::Unread>().errors(&["validation_failed"])
             .listed("bearer", "`200 {\"unread\": n}`");
     #[cfg(feature = "tokens")]
-    MemberWrite GET "/members/me/blocks" => h::notifications::list_blocks,
+    Read GET "/members/me/blocks" => h::blocks::list_blocks,
         doc("listBlocks", "Whom you block", 200, "Your blocks, oldest first")
             .details("The members and guest tags you block. Their posts and comments are left out of the board pages, comment pages and post details you read with your token, and they never notify you.")
             .returns::<d::BlockList>()
             .listed("bearer", "`200 {\"members\": [...], \"guests\": [...]}`");
     #[cfg(feature = "tokens")]
-    MemberWrite PUT "/members/me/blocks/members/{member_id}" => h::notifications::block_member,
+    MemberWrite PUT "/members/me/blocks/members/{member_id}" => h::blocks::block_member,
         doc("blockMember", "Block a member (idempotent)", 204, "Blocked")
             .details("At most 500 blocks (members and guests together): the 501st is `400 validation_failed`. Blocking yourself is `400`; an unknown member `404`.")
             .errors(&["validation_failed", "not_found"])
             .listed("bearer", "`204`");
     #[cfg(feature = "tokens")]
-    MemberWrite DELETE "/members/me/blocks/members/{member_id}" => h::notifications::unblock_member,
+    MemberWrite DELETE "/members/me/blocks/members/{member_id}" => h::blocks::unblock_member,
         doc("unblockMember", "Unblock a member (idempotent)", 204, "Not blocked")
             .details("Done whether or not they were blocked.")
             .errors(&["not_found"])
             .listed("bearer", "`204`");
     #[cfg(feature = "tokens")]
-    MemberWrite PUT "/members/me/blocks/guests/{tag}" => h::notifications::block_guest,
+    MemberWrite PUT "/members/me/blocks/guests/{tag}" => h::blocks::block_guest,
         doc("blockGuest", "Block a guest by tag (idempotent)", 204, "Blocked")
             .details("A guest's tag (the `tag` of a guest author) names every text written from that address key. At most 500 blocks in all.")
             .errors(&["validation_failed"])
             .listed("bearer", "`204`");
     #[cfg(feature = "tokens")]
-    MemberWrite DELETE "/members/me/blocks/guests/{tag}" => h::notifications::unblock_guest,
+    MemberWrite DELETE "/members/me/blocks/guests/{tag}" => h::blocks::unblock_guest,
         doc("unblockGuest", "Unblock a guest (idempotent)", 204, "Not blocked")
             .details("Done whether or not the tag was blocked.")
             .errors(&["validation_failed"])

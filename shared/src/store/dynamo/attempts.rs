@@ -2,13 +2,13 @@
 //! `ADD` and removed by the table's TTL.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::types::ReturnValue;
 
 use super::DynamoStore;
 use super::attributes::{key, n, number};
 use super::items::{attempt_pk, window_sk};
-use super::transact::{is_conditional_failure, sdk_error};
 use crate::domain::Window;
+use crate::store::dynamo::metered::Metered;
 use crate::store::{AttemptKey, Attempts, StoreResult};
 
 #[async_trait]
@@ -21,41 +21,31 @@ impl Attempts for DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
             .update_expression("ADD failures :one SET expires_at = :expires_at")
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":expires_at", n(window.end()))
             .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[attempt_pk(key_name)]))
-            .map_err(sdk_error)?;
+            .metered(self, &[attempt_pk(key_name)])
+            .await?;
         number(&out.attributes.unwrap_or_default(), "failures")
     }
 
     async fn forgive_failure(&self, key_name: &AttemptKey, window: Window) -> StoreResult<()> {
         let key_name = key_name.as_str();
-        let out = self
-            .client()
+        self.client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
             .update_expression("ADD failures :minus_one")
             .condition_expression("failures > :zero")
             .expression_attribute_values(":minus_one", n(-1))
             .expression_attribute_values(":zero", n(0))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[attempt_pk(key_name)]));
-        match out {
-            Ok(_) => Ok(()),
-            Err(e) if is_conditional_failure(&e) => Ok(()),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &[attempt_pk(key_name)])
+            .await?;
+        Ok(())
     }
 
     /// One DeleteItem (no item: nothing to delete, no error).
@@ -64,13 +54,10 @@ impl Attempts for DynamoStore {
         self.client()
             .await
             .delete_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(attempt_pk(key_name), window_sk(window.start))))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[attempt_pk(key_name)]))
-            .map_err(sdk_error)?;
+            .metered(self, &[attempt_pk(key_name)])
+            .await?;
         Ok(())
     }
 

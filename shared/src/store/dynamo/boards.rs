@@ -14,14 +14,15 @@
 //!   (the backfill counts a pre-v4 post when it numbers it).
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue, Select};
+use aws_sdk_dynamodb::types::{ReturnValue, Select};
 
 use super::DynamoStore;
 use super::attributes::{Item, Projection, from_item, key, n, number, s, text};
 use super::items::{BOARD_INDEX, BOARDS_PK, NUMBERS_SK, POST_COUNT_SK, board_pk, numbers_pk, post_count_pk};
 use super::requests::BATCH_KEYS;
-use super::transact::{TxFailure, is_conditional_failure, sdk_error};
+use super::transact::TxFailure;
 use crate::domain::{BoardSettings, BoardSlug, LogEntry};
+use crate::store::dynamo::metered::Metered;
 use crate::store::{BoardDirectory, StoreError, StoreResult, from_json, to_json};
 
 /// The board settings item as stored.
@@ -64,7 +65,6 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(numbers_pk(board), NUMBERS_SK.into())))
             .update_expression("ADD #next :n")
@@ -72,14 +72,10 @@ impl DynamoStore {
             .expression_attribute_names("#next", "next")
             .expression_attribute_values(":n", n(i64::try_from(how_many).unwrap_or(1)))
             .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match out {
-            Ok(out) => Ok(Some(number(&out.attributes.unwrap_or_default(), "next")?)),
-            Err(e) if is_conditional_failure(&e) => Ok(None),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &touched)
+            .await?;
+        out.map(|out| number(&out.attributes.unwrap_or_default(), "next"))
+            .transpose()
     }
 
     /// Creates the board's counter, once: `next` and `legacy` are the
@@ -95,24 +91,15 @@ impl DynamoStore {
             ("legacy_given".to_owned(), n(0)),
         ]);
         let touched = [numbers_pk(board)];
-        let put = self
-            .client()
+        self.client()
             .await
             .put_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(PK)")
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match put {
-            // Another process created it first: the same count, or one
-            // taken a moment earlier.
-            Ok(_) => Ok(()),
-            Err(e) if is_conditional_failure(&e) => Ok(()),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &touched)
+            .await?;
+        Ok(())
     }
 
     /// How many posts of `board` have no number: Queries of the board
@@ -120,31 +107,22 @@ impl DynamoStore {
     /// bytes: about 10 RCU per 1,000 posts, once per board).
     async fn unnumbered_posts(&self, board: &str) -> StoreResult<i64> {
         let mut count = 0;
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .index_name(BOARD_INDEX)
-                .key_condition_expression("GSI1PK = :board")
-                .filter_expression("attribute_not_exists(#number)")
-                .expression_attribute_names("#number", "number")
-                .expression_attribute_values(":board", s(board_pk(board)))
-                .select(Select::Count)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &[]))
-                .map_err(sdk_error)?;
+        let mut pages = self.pages(&[]);
+        while let Some(out) = pages
+            .next(|query| {
+                query
+                    .index_name(BOARD_INDEX)
+                    .key_condition_expression("GSI1PK = :board")
+                    .filter_expression("attribute_not_exists(#number)")
+                    .expression_attribute_names("#number", "number")
+                    .expression_attribute_values(":board", s(board_pk(board)))
+                    .select(Select::Count)
+            })
+            .await?
+        {
             count += i64::from(out.count);
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(count);
-            }
         }
+        Ok(count)
     }
 
     /// `how_many` numbers at once (the last one returned), creating the
@@ -172,31 +150,11 @@ impl BoardDirectory for DynamoStore {
     /// One consistent Query of `BOARDS` (a board's item is a few hundred
     /// bytes: 1 RCU per dozen boards).
     async fn boards(&self) -> StoreResult<Vec<BoardSettings>> {
-        let mut boards = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :boards")
-                .expression_attribute_values(":boards", s(BOARDS_PK))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &[BOARDS_PK.to_owned()]))
-                .map_err(sdk_error)?;
-            for item in out.items.unwrap_or_default() {
-                boards.push(settings_of(item)?);
-            }
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(boards);
-            }
-        }
+        self.query_all(BOARDS_PK, None, &|query| query.key_condition_expression("PK = :pk"))
+            .await?
+            .into_iter()
+            .map(settings_of)
+            .collect()
     }
 
     /// One consistent BatchGetItem of the boards' count items per 100 boards.

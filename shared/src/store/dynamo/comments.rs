@@ -4,15 +4,16 @@
 //! edit lock's check is a Query of them that counts others' comments.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Select, TransactWriteItem};
 
 use super::DynamoStore;
 use super::attributes::{from_item, key, s, text, to_item};
 use super::items::{COMMENT_SK_PREFIX, CommentItem, comment_pointer_sk, comment_sk, post_pk, reports_pk, shard_of};
-use super::transact::{Race, failed_at, retry_races, sdk_error};
+use super::transact::{Race, failed_at, retry_races};
 use crate::domain::{
     Author, BoardSlug, Comment, CommentId, CommentKey, Guard, PasswordHash, PostId, PostKey, Writer, WriterKey,
 };
+use crate::store::dynamo::transact::Condition;
 use crate::store::{Comments, Completion, StoreError, StoreResult};
 
 /// The comments the lock check's first Query reads (then up to
@@ -110,7 +111,10 @@ impl DynamoStore {
             match &pointer {
                 Some(id) => {
                     let id = id.as_str();
-                    items.push(self.delete_if(pointer_key.clone(), "report_id = :id", &[(":id", s(id))])?);
+                    items.push(self.delete(
+                        pointer_key.clone(),
+                        Condition::new("report_id = :id").values(&[(":id", s(id))]),
+                    )?);
                     items.push(self.delete(key(reports_pk(board), id.to_owned()), None)?);
                 }
                 None => items.push(self.check(pointer_key.clone(), "attribute_not_exists(PK)", &[])?),
@@ -156,40 +160,30 @@ impl Comments for DynamoStore {
             // No key to know the author's comments by: every comment is another's.
             (_, None) => (None, None),
         };
-        let mut start = None;
+        let mut pages = self.pages(std::slice::from_ref(&pk));
         let mut limit = Some(FIRST_LOCK_PAGE);
-        loop {
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .select(Select::Count)
-                .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
-                .expression_attribute_values(":pk", s(pk.clone()))
-                .expression_attribute_values(":comments", s(COMMENT_SK_PREFIX))
-                .set_filter_expression(not_own.map(str::to_owned))
-                .set_limit(limit)
-                .consistent_read(true)
-                .set_exclusive_start_key(start);
-            let out = match author {
-                Some(author) => out.expression_attribute_values(":author", s(author)),
-                None => out,
-            }
-            .send()
-            .await
-            .inspect(|out| self.record(out, std::slice::from_ref(&pk)))
-            .map_err(sdk_error)?;
+        while let Some(out) = pages
+            .next(|query| {
+                let query = query
+                    .select(Select::Count)
+                    .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
+                    .expression_attribute_values(":pk", s(pk.clone()))
+                    .expression_attribute_values(":comments", s(COMMENT_SK_PREFIX))
+                    .set_filter_expression(not_own.map(str::to_owned))
+                    .set_limit(limit.take())
+                    .consistent_read(true);
+                match author {
+                    Some(author) => query.expression_attribute_values(":author", s(author)),
+                    None => query,
+                }
+            })
+            .await?
+        {
             if out.count > 0 {
                 return Ok(true);
             }
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(false);
-            }
-            limit = None;
         }
+        Ok(false)
     }
 
     async fn create_comment(

@@ -11,15 +11,16 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::types::ReturnValue;
 use futures_util::future::try_join_all;
 
 use super::DynamoStore;
 use super::attributes::{Item, Projection, key, n, s};
 use super::items::{Counts, POST_ON_BOARD, POST_SK, counter_pk, post_pk, shard_key};
 use super::requests::BATCH_KEYS;
-use super::transact::{TxFailure, is_conditional_failure, sdk_error};
+use super::transact::TxFailure;
 use crate::store::StoreResult;
+use crate::store::dynamo::metered::Metered;
 
 /// A post's shards, index = shard number; a shard not written yet counts 0.
 pub(super) type Shards = Vec<Counts>;
@@ -125,31 +126,22 @@ impl DynamoStore {
     /// Shard `shard` of the posts of `board` with ids from `low` to `high`.
     async fn shard_range(&self, board: &str, shard: u32, low: &str, high: &str) -> StoreResult<Vec<Item>> {
         let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND SK BETWEEN :low AND :high")
-                .expression_attribute_values(":pk", s(counter_pk(board, shard)))
-                .expression_attribute_values(":low", s(low))
-                .expression_attribute_values(":high", s(high))
-                .projection_expression(COUNTS.expression)
-                .set_expression_attribute_names(Some(COUNTS.names()))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &[counter_pk(board, shard)]))
-                .map_err(sdk_error)?;
+        let mut pages = self.pages(&[counter_pk(board, shard)]);
+        while let Some(out) = pages
+            .next(|query| {
+                query
+                    .key_condition_expression("PK = :pk AND SK BETWEEN :low AND :high")
+                    .expression_attribute_values(":pk", s(counter_pk(board, shard)))
+                    .expression_attribute_values(":low", s(low))
+                    .expression_attribute_values(":high", s(high))
+                    .projection_expression(COUNTS.expression)
+                    .set_expression_attribute_names(Some(COUNTS.names()))
+            })
+            .await?
+        {
             items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(items);
-            }
         }
+        Ok(items)
     }
 
     /// Shards of posts of `board` from this process's cache where fresh, the
@@ -222,7 +214,6 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(shard_key(board, post_id, shard)))
             .update_expression("ADD #views :views")
@@ -230,14 +221,9 @@ impl DynamoStore {
             .expression_attribute_names("#views", "views")
             .expression_attribute_values(":views", n(i64::try_from(views).unwrap_or(i64::MAX)))
             .return_values(ReturnValue::AllNew)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[counter_pk(board, shard)]));
-        match out {
-            Ok(out) => Ok(Some(counts_of(&out.attributes.unwrap_or_default()))),
-            Err(e) if is_conditional_failure(&e) => Ok(None),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &[counter_pk(board, shard)])
+            .await?;
+        Ok(out.map(|out| counts_of(&out.attributes.unwrap_or_default())))
     }
 
     /// The first write to a shard: creates it, in one transaction with a

@@ -3,11 +3,11 @@
 //! response once answered, and `expires_at` (TTL; reads ignore an expired
 //! record, since TTL deletion is late). See `crate::store::idempotency`.
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, s};
-use super::transact::{is_conditional_failure, sdk_error};
+use crate::store::dynamo::metered::Metered;
 use crate::store::idempotency::{self, Claim, Claimed, Completion, Record, StoredResponse};
 use crate::store::{Idempotency, StoreError, StoreResult};
 
@@ -67,7 +67,6 @@ impl DynamoStore {
             .client()
             .await
             .put_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .item("PK", s(pk.clone()))
             .item("SK", s(IDEM_SK))
@@ -82,11 +81,7 @@ impl DynamoStore {
                 .expression_attribute_names("#token", "token")
                 .expression_attribute_values(":seen", AttributeValue::S(record.token.clone())),
         };
-        match put.send().await.inspect(|out| self.record(out, &[pk])) {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+        Ok(put.metered_if(self, &[pk]).await?.is_some())
     }
 }
 
@@ -116,24 +111,17 @@ impl Idempotency for DynamoStore {
 
     async fn release(&self, key_name: &str, token: &str) -> StoreResult<()> {
         let pk = idem_pk(key_name);
-        let out = self
-            .client()
+        self.client()
             .await
             .delete_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(pk.clone(), IDEM_SK.into())))
             .condition_expression("#token = :token AND attribute_not_exists(#status)")
             .expression_attribute_names("#token", "token")
             .expression_attribute_names("#status", "status")
             .expression_attribute_values(":token", s(token))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[pk]));
-        match out {
-            Ok(_) => Ok(()),
-            Err(e) if is_conditional_failure(&e) => Ok(()),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &[pk])
+            .await?;
+        Ok(())
     }
 }

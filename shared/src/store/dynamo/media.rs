@@ -18,16 +18,17 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder as QueryBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, s, text};
 use super::items::post_pk;
-use super::transact::{TxFailure, sdk_error};
+use super::transact::TxFailure;
 use crate::domain::media::{
     AttachedMedia, MediaOutcome, MediaOwner, MediaRecord, MediaStatus, MediaType, NewMedia, ReadyMedia,
 };
 use crate::domain::{BoardSlug, MediaId, TextRef};
+use crate::store::dynamo::metered::Metered;
 use crate::store::{Media, StoreError, StoreResult};
 
 const MEDIA_SK: &str = "MEDIA";
@@ -373,7 +374,6 @@ impl Media for DynamoStore {
             .client()
             .await
             .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .key_condition_expression("PK = :pk AND SK < :after")
             .expression_attribute_values(":pk", s(UNATTACHED_PK))
@@ -381,10 +381,8 @@ impl Media for DynamoStore {
             .expression_attribute_values(":after", s(format!("{now}$")))
             .limit(i32::try_from(limit).unwrap_or(i32::MAX).max(1))
             .consistent_read(true)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched))
-            .map_err(sdk_error)?;
+            .metered(self, &touched)
+            .await?;
         let markers: Vec<(String, String)> = out
             .items
             .unwrap_or_default()

@@ -39,7 +39,9 @@ use super::items::{
     COMMENT_SK_PREFIX, NUMBERS_SK, POST_SK, legacy_likes_pk, like_sk, likes_pk, numbers_pk, owned_comment_sk,
     owned_like_sk, owned_post_sk, post_pk, shard_key,
 };
-use super::transact::{TxFailure, is_conditional_failure, sdk_error};
+use super::metered::sdk_error;
+use super::transact::TxFailure;
+use crate::store::dynamo::metered::Metered;
 use crate::store::{StoreError, StoreResult};
 
 /// What a backfill run changed.
@@ -249,7 +251,6 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(pk.to_owned(), sk.to_owned())))
             .expression_attribute_names("#owner", "owner")
@@ -268,17 +269,12 @@ impl DynamoStore {
                 )
                 .expression_attribute_values(":member", s("member")),
         };
-        match update.send().await.inspect(|out| self.record(out, &touched)) {
-            Ok(_) => {
-                if let Some(post_id) = pk.strip_prefix("POST#") {
-                    self.cache.forget_post(post_id);
-                }
-                Ok(true)
-            }
-            // Given its keys by another run, disowned or deleted meanwhile.
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
+        // Not written when given its keys by another run, disowned or deleted meanwhile.
+        let written = update.metered_if(self, &touched).await?.is_some();
+        if let Some(post_id) = pk.strip_prefix("POST#").filter(|_| written) {
+            self.cache.forget_post(post_id);
         }
+        Ok(written)
     }
 
     /// Every item matching `filter` (with its attribute `names` and

@@ -5,8 +5,9 @@
 //!
 //! One file per port (`members`, `comments`, `votes`, `blocks`, `attempts`,
 //! `idempotency`, `purges`...; `posts`, `notifications`, `moderation` and
-//! `accounts` are folders, a file per part of the port); what several share is in files of its own: the settings,
-//! attribute helpers, transactions, single-item requests and the read cache.
+//! `accounts` are folders, a file per part of the port); what several share
+//! is in files of its own: the settings, attribute helpers, transactions,
+//! single-item requests, paged queries, metered sending and the read cache.
 
 mod accounts;
 mod attempts;
@@ -23,9 +24,11 @@ mod idempotency;
 mod items;
 mod media;
 mod members;
+mod metered;
 pub mod migrate;
 mod moderation;
 mod notifications;
+mod paged;
 mod posts;
 mod purges;
 mod request_counter;
@@ -39,11 +42,11 @@ mod votes;
 pub use cache::CacheStats;
 pub use capacity::{CapacityMeter, Consumed, Partition, Units};
 pub use items::{COMMENT_SK_PREFIX, DELETED_MEMBER_KIND, POST_PK_PREFIX, POST_SK};
+pub(crate) use metered::sdk_error;
 pub use purges::PURGE_PK;
 pub use request_counter::RequestCounter;
 pub use settings::{Layout, SdkTuning, client_config};
 pub use text_changes::text_event_of;
-pub(crate) use transact::sdk_error;
 
 use std::sync::Arc;
 use std::time::Duration;

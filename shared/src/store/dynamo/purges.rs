@@ -20,12 +20,14 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{DeleteRequest, ReturnConsumedCapacity, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::types::{DeleteRequest, TransactWriteItem, WriteRequest};
 
 use super::DynamoStore;
 use super::attributes::{Item, key, n, pk_of, s};
 use super::items::{POST_SK, all_likes_pks, legacy_likes_pk, post_pk, reports_pk};
-use super::transact::{TRANSACTION_ITEMS, TxFailure, UNANSWERED, sdk_error};
+use super::transact::{TRANSACTION_ITEMS, TxFailure, UNANSWERED};
+use crate::store::dynamo::metered::Metered;
+use crate::store::dynamo::transact::Condition;
 use crate::store::{PendingPurge, Purges, StoreError, StoreResult};
 
 /// The partition of purge markers (the `purge` function's stream filter
@@ -86,11 +88,11 @@ impl DynamoStore {
                 "attribute_exists(PK) AND board = :board AND attribute_not_exists(#number)"
             };
             let mut items = vec![
-                self.delete_named(
+                self.delete(
                     key(post_pk(post_id), POST_SK.into()),
-                    condition,
-                    &[("#number", "number")],
-                    &[(":board", s(board))],
+                    Condition::new(condition)
+                        .names(&[("#number", "number")])
+                        .values(&[(":board", s(board))]),
                 )?,
                 self.overwrite(marker.clone())?,
             ];
@@ -99,7 +101,7 @@ impl DynamoStore {
             let shards_at = items.len();
             for shard in self.shard_keys(board, post_id) {
                 items.push(match unless_answered {
-                    true => self.delete_if(shard, UNANSWERED, &[(":zero", n(0))])?,
+                    true => self.delete(shard, Condition::new(UNANSWERED).values(&[(":zero", n(0))]))?,
                     false => self.delete(shard, None)?,
                 });
             }
@@ -237,12 +239,9 @@ impl DynamoStore {
                     .client()
                     .await
                     .batch_write_item()
-                    .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                     .request_items(&self.table, pending)
-                    .send()
-                    .await
-                    .inspect(|out| self.record(out, &touched))
-                    .map_err(sdk_error)?;
+                    .metered(self, &touched)
+                    .await?;
                 pending = out
                     .unprocessed_items
                     .and_then(|mut m| m.remove(&self.table))
@@ -272,16 +271,13 @@ impl Purges for DynamoStore {
             .client()
             .await
             .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .key_condition_expression("PK = :purge")
             .expression_attribute_values(":purge", s(PURGE_PK))
             .limit(i32::try_from(limit).unwrap_or(i32::MAX).max(1))
             .consistent_read(true)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[PURGE_PK.to_owned()]))
-            .map_err(sdk_error)?;
+            .metered(self, &[PURGE_PK.to_owned()])
+            .await?;
         let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
         out.items
             .unwrap_or_default()

@@ -6,59 +6,19 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
 use super::DynamoStore;
 use super::attributes::{Item, Projection, key, pk_of, s};
 use super::items::{BY_ID_INDEX, POST_SK, post_pk};
-use super::transact::{TxFailure, is_conditional_failure, sdk_error};
+use super::transact::TxFailure;
+use crate::store::dynamo::metered::Metered;
 use crate::store::{Completion, StoreError, StoreResult};
 
 /// BatchGetItem takes at most 100 keys.
 pub(super) const BATCH_KEYS: usize = 100;
 
-/// A Query's own part: its key condition and values, and any projection
-/// or order ([`DynamoStore::query_all`] adds the rest).
-pub(super) type QueryShape<'a> = &'a (dyn Fn(QueryFluentBuilder) -> QueryFluentBuilder + Send + Sync);
-
 impl DynamoStore {
-    /// Every item one consistent Query of partition `pk` finds, page after
-    /// page, or its first `limit`: `shape` sets the key condition (on
-    /// `:pk`, which this sets), other values, a projection, an order.
-    pub(super) async fn query_all(
-        &self,
-        pk: &str,
-        limit: Option<usize>,
-        shape: QueryShape<'_>,
-    ) -> StoreResult<Vec<Item>> {
-        let touched = [pk.to_owned()];
-        let mut items: Vec<Item> = Vec::new();
-        let mut start = None;
-        loop {
-            let query = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .expression_attribute_values(":pk", s(pk))
-                .consistent_read(true)
-                .set_limit(limit.map(|l| i32::try_from(l.saturating_sub(items.len())).unwrap_or(i32::MAX)))
-                .set_exclusive_start_key(start);
-            let out = shape(query)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
-            if start.is_none() || limit.is_some_and(|l| items.len() >= l) {
-                return Ok(items);
-            }
-        }
-    }
-
     /// A consistent GetItem of the whole item.
     pub(super) async fn get(&self, key: Item) -> StoreResult<Option<Item>> {
         self.get_with(key, true, None).await
@@ -78,17 +38,14 @@ impl DynamoStore {
             .client()
             .await
             .get_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
             .set_projection_expression(projection.map(|p| p.expression.to_owned()))
             // DynamoDB refuses an empty map of names.
             .set_expression_attribute_names(projection.filter(|p| !p.names.is_empty()).map(Projection::names))
             .consistent_read(consistent)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched))
-            .map_err(sdk_error)?;
+            .metered(self, &touched)
+            .await?;
         Ok(out.item)
     }
 
@@ -130,12 +87,9 @@ impl DynamoStore {
                 .client()
                 .await
                 .batch_get_item()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .request_items(&self.table, request)
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched))
-                .map_err(sdk_error)?;
+                .metered(self, &touched)
+                .await?;
             items.extend(
                 out.responses
                     .as_mut()
@@ -159,17 +113,14 @@ impl DynamoStore {
             .client()
             .await
             .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .index_name(BY_ID_INDEX)
             .key_condition_expression("#id = :id")
             .expression_attribute_names("#id", "id")
             .expression_attribute_values(":id", s(id))
-            .send()
-            .await
             // The index's units are metered on its own (Partition::IdIndex).
-            .inspect(|out| self.record(out, &[]))
-            .map_err(sdk_error)?;
+            .metered(self, &[])
+            .await?;
         let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
         Ok(out
             .items
@@ -211,18 +162,12 @@ impl DynamoStore {
             .client()
             .await
             .put_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(PK)")
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match put {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &touched)
+            .await?;
+        Ok(put.is_some())
     }
 
     /// One UpdateItem applying `expression` if `condition` holds: false
@@ -241,21 +186,15 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
             .update_expression(expression)
             .condition_expression(condition)
             .set_expression_attribute_names((!names.is_empty()).then_some(names))
             .set_expression_attribute_values((!values.is_empty()).then_some(values))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match result {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &touched)
+            .await?;
+        Ok(result.is_some())
     }
 
     /// A guarded replace of an item's password hash: only if it is still `old`.
@@ -273,7 +212,6 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key))
             .update_expression(format!("SET {attribute} = :new"))
@@ -283,15 +221,10 @@ impl DynamoStore {
             condition += " AND board = :board";
             update = update.expression_attribute_values(":board", s(board));
         }
-        match update
+        Ok(update
             .condition_expression(condition)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched))
-        {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &touched)
+            .await?
+            .is_some())
     }
 }

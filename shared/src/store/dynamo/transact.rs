@@ -1,66 +1,18 @@
-//! Transactions and how requests fail: the SDK error mapping every request
-//! shares, a transaction run with retries on conflicts (and on a counter
-//! shard created on first use), the retry of a write that lost a race with
+//! Transactions: a run with retries on conflicts (and on a counter shard
+//! created on first use), the retry of a write that lost a race with
 //! another, and the items transactions are made of.
 
 use std::future::Future;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::{BuildError, DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update};
 
 use super::DynamoStore;
 use super::attributes::{Item, n, pk_of};
 use super::items::shard_key;
+use crate::store::dynamo::metered::{Metered, sdk_error};
 use crate::store::{StoreError, StoreResult};
-
-/// Throttling, timeouts and unreachable endpoints are "unavailable" (503).
-pub(crate) fn sdk_error<E, R>(err: SdkError<E, R>) -> StoreError
-where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
-{
-    let transient = match &err {
-        SdkError::ServiceError(service) => matches!(
-            service.err().code(),
-            Some(
-                "ProvisionedThroughputExceededException"
-                    | "ThrottlingException"
-                    | "RequestLimitExceeded"
-                    | "InternalServerError"
-                    // AWS's common 500: `503 unavailable`, as
-                    // docs/API.md, Errors, says of a store that fails
-                    // (DynamoDB Local answers it when its file is locked).
-                    | "InternalFailure"
-                    | "ServiceUnavailable"
-                    | "LimitExceededException"
-            )
-        ),
-        _ => true, // dispatch failures, timeouts, unreadable responses
-    };
-    let message = DisplayErrorContext(&err).to_string();
-    if transient {
-        StoreError::Unavailable(message)
-    } else {
-        StoreError::Internal(message)
-    }
-}
-
-/// A request the adapter built without a field it requires: a bug (500).
-impl From<BuildError> for StoreError {
-    fn from(err: BuildError) -> Self {
-        StoreError::Internal(err.to_string())
-    }
-}
-
-/// Whether a single-item write failed only because its condition did not hold.
-pub(super) fn is_conditional_failure<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
-    err.as_service_error()
-        .is_some_and(|e| e.code() == Some("ConditionalCheckFailedException"))
-}
 
 /// How often a write that lost a race (another ban of the same subject,
 /// another first report of the same target, a report of a comment being
@@ -130,6 +82,50 @@ const SHARD_EXISTS: &str = "attribute_exists(PK)";
 /// A shard that counts no comment answering its post (the edit lock).
 pub(super) const UNANSWERED: &str = "attribute_not_exists(answers) OR answers <= :zero";
 
+/// A write's condition with its placeholders; [`Condition::NONE`] writes
+/// whatever is there.
+#[derive(Clone, Copy)]
+pub(super) struct Condition<'a> {
+    expression: Option<&'a str>,
+    names: &'a [(&'a str, &'a str)],
+    values: &'a [(&'a str, AttributeValue)],
+}
+
+impl<'a> Condition<'a> {
+    pub(super) const NONE: Condition<'static> = Condition {
+        expression: None,
+        names: &[],
+        values: &[],
+    };
+
+    pub(super) fn new(expression: &'a str) -> Self {
+        Condition {
+            expression: Some(expression),
+            ..Condition::NONE
+        }
+    }
+
+    pub(super) fn names(self, names: &'a [(&'a str, &'a str)]) -> Self {
+        Condition { names, ..self }
+    }
+
+    pub(super) fn values(self, values: &'a [(&'a str, AttributeValue)]) -> Self {
+        Condition { values, ..self }
+    }
+}
+
+impl<'a> From<&'a str> for Condition<'a> {
+    fn from(expression: &'a str) -> Self {
+        Condition::new(expression)
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Condition<'a> {
+    fn from(expression: Option<&'a str>) -> Self {
+        expression.map_or(Condition::NONE, Condition::new)
+    }
+}
+
 /// A condition's values; none (DynamoDB refuses an empty map) when it has none.
 fn values_of(values: &[(&str, AttributeValue)]) -> Option<std::collections::HashMap<String, AttributeValue>> {
     (!values.is_empty()).then(|| {
@@ -176,11 +172,9 @@ impl DynamoStore {
                 .client()
                 .await
                 .transact_write_items()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .set_transact_items(Some(items.clone()))
-                .send()
-                .await
-                .inspect(|out| self.record(out, &touched));
+                .send_metered(self, &touched)
+                .await;
             let err = match result {
                 Ok(_) => return Ok(()),
                 Err(err) => err,
@@ -242,97 +236,32 @@ impl DynamoStore {
     }
 
     /// A transaction item that puts `item` if `condition` holds.
-    pub(super) fn put(&self, item: Item, condition: &str) -> StoreResult<TransactWriteItem> {
+    pub(super) fn put<'a>(&self, item: Item, condition: impl Into<Condition<'a>>) -> StoreResult<TransactWriteItem> {
+        let condition = condition.into();
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item))
-            .condition_expression(condition)
+            .set_condition_expression(condition.expression.map(str::to_owned))
+            .set_expression_attribute_names(names_of(condition.names))
+            .set_expression_attribute_values(values_of(condition.values))
             .build()?;
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
     /// A transaction item that puts `item` over whatever is there.
     pub(super) fn overwrite(&self, item: Item) -> StoreResult<TransactWriteItem> {
-        let put = Put::builder().table_name(&self.table).set_item(Some(item)).build()?;
-        Ok(TransactWriteItem::builder().put(put).build())
+        self.put(item, Condition::NONE)
     }
 
-    /// A transaction item that deletes `key`, if `condition` holds when given.
-    pub(super) fn delete(&self, key: Item, condition: Option<&str>) -> StoreResult<TransactWriteItem> {
+    /// A transaction item that deletes `key` if `condition` holds.
+    pub(super) fn delete<'a>(&self, key: Item, condition: impl Into<Condition<'a>>) -> StoreResult<TransactWriteItem> {
+        let condition = condition.into();
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key))
-            .set_condition_expression(condition.map(str::to_owned))
-            .build()?;
-        Ok(TransactWriteItem::builder().delete(delete).build())
-    }
-
-    /// A transaction item that puts `item` if `condition`, with its `values`, holds.
-    pub(super) fn put_if(
-        &self,
-        item: Item,
-        condition: &str,
-        values: &[(&str, AttributeValue)],
-    ) -> StoreResult<TransactWriteItem> {
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression(condition)
-            .set_expression_attribute_values(values_of(values))
-            .build()?;
-        Ok(TransactWriteItem::builder().put(put).build())
-    }
-
-    /// A transaction item that deletes `key` if `condition`, with its `values`, holds.
-    pub(super) fn delete_if(
-        &self,
-        key: Item,
-        condition: &str,
-        values: &[(&str, AttributeValue)],
-    ) -> StoreResult<TransactWriteItem> {
-        let delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key))
-            .condition_expression(condition)
-            .set_expression_attribute_values(values_of(values))
-            .build()?;
-        Ok(TransactWriteItem::builder().delete(delete).build())
-    }
-
-    /// A transaction item that puts `item` if `condition`, with its attribute
-    /// `names` and `values`, holds.
-    pub(super) fn put_named(
-        &self,
-        item: Item,
-        condition: &str,
-        names: &[(&str, &str)],
-        values: &[(&str, AttributeValue)],
-    ) -> StoreResult<TransactWriteItem> {
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression(condition)
-            .set_expression_attribute_names(names_of(names))
-            .set_expression_attribute_values(values_of(values))
-            .build()?;
-        Ok(TransactWriteItem::builder().put(put).build())
-    }
-
-    /// A transaction item that deletes `key` if `condition`, with its
-    /// attribute `names` and `values`, holds.
-    pub(super) fn delete_named(
-        &self,
-        key: Item,
-        condition: &str,
-        names: &[(&str, &str)],
-        values: &[(&str, AttributeValue)],
-    ) -> StoreResult<TransactWriteItem> {
-        let delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key))
-            .condition_expression(condition)
-            .set_expression_attribute_names(names_of(names))
-            .set_expression_attribute_values(values_of(values))
+            .set_condition_expression(condition.expression.map(str::to_owned))
+            .set_expression_attribute_names(names_of(condition.names))
+            .set_expression_attribute_values(values_of(condition.values))
             .build()?;
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
@@ -422,35 +351,5 @@ impl DynamoStore {
             &[("#counter", counter)],
             &[(":delta", n(delta))],
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use aws_sdk_dynamodb::error::{ErrorMetadata, SdkError};
-    use aws_sdk_dynamodb::operation::put_item::PutItemError;
-
-    use super::sdk_error;
-    use crate::store::StoreError;
-
-    fn answered(code: &str) -> StoreError {
-        let error = PutItemError::generic(ErrorMetadata::builder().code(code).build());
-        // The raw response is only printed: any `Debug` stands in for it.
-        sdk_error(SdkError::service_error(error, "a 500 answer"))
-    }
-
-    #[test]
-    fn a_store_that_fails_on_its_side_is_unavailable_and_a_refused_request_is_not() {
-        for code in [
-            "InternalServerError",
-            "InternalFailure",
-            "ServiceUnavailable",
-            "ThrottlingException",
-        ] {
-            assert!(matches!(answered(code), StoreError::Unavailable(_)), "{code}");
-        }
-        for code in ["ValidationException", "AccessDeniedException"] {
-            assert!(matches!(answered(code), StoreError::Internal(_)), "{code}");
-        }
     }
 }

@@ -103,6 +103,7 @@ fn after_change(current: Option<Vote>, change: VoteChange) -> Option<Option<Vote
 }
 
 use crate::domain::board::vote_deltas as deltas;
+use crate::store::dynamo::transact::Condition;
 
 /// The condition that a vote item still records `current`.
 fn recorded(current: Option<Vote>) -> (&'static str, Vec<(&'static str, AttributeValue)>) {
@@ -330,7 +331,7 @@ impl DynamoStore {
         let names = [("#vote", "vote")];
         let names: &[(&str, &str)] = if current.is_some() { &names } else { &[] };
         let vote_item = match after {
-            None => self.delete_named(vote_key, condition, names, &values)?,
+            None => self.delete(vote_key, Condition::new(condition).names(names).values(&values))?,
             Some(vote) => {
                 let mut item = vote_key;
                 item.insert("board".into(), s(board));
@@ -339,7 +340,7 @@ impl DynamoStore {
                 if vote == Vote::Dislike {
                     item.insert("vote".into(), s(DISLIKE));
                 }
-                self.put_named(item, condition, names, &values)?
+                self.put(item, Condition::new(condition).names(names).values(&values))?
             }
         };
         let shard = shard_of(member_id, self.layout.counter_shards);

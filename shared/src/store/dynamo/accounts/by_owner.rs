@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use futures_util::future::try_join_all;
 
 use crate::domain::{CommentPage, MemberId, Page, PageLimit, PostSummary};
@@ -16,8 +15,8 @@ use crate::store::dynamo::counters::Shards;
 use crate::store::dynamo::items::{
     BY_OWNER_INDEX, COMMENT_SK_PREFIX, CommentItem, OWNED_COMMENT_PREFIX, OWNED_POST_PREFIX, SummaryFields,
 };
+use crate::store::dynamo::metered::Metered;
 use crate::store::dynamo::requests::BATCH_KEYS;
-use crate::store::dynamo::transact::sdk_error;
 use crate::store::{StoreResult, cursor};
 
 /// Which of a member's entries in `ByOwner` a Query reads.
@@ -48,7 +47,6 @@ impl DynamoStore {
             .client()
             .await
             .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .index_name(BY_OWNER_INDEX)
             .expression_attribute_names("#owner", "owner")
@@ -75,11 +73,9 @@ impl DynamoStore {
             }
         }
         let out = query
-            .send()
-            .await
             // The index's units are metered on their own (under `ByOwner`).
-            .inspect(|out| self.record(out, &[]))
-            .map_err(sdk_error)?;
+            .metered(self, &[])
+            .await?;
         Ok((out.items.unwrap_or_default(), out.last_evaluated_key))
     }
 

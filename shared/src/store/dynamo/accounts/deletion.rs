@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use futures_util::future::try_join_all;
 use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -23,8 +22,9 @@ use crate::store::dynamo::items::{
     ACCOUNT_PURGE_PK, DELETED_MEMBER_KIND, OWNED_COMMENT_PREFIX, OWNED_LIKE_PREFIX, OWNED_POST_PREFIX, POST_SK,
     comment_sk, mods_pk, post_pk,
 };
+use crate::store::dynamo::metered::Metered;
 use crate::store::dynamo::requests::BATCH_KEYS;
-use crate::store::dynamo::transact::{TRANSACTION_ITEMS, TxFailure, is_conditional_failure, sdk_error};
+use crate::store::dynamo::transact::{TRANSACTION_ITEMS, TxFailure};
 use crate::store::{StoreError, StoreResult};
 
 /// How many of [`Accounts::disown`]'s updates are in flight at once.
@@ -87,7 +87,6 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(item_key))
             .update_expression(
@@ -99,14 +98,9 @@ impl DynamoStore {
             .expression_attribute_values(":nickname", s(DELETED_MEMBER_NICKNAME))
             .expression_attribute_values(":member", s("member"))
             .expression_attribute_values(":id", s(member))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched));
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if is_conditional_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(e)),
-        }
+            .metered_if(self, &touched)
+            .await?;
+        Ok(out.is_some())
     }
 }
 
@@ -179,31 +173,14 @@ pub(super) async fn close_account(
 /// One Query of the pending deletions' partition, every page (each
 /// record is about 100 bytes: 40 to a read unit), sorted by start.
 pub(super) async fn pending_deletions(store: &DynamoStore, limit: usize) -> StoreResult<Vec<PendingDeletion>> {
-    let mut found: Vec<PendingDeletionItem> = Vec::new();
-    let mut start = None;
-    loop {
-        let out = store
-            .client()
-            .await
-            .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-            .table_name(&store.table)
-            .key_condition_expression("PK = :pk")
-            .expression_attribute_values(":pk", s(ACCOUNT_PURGE_PK))
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .inspect(|out| store.record(out, &[ACCOUNT_PURGE_PK.to_owned()]))
-            .map_err(sdk_error)?;
-        for item in out.items.unwrap_or_default() {
-            found.push(from_item(item)?);
-        }
-        start = out.last_evaluated_key;
-        if start.is_none() {
-            break;
-        }
-    }
+    let mut found: Vec<PendingDeletionItem> = store
+        .query_all(ACCOUNT_PURGE_PK, None, &|query| {
+            query.key_condition_expression("PK = :pk")
+        })
+        .await?
+        .into_iter()
+        .map(from_item)
+        .collect::<StoreResult<_>>()?;
     found.sort_by(|a, b| (&a.started, &a.member_id).cmp(&(&b.started, &b.member_id)));
     Ok(found
         .into_iter()
@@ -297,13 +274,10 @@ pub(super) async fn finish_deletion(store: &DynamoStore, member: &MemberId) -> S
         .client()
         .await
         .delete_item()
-        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
         .table_name(&store.table)
         .set_key(Some(key(ACCOUNT_PURGE_PK.into(), member.as_str().to_owned())))
-        .send()
-        .await
-        .inspect(|out| store.record(out, &[ACCOUNT_PURGE_PK.to_owned()]))
-        .map_err(sdk_error)?;
+        .metered(store, &[ACCOUNT_PURGE_PK.to_owned()])
+        .await?;
     Ok(())
 }
 

@@ -18,16 +18,15 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::{UpdateItemError, UpdateItemOutput};
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 
 use super::sessions::{LIVE_ACCOUNT, state_of};
 use crate::domain::{MemberId, StoredTotp, TotpStart, Username};
 use crate::store::dynamo::DynamoStore;
 use crate::store::dynamo::attributes::{Item, n, s, text};
 use crate::store::dynamo::items::member_pk;
-use crate::store::dynamo::transact::{is_conditional_failure, sdk_error};
+use crate::store::dynamo::metered::Metered;
+use crate::store::dynamo::metered::{is_conditional_failure, sdk_error};
 use crate::store::{SecondFactors, StoreError, StoreResult};
 
 /// The member item is not a tombstone (the methods named by username only).
@@ -78,7 +77,6 @@ impl DynamoStore {
         self.client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(Self::member_key(username)))
     }
@@ -88,10 +86,7 @@ impl DynamoStore {
         username: &Username,
         update: UpdateItemFluentBuilder,
     ) -> Result<UpdateItemOutput, SdkError<UpdateItemError>> {
-        update
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[member_pk(username.as_str())]))
+        update.send_metered(self, &[member_pk(username.as_str())]).await
     }
 
     /// True when the update's condition held (and it was written), false when not.

@@ -8,14 +8,15 @@
 
 use std::time::Instant;
 
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::types::ReturnValue;
 
 use crate::domain::{MemberId, PasswordHash, SessionState, Username};
 use crate::store::dynamo::DynamoStore;
 use crate::store::dynamo::attributes::{Item, Projection, key, n, s, text};
 use crate::store::dynamo::cache::KnownSession;
 use crate::store::dynamo::items::{MEMBER_SK, member_pk};
-use crate::store::dynamo::transact::{is_conditional_failure, sdk_error};
+use crate::store::dynamo::metered::Metered;
+use crate::store::dynamo::metered::{is_conditional_failure, sdk_error};
 use crate::store::{StoreError, StoreResult};
 
 /// The condition that the member item is the live account `:id`.
@@ -124,7 +125,6 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(Self::member_key(username)))
             .condition_expression(LIVE_ACCOUNT)
@@ -138,10 +138,7 @@ impl DynamoStore {
                 .expression_attribute_values(":hash", s(hash.as_str())),
             None => update.update_expression("ADD session_epoch :one"),
         };
-        let out = update
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[member_pk(username.as_str())]));
+        let out = update.send_metered(self, &[member_pk(username.as_str())]).await;
         match out {
             Ok(out) => {
                 let state = state_of(&out.attributes.unwrap_or_default(), id)?;

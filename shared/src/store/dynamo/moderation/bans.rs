@@ -9,6 +9,7 @@ use crate::domain::{Ban, BanId, BanPage, BanRecord, BanSubject, BoardSlug, LogEn
 use crate::store::dynamo::DynamoStore;
 use crate::store::dynamo::attributes::{Item, from_item, key, s, to_item};
 use crate::store::dynamo::items::{BAN_SK, BanItem, ban_subject_pk, bans_pk};
+use crate::store::dynamo::transact::Condition;
 use crate::store::dynamo::transact::{Race, TxFailure, failed_at, retry_races};
 use crate::store::{Completion, StoreError, StoreResult, cursor, from_json, to_json};
 
@@ -109,7 +110,10 @@ pub(super) async fn ban(
             // This very ban: an earlier attempt of this call committed
             // (its answer was lost and the SDK sent it again).
             Some(old) if old.ban_id == ban_id => return Ok(Race::Done(())),
-            Some(old) => store.put_if(subject_item, "ban_id = :old", &[(":old", s(old.ban_id.clone()))])?,
+            Some(old) => store.put(
+                subject_item,
+                Condition::new("ban_id = :old").values(&[(":old", s(old.ban_id.clone()))]),
+            )?,
         }];
         if let Some(also) = also {
             items.push(store.overwrite(item(ban_subject_pk(board, also), BAN_SK.into())?)?);
@@ -121,11 +125,13 @@ pub(super) async fn ban(
                 && !keep_old_also
             {
                 old_also_at = Some(items.len());
-                items.push(store.delete_if(
-                    key(ban_subject_pk(board, old_also), BAN_SK.into()),
-                    "attribute_not_exists(PK) OR ban_id = :old",
-                    &[(":old", s(old.ban_id.clone()))],
-                )?);
+                items.push(
+                    store.delete(
+                        key(ban_subject_pk(board, old_also), BAN_SK.into()),
+                        Condition::new("attribute_not_exists(PK) OR ban_id = :old")
+                            .values(&[(":old", s(old.ban_id.clone()))]),
+                    )?,
+                );
             }
         }
         items.push(store.put(item(bans_pk(board), ban_id.to_owned())?, "attribute_not_exists(PK)")?);
@@ -177,10 +183,9 @@ pub(super) async fn unban(store: &DynamoStore, record: &BanRecord, entry: &LogEn
         let mut items = vec![store.delete(key(bans_pk(board), ban_id.to_owned()), Some("attribute_exists(PK)"))?];
         for subject_key in &subjects {
             // Gone already (an ended ban's item may go by TTL first) is fine.
-            items.push(store.delete_if(
+            items.push(store.delete(
                 subject_key.clone(),
-                "attribute_not_exists(PK) OR ban_id = :id",
-                &[(":id", s(ban_id))],
+                Condition::new("attribute_not_exists(PK) OR ban_id = :id").values(&[(":id", s(ban_id))]),
             )?);
         }
         items.push(store.log_put(board, entry)?);

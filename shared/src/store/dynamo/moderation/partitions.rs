@@ -1,11 +1,8 @@
 //! The reads of a moderation partition: newest first a page at a time
 //! (bans, reports, the log), or all of it (moderators, report pointers).
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-
 use crate::store::dynamo::DynamoStore;
 use crate::store::dynamo::attributes::{Item, n, s};
-use crate::store::dynamo::transact::sdk_error;
 use crate::store::{StoreResult, cursor};
 
 /// Trims a `limit + 1` read and gives the cursor when more follow (as the
@@ -32,7 +29,7 @@ impl DynamoStore {
         active_at: Option<i64>,
     ) -> StoreResult<Vec<Item>> {
         let mut items: Vec<Item> = Vec::new();
-        let mut start = None;
+        let mut pages = self.pages(&[pk.to_owned()]);
         for round in 0.. {
             // The first read asks for exactly what the page needs; a read
             // after the filter dropped ended bans asks for more at once.
@@ -40,76 +37,48 @@ impl DynamoStore {
             if round > 0 {
                 need = need.max(100);
             }
-            let mut query = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .expression_attribute_values(":pk", s(pk))
-                .scan_index_forward(false)
-                .consistent_read(true)
-                .limit(i32::try_from(need).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start);
-            query = match after {
-                Some(after) => query
-                    .key_condition_expression("PK = :pk AND SK < :after")
-                    .expression_attribute_values(":after", s(after)),
-                None => query.key_condition_expression("PK = :pk"),
-            };
-            if let Some(now) = active_at {
-                query = query
-                    .filter_expression("attribute_not_exists(#expires) OR #expires > :now")
-                    .expression_attribute_names("#expires", "expires")
-                    .expression_attribute_values(":now", n(now));
-            }
-            let out = query
-                .send()
-                .await
-                .inspect(|out| self.record(out, &[pk.to_owned()]))
-                .map_err(sdk_error)?;
+            let page = pages
+                .next(|query| {
+                    let query = query
+                        .expression_attribute_values(":pk", s(pk))
+                        .scan_index_forward(false)
+                        .consistent_read(true)
+                        .limit(i32::try_from(need).unwrap_or(i32::MAX));
+                    let query = match after {
+                        Some(after) => query
+                            .key_condition_expression("PK = :pk AND SK < :after")
+                            .expression_attribute_values(":after", s(after)),
+                        None => query.key_condition_expression("PK = :pk"),
+                    };
+                    match active_at {
+                        Some(now) => query
+                            .filter_expression("attribute_not_exists(#expires) OR #expires > :now")
+                            .expression_attribute_names("#expires", "expires")
+                            .expression_attribute_values(":now", n(now)),
+                        None => query,
+                    }
+                })
+                .await?;
+            let Some(out) = page else { break };
             items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
-            if items.len() >= want || start.is_none() {
-                items.truncate(want);
-                return Ok(items);
+            if items.len() >= want {
+                break;
             }
         }
-        unreachable!("the loop returns")
+        items.truncate(want);
+        Ok(items)
     }
 
     /// Every item of partition `pk` whose SK starts with `prefix`, page by
     /// page; consistent.
     pub(super) async fn all_under(&self, pk: &str, prefix: Option<&str>) -> StoreResult<Vec<Item>> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let mut query = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .expression_attribute_values(":pk", s(pk))
-                .consistent_read(true)
-                .set_exclusive_start_key(start);
-            query = match prefix {
-                Some(prefix) => query
-                    .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
-                    .expression_attribute_values(":prefix", s(prefix)),
-                None => query.key_condition_expression("PK = :pk"),
-            };
-            let out = query
-                .send()
-                .await
-                .inspect(|out| self.record(out, &[pk.to_owned()]))
-                .map_err(sdk_error)?;
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(items);
-            }
-        }
+        self.query_all(pk, None, &|query| match prefix {
+            Some(prefix) => query
+                .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+                .expression_attribute_values(":prefix", s(prefix)),
+            None => query.key_condition_expression("PK = :pk"),
+        })
+        .await
     }
 }
 

@@ -14,6 +14,7 @@ use crate::store::dynamo::items::{
     report_pointer_sk, reporter_sk, reports_pk,
 };
 use crate::store::dynamo::purges::purge_marker;
+use crate::store::dynamo::transact::Condition;
 use crate::store::dynamo::transact::{Race, TxFailure, failed_at, retry_races};
 use crate::store::{Claim, Completion, StoreError, StoreResult, cursor, from_json, to_json};
 
@@ -246,10 +247,9 @@ pub(super) async fn resolve_report(
         let mut items = vec![store.delete(report_key.clone(), Some("attribute_exists(PK)"))?];
         if with_pointer {
             // Gone already (its post was deleted and purged) is fine.
-            items.push(store.delete_if(
+            items.push(store.delete(
                 pointer_key.clone(),
-                "attribute_not_exists(PK) OR report_id = :id",
-                &[(":id", s(id.as_str()))],
+                Condition::new("attribute_not_exists(PK) OR report_id = :id").values(&[(":id", s(id.as_str()))]),
             )?);
         }
         let claim_at = items.len();

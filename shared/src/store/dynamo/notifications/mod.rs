@@ -22,13 +22,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder as QueryBuilder;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem};
 use serde::{Deserialize, Serialize};
 
 use super::DynamoStore;
 use super::attributes::{Item, from_item, key, n, s, text, to_item};
 use super::blocks::blocks_key;
-use super::transact::{Race, TRANSACTION_ITEMS, TxFailure, failed_at, retry_races, sdk_error};
+use super::transact::{Race, TRANSACTION_ITEMS, TxFailure, failed_at, retry_races};
 use crate::domain::notifications::MAX_NOTIFICATIONS;
 use crate::domain::{
     Author, MemberId, NewNotification, Notification, NotificationKind, NotificationPage, PageLimit, TextRef, new_id,
@@ -38,6 +38,7 @@ use crate::store::{Notifications, StoreError, StoreResult, cursor};
 mod records;
 mod state;
 
+use crate::store::dynamo::metered::Metered;
 use records::*;
 use state::*;
 
@@ -200,17 +201,14 @@ impl DynamoStore {
             .client()
             .await
             .update_item()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .set_key(Some(key(pk, text_id.to_owned())))
             .update_expression("SET withdrawn = :yes, expires_at = if_not_exists(expires_at, :expires)")
             .expression_attribute_values(":yes", AttributeValue::Bool(true))
             .expression_attribute_values(":expires", n(record_expiry()))
             .return_values(ReturnValue::AllOld)
-            .send()
-            .await
-            .inspect(|out| self.record(out, &touched))
-            .map_err(sdk_error)?;
+            .metered(self, &touched)
+            .await?;
         Ok(sent_of(out.attributes.as_ref()))
     }
 

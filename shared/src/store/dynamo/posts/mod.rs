@@ -13,7 +13,6 @@ use pages::Listing;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use super::DynamoStore;
 use super::attributes::{from_item, key, n, s, text, to_item};
@@ -22,12 +21,13 @@ use super::items::{
     revision_sk,
 };
 use super::purges::Marked;
-use super::transact::{Race, TxFailure, retry_races, sdk_error};
+use super::transact::{Race, TxFailure, retry_races};
 use crate::domain::media::MediaOwner;
 use crate::domain::{
     BoardSlug, Category, CommentPage, Guard, LogEntry, Page, PageLimit, PasswordHash, Post, PostDetail, PostId,
     PostKey, PostSummary, Revisions, Writer, WriterKey,
 };
+use crate::store::dynamo::metered::Metered;
 use crate::store::{Completion, Edited, PostEdit, Posts, StoreError, StoreResult, cursor};
 
 #[async_trait]
@@ -246,17 +246,14 @@ impl Posts for DynamoStore {
             .client()
             .await
             .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .index_name(BY_NUMBER_INDEX)
             .key_condition_expression("GSI1PK = :board AND #number = :number")
             .expression_attribute_names("#number", "number")
             .expression_attribute_values(":board", s(board_pk(board.as_str())))
             .expression_attribute_values(":number", n(i64::try_from(number).unwrap_or(i64::MAX)))
-            .send()
-            .await
-            .inspect(|out| self.record(out, &[]))
-            .map_err(sdk_error)?;
+            .metered(self, &[])
+            .await?;
         Ok(out
             .items
             .unwrap_or_default()

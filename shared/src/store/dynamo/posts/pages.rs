@@ -3,15 +3,13 @@
 
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-
 use crate::domain::{COMMENTS_PAGE, CommentPage, Page, PageLimit, PostSummary};
 use crate::store::dynamo::DynamoStore;
 use crate::store::dynamo::attributes::{from_item, key, s};
 use crate::store::dynamo::items::{
     BOARD_INDEX, COMMENT_SK_PREFIX, CommentItem, POST_SK, PostItem, SummaryFields, board_pk, comment_sk, post_pk,
 };
-use crate::store::dynamo::transact::sdk_error;
+use crate::store::dynamo::metered::Metered;
 use crate::store::{StoreResult, cursor};
 
 impl DynamoStore {
@@ -32,7 +30,6 @@ impl DynamoStore {
             .client()
             .await
             .query()
-            .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
             .table_name(&self.table)
             .key_condition_expression("PK = :pk AND begins_with(SK, :comments)")
             .expression_attribute_values(":pk", s(query_pk))
@@ -40,10 +37,8 @@ impl DynamoStore {
             .consistent_read(consistent)
             .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
             .set_exclusive_start_key(start)
-            .send()
-            .await
-            .inspect(|out| self.record(out, std::slice::from_ref(&pk)))
-            .map_err(sdk_error)?;
+            .metered(self, std::slice::from_ref(&pk))
+            .await?;
         let comments = out
             .items
             .unwrap_or_default()
@@ -99,44 +94,38 @@ impl DynamoStore {
     ) -> StoreResult<Vec<SummaryFields>> {
         let after = cursor.map(cursor::decode).transpose()?;
         let mut found: Vec<SummaryFields> = Vec::new();
-        let mut start = None;
+        // The index's units are metered on its own (by index name).
+        let mut pages = self.pages(&[]);
         loop {
-            let mut query = self
-                .client()
-                .await
-                .query()
-                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
-                .table_name(&self.table)
-                .index_name(listing.index)
-                .expression_attribute_names("#key", listing.key_name)
-                .expression_attribute_values(":key", s(listing.key.as_str()))
-                .scan_index_forward(false)
-                .set_exclusive_start_key(start);
-            query = match &after {
-                Some(after) => query
-                    .key_condition_expression("#key = :key AND GSI1SK < :after")
-                    .expression_attribute_values(":after", s(after.as_str())),
-                None => query.key_condition_expression("#key = :key"),
-            };
-            query = match listing.category {
-                Some(category) => query
-                    .filter_expression("category = :category")
-                    .expression_attribute_values(":category", s(category))
-                    // The best list is small: read on in larger steps.
-                    .limit(i32::try_from((limit + 1).max(100)).unwrap_or(i32::MAX)),
-                None => query.limit(i32::try_from(limit + 1 - found.len()).unwrap_or(i32::MAX)),
-            };
-            // The index's units are metered on its own (by index name).
-            let out = query
-                .send()
-                .await
-                .inspect(|out| self.record(out, &[]))
-                .map_err(sdk_error)?;
+            let wanted = limit + 1 - found.len();
+            let page = pages
+                .next(|query| {
+                    let query = query
+                        .index_name(listing.index)
+                        .expression_attribute_names("#key", listing.key_name)
+                        .expression_attribute_values(":key", s(listing.key.as_str()))
+                        .scan_index_forward(false);
+                    let query = match &after {
+                        Some(after) => query
+                            .key_condition_expression("#key = :key AND GSI1SK < :after")
+                            .expression_attribute_values(":after", s(after.as_str())),
+                        None => query.key_condition_expression("#key = :key"),
+                    };
+                    match listing.category {
+                        Some(category) => query
+                            .filter_expression("category = :category")
+                            .expression_attribute_values(":category", s(category))
+                            // The best list is small: read on in larger steps.
+                            .limit(i32::try_from((limit + 1).max(100)).unwrap_or(i32::MAX)),
+                        None => query.limit(i32::try_from(wanted).unwrap_or(i32::MAX)),
+                    }
+                })
+                .await?;
+            let Some(out) = page else { return Ok(found) };
             for item in out.items.unwrap_or_default() {
                 found.push(from_item(item)?);
             }
-            start = out.last_evaluated_key;
-            if found.len() > limit || start.is_none() {
+            if found.len() > limit {
                 found.truncate(limit + 1);
                 return Ok(found);
             }

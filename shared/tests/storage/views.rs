@@ -1,79 +1,17 @@
-//! Likes and views: idempotent likes, exact counts under concurrency, nothing
-//! counted for a deleted post.
+//! Views: exact counts under concurrency and batching, nothing counted
+//! for a deleted post.
 
 use crate::{Dyn, board, comment, created_post, limit, member_id, post_key, views, writer};
 use futures::future::join_all;
-use shared::domain::{MemberId, new_id};
+use shared::domain::new_id;
 use shared::store::StoreError;
 
 conformance!(
-    liking_and_unliking_are_idempotent,
     views_are_counted_one_by_one,
     views_added_in_a_batch_count_once_each_and_a_gone_post_takes_none,
-    fifty_members_liking_one_post_at_once_are_all_counted,
-    one_member_liking_twenty_times_at_once_counts_once,
     two_hundred_concurrent_views_count_exactly_two_hundred,
     a_post_deleted_while_its_first_views_race_accepts_nothing_afterwards,
 );
-
-async fn liking_and_unliking_are_idempotent(store: Dyn) {
-    let p = created_post(&store, "free").await;
-    let key = post_key("free", &p.summary.id);
-    let (m1, m2) = (member_id(), member_id());
-    for _ in 0..2 {
-        let state = store
-            .vote(&key, &m1, shared::domain::VoteChange::Like, None)
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(state.mine, Some(shared::domain::Vote::Like));
-        assert_eq!(state.like_count, 1);
-    }
-    assert_eq!(
-        store
-            .vote(&key, &m2, shared::domain::VoteChange::Like, None)
-            .await
-            .unwrap()
-            .unwrap()
-            .like_count,
-        2
-    );
-    for _ in 0..2 {
-        let state = store
-            .vote(&key, &m1, shared::domain::VoteChange::Unlike, None)
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(state.mine, None);
-        assert_eq!(state.like_count, 1);
-    }
-    assert!(!store.has_liked(&key.post, &m1).await.unwrap());
-    assert!(store.has_liked(&key.post, &m2).await.unwrap());
-    assert_eq!(
-        store
-            .vote(
-                &post_key("free", &new_id()),
-                &m1,
-                shared::domain::VoteChange::Like,
-                None
-            )
-            .await
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        store
-            .vote(
-                &post_key("free", &new_id()),
-                &m1,
-                shared::domain::VoteChange::Unlike,
-                None
-            )
-            .await
-            .unwrap(),
-        None
-    );
-}
 
 async fn views_are_counted_one_by_one(store: Dyn) {
     let p = created_post(&store, "free").await;
@@ -86,43 +24,6 @@ async fn views_are_counted_one_by_one(store: Dyn) {
         3
     );
     assert_eq!(views(&store, &post_key("free", &new_id())).await, None);
-}
-
-async fn fifty_members_liking_one_post_at_once_are_all_counted(store: Dyn) {
-    let p = created_post(&store, "free").await;
-    let key = post_key("free", &p.summary.id);
-    let members: Vec<MemberId> = (0..50).map(|_| member_id()).collect();
-    let likes = members.iter().map(|m| {
-        let (store, key, m) = (store.clone(), key.clone(), m.clone());
-        tokio::spawn(async move { store.vote(&key, &m, shared::domain::VoteChange::Like, None).await })
-    });
-    for result in join_all(likes).await {
-        assert!(result.unwrap().unwrap().unwrap().mine == Some(shared::domain::Vote::Like));
-    }
-    assert_eq!(
-        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
-        50
-    );
-    for m in &members {
-        assert!(store.has_liked(&key.post, m).await.unwrap());
-    }
-}
-
-async fn one_member_liking_twenty_times_at_once_counts_once(store: Dyn) {
-    let p = created_post(&store, "free").await;
-    let key = post_key("free", &p.summary.id);
-    let same_member = member_id();
-    let likes = (0..20).map(|_| {
-        let (store, key, m) = (store.clone(), key.clone(), same_member.clone());
-        tokio::spawn(async move { store.vote(&key, &m, shared::domain::VoteChange::Like, None).await })
-    });
-    for result in join_all(likes).await {
-        assert!(result.unwrap().unwrap().unwrap().mine == Some(shared::domain::Vote::Like));
-    }
-    assert_eq!(
-        store.post_detail(&key).await.unwrap().unwrap().post.summary.like_count,
-        1
-    );
 }
 
 async fn two_hundred_concurrent_views_count_exactly_two_hundred(store: Dyn) {
