@@ -485,6 +485,44 @@ fn workspace_crates() -> Vec<PathBuf> {
     crates
 }
 
+/// A source file's lines before its test module (`#[cfg(test)]`).
+fn lines_before_tests(text: &str) -> usize {
+    text.lines()
+        .take_while(|line| !line.starts_with("#[cfg(test)]"))
+        .count()
+}
+
+/// A module does one thing: past 500 lines of code it does several, and
+/// the tree regrows (docs/DESIGN.md, Layout).
+#[test]
+fn no_source_file_holds_more_than_500_lines_besides_its_tests() {
+    let mut files = Vec::new();
+    for src in workspace_crates() {
+        let mut found = Vec::new();
+        sources(&src, &mut found);
+        let bin = src.join("bin");
+        if bin.is_dir() {
+            sources(&bin, &mut found);
+        }
+        files.extend(found);
+    }
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = lines_before_tests(&std::fs::read_to_string(file).unwrap());
+            (lines > 500).then(|| format!("{} ({lines})", file.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split along a seam: {long:?}");
+}
+
+#[test]
+fn a_file_is_measured_up_to_its_test_module() {
+    assert_eq!(lines_before_tests("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+    assert_eq!(lines_before_tests("a\nb\n"), 2);
+}
+
 /// The cycles among the modules of one folder: `a::b::x` imports something
 /// in its sibling `a::b::y` (itself or deeper), and `y` imports back into
 /// `x`, directly or through other siblings. What two siblings share
