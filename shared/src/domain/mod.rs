@@ -9,6 +9,7 @@ pub mod fields;
 pub mod media;
 pub mod moderation;
 pub mod notifications;
+pub mod search;
 mod version;
 
 pub use account::{DELETED_MEMBER_NICKNAME, Me, Owned, PendingDeletion, Roles, SessionState, StoredTotp, TotpStart};

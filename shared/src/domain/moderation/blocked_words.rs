@@ -1,8 +1,8 @@
 //! The blocked-words rule (`BLOCKED_WORDS`).
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use caseless::Caseless as _;
-use unicode_normalization::UnicodeNormalization as _;
+
+use crate::domain::search::tokens::folded;
 
 use crate::error::ApiError;
 
@@ -70,13 +70,6 @@ impl Screened {
     }
 }
 
-/// NFKC, then full Unicode case folding, then NFKC again (folding can
-/// un-normalize: the compatibility caseless match of Unicode 3.13), lazily:
-/// the caller takes only as much as it searches.
-fn folded(text: &str) -> impl Iterator<Item = char> + '_ {
-    text.chars().nfkc().default_case_fold().nfkc()
-}
-
 impl BlockedWords {
     /// A comma list; blank entries are skipped.
     pub fn parse_list(list: &str) -> Self {
@@ -133,6 +126,8 @@ impl BlockedWords {
 
 #[cfg(test)]
 mod tests {
+    use unicode_normalization::UnicodeNormalization as _;
+
     use super::*;
 
     #[test]
